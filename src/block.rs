@@ -1,0 +1,302 @@
+//! `BlockSpec`: a view seen as a grid of equal blocks (seed: `sparsekit.block.BlockSpec`).
+//!
+//! Reductions read either the weights or caller-supplied `values` of the same tensor (gradients,
+//! Adam state...), given in the param's storage layout or, when the length differs, in the
+//! view's own row-major layout. Every in-place operation validates all its inputs before the
+//! first write.
+
+use crate::bail;
+use crate::error::{Error, Result};
+use crate::kernels::{nan_max, Reduction};
+use crate::layout::{normalize_block_shape, Strided, Tiling};
+use crate::prox::{self, Bracket, Part};
+use crate::view::{block_view_of, check_grid_len, View};
+
+/// `torch.finfo(float32).eps`, the seed's default `eps`.
+pub const F32_EPS: f32 = f32::EPSILON;
+
+/// The block norm orders the library supports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Norm {
+    L1,
+    L2,
+    Inf,
+}
+
+impl Norm {
+    /// `1`, `2` or `Infinity` (as JS numbers arrive).
+    pub fn from_p(p: f64) -> Result<Norm> {
+        if p == 1.0 {
+            Ok(Norm::L1)
+        } else if p == 2.0 {
+            Ok(Norm::L2)
+        } else if p == f64::INFINITY {
+            Ok(Norm::Inf)
+        } else {
+            bail!(InvalidArguments, "norm order p must be 1, 2 or Infinity, got {p}")
+        }
+    }
+
+    pub(crate) fn reduction(self) -> Reduction {
+        match self {
+            Norm::L1 => Reduction::SumAbs,
+            Norm::L2 => Reduction::SumSq,
+            Norm::Inf => Reduction::MaxAbs,
+        }
+    }
+
+    /// Turns the accumulated reduction into the norm.
+    pub(crate) fn finish(self, acc: &mut [f32]) {
+        if self == Norm::L2 {
+            acc.iter_mut().for_each(|a| *a = a.sqrt());
+        }
+    }
+}
+
+/// Options of the soft threshold (seed defaults: 20 iterations, `atol = 1e-8`, `eps` = f32 eps).
+#[derive(Debug, Clone, Copy)]
+pub struct SoftOptions {
+    pub max_iter: usize,
+    pub atol: f32,
+    pub eps: Option<f32>,
+}
+
+impl Default for SoftOptions {
+    fn default() -> Self {
+        SoftOptions { max_iter: 20, atol: 1e-8, eps: None }
+    }
+}
+
+impl SoftOptions {
+    /// The effective `eps`, refusing negative or NaN values.
+    pub fn resolved_eps(&self) -> Result<f32> {
+        match self.eps {
+            None => Ok(F32_EPS),
+            Some(e) if e >= 0.0 => Ok(e),
+            Some(e) => bail!(InvalidEps, "eps must be >= 0, got {e}"),
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<f32> {
+        if self.atol.is_nan() {
+            bail!(InvalidValue, "atol must be a number, got NaN");
+        }
+        self.resolved_eps()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BlockSpec {
+    view: View,
+    tiling: Tiling,
+    name: Option<String>,
+}
+
+/// Values resolved to a layout: the slice and how the view's indices map into it.
+pub(crate) struct Source<'a> {
+    pub layout: Strided,
+    pub data: &'a [f32],
+}
+
+impl BlockSpec {
+    pub fn new(view: View, block: &[i64], name: Option<String>) -> Result<BlockSpec> {
+        let label = name.clone().unwrap_or_else(|| "BlockSpec".into());
+        let b = normalize_block_shape(view.shape(), block, &label)?;
+        let tiling = Tiling::new(view.shape(), &b);
+        Ok(BlockSpec { view, tiling, name })
+    }
+
+    pub fn view(&self) -> &View {
+        &self.view
+    }
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    /// The normalised block shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.tiling.block
+    }
+    pub fn grid_shape(&self) -> &[usize] {
+        &self.tiling.grid
+    }
+    pub fn tiling(&self) -> &Tiling {
+        &self.tiling
+    }
+    pub fn numblk(&self) -> usize {
+        self.tiling.numblk()
+    }
+    pub fn numel_per_block(&self) -> usize {
+        self.tiling.numel_per_block()
+    }
+    pub fn numel(&self) -> usize {
+        self.numblk() * self.numel_per_block()
+    }
+
+    /// Elements of the view with `|x| > eps`.
+    pub fn nnz(&self, eps: f64) -> usize {
+        let data = self.view.param().data();
+        let mut n = 0;
+        crate::layout::for_each_offset(self.view.layout(), |o| n += ((data[o].abs() as f64) > eps) as usize);
+        n
+    }
+
+    /// Resolves `values` (param layout, or view layout when the length differs) against this
+    /// spec's view. `None` is handled by the callers (it means the weights).
+    pub(crate) fn source<'a>(&self, values: &'a [f32], what: &str) -> Result<Source<'a>> {
+        if values.len() == self.view.param().numel() {
+            Ok(Source { layout: self.view.layout().clone(), data: values })
+        } else if values.len() == self.view.numel() {
+            Ok(Source { layout: Strided::contiguous(self.view.shape()), data: values })
+        } else {
+            Err(Error::new(
+                crate::error::ErrorKind::ShapeMismatch,
+                format!(
+                    "{what}: expected {} elements (the param {:?}, read through the view) or {} (view-shaped {:?}), got {}",
+                    self.view.param().numel(),
+                    self.view.param().shape(),
+                    self.view.numel(),
+                    self.view.shape(),
+                    values.len()
+                ),
+            ))
+        }
+    }
+
+    /// Raw block reduction (sums not yet square-rooted) over the weights or `values`.
+    pub(crate) fn reduce(&self, op: Reduction, values: Option<&[f32]>) -> Result<Vec<f32>> {
+        match values {
+            None => View::reduce_blocks(&self.tiling, self.view.layout(), &self.view.param().data(), op),
+            Some(v) => {
+                let s = self.source(v, "values")?;
+                View::reduce_blocks(&self.tiling, &s.layout, s.data, op)
+            }
+        }
+    }
+
+    /// Lp norm of every block (grid-shaped, row-major).
+    pub fn norms(&self, p: Norm, values: Option<&[f32]>) -> Result<Vec<f32>> {
+        let mut acc = self.reduce(p.reduction(), values)?;
+        p.finish(&mut acc);
+        Ok(acc)
+    }
+
+    pub fn min(&self, values: Option<&[f32]>) -> Result<Vec<f32>> {
+        self.reduce(Reduction::Min, values)
+    }
+
+    pub fn max(&self, values: Option<&[f32]>) -> Result<Vec<f32>> {
+        self.reduce(Reduction::Max, values)
+    }
+
+    /// In-place: every block times its grid value.
+    pub fn apply_multiplier(&self, m: &[f32]) -> Result<()> {
+        check_grid_len("multiplier", self.grid_shape(), m.len())?;
+        self.view.check_writable()?;
+        self.scale_unchecked(m);
+        Ok(())
+    }
+
+    /// Writes without validation; callers have validated `m` and writability.
+    pub(crate) fn scale_unchecked(&self, m: &[f32]) {
+        self.tiling.scale(self.view.layout(), &mut self.view.param().data_mut(), m);
+    }
+
+    /// In-place: zeroes the blocks whose keep-mask entry is 0 (multiplying, as the seed does:
+    /// a pruned `-x` becomes `-0.0`, a pruned NaN stays NaN).
+    pub fn apply_mask(&self, keep: &[u8]) -> Result<()> {
+        check_grid_len("keep mask", self.grid_shape(), keep.len())?;
+        self.apply_multiplier(&keep_to_factors(keep))
+    }
+
+    /// Zeroes every block whose L2 norm (of `values`, default the weights) is `< threshold`;
+    /// a norm equal to the threshold, or NaN, is kept.
+    pub fn hard_threshold(&self, thresholds: &[f32], values: Option<&[f32]>) -> Result<()> {
+        check_grid_len("thresholds", self.grid_shape(), thresholds.len())?;
+        check_not_nan("thresholds", thresholds)?;
+        self.view.check_writable()?;
+        let norms = self.norms(Norm::L2, values)?;
+        self.scale_unchecked(&threshold_keep(&norms, thresholds));
+        Ok(())
+    }
+
+    /// The group-lasso proximal step: Euclidean without conditioners, Adam-conditioned (solved
+    /// per block by the seed's bisection) with them.
+    pub fn soft_threshold(&self, thresholds: &[f32], conditioners: Option<&[f32]>, opts: SoftOptions) -> Result<()> {
+        check_grid_len("block_thresholds", self.grid_shape(), thresholds.len())?;
+        check_not_nan("block_thresholds", thresholds)?;
+        let eps = opts.validate()?;
+        self.view.check_writable()?;
+        let Some(cond) = conditioners else {
+            let norms = self.norms(Norm::L2, None)?;
+            self.scale_unchecked(&euclid_factors(&norms, thresholds, eps));
+            return Ok(());
+        };
+        let h = self.source(cond, "conditioners")?;
+        if self.numel_per_block() == 1 {
+            // Seed quirk: one-element blocks take the Euclidean step with threshold t / H.
+            let hgrid = View::reduce_blocks(&self.tiling, &h.layout, h.data, Reduction::Max)?;
+            let t: Vec<f32> = thresholds.iter().zip(&hgrid).map(|(t, h)| t / h).collect();
+            let norms = self.norms(Norm::L2, None)?;
+            self.scale_unchecked(&euclid_factors(&norms, &t, eps));
+            return Ok(());
+        }
+        let (mu, keep) = {
+            let data = self.view.param().data();
+            let part = Part { tiling: &self.tiling, x_layout: self.view.layout(), x: &data, h_layout: &h.layout, h: h.data, map: None };
+            prox::bisect(&[part], thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec)?
+        };
+        let mut data = self.view.param().data_mut();
+        // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed.
+        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu, |x, h, mu| (h / (h + mu)) * x);
+        self.tiling.scale(self.view.layout(), &mut data, &keep);
+        Ok(())
+    }
+
+    /// Element-level keep-mask (view-shaped, row-major) of a block keep-mask.
+    pub fn get_masks(&self, keep: &[u8]) -> Result<Vec<u8>> {
+        check_grid_len("keep mask", self.grid_shape(), keep.len())?;
+        let f = self.tiling.broadcast(&keep_to_factors(keep))?;
+        Ok(f.iter().map(|&x| (x != 0.0) as u8).collect())
+    }
+
+    /// Block view of `values` (default the weights), as `View.block_view_of` lays it out.
+    pub fn block_view(&self, values: Option<&[f32]>, reorder: bool, merge: bool) -> Result<(Vec<f32>, Vec<usize>)> {
+        let viewed = self.view_shaped(values)?;
+        let block: Vec<i64> = self.shape().iter().map(|&b| b as i64).collect();
+        block_view_of(&viewed, self.view.shape(), &block, reorder, merge)
+    }
+
+    /// `values` (or the weights) as a view-shaped row-major array.
+    pub(crate) fn view_shaped(&self, values: Option<&[f32]>) -> Result<Vec<f32>> {
+        match values {
+            None => self.view.values(),
+            Some(v) => {
+                let s = self.source(v, "values")?;
+                let mut out = Vec::with_capacity(self.view.numel());
+                crate::layout::for_each_offset(&s.layout, |o| out.push(s.data[o]));
+                Ok(out)
+            }
+        }
+    }
+}
+
+pub(crate) fn keep_to_factors(keep: &[u8]) -> Vec<f32> {
+    keep.iter().map(|&k| if k != 0 { 1.0 } else { 0.0 }).collect()
+}
+
+/// 0 where `norm < t` (pruned), else 1: equal and NaN norms are kept, as in the seed.
+pub(crate) fn threshold_keep(norms: &[f32], t: &[f32]) -> Vec<f32> {
+    norms.iter().zip(t).map(|(n, t)| if n < t { 0.0 } else { 1.0 }).collect()
+}
+
+/// Euclidean prox factors `max(0, 1 - t / (norm + eps))`, NaN-propagating like `clamp_`.
+pub(crate) fn euclid_factors(norms: &[f32], t: &[f32], eps: f32) -> Vec<f32> {
+    norms.iter().zip(t).map(|(n, t)| nan_max(1.0 - t / (n + eps), 0.0)).collect()
+}
+
+pub(crate) fn check_not_nan(what: &str, v: &[f32]) -> Result<()> {
+    if let Some(i) = v.iter().position(|x| x.is_nan()) {
+        bail!(InvalidValue, "{what}[{i}] is NaN; thresholds must be numbers (±Infinity allowed)");
+    }
+    Ok(())
+}

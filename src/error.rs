@@ -1,0 +1,127 @@
+//! Typed errors of the core. Every refusal carries a stable machine-readable code (the `code`
+//! strings of `API.md`) and the JS class it maps to; the bindings turn them into real JS errors.
+
+use std::fmt;
+
+/// What went wrong, one variant per stable error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    InvalidView,
+    ViewOutOfBounds,
+    BlockRankMismatch,
+    InvalidBlockShape,
+    ShapeMismatch,
+    InvalidOrders,
+    IncompatibleCoupling,
+    ScopeRankMismatch,
+    InvalidScopeShape,
+    InvalidSparsity,
+    InvalidNnz,
+    InvalidArguments,
+    InvalidEps,
+    ParamNot2d,
+    InvalidNmShape,
+    InvalidNmPattern,
+    UnsupportedPattern,
+    /// A numeric argument that must be finite (or in a range) is not.
+    InvalidValue,
+    /// An in-place write through a view whose indices alias the same storage element.
+    AliasedView,
+    /// An allocation that does not fit in (wasm) memory.
+    OutOfMemory,
+    /// An object used after `free()`.
+    UseAfterFree,
+}
+
+impl ErrorKind {
+    /// The stable code, as `err.code` in JS.
+    pub fn code(self) -> &'static str {
+        use ErrorKind::*;
+        match self {
+            InvalidView => "invalid_view",
+            ViewOutOfBounds => "view_out_of_bounds",
+            BlockRankMismatch => "block_rank_mismatch",
+            InvalidBlockShape => "invalid_block_shape",
+            ShapeMismatch => "shape_mismatch",
+            InvalidOrders => "invalid_orders",
+            IncompatibleCoupling => "incompatible_coupling",
+            ScopeRankMismatch => "scope_rank_mismatch",
+            InvalidScopeShape => "invalid_scope_shape",
+            InvalidSparsity => "invalid_sparsity",
+            InvalidNnz => "invalid_nnz",
+            InvalidArguments => "invalid_arguments",
+            InvalidEps => "invalid_eps",
+            ParamNot2d => "param_not_2d",
+            InvalidNmShape => "invalid_nm_shape",
+            InvalidNmPattern => "invalid_nm_pattern",
+            UnsupportedPattern => "unsupported_pattern",
+            InvalidValue => "invalid_value",
+            AliasedView => "aliased_view",
+            OutOfMemory => "out_of_memory",
+            UseAfterFree => "use_after_free",
+        }
+    }
+
+    /// The JS class the error is thrown as (all are `instanceof SparseKitError`).
+    pub fn class_name(self) -> &'static str {
+        match self {
+            ErrorKind::ShapeMismatch => "ShapeMismatchError",
+            ErrorKind::IncompatibleCoupling => "CouplingError",
+            _ => "SparseKitError",
+        }
+    }
+}
+
+/// A refused call: the kind (stable code) and a message that says what was wrong and what was
+/// expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into() }
+    }
+
+    /// `context: Shape mismatch: expected [..], got [..]`, the seed's ShapeMismatchError text.
+    pub fn shape_mismatch(context: &str, expected: &[usize], got: &[usize]) -> Self {
+        Error::new(
+            ErrorKind::ShapeMismatch,
+            format!("{context}: Shape mismatch: expected {expected:?}, got {got:?}"),
+        )
+    }
+
+    /// A flat array whose length is not the product of the shape it must have.
+    pub fn length_mismatch(context: &str, shape: &[usize], expected: usize, got: usize) -> Self {
+        Error::new(
+            ErrorKind::ShapeMismatch,
+            format!(
+                "{context}: expected {expected} elements (shape {shape:?}, flat row-major), got {got}"
+            ),
+        )
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.kind.code())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand used across the core: `bail!(Kind, "fmt", args)`.
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($arg:tt)*) => {
+        return Err($crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*)))
+    };
+}

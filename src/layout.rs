@@ -1,0 +1,362 @@
+//! Strided layouts and their block tilings: the index arithmetic shared by views, block specs
+//! and couplings.
+//!
+//! A [`Strided`] layout maps a row-major index `i` of `shape` to the storage offset
+//! `sum_d i_d * stride_d` (storage offset 0, strides in elements, all non-negative), like
+//! `torch.as_strided` and `ndarray`'s raw views. A [`Tiling`] cuts that layout into a grid of
+//! equal blocks. Every element loop of the library is one of the walks defined here, so the
+//! hot paths see contiguous runs whenever the layout has any.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::{self, Reduction};
+use crate::param::try_alloc;
+
+/// `shape` + element `stride`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strided {
+    pub shape: Vec<usize>,
+    pub stride: Vec<usize>,
+}
+
+impl Strided {
+    /// The contiguous row-major layout of `shape`.
+    pub fn contiguous(shape: &[usize]) -> Strided {
+        Strided { shape: shape.to_vec(), stride: contiguous_strides(shape) }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// One past the largest reachable offset (0 for an empty layout); `None` on overflow.
+    pub fn cosize(&self) -> Option<usize> {
+        if self.shape.iter().any(|&s| s == 0) {
+            return Some(0);
+        }
+        self.shape.iter().zip(&self.stride).try_fold(1usize, |acc, (&s, &st)| {
+            (s - 1).checked_mul(st).and_then(|x| x.checked_add(acc))
+        })
+    }
+
+    /// True when two distinct indices reach the same storage element (writes through such a
+    /// layout would hit an element twice). Exact: a fast sufficient test first, then a bitmap
+    /// over the reachable offsets.
+    pub fn aliases(&self) -> bool {
+        let mut dims: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.stride)
+            .filter(|(&s, _)| s > 1)
+            .map(|(&s, &st)| (st, s))
+            .collect();
+        if dims.iter().any(|&(st, _)| st == 0) {
+            return true;
+        }
+        dims.sort_unstable();
+        let mut extent = 1usize; // span covered by the smaller-stride dims
+        let mut nested = true;
+        for &(st, s) in &dims {
+            if st < extent {
+                nested = false;
+                break;
+            }
+            extent = st * (s - 1) + extent;
+        }
+        if nested {
+            return false;
+        }
+        // Interleaved strides: check exactly.
+        let cosize = self.cosize().unwrap_or(usize::MAX);
+        let mut seen = vec![0u64; cosize.div_ceil(64)];
+        let mut dup = false;
+        for_each_offset(self, |o| {
+            let (w, b) = (o / 64, 1u64 << (o % 64));
+            if seen[w] & b != 0 {
+                dup = true;
+            }
+            seen[w] |= b;
+        });
+        dup
+    }
+}
+
+/// Row-major strides of a contiguous `shape`.
+pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut st = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1].max(1);
+    }
+    st
+}
+
+/// Calls `f` with the storage offset of every element, in row-major index order.
+pub fn for_each_offset(l: &Strided, mut f: impl FnMut(usize)) {
+    if l.shape.iter().any(|&s| s == 0) {
+        return;
+    }
+    let n = l.ndim();
+    if n == 0 {
+        f(0);
+        return;
+    }
+    let mut idx = vec![0usize; n];
+    let mut off = 0usize;
+    loop {
+        f(off);
+        let mut d = n;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            off += l.stride[d];
+            if idx[d] < l.shape[d] {
+                break;
+            }
+            off -= l.stride[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Row-major multi-index of flat position `flat` in `shape`.
+pub fn unravel(mut flat: usize, shape: &[usize], out: &mut [usize]) {
+    for d in (0..shape.len()).rev() {
+        out[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+}
+
+/// A layout cut into a grid of `block`-shaped blocks (`block` divides `shape` exactly).
+#[derive(Debug, Clone)]
+pub struct Tiling {
+    pub block: Vec<usize>,
+    pub grid: Vec<usize>,
+    grid_stride: Vec<usize>,
+}
+
+impl Tiling {
+    /// `block` must already be normalised (positive, same rank, dividing `shape`).
+    pub fn new(shape: &[usize], block: &[usize]) -> Tiling {
+        debug_assert_eq!(shape.len(), block.len());
+        let grid: Vec<usize> = shape.iter().zip(block).map(|(&s, &b)| s / b).collect();
+        let grid_stride = contiguous_strides(&grid);
+        Tiling { block: block.to_vec(), grid, grid_stride }
+    }
+
+    pub fn numblk(&self) -> usize {
+        self.grid.iter().product()
+    }
+
+    pub fn numel_per_block(&self) -> usize {
+        self.block.iter().product()
+    }
+
+    /// The dimension walked innermost: a unit-stride dimension of `l` if there is one (so rows
+    /// are contiguous slices), else the last one.
+    fn inner_dim(&self, l: &Strided) -> usize {
+        let n = l.ndim();
+        (0..n).rev().find(|&d| l.stride[d] == 1 && l.shape[d] > 1).unwrap_or(n.saturating_sub(1))
+    }
+
+    /// Walks `l` as rows along the inner dimension. For each row, `f(offsets, grid_base)` gets
+    /// the row's start offset in `l` and in each of `others` (layouts of the same shape), and
+    /// the flat grid index of the row's first chunk; chunk `j` of the row (length
+    /// `block[inner]`) belongs to grid index `grid_base + j * grid_step`.
+    fn walk_rows(&self, l: &Strided, others: &[&Strided], mut f: impl FnMut(&[usize], usize)) -> RowGeom {
+        let n = l.ndim();
+        let k = self.inner_dim(l);
+        let geom = RowGeom {
+            len: if n == 0 { 1 } else { l.shape[k] },
+            chunk: if n == 0 { 1 } else { self.block[k] },
+            stride: if n == 0 { 1 } else { l.stride[k] },
+            other_strides: others.iter().map(|o| if n == 0 { 1 } else { o.stride[k] }).collect(),
+            grid_step: if n == 0 { 1 } else { self.grid_stride[k] },
+        };
+        if l.shape.iter().any(|&s| s == 0) {
+            return geom;
+        }
+        let outer: Vec<usize> = (0..n).filter(|&d| d != k).collect();
+        let mut idx = vec![0usize; outer.len()];
+        let mut offs = vec![0usize; 1 + others.len()];
+        loop {
+            let mut gbase = 0;
+            for (j, &d) in outer.iter().enumerate() {
+                gbase += (idx[j] / self.block[d]) * self.grid_stride[d];
+            }
+            f(&offs, gbase);
+            // advance the odometer over the outer dims
+            let mut j = outer.len();
+            loop {
+                if j == 0 {
+                    return geom;
+                }
+                j -= 1;
+                let d = outer[j];
+                idx[j] += 1;
+                offs[0] += l.stride[d];
+                for (o, other) in others.iter().enumerate() {
+                    offs[o + 1] += other.stride[d];
+                }
+                if idx[j] < l.shape[d] {
+                    break;
+                }
+                offs[0] -= l.stride[d] * idx[j];
+                for (o, other) in others.iter().enumerate() {
+                    offs[o + 1] -= other.stride[d] * idx[j];
+                }
+                idx[j] = 0;
+            }
+        }
+    }
+
+    /// Folds `op` over every block of `data` seen through `l`, into `acc` (grid-shaped,
+    /// pre-filled by the caller; partial results combine with [`Reduction::combine`]).
+    pub fn reduce_into(&self, l: &Strided, data: &[f32], op: Reduction, acc: &mut [f32]) {
+        debug_assert_eq!(acc.len(), self.numblk());
+        let (k, chunk, stride, step) = self.row_params(l);
+        let mut buf = Vec::new();
+        self.walk_rows(l, &[], |offs, gbase| {
+            let o = offs[0];
+            let acc = &mut acc[gbase..];
+            if stride == 1 {
+                kernels::reduce_chunks(op, &data[o..o + k], chunk, acc, step);
+            } else {
+                buf.clear();
+                buf.extend((0..k).map(|i| data[o + i * stride]));
+                kernels::reduce_chunks(op, &buf, chunk, acc, step);
+            }
+        });
+    }
+
+    /// Multiplies every element of `data` (through `l`) by its block's factor.
+    pub fn scale(&self, l: &Strided, data: &mut [f32], factors: &[f32]) {
+        debug_assert_eq!(factors.len(), self.numblk());
+        let (k, chunk, stride, step) = self.row_params(l);
+        self.walk_rows(l, &[], |offs, gbase| {
+            let o = offs[0];
+            let f = &factors[gbase..];
+            if stride == 1 {
+                kernels::scale_chunks(&mut data[o..o + k], chunk, f, step);
+            } else {
+                for i in 0..k {
+                    data[o + i * stride] *= f[(i / chunk) * step];
+                }
+            }
+        });
+    }
+
+    /// `data[e] = g(data[e], aux[e'], block_value)` for every element, where `aux` is read
+    /// through its own layout `la` (same shape as `l`).
+    pub fn map_with(
+        &self,
+        l: &Strided,
+        data: &mut [f32],
+        la: &Strided,
+        aux: &[f32],
+        per_block: &[f32],
+        g: impl Fn(f32, f32, f32) -> f32,
+    ) {
+        let (k, chunk, stride, step) = self.row_params(l);
+        let geom = self.walk_rows_geom(l, &[la]);
+        let astride = geom.other_strides[0];
+        self.walk_rows(l, &[la], |offs, gbase| {
+            for i in 0..k {
+                let e = offs[0] + i * stride;
+                data[e] = g(data[e], aux[offs[1] + i * astride], per_block[gbase + (i / chunk) * step]);
+            }
+        });
+    }
+
+    /// Copies block `b`'s elements (row-major inside the block) from `data` through `l` to `out`.
+    pub fn gather_block(&self, l: &Strided, data: &[f32], b: usize, out: &mut Vec<f32>) {
+        let n = l.ndim();
+        let mut gi = vec![0usize; n];
+        unravel(b, &self.grid, &mut gi);
+        let base: usize = (0..n).map(|d| gi[d] * self.block[d] * l.stride[d]).sum();
+        let inner = Strided { shape: self.block.clone(), stride: l.stride.clone() };
+        for_each_offset(&inner, |o| out.push(data[base + o]));
+    }
+
+    /// Grid-shaped (row-major) values broadcast to one value per element of the layout's
+    /// shape, row-major.
+    pub fn broadcast(&self, grid_values: &[f32]) -> Result<Vec<f32>> {
+        let shape: Vec<usize> = self.grid.iter().zip(&self.block).map(|(g, b)| g * b).collect();
+        let n: usize = shape.iter().product();
+        let mut out = try_alloc(n, 0.0f32)?;
+        let c = Strided::contiguous(&shape);
+        let mut i = 0;
+        self.walk_rows(&c, &[], |offs, gbase| {
+            let _ = offs;
+            let (k, chunk, _, step) = self.row_params(&c);
+            for j in 0..k {
+                out[i + j] = grid_values[gbase + (j / chunk) * step];
+            }
+            i += k;
+        });
+        Ok(out)
+    }
+
+    fn row_params(&self, l: &Strided) -> (usize, usize, usize, usize) {
+        let g = self.walk_rows_geom(l, &[]);
+        (g.len, g.chunk, g.stride, g.grid_step)
+    }
+
+    fn walk_rows_geom(&self, l: &Strided, others: &[&Strided]) -> RowGeom {
+        let n = l.ndim();
+        if n == 0 {
+            return RowGeom { len: 1, chunk: 1, stride: 1, other_strides: vec![1; others.len()], grid_step: 1 };
+        }
+        let k = self.inner_dim(l);
+        RowGeom {
+            len: l.shape[k],
+            chunk: self.block[k],
+            stride: l.stride[k],
+            other_strides: others.iter().map(|o| o.stride[k]).collect(),
+            grid_step: self.grid_stride[k],
+        }
+    }
+}
+
+struct RowGeom {
+    len: usize,
+    chunk: usize,
+    stride: usize,
+    other_strides: Vec<usize>,
+    grid_step: usize,
+}
+
+/// Normalises a block shape as the seed does: `[]` means all ones, a value `<= 0` spans the
+/// whole dimension; then every size must be divisible by its block size.
+pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Result<Vec<usize>> {
+    if block.is_empty() {
+        return Ok(vec![1; shape.len()]);
+    }
+    if block.len() != shape.len() {
+        return Err(Error::new(
+            ErrorKind::BlockRankMismatch,
+            format!(
+                "{what}: block shape has {} dims {block:?} but the tensor is {}-D {shape:?}",
+                block.len(),
+                shape.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(shape.len());
+    for (d, (&s, &b)) in shape.iter().zip(block).enumerate() {
+        let b = if b <= 0 { s } else { b as usize };
+        if b == 0 || s % b != 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidBlockShape,
+                format!("{what}: dim {d}: size {s} not divisible by block_shape[{d}]={b}"),
+            ));
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
