@@ -17,6 +17,11 @@ pub mod prox;
 pub mod coupling;
 pub mod select;
 pub mod scope;
+pub mod nm;
+pub mod nm2d;
+pub mod permute;
+pub mod export;
+pub mod magnitude;
 
 #[cfg(target_arch = "wasm32")]
 pub mod bindings;

@@ -62,7 +62,10 @@ pub fn check_nm(m: usize, n: usize) -> Result<()> {
         bail!(InvalidNmPattern, "N:M pattern needs m >= 1, got m = {m}");
     }
     if n > m {
-        bail!(InvalidNmPattern, "N:M pattern needs 0 <= n <= m, got n = {n} > m = {m}");
+        bail!(
+            InvalidNmPattern,
+            "N:M pattern needs 0 <= n <= m, got n = {n} > m = {m}"
+        );
     }
     Ok(())
 }
@@ -117,7 +120,9 @@ pub fn compute_valid_1d_patterns(m: usize, n: usize) -> Result<Vec<u8>> {
             out[start + i] = 1;
         }
         // Rightmost position that can still move right.
-        let Some(p) = (0..n).rev().find(|&p| idx[p] < m - n + p) else { break };
+        let Some(p) = (0..n).rev().find(|&p| idx[p] < m - n + p) else {
+            break;
+        };
         idx[p] += 1;
         for q in p + 1..n {
             idx[q] = idx[q - 1] + 1;
@@ -132,7 +137,10 @@ pub(crate) fn check_len(context: &str, len: usize, rows: usize, cols: usize) -> 
     match rows.checked_mul(cols) {
         Some(numel) if numel == len => Ok(()),
         Some(numel) => Err(Error::length_mismatch(context, &[rows, cols], numel, len)),
-        None => bail!(ShapeMismatch, "{context}: shape [{rows}, {cols}] overflows usize"),
+        None => bail!(
+            ShapeMismatch,
+            "{context}: shape [{rows}, {cols}] overflows usize"
+        ),
     }
 }
 
@@ -149,15 +157,24 @@ pub fn reshape_1d(
 ) -> Result<(Vec<f32>, [usize; 2], [usize; 2])> {
     check_len("reshape_1d", values.len(), rows, cols)?;
     if m == 0 {
-        bail!(InvalidNmPattern, "reshape_1d: group size m must be >= 1, got 0");
+        bail!(
+            InvalidNmPattern,
+            "reshape_1d: group size m must be >= 1, got 0"
+        );
     }
     let padded_cols = cols.div_ceil(m) * m;
     let Some(total) = rows.checked_mul(padded_cols) else {
-        bail!(ShapeMismatch, "reshape_1d: padded shape [{rows}, {padded_cols}] overflows usize");
+        bail!(
+            ShapeMismatch,
+            "reshape_1d: padded shape [{rows}, {padded_cols}] overflows usize"
+        );
     };
     let mut out = vec![0.0f32; total];
     if cols > 0 {
-        for (dst, src) in out.chunks_exact_mut(padded_cols).zip(values.chunks_exact(cols)) {
+        for (dst, src) in out
+            .chunks_exact_mut(padded_cols)
+            .zip(values.chunks_exact(cols))
+        {
             dst[..cols].copy_from_slice(src);
         }
     }
@@ -165,10 +182,17 @@ pub fn reshape_1d(
 }
 
 /// Validates a `(rows, cols)` matrix for an `m:n` 1-D mask: length, pattern, `cols % m == 0`.
-fn check_nm_matrix(context: &str, len: usize, rows: usize, cols: usize, m: usize, n: usize) -> Result<()> {
+fn check_nm_matrix(
+    context: &str,
+    len: usize,
+    rows: usize,
+    cols: usize,
+    m: usize,
+    n: usize,
+) -> Result<()> {
     check_len(context, len, rows, cols)?;
     check_nm(m, n)?;
-    if cols % m != 0 {
+    if !cols.is_multiple_of(m) {
         bail!(
             InvalidNmShape,
             "{context}: the number of columns ({cols}) must be a multiple of m = {m} \
@@ -207,7 +231,12 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
         return;
     }
     scratch.clear();
-    scratch.extend(group.iter().enumerate().map(|(i, &x)| (magnitude_key(x), i)));
+    scratch.extend(
+        group
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (magnitude_key(x), i)),
+    );
     scratch.select_nth_unstable_by(n - 1, |&a, &b| rank_cmp(a, b));
     mask.fill(0);
     for &(_, i) in &scratch[..n] {
@@ -250,7 +279,11 @@ impl ExactSum {
         let exp = (bits >> 23) & 0xff;
         let frac = u128::from(bits & 0x7f_ffff);
         // x = mant * 2^(shift - 149), with mant < 2^24 and shift <= 253.
-        let (mant, shift) = if exp == 0 { (frac, 0) } else { (frac | 0x80_0000, exp - 1) };
+        let (mant, shift) = if exp == 0 {
+            (frac, 0)
+        } else {
+            (frac | 0x80_0000, exp - 1)
+        };
         let mut add = mant << (shift % 64); // < 2^87
         let mut carry = 0u128;
         for limb in &mut self.0[(shift / 64) as usize..] {
@@ -318,7 +351,7 @@ pub fn mn_1d_best_enumerate(
         for p in patterns.chunks_exact(m) {
             let score = pattern_score(g, p);
             // Strictly greater only: ties keep the earlier pattern.
-            if best.as_ref().map_or(true, |(s, _)| score > *s) {
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
                 best = Some((score, p));
             }
         }
@@ -385,7 +418,10 @@ impl AspLayout {
     pub fn new(shape: &[usize]) -> Result<Self> {
         let numel = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         if numel.is_none() {
-            bail!(ShapeMismatch, "create_asp_mask: shape {shape:?} overflows usize");
+            bail!(
+                ShapeMismatch,
+                "create_asp_mask: shape {shape:?} overflows usize"
+            );
         }
         let (rows, cols) = match *shape {
             [l] => (1, l),
@@ -401,7 +437,12 @@ impl AspLayout {
         };
         let mut s = [1usize; 4];
         s[..shape.len()].copy_from_slice(shape);
-        Ok(AspLayout { rows, cols, shape: s, ndim: shape.len() })
+        Ok(AspLayout {
+            rows,
+            cols,
+            shape: s,
+            ndim: shape.len(),
+        })
     }
 
     /// Calls `f(tensor_flat, matrix_flat)` for every element, in tensor order.
@@ -451,7 +492,12 @@ pub fn create_asp_mask(values: &[f32], shape: &[usize], pattern: &str) -> Result
     let layout = AspLayout::new(shape)?;
     let numel = layout.rows * layout.cols;
     if numel != values.len() {
-        return Err(Error::length_mismatch("create_asp_mask", shape, numel, values.len()));
+        return Err(Error::length_mismatch(
+            "create_asp_mask",
+            shape,
+            numel,
+            values.len(),
+        ));
     }
     let contiguous = shape.len() <= 2;
     let matrix = if contiguous {
@@ -500,9 +546,21 @@ mod tests {
         assert_eq!(get_nmprune_info("m4n2_1d"), (true, 4, 2));
         assert_eq!(get_nmprune_info("m16n8_1d"), (true, 16, 8));
         assert_eq!(get_nmprune_info("m04n2_1d"), (true, 4, 2));
-        for bad in ["dense", "m4n2_2d", "2:4 sparsity", "m4n2_1d ", "xm4n2_1d", "mn2_1d", "m4n_1d",
-            "m4n2", "m-4n2_1d", "m4n+2_1d", "m4n2_1dd", "m99999999999999999999999n2_1d", ""]
-        {
+        for bad in [
+            "dense",
+            "m4n2_2d",
+            "2:4 sparsity",
+            "m4n2_1d ",
+            "xm4n2_1d",
+            "mn2_1d",
+            "m4n_1d",
+            "m4n2",
+            "m-4n2_1d",
+            "m4n+2_1d",
+            "m4n2_1dd",
+            "m99999999999999999999999n2_1d",
+            "",
+        ] {
             assert_eq!(get_nmprune_info(bad), (false, 0, 0), "{bad}");
         }
     }
@@ -510,11 +568,20 @@ mod tests {
     #[test]
     fn patterns_follow_combinations_order() {
         let p = compute_valid_1d_patterns(4, 2).unwrap();
-        assert_eq!(p, vec![1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1]);
+        assert_eq!(
+            p,
+            vec![1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1]
+        );
         assert_eq!(compute_valid_1d_patterns(3, 0).unwrap(), vec![0, 0, 0]);
         assert_eq!(compute_valid_1d_patterns(8, 4).unwrap().len(), 70 * 8);
-        assert_eq!(compute_valid_1d_patterns(4, 5).unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(compute_valid_1d_patterns(0, 0).unwrap_err().kind, ErrorKind::InvalidNmPattern);
+        assert_eq!(
+            compute_valid_1d_patterns(4, 5).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
+        assert_eq!(
+            compute_valid_1d_patterns(0, 0).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
         let huge = compute_valid_1d_patterns(64, 32).unwrap_err();
         assert_eq!(huge.kind, ErrorKind::InvalidNmPattern);
         assert!(huge.message.contains("limit"), "{}", huge.message);
@@ -523,7 +590,20 @@ mod tests {
 
     #[test]
     fn top_n_ties_nan_and_negative_zero() {
-        let v = [-0.0, 0.0, 0.0, 0.0, f32::NAN, 1.0, f32::NAN, 0.0, 2.0, -2.0, 2.0, -2.0];
+        let v = [
+            -0.0,
+            0.0,
+            0.0,
+            0.0,
+            f32::NAN,
+            1.0,
+            f32::NAN,
+            0.0,
+            2.0,
+            -2.0,
+            2.0,
+            -2.0,
+        ];
         let mask = m4n2_1d(&v, 1, 12).unwrap();
         assert_eq!(mask, vec![1, 1, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0]);
         // The large-group path (select) agrees with the small-group path.
@@ -536,7 +616,10 @@ mod tests {
     fn oracle_uses_exact_sums() {
         // {1e30, 1e-30} beats {1e30, 0}, although both round to 1e30 in f64.
         let v = [1e30, 0.0, 1e-30, 0.0];
-        assert_eq!(mn_1d_best_enumerate(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
+        assert_eq!(
+            mn_1d_best_enumerate(&v, 1, 4, 4, 2).unwrap(),
+            vec![1, 0, 1, 0]
+        );
         assert_eq!(mn_1d_best(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
         let mut a = ExactSum::default();
         a.add(f32::MAX);
@@ -550,11 +633,26 @@ mod tests {
     #[test]
     fn mn_1d_best_errors() {
         let v = [0.0f32; 12];
-        assert_eq!(mn_1d_best(&v, 2, 6, 4, 2).unwrap_err().kind, ErrorKind::InvalidNmShape);
-        assert_eq!(mn_1d_best(&v, 3, 4, 4, 5).unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(mn_1d_best(&v, 3, 4, 0, 0).unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(mn_1d_best(&v, 3, 3, 4, 2).unwrap_err().kind, ErrorKind::ShapeMismatch);
-        assert_eq!(mn_1d_best(&v, usize::MAX, 2, 4, 2).unwrap_err().kind, ErrorKind::ShapeMismatch);
+        assert_eq!(
+            mn_1d_best(&v, 2, 6, 4, 2).unwrap_err().kind,
+            ErrorKind::InvalidNmShape
+        );
+        assert_eq!(
+            mn_1d_best(&v, 3, 4, 4, 5).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
+        assert_eq!(
+            mn_1d_best(&v, 3, 4, 0, 0).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
+        assert_eq!(
+            mn_1d_best(&v, 3, 3, 4, 2).unwrap_err().kind,
+            ErrorKind::ShapeMismatch
+        );
+        assert_eq!(
+            mn_1d_best(&v, usize::MAX, 2, 4, 2).unwrap_err().kind,
+            ErrorKind::ShapeMismatch
+        );
         assert_eq!(mn_1d_best(&[], 0, 8, 4, 2).unwrap(), Vec::<u8>::new());
     }
 
@@ -564,7 +662,10 @@ mod tests {
         let (g, gs, ps) = reshape_1d(&v, 2, 3, 2).unwrap();
         assert_eq!(g, vec![1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0]);
         assert_eq!((gs, ps), ([4, 2], [2, 4]));
-        assert_eq!(reshape_1d(&v, 2, 3, 0).unwrap_err().kind, ErrorKind::InvalidNmPattern);
+        assert_eq!(
+            reshape_1d(&v, 2, 3, 0).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
     }
 
     #[test]
