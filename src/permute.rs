@@ -45,7 +45,13 @@ pub struct PermutationResult {
 /// Kept magnitude of the best `m:n` mask of a `(rows, cols)` matrix.
 ///
 /// Errors: as [`mn_1d_best`].
-pub fn nm_kept_magnitude(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<f64> {
+pub fn nm_kept_magnitude(
+    values: &[f32],
+    rows: usize,
+    cols: usize,
+    m: usize,
+    n: usize,
+) -> Result<f64> {
     let mask = mn_1d_best(values, rows, cols, m, n)?;
     Ok(kept_magnitude(values, &mask))
 }
@@ -54,7 +60,12 @@ pub fn nm_kept_magnitude(values: &[f32], rows: usize, cols: usize, m: usize, n: 
 ///
 /// Errors: wrong length -> `ShapeMismatch`; `perm` not a permutation of `0..cols` ->
 /// `InvalidArguments`.
-pub fn permute_columns(values: &[f32], rows: usize, cols: usize, perm: &[usize]) -> Result<Vec<f32>> {
+pub fn permute_columns(
+    values: &[f32],
+    rows: usize,
+    cols: usize,
+    perm: &[usize],
+) -> Result<Vec<f32>> {
     check_len("permute_columns", values.len(), rows, cols)?;
     check_permutation(perm, cols)?;
     let mut out = Vec::with_capacity(values.len());
@@ -80,12 +91,19 @@ pub fn invert_permutation(perm: &[usize]) -> Result<Vec<usize>> {
 
 fn check_permutation(perm: &[usize], len: usize) -> Result<()> {
     if perm.len() != len {
-        bail!(InvalidArguments, "permutation has {} entries, expected {len}", perm.len());
+        bail!(
+            InvalidArguments,
+            "permutation has {} entries, expected {len}",
+            perm.len()
+        );
     }
     let mut seen = vec![false; len];
     for &p in perm {
         if p >= len || std::mem::replace(&mut seen[p], true) {
-            bail!(InvalidArguments, "not a permutation of 0..{len}: entry {p} is out of range or repeated");
+            bail!(
+                InvalidArguments,
+                "not a permutation of 0..{len}: entry {p} is out of range or repeated"
+            );
         }
     }
     Ok(())
@@ -113,14 +131,19 @@ impl State {
         self.loss[base..base + m].fill(0.0);
         for r in 0..rows {
             self.scratch.clear();
-            self.scratch.extend((0..m).map(|k| self.mag[(base + k) * rows + r]));
+            self.scratch
+                .extend((0..m).map(|k| self.mag[(base + k) * rows + r]));
             self.scratch.sort_unstable_by(|a, b| b.total_cmp(a));
             let (nth, next) = (self.scratch[n - 1], self.scratch[n]);
             for k in 0..m {
                 let v = self.mag[(base + k) * rows + r];
                 // v is among the kept iff it is >= the n-th largest (a tie with it costs nothing:
                 // an equal value takes its place).
-                let (t, l) = if v >= nth { (next, f64::from(next) - f64::from(v)) } else { (nth, 0.0) };
+                let (t, l) = if v >= nth {
+                    (next, f64::from(next) - f64::from(v))
+                } else {
+                    (nth, 0.0)
+                };
                 self.thresh[(base + k) * rows + r] = t;
                 self.loss[base + k] += l;
             }
@@ -130,11 +153,19 @@ impl State {
     /// Gain of swapping slot `a` (group of `a`) with slot `b` (another group).
     fn gain(&self, a: usize, b: usize) -> f64 {
         let rows = self.rows;
-        let (ma, mb) = (&self.mag[a * rows..(a + 1) * rows], &self.mag[b * rows..(b + 1) * rows]);
-        let (ta, tb) = (&self.thresh[a * rows..(a + 1) * rows], &self.thresh[b * rows..(b + 1) * rows]);
+        let (ma, mb) = (
+            &self.mag[a * rows..(a + 1) * rows],
+            &self.mag[b * rows..(b + 1) * rows],
+        );
+        let (ta, tb) = (
+            &self.thresh[a * rows..(a + 1) * rows],
+            &self.thresh[b * rows..(b + 1) * rows],
+        );
         let mut add = 0.0f32;
         let mut acc = 0.0f64;
-        for (chunk, ((&xa, &xb), (&sa, &sb))) in ma.iter().zip(mb).zip(ta.iter().zip(tb)).enumerate() {
+        for (chunk, ((&xa, &xb), (&sa, &sb))) in
+            ma.iter().zip(mb).zip(ta.iter().zip(tb)).enumerate()
+        {
             // b's value enters a's group, a's value enters b's group.
             add += (xb - sa).max(0.0) + (xa - sb).max(0.0);
             if chunk % 64 == 63 {
@@ -236,7 +267,13 @@ pub fn search_permutation(
         // Only reachable through rounding of near-zero gains; never return a worse order.
         return Ok(PermutationResult { sweeps, ..identity });
     }
-    Ok(PermutationResult { perm, kept_before, kept_after, swaps, sweeps })
+    Ok(PermutationResult {
+        perm,
+        kept_before,
+        kept_after,
+        swaps,
+        sweeps,
+    })
 }
 
 #[cfg(test)]
@@ -261,11 +298,29 @@ mod tests {
     #[test]
     fn trivial_patterns_and_errors() {
         let w = [1.0f32; 16];
-        assert_eq!(search_permutation(&w, 2, 8, 4, 4, 5).unwrap().perm, (0..8).collect::<Vec<_>>());
-        assert_eq!(search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind, ErrorKind::InvalidNmShape);
-        assert_eq!(search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind, ErrorKind::ShapeMismatch);
-        assert_eq!(permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind, ErrorKind::InvalidArguments);
-        assert_eq!(invert_permutation(&[1, 2]).unwrap_err().kind, ErrorKind::InvalidArguments);
+        assert_eq!(
+            search_permutation(&w, 2, 8, 4, 4, 5).unwrap().perm,
+            (0..8).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
+        assert_eq!(
+            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind,
+            ErrorKind::InvalidNmShape
+        );
+        assert_eq!(
+            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind,
+            ErrorKind::ShapeMismatch
+        );
+        assert_eq!(
+            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind,
+            ErrorKind::InvalidArguments
+        );
+        assert_eq!(
+            invert_permutation(&[1, 2]).unwrap_err().kind,
+            ErrorKind::InvalidArguments
+        );
     }
 }
