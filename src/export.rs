@@ -16,7 +16,10 @@ const U32: usize = 4;
 fn to_u32(what: &str, x: usize) -> Result<u32> {
     match u32::try_from(x) {
         Ok(v) => Ok(v),
-        Err(_) => bail!(InvalidArguments, "{what} = {x} does not fit the u32 indices of the format"),
+        Err(_) => bail!(
+            InvalidArguments,
+            "{what} = {x} does not fit the u32 indices of the format"
+        ),
     }
 }
 
@@ -69,7 +72,13 @@ pub fn to_csr(values: &[f32], rows: usize, cols: usize) -> Result<Csr> {
         }
         indptr.push(to_u32("nnz", vals.len())?);
     }
-    Ok(Csr { rows, cols, indptr, indices, values: vals })
+    Ok(Csr {
+        rows,
+        cols,
+        indptr,
+        indices,
+        values: vals,
+    })
 }
 
 /// Dense `(rows, cols)` matrix of a CSR, after checking that it is well formed.
@@ -77,10 +86,19 @@ pub fn to_csr(values: &[f32], rows: usize, cols: usize) -> Result<Csr> {
 /// Errors: inconsistent lengths, non-monotone `indptr`, or column indices out of range or not
 /// strictly ascending within a row -> `InvalidArguments`; shape overflow -> `ShapeMismatch`.
 pub fn csr_to_dense(csr: &Csr) -> Result<Vec<f32>> {
-    let Csr { rows, cols, indptr, indices, values } = csr;
+    let Csr {
+        rows,
+        cols,
+        indptr,
+        indices,
+        values,
+    } = csr;
     let (rows, cols) = (*rows, *cols);
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(ShapeMismatch, "csr_to_dense: shape [{rows}, {cols}] overflows usize");
+        bail!(
+            ShapeMismatch,
+            "csr_to_dense: shape [{rows}, {cols}] overflows usize"
+        );
     };
     if indptr.len() != rows + 1 || indices.len() != values.len() {
         bail!(
@@ -93,13 +111,20 @@ pub fn csr_to_dense(csr: &Csr) -> Result<Vec<f32>> {
         );
     }
     if indptr[0] != 0 || indptr[rows] as usize != values.len() {
-        bail!(InvalidArguments, "csr_to_dense: indptr must start at 0 and end at nnz = {}", values.len());
+        bail!(
+            InvalidArguments,
+            "csr_to_dense: indptr must start at 0 and end at nnz = {}",
+            values.len()
+        );
     }
     let mut out = vec![0.0f32; numel];
     for r in 0..rows {
         let (a, b) = (indptr[r] as usize, indptr[r + 1] as usize);
         if a > b {
-            bail!(InvalidArguments, "csr_to_dense: indptr decreases at row {r}");
+            bail!(
+                InvalidArguments,
+                "csr_to_dense: indptr decreases at row {r}"
+            );
         }
         let mut prev: Option<usize> = None;
         for k in a..b {
@@ -153,7 +178,7 @@ pub fn bsr_bytes(rows: usize, bh: usize, bw: usize, nblocks: usize) -> usize {
 }
 
 fn check_blocks(context: &str, rows: usize, cols: usize, bh: usize, bw: usize) -> Result<()> {
-    if bh == 0 || bw == 0 || rows % bh != 0 || cols % bw != 0 {
+    if bh == 0 || bw == 0 || !rows.is_multiple_of(bh) || !cols.is_multiple_of(bw) {
         bail!(
             InvalidBlockShape,
             "{context}: block ({bh}, {bw}) must be positive and divide the shape [{rows}, {cols}]"
@@ -186,7 +211,15 @@ pub fn to_bsr(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usize) ->
         }
         indptr.push(to_u32("number of blocks", indices.len())?);
     }
-    Ok(Bsr { rows, cols, bh, bw, indptr, indices, values: vals })
+    Ok(Bsr {
+        rows,
+        cols,
+        bh,
+        bw,
+        indptr,
+        indices,
+        values: vals,
+    })
 }
 
 /// Dense `(rows, cols)` matrix of a BSR, after checking that it is well formed.
@@ -194,10 +227,21 @@ pub fn to_bsr(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usize) ->
 /// Errors: bad block shape -> `InvalidBlockShape`; inconsistent lengths, non-monotone
 /// `indptr`, block columns out of range or not ascending -> `InvalidArguments`.
 pub fn bsr_to_dense(bsr: &Bsr) -> Result<Vec<f32>> {
-    let Bsr { rows, cols, bh, bw, indptr, indices, values } = bsr;
+    let Bsr {
+        rows,
+        cols,
+        bh,
+        bw,
+        indptr,
+        indices,
+        values,
+    } = bsr;
     let (rows, cols, bh, bw) = (*rows, *cols, *bh, *bw);
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(ShapeMismatch, "bsr_to_dense: shape [{rows}, {cols}] overflows usize");
+        bail!(
+            ShapeMismatch,
+            "bsr_to_dense: shape [{rows}, {cols}] overflows usize"
+        );
     };
     check_blocks("bsr_to_dense", rows, cols, bh, bw)?;
     let (brows, bcols, bsize) = (rows / bh, cols / bw, bh * bw);
@@ -213,13 +257,20 @@ pub fn bsr_to_dense(bsr: &Bsr) -> Result<Vec<f32>> {
         );
     }
     if indptr[0] != 0 || indptr[brows] as usize != indices.len() {
-        bail!(InvalidArguments, "bsr_to_dense: indptr must start at 0 and end at {}", indices.len());
+        bail!(
+            InvalidArguments,
+            "bsr_to_dense: indptr must start at 0 and end at {}",
+            indices.len()
+        );
     }
     let mut out = vec![0.0f32; numel];
     for bi in 0..brows {
         let (a, b) = (indptr[bi] as usize, indptr[bi + 1] as usize);
         if a > b {
-            bail!(InvalidArguments, "bsr_to_dense: indptr decreases at block row {bi}");
+            bail!(
+                InvalidArguments,
+                "bsr_to_dense: indptr decreases at block row {bi}"
+            );
         }
         let mut prev: Option<usize> = None;
         for k in a..b {
@@ -277,8 +328,11 @@ pub fn nm24_bytes(rows: usize, cols: usize) -> usize {
 }
 
 fn check_nm24_shape(context: &str, rows: usize, cols: usize) -> Result<()> {
-    if cols % 4 != 0 {
-        bail!(InvalidNmShape, "{context}: 2:4 groups need cols % 4 == 0, got shape [{rows}, {cols}]");
+    if !cols.is_multiple_of(4) {
+        bail!(
+            InvalidNmShape,
+            "{context}: 2:4 groups need cols % 4 == 0, got shape [{rows}, {cols}]"
+        );
     }
     Ok(())
 }
@@ -308,13 +362,11 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
         }
         // Non-zero positions first, then the lowest zero positions, then sort ascending.
         let mut pos = [0u8; 2];
-        let mut k = 0;
-        for p in (0..4u8).filter(|&p| g[p as usize] != 0.0).chain((0..4u8).filter(|&p| g[p as usize] == 0.0)) {
-            if k == 2 {
-                break;
-            }
-            pos[k] = p;
-            k += 1;
+        let nonzero_first = (0..4u8)
+            .filter(|&p| g[p as usize] != 0.0)
+            .chain((0..4u8).filter(|&p| g[p as usize] == 0.0));
+        for (slot, p) in pos.iter_mut().zip(nonzero_first) {
+            *slot = p;
         }
         pos.sort_unstable();
         for &p in &pos {
@@ -323,7 +375,12 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
         }
         meta[q / 2] |= (pos[0] | pos[1] << 2) << (4 * (q % 2));
     }
-    Ok(Nm24 { rows, cols, values: vals, meta })
+    Ok(Nm24 {
+        rows,
+        cols,
+        values: vals,
+        meta,
+    })
 }
 
 /// Dense `(rows, cols)` matrix of a 2:4 compressed form.
@@ -331,11 +388,19 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
 /// Errors: `cols % 4 != 0` -> `InvalidNmShape`; wrong `values`/`meta` lengths or a group whose
 /// positions are not strictly ascending -> `InvalidArguments`.
 pub fn nm24_to_dense(nm: &Nm24) -> Result<Vec<f32>> {
-    let Nm24 { rows, cols, values, meta } = nm;
+    let Nm24 {
+        rows,
+        cols,
+        values,
+        meta,
+    } = nm;
     let (rows, cols) = (*rows, *cols);
     check_nm24_shape("nm24_to_dense", rows, cols)?;
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(ShapeMismatch, "nm24_to_dense: shape [{rows}, {cols}] overflows usize");
+        bail!(
+            ShapeMismatch,
+            "nm24_to_dense: shape [{rows}, {cols}] overflows usize"
+        );
     };
     let groups = numel / 4;
     if values.len() != 2 * groups || meta.len() != groups.div_ceil(2) {
@@ -353,7 +418,10 @@ pub fn nm24_to_dense(nm: &Nm24) -> Result<Vec<f32>> {
         let nib = (meta[q / 2] >> (4 * (q % 2))) & 0xf;
         let (p0, p1) = (usize::from(nib & 3), usize::from(nib >> 2));
         if p0 >= p1 {
-            bail!(InvalidArguments, "nm24_to_dense: group {q} has positions ({p0}, {p1}); expected p0 < p1");
+            bail!(
+                InvalidArguments,
+                "nm24_to_dense: group {q} has positions ({p0}, {p1}); expected p0 < p1"
+            );
         }
         out[4 * q + p0] = values[2 * q];
         out[4 * q + p1] = values[2 * q + 1];
@@ -383,7 +451,10 @@ mod tests {
         assert_eq!(csr_to_dense(&csr).unwrap(), W.to_vec());
         let mut bad = csr.clone();
         bad.indices[1] = 1;
-        assert_eq!(csr_to_dense(&bad).unwrap_err().kind, ErrorKind::InvalidArguments);
+        assert_eq!(
+            csr_to_dense(&bad).unwrap_err().kind,
+            ErrorKind::InvalidArguments
+        );
     }
 
     #[test]
@@ -394,8 +465,14 @@ mod tests {
         assert_eq!(bsr.values[..4], [0.0, 1.5, 3.0, 0.0]);
         assert_eq!(bsr.byte_size(), 4 * 3 + 4 * 3 + 4 * 12);
         assert_eq!(bsr_to_dense(&bsr).unwrap(), W.to_vec());
-        assert_eq!(to_bsr(&W, 4, 4, 3, 2).unwrap_err().kind, ErrorKind::InvalidBlockShape);
-        assert_eq!(to_bsr(&W, 4, 4, 0, 2).unwrap_err().kind, ErrorKind::InvalidBlockShape);
+        assert_eq!(
+            to_bsr(&W, 4, 4, 3, 2).unwrap_err().kind,
+            ErrorKind::InvalidBlockShape
+        );
+        assert_eq!(
+            to_bsr(&W, 4, 4, 0, 2).unwrap_err().kind,
+            ErrorKind::InvalidBlockShape
+        );
     }
 
     #[test]
@@ -407,10 +484,19 @@ mod tests {
         assert_eq!(nm.byte_size(), 4 * 8 + 2);
         assert_eq!(nm24_to_dense(&nm).unwrap(), W.to_vec());
         let dense3 = [1.0, 1.0, 1.0, 0.0];
-        assert_eq!(to_nm24(&dense3, 1, 4).unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(to_nm24(&W[..12], 2, 6).unwrap_err().kind, ErrorKind::InvalidNmShape);
+        assert_eq!(
+            to_nm24(&dense3, 1, 4).unwrap_err().kind,
+            ErrorKind::InvalidNmPattern
+        );
+        assert_eq!(
+            to_nm24(&W[..12], 2, 6).unwrap_err().kind,
+            ErrorKind::InvalidNmShape
+        );
         let mut bad = nm.clone();
         bad.meta[0] = 0b0101;
-        assert_eq!(nm24_to_dense(&bad).unwrap_err().kind, ErrorKind::InvalidArguments);
+        assert_eq!(
+            nm24_to_dense(&bad).unwrap_err().kind,
+            ErrorKind::InvalidArguments
+        );
     }
 }
