@@ -22,7 +22,9 @@ pub struct MagnitudeSearcher {
 
 impl Default for MagnitudeSearcher {
     fn default() -> Self {
-        MagnitudeSearcher { pattern: "m4n2_1d".to_owned() }
+        MagnitudeSearcher {
+            pattern: "m4n2_1d".to_owned(),
+        }
     }
 }
 
@@ -30,7 +32,9 @@ impl MagnitudeSearcher {
     /// Errors: a pattern `create_asp_mask` does not know -> `UnsupportedPattern`.
     pub fn new(pattern: &str) -> Result<Self> {
         AspPattern::parse(pattern)?;
-        Ok(MagnitudeSearcher { pattern: pattern.to_owned() })
+        Ok(MagnitudeSearcher {
+            pattern: pattern.to_owned(),
+        })
     }
 
     pub fn pattern(&self) -> &str {
@@ -88,17 +92,39 @@ mod tests {
         let s = MagnitudeSearcher::default();
         let mut calls = Vec::new();
         {
-            let mut ts = [Tensor { data: &mut a, shape: &[1, 4] }, Tensor { data: &mut b, shape: &[2, 3] }];
-            let err = s.apply(&mut ts, &mut |d, t| calls.push((d, t))).unwrap_err();
+            let mut ts = [
+                Tensor {
+                    data: &mut a,
+                    shape: &[1, 4],
+                },
+                Tensor {
+                    data: &mut b,
+                    shape: &[2, 3],
+                },
+            ];
+            let err = s
+                .apply(&mut ts, &mut |d, t| calls.push((d, t)))
+                .unwrap_err();
             assert_eq!(err.kind, ErrorKind::InvalidNmShape);
         }
         assert_eq!(a, vec![1.0, -2.0, 3.0, -4.0]);
         assert_eq!(calls, vec![(1, 2)]);
-        let masks = s.apply(&mut [Tensor { data: &mut a, shape: &[4] }], &mut |_, _| {}).unwrap();
+        let masks = s
+            .apply(
+                &mut [Tensor {
+                    data: &mut a,
+                    shape: &[4],
+                }],
+                &mut |_, _| {},
+            )
+            .unwrap();
         assert_eq!(masks, vec![vec![0, 0, 1, 1]]);
         assert_eq!(a[..2], [0.0, -0.0]);
         assert!(a[1].is_sign_negative());
         assert_eq!(a[2..], [3.0, -4.0]);
-        assert_eq!(MagnitudeSearcher::new("2:4").unwrap_err().kind, ErrorKind::UnsupportedPattern);
+        assert_eq!(
+            MagnitudeSearcher::new("2:4").unwrap_err().kind,
+            ErrorKind::UnsupportedPattern
+        );
     }
 }
