@@ -416,24 +416,24 @@ pub struct AspLayout {
 impl AspLayout {
     /// Errors: rank not in 1..=4 -> `InvalidNmShape`; shape overflow -> `ShapeMismatch`.
     pub fn new(shape: &[usize]) -> Result<Self> {
-        let numel = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if numel.is_none() {
-            bail!(
-                ShapeMismatch,
-                "create_asp_mask: shape {shape:?} overflows usize"
-            );
-        }
         let (rows, cols) = match *shape {
-            [l] => (1, l),
-            [r, c] => (r, c),
-            [k, c, r] => (k * r, c),
-            [k, c, r, s] => (r * s * k, c),
+            [l] => (Some(1), l),
+            [r, c] => (Some(r), c),
+            [k, c, r] => (k.checked_mul(r), c),
+            [k, c, r, s] => (r.checked_mul(s).and_then(|rs| rs.checked_mul(k)), c),
             _ => bail!(
                 InvalidNmShape,
                 "create_asp_mask supports 1-D, 2-D, 3-D (K,C,R) and 4-D (K,C,R,S) tensors, \
                  got rank {} (shape {shape:?})",
                 shape.len()
             ),
+        };
+        // A zero-sized dim does not make the other products safe: check both.
+        let Some(rows) = rows.filter(|r| r.checked_mul(cols).is_some()) else {
+            bail!(
+                ShapeMismatch,
+                "create_asp_mask: shape {shape:?} overflows usize"
+            );
         };
         let mut s = [1usize; 4];
         s[..shape.len()].copy_from_slice(shape);
@@ -681,6 +681,7 @@ mod tests {
         assert_eq!(e(&[], "m4n2_1d"), ErrorKind::InvalidNmShape);
         assert_eq!(e(&[2, 2, 2], "m4n2_1d"), ErrorKind::InvalidNmShape);
         assert_eq!(e(&[3, 4], "m4n2_1d"), ErrorKind::ShapeMismatch);
+        assert_eq!(e(&[usize::MAX, 0, 4], "m4n2_1d"), ErrorKind::ShapeMismatch);
         assert_eq!(e(&[8], "m4n5_1d"), ErrorKind::InvalidNmPattern);
     }
 
