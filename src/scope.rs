@@ -122,6 +122,29 @@ pub enum HardBy<'a> {
     Thresholds(&'a [f32]),
 }
 
+impl<'a> HardBy<'a> {
+    /// Builds the choice from the seed's keyword arguments: exactly one of `thresholds`, `nnz`
+    /// and `sparsity` must be given (`invalid_arguments` otherwise). `nnz` arrives as a number
+    /// (JS) and must be a non-negative integer (`invalid_nnz`); its upper bound is checked by the
+    /// call, which knows the scope size.
+    pub fn from_args(thresholds: Option<&'a [f32]>, nnz: Option<f64>, sparsity: Option<f64>) -> Result<HardBy<'a>> {
+        match (thresholds, nnz, sparsity) {
+            (Some(t), None, None) => Ok(HardBy::Thresholds(t)),
+            (None, Some(k), None) => Ok(HardBy::Nnz(nnz_from_f64(k)?)),
+            (None, None, Some(s)) => Ok(HardBy::Sparsity(s)),
+            _ => bail!(InvalidArguments, "exactly one of thresholds, nnz and sparsity must be given"),
+        }
+    }
+}
+
+/// A block count given as a number: a non-negative integer (`invalid_nnz` otherwise).
+pub fn nnz_from_f64(k: f64) -> Result<usize> {
+    if !(k.is_finite() && k >= 0.0 && k.fract() == 0.0 && k <= usize::MAX as f64) {
+        bail!(InvalidNnz, "nnz must be a non-negative integer, got {k}");
+    }
+    Ok(k as usize)
+}
+
 /// `floor((1 - s) * n + 0.5)` in f64 (round half up), clamped to `[0, n]`; `s` in [0, 1].
 pub fn sparsity_to_nnz(s: f64, n: usize) -> Result<usize> {
     if !(0.0..=1.0).contains(&s) {
