@@ -137,6 +137,7 @@ export function pruneLayers(sk, layers, global = { enabled: false }, onProgress 
       const keep = nmMask(sk, layer.data, dims, layer.reduceAxis, cfg.n, cfg.m, res.notes);
       const out = Float32Array.from(layer.data);
       for (let i = 0; i < out.length; i++) if (!keep[i]) out[i] = 0;
+      res.notes = res.notes.filter((n) => !n.startsWith('block') && !n.startsWith('scope'));
       Object.assign(res, {
         pattern: `${cfg.n}:${cfg.m}`, n: cfg.n, m: cfg.m, block: [bh, bw], grid: [plan.rows, plan.cols], scope: [-1, -1],
         data: out, blockKeep: keep, blockNorms: Float32Array.from(layer.data, Math.abs), normKind: '|w|',
@@ -261,8 +262,8 @@ function finishStats(sk, r) {
   r.blocksKept = countNonZero(r.blockKeep);
   r.blocksTotal = r.blockKeep.length;
   const bsrBlock = planLayer(r.dims, { block: r.criterion === 'nm' ? [4, 4] : r.block, scope: [-1, -1] }).block;
-  r.nm24Valid = r.criterion === 'nm' ? nmViolations(r.data, r.dims, r.dims.length === 2 ? (r.reduceAxis ?? 1) : 1, 2, 4) === 0
-    : nmViolations(r.data, r.dims, r.dims.length === 2 ? (r.reduceAxis ?? 1) : 1, 2, 4) === 0;
+  // Does the result satisfy 2:4 along the reduction axis (ASP layout)? Then it has a 2:4 form.
+  r.nm24Valid = nmViolations(r.data, r.dims, r.dims.length === 2 ? (r.reduceAxis ?? 1) : 1, 2, 4) === 0;
   r.bytes = {
     dense: numel * 4,
     csr: sk.csrBytes(r.data, r.rows, r.cols),

@@ -1,0 +1,231 @@
+// End-to-end test of the sparsity playground in headless Chromium: serve the page (scripts/serve.sh),
+// load a real ONNX model through the file input, prune (2:4 on every Conv, 50% 4x4 blocks with a
+// global scope on the rest), export, and check the exported model with onnxruntime-node.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import { OnnxModel } from '../../www/src/onnx-model.js';
+import { compareOutputs } from '../../www/src/model-input.js';
+import { nmViolations } from '../../www/src/prune-core.js';
+import { ROOT, REC, CLS, ARTIFACTS, runModel, tmpDir } from './helpers.mjs';
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let server, browser, baseUrl;
+const serverLog = [];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+async function waitForServer(url, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${serverLog.join('')}`);
+    try { const r = await fetch(url); if (r.ok) return r; } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`server did not come up in ${ms} ms:\n${serverLog.join('')}`);
+}
+
+before(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}/`;
+  server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => serverLog.push(String(d)));
+  server.stderr.on('data', (d) => serverLog.push(String(d)));
+  const res = await waitForServer(baseUrl, 15 * 60_000);
+  assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin');
+  assert.equal(res.headers.get('cross-origin-embedder-policy'), 'require-corp');
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode == null) {
+    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ }
+  }
+});
+
+async function openPage() {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  await page.goto(baseUrl);
+  await page.waitForSelector('#engine.ok, #engine.bad', { timeout: 60_000 });
+  return { context, page, problems };
+}
+
+async function save(page, testid, file) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
+  await dl.saveAs(file);
+  return file;
+}
+
+test('prune a real model in the page, export it, and check it with onnxruntime-node', async () => {
+  const t0 = Date.now();
+  const { context, page, problems } = await openPage();
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'COOP/COEP make the page cross-origin isolated');
+  assert.match(await page.locator('#engine').textContent(), /sparsekit-wasm/);
+  assert.equal(await page.getByTestId('error').count(), 0);
+
+  await page.getByTestId('model-file').setInputFiles(REC);
+  await page.waitForSelector('#layers tbody tr');
+  const rows = await page.locator('#layers tbody tr').count();
+  assert.ok(rows >= 40, `lists the prunable weights (${rows})`);
+
+  // 2:4 on all Conv layers ...
+  await page.selectOption('#bulk-op', 'Conv');
+  await page.selectOption('#bulk-criterion', 'nm');
+  await page.fill('#bulk-nm', '2:4');
+  await page.click('#bulk-apply');
+  // ... plus 50% of 4x4 blocks kept model-wide (global scope) on the other layers.
+  await page.selectOption('#bulk-op', 'MatMul');
+  await page.selectOption('#bulk-criterion', 'hard');
+  await page.fill('#bulk-block', '4x4');
+  await page.click('#bulk-apply');
+  await page.check('#global-enabled');
+  await page.fill('#global-keep', '50');
+
+  const tRun = Date.now();
+  await page.getByTestId('run').click();
+  await page.getByTestId('total-sparsity').waitFor({ timeout: 180_000 });
+  await page.getByTestId('cosine').waitFor({ timeout: 180_000 });
+  const runMs = Date.now() - tRun;
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const reportedText = (await page.getByTestId('total-sparsity').textContent()).trim();
+  assert.match(reportedText, /^\d+\.\d%$/);
+  const reported = parseFloat(reportedText) / 100;
+  const pageCosine = parseFloat(await page.getByTestId('cosine').textContent());
+
+  const out = tmpDir();
+  const onnxPath = await save(page, 'export', path.join(out, 'pruned.onnx'));
+  const masksPath = await save(page, 'export-masks', path.join(out, 'masks.json'));
+  const binPath = await save(page, 'export-masks-bin', path.join(out, 'masks.bin'));
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'playground.png'), fullPage: true });
+
+  // The exported model loads and runs in onnxruntime-node; it agrees with what the page showed.
+  const exported = OnnxModel.parse(fs.readFileSync(onnxPath));
+  const original = OnnxModel.parse(fs.readFileSync(REC));
+  const outPruned = await runModel(onnxPath, exported);
+  const outOrig = await runModel(REC, original);
+  for (const v of Object.values(outPruned)) assert.ok(v.every(Number.isFinite), 'finite outputs');
+  const cmp = compareOutputs(outOrig, outPruned);
+  assert.ok(Math.abs(cmp.cosine - pageCosine) < 2e-3, `node cosine ${cmp.cosine} vs page ${pageCosine}`);
+  assert.ok(cmp.cosine < 0.99999, 'pruning changed the outputs');
+
+  // Every pruned weight has the reported sparsity and pattern.
+  const masks = JSON.parse(fs.readFileSync(masksPath, 'utf8'));
+  const bin = fs.readFileSync(binPath);
+  assert.equal(masks.layers.length, rows);
+  const byName = (m) => new Map(m.weights.map((w) => [w.name, w]));
+  const ex = byName(exported), orig = byName(original);
+  let zeros = 0, numel = 0, globalKept = 0, globalTotal = 0, nmLayers = 0;
+  for (const L of masks.layers) {
+    const w = ex.get(L.name);
+    assert.ok(w, `exported weight ${L.name}`);
+    const v = exported.readFloat(w);
+    const o = original.readFloat(orig.get(L.name));
+    const mask = bin.subarray(L.offset, L.offset + L.length);
+    let nz = 0;
+    for (let i = 0; i < v.length; i++) {
+      if (v[i] !== 0) nz++;
+      assert.equal(v[i], mask[i] ? o[i] : 0, `${L.name}[${i}] is the original weight times the mask`);
+    }
+    assert.equal(nz, L.nnz, `${L.name}: non-zeros`);
+    assert.ok(Math.abs(1 - nz / v.length - L.sparsity) < 1e-9, `${L.name}: sparsity`);
+    zeros += v.length - nz; numel += v.length;
+    if (w.op === 'Conv') {
+      assert.equal(L.criterion, 'nm', `${L.name} is 2:4`);
+      assert.equal(nmViolations(v, w.dims, 1, 2, 4), 0, `${L.name}: at most 2 non-zeros in every group of 4 along C`);
+      const c = w.dims[1], groups = Math.ceil(c / 4);
+      // with 4+ channels each group of 4 keeps exactly 2: the exact 2:4 sparsity of this shape
+      if (c % 4 === 0) assert.ok(L.sparsity >= 0.5, `${L.name}: 2:4 halves it`);
+      assert.ok(nz <= (w.numel / c) * groups * 2);
+      nmLayers++;
+    } else {
+      assert.equal(L.criterion, 'hard');
+      assert.equal(L.global, true);
+      const [rowsV, colsV] = L.view, [bh, bw] = L.block;
+      assert.equal(rowsV % bh, 0); assert.equal(colsV % bw, 0);
+      if (rowsV % 4 === 0 && colsV % 4 === 0) assert.deepEqual(L.block, [4, 4]);
+      let kept = 0;
+      for (let bi = 0; bi < rowsV / bh; bi++) {
+        for (let bj = 0; bj < colsV / bw; bj++) {
+          let any = 0, all = 1;
+          for (let i = 0; i < bh; i++) for (let j = 0; j < bw; j++) { const k = (bi * bh + i) * colsV + bj * bw + j; if (mask[k]) any = 1; else all = 0; }
+          assert.equal(any, all, `${L.name}: block (${bi},${bj}) is kept or pruned as a whole`);
+          kept += any;
+        }
+      }
+      assert.equal(kept, L.blocksKept);
+      globalKept += kept; globalTotal += L.blocksTotal;
+    }
+  }
+  assert.ok(nmLayers >= 30);
+  assert.equal(globalKept, Math.floor(0.5 * globalTotal + 0.5), 'the global scope keeps 50% of the coupled blocks');
+  const actual = zeros / numel;
+  assert.ok(Math.abs(actual - reported) <= 0.0005 + 1e-9, `reported ${reportedText}, exported ${(actual * 100).toFixed(3)}%`);
+  assert.ok(Math.abs(masks.totalSparsity - actual) < 1e-9);
+  assert.ok(actual > 0.3, `meaningful sparsity (${actual})`);
+
+  // The page stays interactive: hovering the heatmap reads a block.
+  const box = await page.locator('#heatmap').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.locator('#tooltip').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#tooltip').textContent(), /(block|element) \(\d+, \d+\)/);
+
+  assert.deepEqual(problems, [], 'no console errors');
+  await context.close();
+  console.log(`# e2e: total sparsity ${reportedText}, cosine ${pageCosine} (node ${cmp.cosine.toFixed(5)}), run+compare ${runMs} ms, test ${Date.now() - t0} ms`);
+});
+
+test('default settings prune the default model with one click', async () => {
+  const { context, page, problems } = await openPage();
+  await page.click('#load-default');
+  await page.waitForSelector('#layers tbody tr');
+  await page.getByTestId('run').click();
+  await page.getByTestId('cosine').waitFor({ timeout: 180_000 });
+  const s = parseFloat(await page.getByTestId('total-sparsity').textContent());
+  assert.ok(s > 40 && s < 60, `about 50% sparsity by default, got ${s}%`);
+  assert.equal(await page.getByTestId('error').count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a truncated .onnx and a non-ONNX file each show an error on the page', async () => {
+  const { context, page } = await openPage();
+  const dir = tmpDir();
+  const bytes = fs.readFileSync(CLS);
+  const truncated = path.join(dir, 'truncated.onnx');
+  fs.writeFileSync(truncated, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+  const notOnnx = path.join(dir, 'notes.onnx');
+  fs.writeFileSync(notOnnx, 'These are my notes, not a neural network.\n'.repeat(20));
+
+  await page.getByTestId('model-file').setInputFiles(truncated);
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').textContent(), /truncated/i);
+  assert.equal(await page.locator('#config-card').isHidden(), true);
+
+  await page.getByTestId('model-file').setInputFiles(CLS);            // a good model clears the error
+  await page.waitForSelector('#layers tbody tr');
+  assert.equal(await page.getByTestId('error').count(), 0);
+
+  await page.getByTestId('model-file').setInputFiles(notOnnx);
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').textContent(), /not (a valid |an )?ONNX/i);
+  await context.close();
+});
