@@ -1,0 +1,239 @@
+//! Published values of the group-lasso proximal steps (Euclidean and Adam-conditioned), for
+//! single blocks and couplings, plus the optimality condition of the Adam step on random data.
+//!
+//! Tolerances: results are float32; the Euclidean step divides by `norm + eps` with the f32
+//! machine eps (1.19e-7), which moves a factor by about `eps * t / norm^2`, far below 1e-6 here.
+//! The Adam step is exact where the conditioner is constant over a block (the bracket collapses
+//! to the root); elsewhere it is a bisection, so those checks use the bracket width.
+#![cfg(not(target_arch = "wasm32"))]
+
+use sparsekit_wasm::{BlockCoupling, BlockSpec, Param, SoftOptions, View};
+
+fn spec(data: &[f32], shape: &[usize], block: &[i64]) -> (Param, BlockSpec) {
+    let p = Param::from_slice(data, shape).unwrap();
+    let s = BlockSpec::new(View::from_param(&p), block, None).unwrap();
+    (p, s)
+}
+
+fn whole(data: &[f32], shape: &[usize]) -> (Param, BlockSpec) {
+    spec(data, shape, &vec![-1; shape.len()])
+}
+
+fn assert_all_close(got: &[f32], want: &[f64], rtol: f64, atol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            ((g as f64) - w).abs() <= atol + rtol * w.abs(),
+            "{what}: element {i} is {g}, expected {w} (rtol {rtol}, atol {atol})"
+        );
+    }
+}
+
+fn opts(max_iter: usize) -> SoftOptions {
+    SoftOptions { max_iter, ..SoftOptions::default() }
+}
+
+/// Adam step on a single whole-tensor block.
+fn adam_whole(x: &[f32], shape: &[usize], h: &[f32], lambda: f32, max_iter: usize) -> Vec<f32> {
+    let (p, s) = whole(x, shape);
+    s.soft_threshold(&[lambda], Some(h), opts(max_iter)).unwrap();
+    let out = p.data().clone();
+    out
+}
+
+#[test]
+fn ones_2x2_constant_conditioner() {
+    let x = [1.0f32; 4];
+    // H = 1, lambda = 0.5 -> 0.75 (mu = 1/3); H = 2, lambda = 1 -> 0.75 (mu = 2/3).
+    assert_all_close(&adam_whole(&x, &[2, 2], &[1.0; 4], 0.5, 20), &[0.75; 4], 1e-6, 1e-7, "H=1 l=0.5");
+    assert_all_close(&adam_whole(&x, &[2, 2], &[2.0; 4], 1.0, 20), &[0.75; 4], 1e-6, 1e-7, "H=2 l=1");
+    // lambda = 3 >= ||H x|| = 2: the block dies.
+    assert_all_close(&adam_whole(&x, &[2, 2], &[1.0; 4], 3.0, 20), &[0.0; 4], 0.0, 0.0, "H=1 l=3");
+    // lambda = 0.9, H = 1 -> 1 / (1 + 0.9/1.1).
+    let want = 1.0 / (1.0 + 0.9 / 1.1);
+    assert_all_close(&adam_whole(&x, &[2, 2], &[1.0; 4], 0.9, 20), &[want; 4], 1e-6, 1e-7, "H=1 l=0.9");
+    // The Euclidean step agrees where H = 1: 1 - 0.5 / 2.
+    let (p, s) = whole(&x, &[2, 2]);
+    s.soft_threshold(&[0.5], None, SoftOptions::default()).unwrap();
+    assert_all_close(&p.data(), &[0.75; 4], 1e-6, 1e-7, "euclid l=0.5");
+}
+
+/// `x = H v / (H + mu)` for a published `mu`.
+fn expected_from_mu(h: &[f64], v: f64, mu: f64) -> Vec<f64> {
+    h.iter().map(|&h| h * v / (h + mu)).collect()
+}
+
+#[test]
+fn varying_conditioner_published_mu() {
+    // H = [[.25, .5], [1, 2]], v = 1, lambda = 1 -> mu = 1.1691705341.
+    let h = [0.25f64, 0.5, 1.0, 2.0];
+    let hf: Vec<f32> = h.iter().map(|&x| x as f32).collect();
+    let want = expected_from_mu(&h, 1.0, 1.1691705341);
+    // 20 steps narrow the initial bracket (width ~1.3) to ~1.3e-6, i.e. a relative error of ~1e-6.
+    assert_all_close(&adam_whole(&[1.0; 4], &[2, 2], &hf, 1.0, 20), &want, 1e-5, 1e-7, "2x2 H, 20 iters");
+    assert_all_close(&adam_whole(&[1.0; 4], &[2, 2], &hf, 1.0, 60), &want, 2e-6, 1e-7, "2x2 H, 60 iters");
+
+    // H = [0.49671415, 0.1382643, 0.64768854, 1.52302986], v = 1, lambda = 1 -> mu = 1.6383774184.
+    let h = [0.49671415f64, 0.1382643, 0.64768854, 1.52302986];
+    let hf: Vec<f32> = h.iter().map(|&x| x as f32).collect();
+    let want = expected_from_mu(&h, 1.0, 1.6383774184);
+    assert_all_close(&adam_whole(&[1.0; 4], &[4], &hf, 1.0, 20), &want, 1e-5, 1e-7, "1-D H, 20 iters");
+    assert_all_close(&adam_whole(&[1.0; 4], &[4], &hf, 1.0, 60), &want, 2e-6, 1e-7, "1-D H, 60 iters");
+
+    // H = 0.5, v = 0.9 (x4), lambda = 1: ||H v|| = 0.9 <= 1 -> zero.
+    assert_all_close(&adam_whole(&[0.9; 4], &[4], &[0.5; 4], 1.0, 20), &[0.0; 4], 0.0, 0.0, "dead block");
+}
+
+fn coupling(parts: &[(&[f32], &[usize], &[i64])], orders: &[Vec<i64>]) -> (Vec<Param>, BlockCoupling) {
+    let mut ps = Vec::new();
+    let mut specs = Vec::new();
+    for (d, shape, block) in parts {
+        let (p, s) = spec(d, shape, block);
+        ps.push(p);
+        specs.push(s);
+    }
+    (ps, BlockCoupling::new(specs, orders, None).unwrap())
+}
+
+#[test]
+fn coupled_scalars() {
+    let run = |h: f32, lambda: f32, cond: bool| -> (f32, f32) {
+        let (ps, c) = coupling(&[(&[3.0], &[1, 1], &[]), (&[4.0], &[1, 1], &[])], &[]);
+        let (h0, h1) = ([h], [h]);
+        let hs: [&[f32]; 2] = [&h0, &h1];
+        c.soft_threshold(&[lambda], if cond { Some(&hs) } else { None }, SoftOptions::default()).unwrap();
+        let out = (ps[0].data()[0], ps[1].data()[0]);
+        out
+    };
+    for (h, lambda, want) in [(1.0, 2.5, (1.5, 2.0)), (2.0, 5.0, (1.5, 2.0)), (1.0, 6.0, (0.0, 0.0))] {
+        let (a, b) = run(h, lambda, true);
+        assert_all_close(&[a, b], &[want.0, want.1], 1e-6, 1e-7, &format!("adam H={h} l={lambda}"));
+    }
+    // Euclidean: ||(3, 4)|| = 5; lambda = 2.5 halves it, lambda = 6 kills it.
+    let (a, b) = run(1.0, 2.5, false);
+    assert_all_close(&[a, b], &[1.5, 2.0], 1e-6, 1e-7, "euclid l=2.5");
+    let (a, b) = run(1.0, 6.0, false);
+    assert_all_close(&[a, b], &[0.0, 0.0], 0.0, 0.0, "euclid l=6");
+}
+
+#[test]
+fn coupled_2x2_with_1x4() {
+    let (ps, c) = coupling(&[(&[1.0; 4], &[2, 2], &[-1, -1]), (&[1.0; 4], &[1, 4], &[-1, -1])], &[]);
+    c.soft_threshold(&[1.0], None, SoftOptions::default()).unwrap();
+    let k = 1.0 - 1.0 / 8f64.sqrt();
+    assert_all_close(&ps[0].data(), &[k; 4], 1e-6, 1e-7, "(2,2)");
+    assert_all_close(&ps[1].data(), &[k; 4], 1e-6, 1e-7, "(1,4)");
+}
+
+#[test]
+fn coupled_3d_with_transposing_order() {
+    let p1 = vec![1.0f32; 4 * 5 * 8];
+    let p2 = vec![0.5f32; 8 * 4 * 5];
+    let (ps, c) = coupling(&[(&p1, &[4, 5, 8], &[2, 1, 2]), (&p2, &[8, 4, 5], &[2, 2, 1])], &[vec![0, 1, 2], vec![1, 2, 0]]);
+    assert_eq!(c.grid_shape(), &[2, 5, 4]);
+    assert_eq!(c.numel_per_block(), 8);
+    let t = vec![1.0f32; c.numblk()];
+    c.soft_threshold(&t, None, SoftOptions::default()).unwrap();
+    let k = 1.0 - 1.0 / 5f64.sqrt();
+    assert_all_close(&ps[0].data(), &vec![k; p1.len()], 1e-6, 1e-7, "p1");
+    assert_all_close(&ps[1].data(), &vec![0.5 * k; p2.len()], 1e-6, 1e-7, "p2");
+}
+
+/// Deterministic pseudo-random numbers in [-1, 1) (xorshift), so the test needs no RNG crate.
+fn rand_vec(n: usize, seed: &mut u64) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            ((*seed >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+#[test]
+fn scalar_blocks_are_elementwise_soft_threshold() {
+    let mut seed = 0x9e3779b97f4a7c15;
+    let x: Vec<f32> = rand_vec(48, &mut seed).iter().map(|v| v * 3.0).collect();
+    let (p, s) = spec(&x, &[6, 8], &[]);
+    assert_eq!(s.numel_per_block(), 1);
+    let lambda = 0.7f32;
+    s.soft_threshold(&vec![lambda; 48], None, SoftOptions::default()).unwrap();
+    let want: Vec<f64> = x.iter().map(|&v| (v as f64).signum() * ((v as f64).abs() - lambda as f64).max(0.0)).collect();
+    // x * (1 - l / (|x| + eps)) differs from sign(x)(|x| - l) by about l * eps / |x|.
+    assert_all_close(&p.data(), &want, 1e-6, 2e-6, "scalar blocks");
+}
+
+#[test]
+fn block_1x2_euclid() {
+    let (p, s) = spec(&[3.0, 4.0, 0.05, 0.0], &[1, 4], &[1, 2]);
+    s.soft_threshold(&[0.1, 0.1], None, SoftOptions::default()).unwrap();
+    assert_all_close(&p.data(), &[2.94, 3.92, 0.0, 0.0], 1e-6, 1e-7, "block (1,2)");
+}
+
+#[test]
+fn conditioned_pair() {
+    // H = 2, x = [3, 4], lambda = 1 -> mu = 2/9, x = [2.7, 3.6].
+    assert_all_close(&adam_whole(&[3.0, 4.0], &[2], &[2.0, 2.0], 1.0, 20), &[2.7, 3.6], 1e-6, 1e-7, "H=2 pair");
+}
+
+/// The prox optimality condition: for each surviving block, `mu * ||H v / (H + mu)|| = lambda`
+/// with the `mu` recovered from the result; dead blocks (`||H v|| <= lambda`) are zero.
+#[test]
+fn adam_step_optimality_on_random_data() {
+    let mut seed = 0x2545f4914f6cdd1d;
+    let (rows, cols, br, bc) = (12usize, 16usize, 3usize, 4usize);
+    for trial in 0..6 {
+        let v = rand_vec(rows * cols, &mut seed);
+        let h: Vec<f32> = rand_vec(rows * cols, &mut seed).iter().map(|u| 0.5 + 0.75 * (u + 1.0)).collect(); // [0.5, 2)
+        let (p, s) = spec(&v, &[rows, cols], &[br as i64, bc as i64]);
+        let nb = s.numblk();
+        // Thresholds between 0.1 and 1.3 times each block's ||H v||: both survivors and dead blocks.
+        let scales = rand_vec(nb, &mut seed);
+        let mut t = vec![0.0f32; nb];
+        let mut hv_norm = vec![0.0f64; nb];
+        for b in 0..nb {
+            let (gr, gc) = (b / (cols / bc), b % (cols / bc));
+            let mut acc = 0.0f64;
+            for i in 0..br {
+                for j in 0..bc {
+                    let e = (gr * br + i) * cols + gc * bc + j;
+                    acc += (h[e] as f64 * v[e] as f64).powi(2);
+                }
+            }
+            hv_norm[b] = acc.sqrt();
+            t[b] = (hv_norm[b] * (0.7 + 0.6 * scales[b] as f64)) as f32;
+        }
+        s.soft_threshold(&t, Some(&h), SoftOptions { max_iter: 60, atol: 0.0, eps: None }).unwrap();
+        let x = p.data().clone();
+        let (mut alive, mut dead) = (0, 0);
+        for b in 0..nb {
+            let (gr, gc) = (b / (cols / bc), b % (cols / bc));
+            let elems: Vec<usize> =
+                (0..br).flat_map(|i| (0..bc).map(move |j| (gr * br + i) * cols + gc * bc + j)).collect();
+            if hv_norm[b] <= t[b] as f64 * (1.0 + 1e-6) {
+                dead += 1;
+                assert!(elems.iter().all(|&e| x[e] == 0.0), "trial {trial} block {b}: dead block not zeroed");
+                continue;
+            }
+            alive += 1;
+            // Recover mu from the element with the largest |v| (best conditioned).
+            let e = *elems.iter().max_by(|&&a, &&b| v[a].abs().total_cmp(&v[b].abs())).unwrap();
+            let mu = h[e] as f64 * (v[e] as f64 / x[e] as f64 - 1.0);
+            assert!(mu > 0.0, "trial {trial} block {b}: recovered mu {mu} <= 0");
+            let norm: f64 = elems.iter().map(|&e| (h[e] as f64 * v[e] as f64 / (h[e] as f64 + mu)).powi(2)).sum::<f64>().sqrt();
+            let lhs = mu * norm;
+            assert!(
+                (lhs - t[b] as f64).abs() <= 2e-4 * t[b] as f64,
+                "trial {trial} block {b}: mu*||x|| = {lhs}, threshold {}",
+                t[b]
+            );
+            // Every element follows the same mu.
+            for &e in &elems {
+                let want = h[e] as f64 * v[e] as f64 / (h[e] as f64 + mu);
+                assert!((x[e] as f64 - want).abs() <= 1e-5 * want.abs() + 1e-6, "trial {trial} block {b} element {e}");
+            }
+        }
+        assert!(alive > 0 && dead > 0, "trial {trial}: alive {alive}, dead {dead}");
+    }
+}
