@@ -102,3 +102,22 @@ export function makeFp16Model(src) {
 export function parseFile(p, opts) {
   return OnnxModel.parse(fs.readFileSync(p), opts);
 }
+
+/**
+ * Imports sparsekit-wasm for Node from pkg/ (or $SPARSEKIT_PKG), following its package.json
+ * `exports` (node > import > default) or `main`. Returns null when it is not built.
+ */
+export async function loadSparsekit() {
+  const dir = process.env.SPARSEKIT_PKG || path.join(ROOT, 'pkg');
+  const pj = path.join(dir, 'package.json');
+  if (!fs.existsSync(pj)) return null;
+  const meta = JSON.parse(fs.readFileSync(pj, 'utf8'));
+  let entry = meta.exports?.['.'] ?? meta.exports;
+  const pick = (e) => (typeof e === 'string' ? e : e && (pick(e.node) ?? pick(e.import) ?? pick(e.default)));
+  entry = pick(entry) ?? meta.module ?? meta.main ?? 'index.js';
+  const { pathToFileURL } = await import('node:url');
+  const mod = await import(pathToFileURL(path.join(dir, entry)).href);
+  if (mod.ready && typeof mod.ready.then === 'function') await mod.ready;
+  if (typeof mod.default === 'function') await mod.default();
+  return mod;
+}

@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 import { OnnxModel } from '../../www/src/onnx-model.js';
 import { compareOutputs } from '../../www/src/model-input.js';
 import { nmViolations } from '../../www/src/prune-core.js';
-import { ROOT, REC, CLS, ARTIFACTS, runModel, tmpDir } from './helpers.mjs';
+import { ROOT, REC, CLS, ARTIFACTS, runModel, tmpDir, makeExternalDataModel } from './helpers.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -227,5 +227,39 @@ test('a truncated .onnx and a non-ONNX file each show an error on the page', asy
   await page.getByTestId('model-file').setInputFiles(notOnnx);
   await page.getByTestId('error').waitFor();
   assert.match(await page.getByTestId('error').textContent(), /not (a valid |an )?ONNX/i);
+  await context.close();
+});
+
+test('a model with an external data file: picked together, pruned, exported as .onnx + data file', async () => {
+  const { context, page, problems } = await openPage();
+  const dir = tmpDir();
+  const { onnxPath, dataPath } = makeExternalDataModel(CLS, dir);
+  await page.getByTestId('model-file').setInputFiles(onnxPath);
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').textContent(), /weights\.bin/);
+
+  await page.getByTestId('model-file').setInputFiles([onnxPath, dataPath]);
+  await page.waitForSelector('#layers tbody tr');
+  assert.equal(await page.getByTestId('error').count(), 0);
+  await page.getByTestId('run').click();
+  await page.getByTestId('cosine').waitFor({ timeout: 120_000 });
+  const out = tmpDir();
+  const files = new Map();
+  page.on('download', (d) => files.set(d.suggestedFilename(), d));
+  await page.getByTestId('export').click();
+  const until = Date.now() + 20_000;
+  while (files.size < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual([...files.keys()].sort(), ['model_ext.pruned.onnx', 'weights.bin']);
+  for (const [name, d] of files) await d.saveAs(path.join(out, name));
+  const data = fs.readFileSync(path.join(out, 'weights.bin'));
+  assert.equal(data.length, fs.statSync(dataPath).size);
+  const m = OnnxModel.parse(fs.readFileSync(path.join(out, 'model_ext.pruned.onnx')), { externalFiles: { 'weights.bin': data } });
+  const w = m.weights.find((x) => x.prunable && x.numel >= 1024 && x.storage === 'external');
+  const v = m.readFloat(w);
+  const zeros = v.filter((x) => x === 0).length / v.length;
+  assert.ok(zeros > 0.3, `${w.name} pruned in the data file (${zeros})`);
+  const res = await runModel(path.join(out, 'model_ext.pruned.onnx'), m);
+  for (const x of Object.values(res)) assert.ok(x.every(Number.isFinite));
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1,0 +1,116 @@
+// The playground's pruning plan (www/src/prune-core.js) with the real sparsekit-wasm in Node, on the
+// real PaddleOCR weights: per-layer top-k blocks, scopes, soft threshold, 2:4, the global coupling.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pruneLayers, planLayer, blockNormsJs, nmViolations } from '../../www/src/prune-core.js';
+import { DET, REC, parseFile, loadSparsekit } from './helpers.mjs';
+
+const sk = await loadSparsekit();
+const skip = sk ? false : 'pkg/ is not built (npm run build)';
+
+function layerOf(model, name, cfg) {
+  const w = model.weights.find((x) => x.name === name);
+  return { id: w.id, name, dims: w.dims, reduceAxis: w.reduceAxis, data: model.readFloat(w), cfg: { block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...cfg } };
+}
+
+function checkTopK(r, original) {
+  const norms = blockNormsJs(original, r.rows, r.cols, r.block[0], r.block[1]);
+  const after = blockNormsJs(r.data, r.rows, r.cols, r.block[0], r.block[1]);
+  let minKept = Infinity, maxPruned = -Infinity;
+  for (let k = 0; k < norms.length; k++) {
+    if (r.blockKeep[k]) { minKept = Math.min(minKept, norms[k]); assert.ok(Math.abs(after[k] - norms[k]) <= 1e-5 * norms[k] + 1e-7); }
+    else { maxPruned = Math.max(maxPruned, norms[k]); assert.equal(after[k], 0); }
+  }
+  assert.ok(minKept >= maxPruned, `top-k: min kept ${minKept} >= max pruned ${maxPruned}`);
+}
+
+test('plan: (O, rest) view, block fallback with a note', () => {
+  const p = planLayer([16, 3, 3, 3], { block: [4, 4], scope: [-1, -1] });
+  assert.deepEqual([p.rows, p.cols, p.block, p.grid], [16, 27, [4, 1], [4, 27]]);
+  assert.match(p.notes[0], /does not divide/);
+  const q = planLayer([96, 384, 1, 1], { block: [4, 4], scope: [1, 5] });
+  assert.deepEqual(q.block, [4, 4]);
+  assert.deepEqual(q.scope, [1, -1]);           // 5 does not divide the 96 block columns
+});
+
+test('hard threshold per layer: 50% of 4x4 blocks, top-k by L2 norm', { skip }, () => {
+  const m = parseFile(DET);
+  const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard' });
+  const orig = Float32Array.from(L.data);
+  const [r] = pruneLayers(sk, [L]);
+  assert.deepEqual(r.block, [4, 4]);
+  assert.equal(r.blocksKept, Math.floor(0.5 * r.blocksTotal + 0.5));
+  assert.ok(Math.abs(r.sparsity - 0.5) < 0.01);
+  checkTopK(r, orig);
+  assert.equal(r.thresholds.length, 1);
+  assert.ok(r.bytes.csr > 0 && r.bytes.bsr > 0 && r.bytes.bsr < r.bytes.dense);
+});
+
+test('hard threshold with a 1xall scope keeps the same count in every block row', { skip }, () => {
+  const m = parseFile(DET);
+  const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard', scope: [1, -1], sparsity: 0.75 });
+  const [r] = pruneLayers(sk, [L]);
+  const [gr, gc] = r.grid;
+  for (let i = 0; i < gr; i++) {
+    let kept = 0;
+    for (let j = 0; j < gc; j++) kept += r.blockKeep[i * gc + j];
+    assert.equal(kept, Math.floor(0.25 * gc + 0.5));
+  }
+});
+
+test('soft threshold zeroes the weakest blocks and shrinks the rest', { skip }, () => {
+  const m = parseFile(DET);
+  const L = layerOf(m, 'conv2d_107.w_0', { criterion: 'soft', sparsity: 0.5 });
+  const orig = Float32Array.from(L.data);
+  const [r] = pruneLayers(sk, [L]);
+  const before = blockNormsJs(orig, r.rows, r.cols, 4, 4), after = blockNormsJs(r.data, r.rows, r.cols, 4, 4);
+  const t = r.thresholds[0];
+  assert.ok(t > 0);
+  for (let k = 0; k < before.length; k++) {
+    const want = Math.max(0, before[k] - t);
+    assert.ok(Math.abs(after[k] - want) < 1e-4 * (1 + before[k]), `block ${k}: ${after[k]} vs ${want}`);
+  }
+  assert.ok(Math.abs(r.blocksKept / r.blocksTotal - 0.5) < 0.02);
+});
+
+test('2:4 on a conv (along C) and a MatMul weight (along K)', { skip }, () => {
+  const m = parseFile(REC);
+  const conv = layerOf(m, 'conv2d_142.w_0', { criterion: 'nm' });
+  const mm = layerOf(m, 'linear_77.w_0', { criterion: 'nm' });
+  const [rc, rm] = pruneLayers(sk, [conv, mm]);
+  assert.equal(nmViolations(rc.data, rc.dims, 1, 2, 4), 0);
+  assert.equal(rc.sparsity, 0.5);
+  assert.equal(nmViolations(rm.data, rm.dims, 0, 2, 4), 0);
+  assert.equal(rm.sparsity, 0.5);
+  assert.equal(rm.nm24Valid, true);
+  assert.ok(rm.bytes.nm24 > 0 && rm.bytes.nm24 < rm.bytes.dense);
+});
+
+test('global scope coupling keeps the top 50% of blocks model-wide', { skip }, () => {
+  const m = parseFile(REC);
+  const names = m.weights.filter((w) => w.prunable && w.op === 'MatMul').map((w) => w.name);
+  const layers = names.map((n) => layerOf(m, n, { criterion: 'hard' }));
+  const origs = layers.map((l) => Float32Array.from(l.data));
+  let calls = 0;
+  const res = pruneLayers(sk, layers, { enabled: true, sparsity: 0.5 }, () => { calls++; });
+  assert.ok(calls >= 2);
+  const total = res.reduce((a, r) => a + r.blocksTotal, 0), kept = res.reduce((a, r) => a + r.blocksKept, 0);
+  assert.equal(kept, Math.floor(0.5 * total + 0.5));
+  // one model-wide ranking: every kept block scores at least as high as every pruned one (RMS when block sizes differ)
+  const mixed = new Set(res.map((r) => r.block[0] * r.block[1])).size > 1;
+  let minKept = Infinity, maxPruned = -Infinity;
+  res.forEach((r, i) => {
+    assert.equal(r.global, true);
+    const f = mixed ? 1 / Math.sqrt(r.block[0] * r.block[1]) : 1;
+    const norms = blockNormsJs(origs[i], r.rows, r.cols, r.block[0], r.block[1]);
+    norms.forEach((v, k) => { if (r.blockKeep[k]) minKept = Math.min(minKept, v * f); else maxPruned = Math.max(maxPruned, v * f); });
+  });
+  assert.ok(minKept >= maxPruned * (1 - 1e-6), `${minKept} >= ${maxPruned}`);
+  assert.ok(res.some((r) => r.sparsity > 0.6) && res.some((r) => r.sparsity < 0.4), 'layers end up with different sparsities');
+});
+
+test('library errors surface with their code', { skip }, () => {
+  const m = parseFile(DET);
+  const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard', sparsity: 1.5 });
+  assert.throws(() => pruneLayers(sk, [L]), (e) => e instanceof sk.SparseKitError && e.code === 'invalid_sparsity');
+});
