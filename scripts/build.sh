@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: two wasm variants (single-threaded SIMD128, and threaded
+# SIMD128 + atomics for wasm-bindgen-rayon) behind one JS/TS API, for browsers and Node.
+# Usage: bash scripts/build.sh [--dev|--js]   (--dev: debug wasm, no wasm-opt; --js: JS layer only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+
+PROFILE=release; PROFILE_DIR=release; CARGO_PROFILE=(--release); WASM=1
+case "${1:-}" in
+  --dev) PROFILE=dev; PROFILE_DIR=debug; CARGO_PROFILE=() ;;
+  --js) WASM=0 ;;  # only re-assemble the JS layer over the existing wasm builds
+esac
+
+ST_FLAGS="-C target-feature=+simd128"
+# rustc 1.96 no longer adds the shared-memory link args itself; without them wasm-bindgen
+# silently skips its thread transform (TOOLCHAIN.md section 2). 4 GiB is wasm32's ceiling.
+MT_FLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128 \
+ -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
+ -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
+ -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+
+build_variant() { # name features rustflags
+  local name=$1 features=$2 flags=$3
+  local tdir="target-wasm-$name"
+  echo "[build] wasm variant '$name' ($PROFILE)"
+  CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR="$tdir" RUSTFLAGS="$flags" cargo build -q --lib --target wasm32-unknown-unknown \
+    "${CARGO_PROFILE[@]}" $features
+  rm -rf "pkg/wasm/$name"
+  wasm-bindgen --target web --out-dir "pkg/wasm/$name" --out-name sparsekit_wasm \
+    "$tdir/wasm32-unknown-unknown/$PROFILE_DIR/sparsekit_wasm.wasm"
+  if [ "$PROFILE" = release ]; then
+    local extra=(--enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+      --enable-mutable-globals --enable-reference-types --enable-multivalue)
+    [ "$name" = mt ] && extra+=(--enable-threads)
+    wasm-opt -O3 "${extra[@]}" "pkg/wasm/$name/sparsekit_wasm_bg.wasm" -o "pkg/wasm/$name/sparsekit_wasm_bg.wasm"
+  fi
+  rm -f "pkg/wasm/$name/.gitignore" "pkg/wasm/$name/package.json"
+}
+
+mkdir -p pkg
+if [ "$WASM" = 1 ] || [ ! -f pkg/wasm/st/sparsekit_wasm_bg.wasm ] || [ ! -f pkg/wasm/mt/sparsekit_wasm_bg.wasm ]; then
+  build_variant st "" "$ST_FLAGS"
+  build_variant mt "--features threads" "$MT_FLAGS"
+fi
+
+# The JS/TS layer and package metadata.
+rm -rf pkg/src pkg/*.d.ts pkg/*.cjs
+cp -r pkg-template/. pkg/
+# CommonJS entry for require(): one bundled file over the same sources.
+esbuild pkg/src/node-cjs.js --bundle --format=cjs --platform=node --log-level=error \
+  --outfile=pkg/dist/index.cjs --external:node:fs --external:node:path
+rm pkg/src/node-cjs.js
+echo "[build] pkg/ ready: $(du -sh pkg | cut -f1) ($(ls -la pkg/wasm/st/sparsekit_wasm_bg.wasm | awk '{print $5}') B st, $(ls -la pkg/wasm/mt/sparsekit_wasm_bg.wasm | awk '{print $5}') B mt)"
