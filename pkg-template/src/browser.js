@@ -7,8 +7,14 @@ export * from './api.js';
 let ready = null;
 let glue = null;
 
+/**
+ * Threads need cross-origin isolation (SharedArrayBuffer) and this package's files served as
+ * they ship: wasm-bindgen-rayon's workers re-import the glue module by its own URL, which a
+ * bundler's chunks do not provide. Bundled copies therefore use the single-threaded build.
+ */
 function canUseThreads() {
-  return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const unbundled = /\/src\/browser\.js$/.test(new URL(import.meta.url).pathname);
+  return unbundled && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
 }
 
 /**

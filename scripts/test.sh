@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up (idempotent) and runs every test of the project, printing each runner's own summary:
+#   1. cargo test          native core: unit, conformance (601 cases), property tests
+#   2. package build       pkg/ (both wasm variants + JS/TS layer)
+#   3. wasm-pack test      the wasm32+SIMD128 build in headless Chromium (wasm-bindgen-test)
+#   4. node --test         the built package as users import it: conformance through the JS API,
+#                          malformed-call barrage, npm pack into Node/Vite apps, types, threads,
+#                          the playground end to end
+#   5. fuzz                a short native fuzz run over the core (when scripts/fuzz.sh exists)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+
+section() { printf '\n===== %s =====\n' "$*"; }
+
+section "cargo test (native core)"
+cargo test --release 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
+
+section "build pkg/"
+bash scripts/build.sh
+mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
+
+section "wasm-pack test --headless --chrome (wasm32 + SIMD128 in Chromium)"
+WASM_TESTS=()
+for t in tests/web.rs tests/wasm_*.rs; do [ -f "$t" ] && WASM_TESTS+=(--test "$(basename "$t" .rs)"); done
+CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-test RUSTFLAGS="-C target-feature=+simd128" \
+  wasm-pack --quiet test --headless --chrome --mode no-install -- "${WASM_TESTS[@]}" 2>&1 \
+  | grep -vE '^\[WARN\].*wasm-pack version' | grep -E 'test result|^test |running|panicked|error' 
+
+section "node --test (the built package, as users import it)"
+NODE_TESTS=$(ls tests/js/*.test.mjs tests/pkg/*.test.mjs tests/e2e/*.test.mjs 2>/dev/null || true)
+node --test --test-concurrency=1 $NODE_TESTS
+
+if [ -f scripts/fuzz.sh ]; then
+  section "fuzz (short run over the core)"
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+fi
+echo
+echo "ALL TESTS PASSED"
