@@ -56,12 +56,22 @@ pub fn simd_compiled() -> bool {
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
-/// Number of rayon workers (1 in the single-threaded build).
+/// Marks the worker pool as started (JS calls it when `initThreadPool` resolves).
+#[wasm_bindgen(js_name = markThreadPoolReady)]
+pub fn mark_thread_pool_ready() {
+    crate::threads::set_pool_ready();
+}
+
+/// Number of rayon workers (1 in the single-threaded build or before the pool is started).
 #[wasm_bindgen(js_name = numThreads)]
 pub fn num_threads() -> usize {
     #[cfg(feature = "threads")]
     {
-        rayon::current_num_threads()
+        if crate::threads::pool_ready() {
+            rayon::current_num_threads()
+        } else {
+            1
+        }
     }
     #[cfg(not(feature = "threads"))]
     {
@@ -74,7 +84,7 @@ pub fn num_threads() -> usize {
 #[wasm_bindgen(js_name = probeThreads)]
 pub fn probe_threads(n: usize) -> usize {
     #[cfg(feature = "threads")]
-    {
+    if crate::threads::pool_ready() {
         use rayon::prelude::*;
         let ids: std::collections::BTreeSet<usize> = (0..n)
             .into_par_iter()
@@ -88,13 +98,10 @@ pub fn probe_threads(n: usize) -> usize {
                 rayon::current_thread_index().unwrap_or(usize::MAX)
             })
             .collect();
-        ids.len()
+        return ids.len();
     }
-    #[cfg(not(feature = "threads"))]
-    {
-        let _ = n;
-        1
-    }
+    let _ = n;
+    1
 }
 
 // ---------------------------------------------------------------- conversions

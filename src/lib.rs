@@ -17,6 +17,7 @@ pub mod prox;
 pub mod coupling;
 pub mod select;
 pub mod scope;
+pub mod threads;
 pub mod nm;
 pub mod nm2d;
 pub mod permute;

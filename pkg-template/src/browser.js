@@ -1,20 +1,24 @@
-// Browser entry: `await init()` loads the threaded build when the page is cross-origin isolated
-// (SharedArrayBuffer available), else the single-threaded SIMD128 build. Same API either way.
+// Browser entry: `await init()` loads the threaded build where threads can run (see
+// canUseThreads), else the single-threaded SIMD128 build. Same API and results either way.
 import { bind, variant } from './api.js';
 
 export * from './api.js';
 
 let ready = null;
 let glue = null;
+let poolStarted = null;
 
 /**
- * Threads need cross-origin isolation (SharedArrayBuffer) and this package's files served as
- * they ship: wasm-bindgen-rayon's workers re-import the glue module by its own URL, which a
- * bundler's chunks do not provide. Bundled copies therefore use the single-threaded build.
+ * Threads need three things: cross-origin isolation (SharedArrayBuffer), a Web Worker (rayon
+ * blocks while it waits for its workers, and browsers forbid blocking the main thread), and this
+ * package's files served as they ship (wasm-bindgen-rayon's workers re-import the glue module by
+ * its own URL, which a bundler's chunks do not provide). Anywhere else the single-threaded SIMD
+ * build is used.
  */
 function canUseThreads() {
   const unbundled = /\/src\/browser\.js$/.test(new URL(import.meta.url).pathname);
-  return unbundled && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
+  return unbundled && inWorker && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
 }
 
 /**
@@ -38,13 +42,17 @@ export default function init(opts = {}) {
 
 /**
  * Starts `n` rayon workers (default: navigator.hardwareConcurrency) in the threaded build.
- * A documented no-op returning false when the page is not cross-origin isolated (the
- * single-threaded SIMD build is used then). Resolves to whether threads are active.
+ * A documented no-op resolving to false where threads cannot run (not cross-origin isolated,
+ * not in a Web Worker, or a bundled copy of the package): the single-threaded SIMD build is
+ * used then, with the same results. Resolves to whether threads are active.
  */
 export async function initThreadPool(n) {
   await init();
   if (variant() !== 'threads') return false;
   const count = n ?? (globalThis.navigator && navigator.hardwareConcurrency) ?? 2;
-  if (glue.numThreads() <= 1) await glue.initThreadPool(count);
+  if (!poolStarted) {
+    poolStarted = glue.initThreadPool(count).then(() => glue.markThreadPoolReady());
+  }
+  await poolStarted;
   return glue.numThreads() > 1;
 }
