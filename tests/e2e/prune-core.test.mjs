@@ -114,3 +114,18 @@ test('library errors surface with their code', { skip }, () => {
   const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard', sparsity: 1.5 });
   assert.throws(() => pruneLayers(sk, [L]), (e) => e instanceof sk.SparseKitError && e.code === 'invalid_sparsity');
 });
+
+test('N:M where the group axis is not a multiple of m: zero-padded like ASP', { skip }, () => {
+  const m = parseFile(REC);
+  const first = layerOf(m, 'conv2d_10.w_0', { criterion: 'nm' });          // 16x3x3x3: C = 3
+  const fc = layerOf(m, 'linear_85.w_0', { criterion: 'nm' });             // 120x6625 MatMul: K = 120
+  const dw = layerOf(m, 'conv2d_157.w_0', { criterion: 'nm' });            // depthwise 16x1x3x3
+  const [r1, r2, r3] = pruneLayers(sk, [first, fc, dw]);
+  assert.equal(nmViolations(r1.data, r1.dims, 1, 2, 4), 0);
+  assert.ok(Math.abs(r1.sparsity - 1 / 3) < 1e-9, `C=3 keeps 2 of 3: ${r1.sparsity}`);
+  assert.ok(r1.notes.some((n) => /padded/.test(n)));
+  assert.equal(nmViolations(r2.data, r2.dims, 0, 2, 4), 0);
+  assert.equal(r2.sparsity, 0.5);
+  assert.equal(r3.sparsity, 0);
+  assert.ok(r3.notes.some((n) => /prunes nothing/.test(n)));
+});

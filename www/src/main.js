@@ -6,7 +6,8 @@ import { DEFAULT_CONFIG, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
 
 const $ = (id) => document.getElementById(id);
-const pruneWorker = new Worker(new URL('./prune-worker.js', import.meta.url), { type: 'module' });
+const newPruneWorker = () => new Worker(new URL('./prune-worker.js', import.meta.url), { type: 'module' });
+let pruneWorker = newPruneWorker();
 const evalWorker = new Worker(new URL('./eval-worker.js', import.meta.url), { type: 'module' });
 
 const state = {
@@ -43,18 +44,29 @@ const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
 // ---------------------------------------------------------------- worker plumbing
 let engineInfo = null;
-const engineReady = new Promise((resolve) => {
-  const onMsg = (ev) => {
-    if (ev.data.type === 'ready') { pruneWorker.removeEventListener('message', onMsg); resolve(ev.data); }
-    if (ev.data.type === 'error' && ev.data.jobId == null) {
-      pruneWorker.removeEventListener('message', onMsg);
-      resolve({ failed: ev.data.error });
-    }
-  };
-  pruneWorker.addEventListener('message', onMsg);
-  pruneWorker.postMessage({ type: 'init' });
-});
-pruneWorker.addEventListener('error', (e) => showError(`The pruning worker failed to start: ${e.message || 'see the console'}`));
+function startEngine(worker, threads) {
+  return new Promise((resolve) => {
+    const onMsg = (ev) => {
+      if (ev.data.type === 'ready') { worker.removeEventListener('message', onMsg); resolve(ev.data); }
+      if (ev.data.type === 'error' && ev.data.jobId == null) {
+        worker.removeEventListener('message', onMsg);
+        resolve({ failed: ev.data.error });
+      }
+    };
+    worker.addEventListener('message', onMsg);
+    worker.addEventListener('error', (e) => resolve({ failed: { message: e.message || 'the pruning worker failed to start' } }));
+    worker.postMessage({ type: 'init', threads });
+  });
+}
+const engineReady = (async () => {
+  const info = await startEngine(pruneWorker, true);
+  if (!info.poolError) return info;
+  // The threaded build could not start its pool: restart the worker on the single-threaded build.
+  console.warn(`sparsekit-wasm: thread pool failed (${info.poolError}); using the single-threaded build`);
+  pruneWorker.terminate();
+  pruneWorker = newPruneWorker();
+  return { ...(await startEngine(pruneWorker, false)), poolFailed: info.poolError };
+})();
 engineReady.then((info) => {
   engineInfo = info;
   const badge = $('engine');
@@ -65,7 +77,8 @@ engineReady.then((info) => {
     return;
   }
   badge.textContent = info.threads ? `sparsekit-wasm · threads (${info.cores} cores)`
-    : `sparsekit-wasm · single-threaded${info.isolated ? '' : ' (page not cross-origin isolated)'}`;
+    : `sparsekit-wasm · single-threaded${!info.isolated ? ' (page not cross-origin isolated)' : info.poolFailed ? ' (thread pool failed to start)' : ''}`;
+  badge.title = info.poolFailed ? `The threaded build could not start its thread pool: ${info.poolFailed}` : `build: ${info.variant ?? '?'}`;
   badge.className = 'badge ok';
   updateRunButton();
 });
@@ -329,7 +342,9 @@ async function runPruning() {
     state.results = res.results;
     state.pruneMs = res.ms;
     const ms = performance.now() - t0;
-    setStatus(`pruned in ${(res.ms / 1000).toFixed(2)} s (${(ms / 1000).toFixed(2)} s in all)${res.threads ? ' with threads' : ''}`);
+    const noGlobal = globalOn && !state.layers.some((l) => l.cfg.criterion === 'hard');
+    setStatus(`pruned in ${(res.ms / 1000).toFixed(2)} s (${(ms / 1000).toFixed(2)} s in all)${res.threads ? ' with threads' : ''}`
+      + (noGlobal ? ' · note: global scope is on but no layer uses the hard threshold, so nothing was coupled' : ''));
     renderResults();
     await evaluate();
   } catch (e) {

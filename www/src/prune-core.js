@@ -90,21 +90,47 @@ function pickMask(map, name, index) {
   return [...map.values()][index];
 }
 
+/**
+ * Zero-pads `axis` of a row-major tensor to a multiple of m (as NVIDIA ASP pads its groups), or
+ * crops it back (`crop`): returns [data, shape].
+ */
+function padAxis(data, dims, axis, to, Ctor) {
+  const len = dims[axis];
+  const inner = dims.slice(axis + 1).reduce((a, b) => a * b, 1);
+  const outer = dims.slice(0, axis).reduce((a, b) => a * b, 1);
+  const shape = dims.slice();
+  shape[axis] = to;
+  const out = new Ctor(outer * to * inner);
+  const n = Math.min(len, to) * inner;
+  for (let o = 0; o < outer; o++) out.set(data.subarray(o * len * inner, o * len * inner + n), o * to * inner);
+  return [out, shape];
+}
+
 /** N:M pruning of one weight with createAspMask; returns the element keep-mask (storage layout). */
 function nmMask(sk, data, dims, reduceAxis, n, m, notes) {
   const pattern = `m${m}n${n}_1d`;
+  let values = data, shape = dims, transposed = false;
   if (reduceAxis === 0 && dims.length === 2) {
-    const [k, c] = dims;
-    const t = transpose(data, k, c, Float32Array);
-    return transpose(sk.createAspMask(t, [c, k], pattern), c, k, Uint8Array);
-  }
-  let shape = dims;
-  if (dims.length > 4) {
+    values = transpose(data, dims[0], dims[1], Float32Array);
+    shape = [dims[1], dims[0]];
+    transposed = true;
+  } else if (dims.length > 4) {
     shape = [dims[0], data.length / dims[0]];
     notes.push(`rank ${dims.length}: N:M groups run along the flattened (O, rest) view`);
   }
-  if (shape.length >= 3 && shape[1] < m) notes.push(`only ${shape[1]} input channel(s): ${n}:${m} along C prunes ${shape[1] <= n ? 'nothing' : 'little'}`);
-  return sk.createAspMask(data, shape, pattern);
+  const axis = shape.length === 1 ? 0 : 1;           // ASP: groups along C (or the columns)
+  const len = shape[axis];
+  if (shape.length >= 3 && len <= n) notes.push(`only ${len} input channel(s): ${n}:${m} along C prunes nothing`);
+  let mask;
+  if (len % m) {
+    const padded = Math.ceil(len / m) * m;
+    const [pv, ps] = padAxis(values, shape, axis, padded, Float32Array);
+    [mask] = padAxis(sk.createAspMask(pv, ps, pattern), ps, axis, len, Uint8Array);
+    if (len > n) notes.push(`${len} ${shape.length >= 3 ? 'channels' : 'columns'} padded with zeros to ${padded} for ${n}:${m} groups (as ASP does)`);
+  } else {
+    mask = sk.createAspMask(values, shape, pattern);
+  }
+  return transposed ? transpose(mask, shape[0], shape[1], Uint8Array) : mask;
 }
 
 /**
@@ -227,8 +253,10 @@ function pruneCoupled(sk, coupled, sparsity, onProgress) {
       }
     }
     const coupling = new sk.ScopeCoupling(scopes); objs.push(coupling);
-    const opts = { sparsity, onProgress };
+    // (ScopeCoupling.getMasks takes no onProgress: progress is reported per stage around it.)
+    const opts = { sparsity };
     if (mixed) opts.values = values;
+    onProgress(0.5, 1);
     const masks = coupling.getMasks(opts);
     let cut = Infinity; let anyPruned = false;
     const keeps = coupled.map(({ layer, res }, i) => {
@@ -264,11 +292,7 @@ function finishStats(sk, r) {
   const bsrBlock = planLayer(r.dims, { block: r.criterion === 'nm' ? [4, 4] : r.block, scope: [-1, -1] }).block;
   // Does the result satisfy 2:4 along the reduction axis (ASP layout)? Then it has a 2:4 form.
   r.nm24Valid = nmViolations(r.data, r.dims, r.dims.length === 2 ? (r.reduceAxis ?? 1) : 1, 2, 4) === 0;
-  r.bytes = {
-    dense: numel * 4,
-    csr: sk.csrBytes(r.data, r.rows, r.cols),
-    bsr: sk.bsrBytes(r.data, r.rows, r.cols, bsrBlock[0], bsrBlock[1]),
-    bsrBlock,
-    nm24: r.nm24Valid ? sk.nm24Bytes(r.rows, r.cols) : null,
-  };
+  // Byte sizes of the sparse forms of the (rows, cols) view; the 2:4 form only where the pattern holds.
+  const b = sk.sparseBytes(r.data, [r.rows, r.cols], bsrBlock);
+  r.bytes = { dense: b.dense, csr: b.csr, bsr: b.bsr, bsrBlock, nm24: r.nm24Valid ? b.nm24 : null };
 }

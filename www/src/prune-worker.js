@@ -4,18 +4,24 @@ import { pruneLayers } from './prune-core.js';
 
 let ready = null;
 
-async function setup() {
-  await init();
-  let threads = false;
-  if (self.crossOriginIsolated && typeof sk.initThreadPool === 'function') {
+// threads: try the threaded build (cross-origin isolated pages only). If its thread pool cannot
+// start, we report it and the page restarts this worker with threads = false: a threaded module
+// without its pool must not be used.
+async function setup(wantThreads) {
+  const isolated = !!self.crossOriginIsolated;
+  const cores = navigator.hardwareConcurrency || 1;
+  await init({ threads: wantThreads && isolated });
+  let threads = false, poolError = null;
+  if (wantThreads && isolated && typeof sk.initThreadPool === 'function') {
     try {
-      await sk.initThreadPool(Math.max(1, Math.min(8, navigator.hardwareConcurrency || 2)));
+      threads = !!(await sk.initThreadPool(Math.max(1, Math.min(8, cores))));
+      if (!threads) poolError = 'initThreadPool() started no threads';
     } catch (e) {
-      console.warn('sparsekit-wasm: thread pool unavailable, single-threaded', e);
+      poolError = String(e?.message ?? e);
     }
   }
-  try { threads = typeof sk.threads === 'function' ? !!sk.threads() : false; } catch { threads = false; }
-  return { threads, isolated: !!self.crossOriginIsolated, cores: navigator.hardwareConcurrency || 1 };
+  const variant = typeof sk.variant === 'function' ? sk.variant() : null;
+  return { threads, isolated, cores, variant, poolError };
 }
 
 function describe(e) {
@@ -25,7 +31,7 @@ function describe(e) {
 self.onmessage = async (ev) => {
   const msg = ev.data;
   try {
-    if (!ready) ready = setup();
+    if (!ready) ready = setup(msg.type === 'init' ? msg.threads !== false : true);
     const info = await ready;
     if (msg.type === 'init') { self.postMessage({ type: 'ready', ...info }); return; }
     if (msg.type === 'prune') {
