@@ -1,0 +1,140 @@
+// Compiled with `tsc --noEmit --strict` by tests/pkg/types.test.mjs: uses every public member
+// of sparsekit-wasm with its declared types.
+import init, {
+  initThreadPool, threads, variant, numThreads,
+  Param, View, BlockSpec, BlockCoupling, ScopeSpec, ScopeCoupling, MagnitudeSearcher,
+  SparseKitError, ShapeMismatchError, CouplingError,
+  getNmpruneInfo, computeValid1dPatterns, mn1dBest, m4n2_1d, createAspMask, fill, reshape1d,
+  toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation,
+  type Values, type ErrorCode, type Shaped, type CsrMatrix, type BsrMatrix, type Nm24Matrix, type ProgressCallback,
+} from 'sparsekit-wasm';
+
+export async function everything(): Promise<number> {
+  await init();
+  await init({ threads: false });
+  const active: boolean = await initThreadPool(2);
+  const t: boolean = threads();
+  const v: 'simd' | 'threads' | 'uninitialized' = variant();
+  const nt: number = numThreads();
+
+  const p = Param.fromArray(new Float32Array(8 * 12), [8, 12]);
+  const shape: number[] = p.shape;
+  const size: number = p.size;
+  const live: Float32Array = p.data;
+  const copy: Float32Array = p.toArray();
+  p.set(copy);
+
+  const view = new View(p, [12, 8], [1, 12]);
+  const full: View = View.fromExisting(p);
+  const same: View = View.fromExisting(view);
+  const vp: Param = view.param;
+  const vs: number[] = view.shape;
+  const vst: number[] = view.stride;
+  const nd: number = view.ndim + view.cosize + view.numel();
+  const vals: Float32Array = view.values();
+  const off: Int32Array = view.linearOffset(new Int32Array([0, 0, 1, 1]));
+  const rc: { rows: Int32Array; cols: Int32Array } = view.toParamRc([0, 0]);
+  view.applyMultiplier(new Float32Array(6), [2, 8]);
+  view.applyMask(new Uint8Array(6), [2, 8]);
+  const bv: Shaped<Float32Array> = View.blockViewOf(vals, [12, 8], [4, 4], { reorder: true, merge: false });
+  const be: Shaped<Float32Array> = View.broadcastBlockToElement(new Float32Array(6), [3, 2], [4, 4], false);
+
+  const spec = new BlockSpec(view, [4, -1], 'w');
+  const spec2 = new BlockSpec(p, [], undefined);
+  const n: number = spec.numblk() + spec.numel() + spec.numelPerBlock() + spec.nnz() + spec.nnz(1e-3) + spec.gridNdim;
+  const gs: number[] = spec.gridShape;
+  const bs: number[] = spec.shape;
+  const sv: View = spec.view;
+  const nm: string | undefined = spec.name;
+  const values: Values = p;
+  const norms: Float32Array = spec.norms(2, values);
+  spec.norms(Infinity);
+  spec.min(copy);
+  spec.max();
+  spec.applyMask(new Uint8Array(3));
+  spec.applyMultiplier(new Float32Array(3));
+  spec.softThreshold(new Float32Array(3), { conditioners: new Float32Array(96), maxIter: 20, atol: 1e-8, eps: 1e-7 });
+  spec.hardThreshold(new Float32Array(3), p);
+  const masks: Map<BlockSpec, Uint8Array> = spec.getMasks(new Uint8Array(3));
+  const bview: Shaped<Float32Array> = spec.blockView(undefined, { merge: true });
+
+  const coupling = new BlockCoupling([spec, spec2], [[0, 1], [1, 0]], 'c');
+  const cs: BlockSpec[] = coupling.specs;
+  const co: number[][] = coupling.orders;
+  coupling.norms(1, [p, copy]);
+  coupling.min();
+  coupling.max([p, p]);
+  coupling.applyMask(new Uint8Array(coupling.numblk()));
+  coupling.applyMultiplier(new Float32Array(coupling.numblk()));
+  coupling.softThreshold(new Float32Array(coupling.numblk()), { conditioners: [p, p] });
+  coupling.hardThreshold(new Float32Array(coupling.numblk()));
+  const cm: Map<BlockSpec, Uint8Array> = coupling.getMasks(new Uint8Array(coupling.numblk()));
+  const cbv: Shaped<Float32Array> = coupling.blockView();
+  const cn: number = coupling.numel() + coupling.numelPerBlock() + coupling.nnz() + coupling.gridNdim + coupling.gridShape.length;
+
+  const scope = new ScopeSpec(spec, [1, -1], 's');
+  const scope2 = new ScopeSpec(coupling, []);
+  const sn: number = scope.numblkPerScope() + scope.numelPerScope() + scope.numScopes() + scope.sparsityToNnz(0.5);
+  const sg: number[] = [...scope.gridShape, ...scope.shape, ...scope.blockGridShape];
+  const blk: BlockSpec | BlockCoupling = scope.block;
+  scope.blockNorms(p);
+  scope2.blockNorms([p, p]);
+  scope.kthLargest(norms, 1);
+  scope.kthMid(norms, 1, 2);
+  scope.hardThreshold({ sparsity: 0.5 });
+  scope.hardThreshold({ nnz: 1, values: p });
+  scope.hardThreshold({ thresholds: new Float32Array(3) });
+  scope.getMasks({ nnz: 1 });
+  scope.getMasks({ blockMask: new Uint8Array(3) });
+  scope.getMasks({ sparsity: 0.5, blockScores: norms });
+  scope.softThreshold(new Float32Array(3), { scale: true, conditioners: p, maxIter: 5 });
+
+  const progress: ProgressCallback = (done, total) => void (done / total);
+  const global = new ScopeCoupling([scope, new ScopeSpec(spec2, [-1, -1])], undefined, 'g');
+  const gsc: ScopeSpec[] = global.scopes;
+  const go: number[][] = global.orders;
+  const gn: number = global.numblkPerScope() + global.numelPerScope() + global.numScopes() + global.sparsityToNnz(0.3) + global.gridShape.length;
+  global.blockNorms();
+  global.hardThreshold({ sparsity: 0.5, onProgress: progress });
+  global.softThreshold(new Float32Array(1), { scale: true, onProgress: progress });
+  const gm: Map<BlockSpec, Uint8Array> = global.getMasks({ nnz: 2, values: [p, p] });
+
+  const info: { valid: boolean; m: number; n: number } = getNmpruneInfo('m4n2_1d');
+  const pats: Uint8Array = computeValid1dPatterns(4, 2);
+  const w = new Float32Array(16);
+  const m1: Uint8Array = mn1dBest(w, [2, 8], 4, 2);
+  const m2: Uint8Array = m4n2_1d(w, [2, 8]);
+  const m3: Uint8Array = createAspMask(p, undefined, 'm4n2_2d_best');
+  const m4: Uint8Array = createAspMask(w, [2, 8]);
+  const f: number = fill(w);
+  const r: { data: Float32Array; shape: number[]; paddedShape: number[] } = reshape1d(w, [2, 8], 4);
+  const searcher = new MagnitudeSearcher('m4n2_1d');
+  const pat: string = searcher.pattern;
+  const sm: Map<Param, Uint8Array> = searcher.computeMasks([p], { onProgress: progress });
+  searcher.apply([p]);
+  const csr: CsrMatrix = toCsr(w, [2, 8]);
+  const bsr: BsrMatrix = toBsr(w, [2, 8], [2, 4]);
+  const n24: Nm24Matrix = toNm24(w, [2, 8]);
+  const dense: Float32Array = sparseToDense(csr);
+  sparseToDense(bsr);
+  sparseToDense(n24);
+  const bytes: { dense: number; csr: number; bsr: number; nm24: number | null } = sparseBytes(w, [2, 8], [2, 4]);
+  const perm: { perm: Uint32Array; keptBefore: number; keptAfter: number; swaps: number } = searchPermutation(w, [2, 8], { m: 4, n: 2, maxSweeps: 2 });
+
+  try {
+    new View(p, [100], [1]);
+  } catch (e) {
+    if (e instanceof ShapeMismatchError || e instanceof CouplingError) throw e;
+    if (e instanceof SparseKitError) {
+      const code: ErrorCode = e.code;
+      void code;
+    }
+  }
+  {
+    using disposable = Param.fromArray([1, 2, 3], [3]);
+    void disposable.size;
+  }
+  for (const o of [searcher, global, scope2, scope, coupling, spec2, spec, full, view, p]) o.free();
+  void [active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
+  return n;
+}
