@@ -68,6 +68,8 @@ export function threads(): boolean;
 export function variant(): 'simd' | 'threads' | 'uninitialized';
 /** Number of rayon workers (1 without threads). */
 export function numThreads(): number;
+/** Diagnostic: runs `n` small tasks on the pool and returns how many distinct workers ran them. */
+export function probeThreads(n?: number): number;
 
 interface Disposable {
   /** Releases the wasm-side object now (otherwise a FinalizationRegistry does it later). */
@@ -287,7 +289,7 @@ export class ScopeCoupling implements Disposable {
     opts?: SoftThresholdOptions<ScopeValues[]> & { scale?: boolean; onProgress?: ProgressCallback },
   ): void;
   /** One element keep-mask per BlockSpec, in scope order. */
-  getMasks(opts: { nnz?: number; sparsity?: number; values?: ScopeValues[] }): Map<BlockSpec, Uint8Array>;
+  getMasks(opts: { nnz?: number; sparsity?: number; values?: ScopeValues[]; onProgress?: ProgressCallback }): Map<BlockSpec, Uint8Array>;
   free(): void;
   [Symbol.dispose](): void;
 }

@@ -778,11 +778,12 @@ impl RawScopeCoupling {
         with_coupling_values(&v, |cv| self.inner.hard_threshold(by, cv, &mut p)).map_err(to_js)
     }
     #[wasm_bindgen(js_name = getMasks)]
-    pub fn get_masks(&self, opts: JsValue, values: JsValue) -> JsResult<Array> {
+    pub fn get_masks(&self, opts: JsValue, values: JsValue, on_progress: Option<Function>) -> JsResult<Array> {
         let o: HardOpts = options(&opts, "getMasks options", HARD_KEYS).map_err(to_js)?;
         let by = hard_by(&o, None).map_err(to_js)?;
         let v = self.vals(&values, "values")?;
-        Ok(masks_array(with_coupling_values(&v, |cv| self.inner.get_masks(by, cv)).map_err(to_js)?))
+        let mut p = progress_fn(&on_progress);
+        Ok(masks_array(with_coupling_values(&v, |cv| self.inner.get_masks(by, cv, &mut p)).map_err(to_js)?))
     }
     #[wasm_bindgen(js_name = softThreshold)]
     pub fn soft_threshold(&self, t: &[f32], conditioners: JsValue, opts: JsValue, on_progress: Option<Function>) -> JsResult<()> {

@@ -552,11 +552,14 @@ impl ScopeCoupling {
     }
 
     /// Element keep-masks of every block spec, in scope order then spec order.
-    pub fn get_masks(&self, by: HardBy, values: CouplingValues) -> Result<Vec<Vec<u8>>> {
+    /// `progress(done, total)` is called after each scope's masks.
+    pub fn get_masks(&self, by: HardBy, values: CouplingValues, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<Vec<u8>>> {
         let keeps = self.hard_keeps(by, values)?;
         let mut out = Vec::new();
-        for (s, k) in self.scopes.iter().zip(keeps) {
+        let n = self.scopes.len();
+        for (i, (s, k)) in self.scopes.iter().zip(keeps).enumerate() {
             out.extend(s.block.get_masks(&k)?);
+            progress(i + 1, n);
         }
         Ok(out)
     }

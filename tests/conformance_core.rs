@@ -601,7 +601,7 @@ fn run_op(ctx: &Ctx, case: &Value, target: &Target, params: &[P]) -> Result<BTre
                     let tt = arg_t("thresholds");
                     let t = tt.as_ref().map(|t| t.f32());
                     let by = hard_by(ctx, args, &t, &tt, &g)?;
-                    let ms = scc.get_masks(by, vals)?;
+                    let ms = scc.get_masks(by, vals, &mut |_, _| {})?;
                     let out: Vec<Value> = ms.iter().zip(&all_specs).map(|(m, s)| u8s_json(s.view().shape(), m)).collect();
                     Ok(one("masks", Value::Array(out)))
                 }

@@ -909,7 +909,7 @@ fn nan_norms_rank_lowest_in_topk() {
     let sc1 = ScopeSpec::new(BlockNode::Spec(s), &[-1, -1], None).unwrap();
     let sc2 = ScopeSpec::new(BlockNode::Spec(s2), &[-1, -1], None).unwrap();
     let scc = ScopeCoupling::new(vec![sc1, sc2], &[], None).unwrap();
-    let masks = scc.get_masks(HardBy::Nnz(9), None).unwrap();
+    let masks = scc.get_masks(HardBy::Nnz(9), None, &mut |_, _| {}).unwrap();
     assert_eq!(masks[0][4..8], [0, 0, 0, 0]);
     assert!(masks[0].iter().enumerate().all(|(i, &k)| k == 1 || (4..8).contains(&i)));
     assert_eq!(masks[1], vec![1; 8]);

@@ -697,7 +697,8 @@ export class ScopeCoupling extends Owned {
   getMasks(opts) {
     const o = optsObject(opts, 'getMasks options');
     const v = this._values(o.values, 'values');
-    const masks = call(() => this._live.getMasks(restOptions(o, ['values']), v));
+    const p = progressFn(o.onProgress);
+    const masks = call(() => this._live.getMasks(restOptions(o, ['values', 'onProgress']), v, p));
     return toMap(this.scopes.flatMap((s) => blockSpecsOf(s.block)), masks);
   }
 }
