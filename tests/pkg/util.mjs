@@ -20,10 +20,19 @@ const TYPES = {
   '.onnx': 'application/octet-stream',
 };
 
-/** Serves `dir` on 127.0.0.1 (random port); `isolated` adds COOP/COEP. Returns {url, close}. */
-export async function serve(dir, { isolated }) {
+/**
+ * Serves `dir` on 127.0.0.1 (random port); `isolated` adds COOP/COEP; `extra` maps URL paths to
+ * generated file contents. Returns {url, close}.
+ */
+export async function serve(dir, { isolated, extra = {} }) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (path in extra) {
+      const h = { 'Content-Type': TYPES[extname(path)] ?? 'text/plain', 'Cache-Control': 'no-store' };
+      if (isolated) Object.assign(h, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+      res.writeHead(200, h).end(extra[path]);
+      return;
+    }
     let file = normalize(join(dir, path));
     if (!file.startsWith(dir)) {
       res.writeHead(403).end();
