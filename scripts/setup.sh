@@ -47,7 +47,9 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERS
 fi
 
 # 4. npm dev dependencies (binaryen's wasm-opt, playwright-core, vite, onnxruntime, models...).
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  say "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+# `npm install` from the lock rather than `npm ci`: this registry has no metadata for rollup's
+# optional binaries of other platforms, which `npm ci` reports as a lock mismatch.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "npm install (from package-lock.json)"
+  npm install --no-audit --no-fund --no-save --loglevel=error
 fi
