@@ -2,7 +2,7 @@
 // real PaddleOCR weights: per-layer top-k blocks, scopes, soft threshold, 2:4, the global coupling.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pruneLayers, planLayer, blockNormsJs, nmViolations } from '../../www/src/prune-core.js';
+import { pruneLayers, planLayer, blockNormsJs, nmViolations, defaultConfigFor, nmGroupLength } from '../../www/src/prune-core.js';
 import { DET, REC, parseFile, loadSparsekit } from './helpers.mjs';
 
 const sk = await loadSparsekit();
@@ -128,4 +128,35 @@ test('N:M where the group axis is not a multiple of m: zero-padded like ASP', { 
   assert.equal(r2.sparsity, 0.5);
   assert.equal(r3.sparsity, 0);
   assert.ok(r3.notes.some((n) => /prunes nothing/.test(n)));
+});
+
+test('default settings: 2:4 along the reduction axis where it holds a multiple of 4, dense otherwise', () => {
+  assert.equal(nmGroupLength([96, 384, 1, 1], 1), 384);
+  assert.equal(nmGroupLength([384, 96], 0), 384);           // MatMul (K, N)
+  assert.equal(nmGroupLength([96, 384], 1), 384);           // Gemm transB=1 (N, K)
+  assert.equal(defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.criterion, 'nm');
+  assert.deepEqual([defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.n, defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.m], [2, 4]);
+  const dw = defaultConfigFor([96, 1, 3, 3], 1, 'Conv');     // depthwise
+  assert.equal(dw.cfg.criterion, 'none');
+  assert.match(dw.note, /not a multiple of 4/);
+  assert.equal(defaultConfigFor([16, 3, 3, 3], 1, 'Conv').cfg.criterion, 'none');
+  assert.equal(defaultConfigFor([96, 18, 1, 1], 1, 'Conv').cfg.criterion, 'none');
+  assert.equal(defaultConfigFor([24, 24, 2, 2], 1, 'ConvTranspose').cfg.criterion, 'none');
+  assert.equal(defaultConfigFor([120, 64], 0, 'MatMul').cfg.criterion, 'nm');
+  assert.equal(defaultConfigFor([6, 64], 0, 'MatMul').cfg.criterion, 'none');
+});
+
+test('default settings on the default model (det): every eligible weight exactly 2:4, the rest dense', { skip }, () => {
+  const m = parseFile(DET);
+  const layers = m.weights.filter((w) => w.prunable).map((w) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: defaultConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
+  const res = pruneLayers(sk, layers);
+  let nm = 0;
+  for (const r of res) {
+    if (r.criterion !== 'nm') { assert.equal(r.nnz, r.numel - layers.find((l) => l.id === r.id).data.filter((x) => x === 0).length); continue; }
+    nm++;
+    assert.ok(r.sparsity >= 0.5 && r.sparsity < 0.55, `${r.name}: groups of 4 complete, 2 kept (some weights were zero already): ${r.sparsity}`);
+    assert.equal(r.nm24Valid, true);
+    assert.deepEqual(r.notes.filter((n) => /padded/.test(n)), []);
+  }
+  assert.equal(nm, 41);
 });

@@ -3,8 +3,44 @@
 
 const gcd = (a, b) => (b ? gcd(b, a % b) : a);
 
-/** Default settings: they give a meaningful pruning of any Conv/Gemm/MatMul weight. */
-export const DEFAULT_CONFIG = Object.freeze({ criterion: 'hard', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4 });
+/**
+ * Base settings of a layer: the block, scope, sparsity and N:M fields every criterion starts from.
+ * The criterion a layer gets by default is chosen per weight by defaultConfigFor().
+ */
+export const DEFAULT_CONFIG = Object.freeze({ criterion: 'nm', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4 });
+
+/**
+ * Length of the dimension N:M groups run along (the reduction axis, as nmMask() groups it): C/group
+ * of a Conv weight (O, C/g, kh, kw), K of a MatMul / Gemm(transB=0) weight (K, N), K of a
+ * Gemm(transB=1) weight (N, K); the flattened rest of a rank > 4 weight.
+ */
+export function nmGroupLength(dims, reduceAxis) {
+  if (dims.length === 2 && reduceAxis === 0) return dims[0];
+  if (dims.length > 4) return dims.slice(1).reduce((a, b) => a * b, 1);
+  return dims.length === 1 ? dims[0] : dims[1];
+}
+
+/**
+ * The default settings of one weight (one click on "run" gives a meaningful pruning of any model):
+ * 2:4 along the reduction axis where that axis holds a multiple of 4 elements, so that every group
+ * of 4 is complete and the layer is exactly 50% sparse in the hardware 2:4 form; dense otherwise
+ * (depthwise convs with 1 channel per group, a first conv on 3 colour channels, …), with the reason.
+ * ConvTranspose weights stay dense too. Returns {cfg, note}: note is null, or says why the layer stays dense.
+ */
+export function defaultConfigFor(dims, reduceAxis, op = '') {
+  const cfg = { ...DEFAULT_CONFIG, block: [...DEFAULT_CONFIG.block], scope: [...DEFAULT_CONFIG.scope] };
+  const len = nmGroupLength(dims, reduceAxis);
+  let note = null;
+  if (op === 'ConvTranspose') {
+    // (C_in, C_out/g, kh, kw): N:M groups (axis 1) would run along the outputs, not the reduction.
+    cfg.criterion = 'none';
+    note = `left dense by default: the groups of ${cfg.n}:${cfg.m} would run along the output channels of a ConvTranspose weight, not its reduction axis`;
+  } else if (len % cfg.m !== 0) {
+    cfg.criterion = 'none';
+    note = `left dense by default: ${cfg.n}:${cfg.m} groups run along the reduction axis, which holds ${len} element${len === 1 ? '' : 's'} here (not a multiple of ${cfg.m})`;
+  }
+  return { cfg, note };
+}
 
 /**
  * How a weight is viewed and blocked: the 2-D view (rows, cols) is (O, rest) for Conv-like weights
