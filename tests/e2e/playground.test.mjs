@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { OnnxModel } from '../../www/src/onnx-model.js';
 import { compareOutputs } from '../../www/src/model-input.js';
-import { nmViolations } from '../../www/src/prune-core.js';
-import { ROOT, REC, CLS, ARTIFACTS, runModel, tmpDir, makeExternalDataModel } from './helpers.mjs';
+import { nmViolations, defaultConfigFor, nmGroupLength } from '../../www/src/prune-core.js';
+import { ROOT, REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel } from './helpers.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -57,13 +57,13 @@ after(async () => {
   }
 });
 
-async function openPage() {
+async function openPage(query = '') {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(baseUrl);
+  await page.goto(baseUrl + query);
   await page.waitForSelector('#engine.ok, #engine.bad', { timeout: 60_000 });
   return { context, page, problems };
 }
@@ -194,20 +194,94 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
   console.log(`# e2e: total sparsity ${reportedText}, cosine ${pageCosine} (node ${cmp.cosine.toFixed(5)}), run+compare ${runMs} ms, test ${Date.now() - t0} ms`);
 });
 
-test('default settings prune the default model with one click', async () => {
-  const { context, page, problems } = await openPage();
+// Default settings, one click on `run`, on the default model (PaddleOCR v4 det): 2:4 along the
+// reduction axis on every Conv/Gemm/MatMul weight whose reduction axis is a multiple of 4, the others
+// dense. Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
+// ?threads=0 (the single-threaded build): the exported models must be identical, and agree with Node.
+async function runDefaults(query) {
+  const { context, page, problems } = await openPage(query);
+  const engine = await page.evaluate(() => window.__playground.engine);
   await page.click('#load-default');
   await page.waitForSelector('#layers tbody tr');
+  const note = await page.getByTestId('defaults-note').textContent();
+  const t = Date.now();
   await page.getByTestId('run').click();
   await page.getByTestId('cosine').waitFor({ timeout: 180_000 });
-  const s = parseFloat(await page.getByTestId('total-sparsity').textContent());
-  assert.ok(s > 40 && s < 60, `about 50% sparsity by default, got ${s}%`);
-  const cos = parseFloat(await page.getByTestId('cosine').textContent());
-  assert.ok(cos > 0 && cos < 1, `cosine ${cos}`);
-  console.log(`# default model, default settings: total sparsity ${s}%, cosine ${cos}, engine: ${await page.locator('#engine').textContent()}`);
-  assert.equal(await page.getByTestId('error').count(), 0);
-  assert.deepEqual(problems, []);
+  const runMs = Date.now() - t;
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const read = async (id) => (await page.getByTestId(id).textContent()).trim();
+  const res = {
+    engine, note, runMs, badge: await page.locator('#engine').textContent(), status: await page.locator('#status').textContent(),
+    sparsity: await read('total-sparsity'), cosine: await read('cosine'), maxAbs: await read('max-abs-diff'),
+    exported: fs.readFileSync(await save(page, 'export', path.join(tmpDir(), 'pruned.onnx'))),
+  };
+  if (!query) await page.screenshot({ path: path.join(ARTIFACTS, 'playground-defaults.png'), fullPage: true });
+  assert.deepEqual(problems, [], 'no console errors');
   await context.close();
+  return res;
+}
+
+test('default settings: one click on run prunes the default model 2:4, with threads; identical single-threaded', async () => {
+  const t0 = Date.now();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const mt = await runDefaults('');
+  // The page's worker ran the threaded build with a real pool.
+  assert.equal(mt.engine.source, 'unbundled', `the package is imported unbundled from sparsekit/ (${mt.engine.loadError})`);
+  assert.equal(mt.engine.variant, 'threads');
+  assert.equal(mt.engine.threads, true, `initThreadPool resolved true (${mt.engine.poolError})`);
+  assert.ok(mt.engine.numThreads > 1, `numThreads ${mt.engine.numThreads}`);
+  assert.ok(mt.engine.probe > 1, `probeThreads(64) ran on ${mt.engine.probe} workers`);
+  assert.match(mt.badge, new RegExp(`threads: ${mt.engine.numThreads} workers`));
+  assert.match(mt.status, /with threads/);
+
+  const st = await runDefaults('?threads=0');
+  assert.equal(st.engine.variant, 'simd');
+  assert.equal(st.engine.threads, false);
+  assert.match(st.badge, /single-threaded/);
+  assert.ok(Buffer.compare(mt.exported, st.exported) === 0, 'threaded and single-threaded pruning export the same model');
+  assert.equal(mt.sparsity, st.sparsity);
+  assert.equal(mt.cosine, st.cosine);
+
+  // The exported model: 2:4 exactly where the default says so, the other weights untouched.
+  const exported = OnnxModel.parse(mt.exported);
+  const original = OnnxModel.parse(fs.readFileSync(DET));
+  const orig = new Map(original.weights.map((w) => [w.name, w]));
+  let zeros = 0, numel = 0, nmCount = 0, denseCount = 0;
+  for (const w of exported.weights.filter((x) => x.prunable)) {
+    const v = exported.readFloat(w), o = original.readFloat(orig.get(w.name));
+    const { cfg } = defaultConfigFor(w.dims, w.reduceAxis, w.op);
+    let nz = 0;
+    for (let i = 0; i < v.length; i++) if (v[i] !== 0) nz++;
+    if (cfg.criterion === 'nm') {
+      assert.equal(nmGroupLength(w.dims, w.reduceAxis) % 4, 0);
+      assert.equal(nmViolations(v, w.dims, w.dims.length === 2 ? w.reduceAxis : 1, 2, 4), 0, `${w.name}: 2:4 along the reduction axis`);
+      assert.ok(nz <= v.length / 2, `${w.name}: at most half kept`);
+      for (let i = 0; i < v.length; i++) if (v[i] !== 0) assert.equal(v[i], o[i]);
+      nmCount++;
+    } else {
+      assert.deepEqual(Array.from(v), Array.from(o), `${w.name} stays dense`);
+      denseCount++;
+    }
+    zeros += v.length - nz; numel += v.length;
+  }
+  assert.ok(nmCount >= 40 && denseCount >= 1, `${nmCount} weights 2:4, ${denseCount} dense`);
+  assert.match(mt.note, new RegExp(`on the ${nmCount} weights .* the other ${denseCount} stay dense`));
+  const actual = zeros / numel;
+  assert.ok(actual > 0.45, `total sparsity ${actual}`);
+  assert.ok(Math.abs(parseFloat(mt.sparsity) / 100 - actual) <= 0.0005 + 1e-9, `reported ${mt.sparsity}, exported ${actual}`);
+
+  // The effect the page reports is the one onnxruntime-node measures on the exported model.
+  const cmp = compareOutputs(await runModel(DET, original), await runModel(exported.encode(), exported));
+  const cosine = parseFloat(mt.cosine), maxAbs = parseFloat(mt.maxAbs);
+  assert.ok(Number.isFinite(cosine) && cosine >= -1 && cosine <= 1 && Number.isFinite(maxAbs));
+  assert.ok(Math.abs(cosine - cmp.cosine) < 0.02, `page cosine ${cosine} vs node ${cmp.cosine}`);
+  // Measured (2026-11, this commit): cosine ~0.01, max |Δ| 1.0 on the synthetic document input: one-shot
+  // 2:4 of all 41 eligible layers of this compact detector, without fine-tuning, erases its text map
+  // (each layer alone keeps cosine >= 0.96; the errors compound). So the floor here only guards against
+  // a broken comparison (NaN / non-finite), not for accuracy; see the report.
+  console.log(`# default model, default settings: total sparsity ${mt.sparsity} (${nmCount} weights 2:4, ${denseCount} dense), `
+    + `cosine ${mt.cosine} (node ${cmp.cosine.toFixed(5)}), max |Δ| ${mt.maxAbs}; engine "${mt.badge}", probe ${mt.engine.probe}; `
+    + `run+compare ${mt.runMs} ms threads / ${st.runMs} ms single; test ${Date.now() - t0} ms`);
 });
 
 test('a truncated .onnx and a non-ONNX file each show an error on the page', async () => {
@@ -258,7 +332,7 @@ test('a model with an external data file: picked together, pruned, exported as .
   const data = fs.readFileSync(path.join(out, 'weights.bin'));
   assert.equal(data.length, fs.statSync(dataPath).size);
   const m = OnnxModel.parse(fs.readFileSync(path.join(out, 'model_ext.pruned.onnx')), { externalFiles: { 'weights.bin': data } });
-  const w = m.weights.find((x) => x.prunable && x.numel >= 1024 && x.storage === 'external');
+  const w = m.weights.find((x) => x.prunable && x.numel >= 1024 && x.storage === 'external' && defaultConfigFor(x.dims, x.reduceAxis, x.op).cfg.criterion === 'nm');
   const v = m.readFloat(w);
   const zeros = v.filter((x) => x === 0).length / v.length;
   assert.ok(zeros > 0.3, `${w.name} pruned in the data file (${zeros})`);

@@ -2,7 +2,7 @@
 // with sparsekit-wasm, inspect the masks, compare the models with onnxruntime-web, export.
 import { OnnxModel, OnnxError } from './onnx-model.js';
 import { resolveInputShape, compareOutputs } from './model-input.js';
-import { DEFAULT_CONFIG, planLayer } from './prune-core.js';
+import { defaultConfigFor, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
 
 const $ = (id) => document.getElementById(id);
@@ -12,7 +12,7 @@ const evalWorker = new Worker(new URL('./eval-worker.js', import.meta.url), { ty
 
 const state = {
   fileName: null, bytes: null, external: new Map(), model: null, layers: [], others: [],
-  results: null, pruned: null, selected: null, baseline: null, running: false, jobId: 0,
+  results: null, pruned: null, selected: null, baseline: null, running: false, jobId: 0, engine: null,
 };
 window.__playground = state;   // for debugging and the tests
 
@@ -55,20 +55,25 @@ function startEngine(worker, threads) {
     };
     worker.addEventListener('message', onMsg);
     worker.addEventListener('error', (e) => resolve({ failed: { message: e.message || 'the pruning worker failed to start' } }));
-    worker.postMessage({ type: 'init', threads });
+    // base: the page's base URL, under which the server puts the unbundled package (sparsekit/).
+    worker.postMessage({ type: 'init', threads, base: document.baseURI });
   });
 }
+// ?threads=0 forces the single-threaded build (to compare; the results are the same).
+const wantThreads = !/^(0|false|no|off)$/i.test(new URLSearchParams(location.search).get('threads') ?? '');
 const engineReady = (async () => {
-  const info = await startEngine(pruneWorker, true);
-  if (!info.poolError) return info;
-  // The threaded build could not start its pool: restart the worker on the single-threaded build.
-  console.warn(`sparsekit-wasm: thread pool failed (${info.poolError}); using the single-threaded build`);
+  const info = await startEngine(pruneWorker, wantThreads);
+  if (!wantThreads || (!info.poolError && !info.failed)) return info;
+  // The threaded build could not start (or start its pool): restart the worker on the single-threaded build.
+  const why = info.poolError ?? info.failed.message;
+  console.warn(`sparsekit-wasm: threaded build failed (${why}); using the single-threaded build`);
   pruneWorker.terminate();
   pruneWorker = newPruneWorker();
-  return { ...(await startEngine(pruneWorker, false)), poolFailed: info.poolError };
+  return { ...(await startEngine(pruneWorker, false)), poolFailed: why };
 })();
 engineReady.then((info) => {
   engineInfo = info;
+  state.engine = info;
   const badge = $('engine');
   if (info.failed) {
     badge.textContent = 'sparsekit-wasm failed to load';
@@ -76,9 +81,18 @@ engineReady.then((info) => {
     showError(`sparsekit-wasm could not be loaded: ${info.failed.message}`);
     return;
   }
-  badge.textContent = info.threads ? `sparsekit-wasm · threads (${info.cores} cores)`
-    : `sparsekit-wasm · single-threaded${!info.isolated ? ' (page not cross-origin isolated)' : info.poolFailed ? ' (thread pool failed to start)' : ''}`;
-  badge.title = info.poolFailed ? `The threaded build could not start its thread pool: ${info.poolFailed}` : `build: ${info.variant ?? '?'}`;
+  const why = !info.requested ? ' (threads off: ?threads=0)' : !info.isolated ? ' (page not cross-origin isolated)'
+    : info.poolFailed ? ' (thread pool failed to start)' : info.source === 'bundled' ? ' (bundled copy)' : '';
+  badge.textContent = info.threads ? `sparsekit-wasm · threads: ${info.numThreads} workers (${info.cores} cores)`
+    : `sparsekit-wasm · single-threaded${why}`;
+  badge.title = [
+    `build: ${info.variant ?? '?'}`,
+    info.threads ? `rayon pool: ${info.numThreads} workers; ${info.probe} distinct workers ran 64 probe tasks` : null,
+    `package: ${info.source === 'unbundled' ? info.url : `bundled copy${info.loadError ? ` (unbundled load failed: ${info.loadError})` : ''}`}`,
+    info.poolFailed ? `The threaded build could not start: ${info.poolFailed}` : null,
+  ].filter(Boolean).join('\n');
+  badge.dataset.testid = 'engine';
+  badge.dataset.threads = String(info.threads ? info.numThreads : 1);
   badge.className = 'badge ok';
   updateRunButton();
 });
@@ -151,7 +165,10 @@ async function loadBytes(name, bytes, external) {
     return;
   }
   Object.assign(state, { fileName: name, bytes, external, model });
-  state.layers = model.weights.filter((w) => w.prunable).map((w) => ({ w, cfg: { ...DEFAULT_CONFIG, block: [...DEFAULT_CONFIG.block], scope: [...DEFAULT_CONFIG.scope] } }));
+  state.layers = model.weights.filter((w) => w.prunable).map((w) => {
+    const { cfg, note } = defaultConfigFor(w.dims, w.reduceAxis, w.op);
+    return { w, cfg, defaultNote: note };
+  });
   state.others = model.weights.filter((w) => !w.prunable);
   renderModelInfo();
   renderLayerTable();
@@ -246,10 +263,31 @@ function renderLayerTable() {
     makeCell(tr, fmtInt(w.numel)).className = 'num';
     ob.append(tr);
   }
+  renderDefaultsNote();
   const ops = [...new Set(state.layers.map((l) => l.w.op))];
   const sel = $('bulk-op');
   sel.replaceChildren(new Option(`every (${state.layers.length})`, '*'));
   for (const op of ops) sel.add(new Option(`${op} (${state.layers.filter((l) => l.w.op === op).length})`, op));
+}
+
+/** The note on the default settings: 2:4 where the reduction axis allows it, the others dense. */
+function renderDefaultsNote() {
+  const box = $('defaults-note');
+  const dense = state.layers.filter((l) => l.defaultNote);
+  const nm = state.layers.length - dense.length;
+  box.replaceChildren();
+  if (!state.layers.length) return;
+  box.append(`Default settings: 2:4 (N:M, groups of 4 along the reduction axis: input channels of a Conv, K of a MatMul/Gemm) on the ${nm} weight${nm === 1 ? '' : 's'} whose reduction axis is a multiple of 4`);
+  if (dense.length) {
+    box.append(`; the other ${dense.length} stay dense (`);
+    const names = dense.slice(0, 6).map((l) => `${l.w.name} ${l.w.dims.join('×')}`).join(', ');
+    const span = document.createElement('span');
+    span.className = 'names';
+    span.textContent = names + (dense.length > 6 ? `, … ${dense.length - 6} more` : '');
+    span.title = dense.map((l) => `${l.w.name}: ${l.defaultNote}`).join('\n');
+    box.append(span, '; e.g. depthwise convolutions, a first convolution on 3 colour channels, ConvTranspose weights).');
+  } else box.append('.');
+  box.append(' Block pruning (hard or soft threshold, per layer or with a global scope) stays available per layer and through "Apply to all".');
 }
 
 function writeRow(layer) {
@@ -265,7 +303,8 @@ function writeRow(layer) {
   f('sparsity').disabled = nm || dense || ($('global-enabled').checked && cfg.criterion === 'hard');
   f('nm').disabled = !nm;
   const plan = planLayer(layer.w.dims, cfg);
-  row.title = nm ? '' : plan.notes.join('\n');
+  row.title = dense && layer.defaultNote ? layer.defaultNote : nm || dense ? '' : plan.notes.join('\n');
+  row.classList.toggle('dense-default', dense && !!layer.defaultNote);
   f('block').classList.toggle('warn', !nm && !dense && plan.notes.some((n) => n.startsWith('block')));
   for (const el of row.querySelectorAll('input')) el.classList.remove('invalid');
 }
