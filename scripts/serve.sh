@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Serves the sparsity playground on 127.0.0.1:$PORT (default 5173) with the COOP/COEP headers that
-# cross-origin isolation (threads) needs: builds pkg/ if missing, builds the page (the default models
-# and onnxruntime-web's wasm are copied from node_modules into www/dist, never committed), previews it.
+# cross-origin isolation (threads) needs: installs node_modules and builds pkg/ if missing, builds the
+# page (the default models and onnxruntime-web's wasm are copied from node_modules into www/dist, the
+# built package unbundled into www/dist/sparsekit/ for the threaded build; none of it committed),
+# previews it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-5173}
+if [ ! -x node_modules/.bin/vite ]; then
+  echo "[serve] node_modules missing: npm ci"
+  npm ci --no-audit --no-fund
+fi
 if [ -z "${SPARSEKIT_PKG:-}" ] && [ ! -f pkg/package.json ]; then
   echo "[serve] pkg/ missing: bash scripts/build.sh"
   bash scripts/build.sh
