@@ -8,7 +8,7 @@
 //! hot paths see contiguous runs whenever the layout has any.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernels::{self, Reduction};
+use crate::kernels::{self, par, Reduction};
 use crate::param::try_alloc;
 
 /// `shape` + element `stride`.
@@ -215,44 +215,160 @@ impl Tiling {
         }
     }
 
+    /// [`Self::walk_rows`] restricted to the slab of grid indices `g_lo..g_hi` along dim 0 (the
+    /// outermost grid dimension, so the slab's grid entries are one contiguous range
+    /// `g_lo * grid_stride[0] .. g_hi * grid_stride[0]`). When dim 0 is the inner dimension, the
+    /// rows themselves are cut to the slab's chunks (their length is then
+    /// `(g_hi - g_lo) * block[0]`). Rows come in the same relative order as in the full walk, so
+    /// every accumulator sees its contributions in the same order whatever the slabs are.
+    fn walk_rows_in(&self, l: &Strided, others: &[&Strided], g_lo: usize, g_hi: usize, mut f: impl FnMut(&[usize], usize)) {
+        let n = l.ndim();
+        if l.shape.iter().any(|&s| s == 0) || (n > 0 && g_lo >= g_hi) {
+            return;
+        }
+        let mut offs = vec![0usize; 1 + others.len()];
+        if n == 0 {
+            f(&offs, 0);
+            return;
+        }
+        let k = self.inner_dim(l);
+        let outer: Vec<usize> = (0..n).filter(|&d| d != k).collect();
+        let mut idx = vec![0usize; outer.len()];
+        let (start0, end0) = (g_lo * self.block[0], g_hi * self.block[0]);
+        let mut gshift = 0;
+        offs[0] = start0 * l.stride[0];
+        for (o, other) in others.iter().enumerate() {
+            offs[o + 1] = start0 * other.stride[0];
+        }
+        if k == 0 {
+            gshift = g_lo * self.grid_stride[0];
+        } else {
+            idx[0] = start0;
+        }
+        loop {
+            let mut gbase = gshift;
+            for (j, &d) in outer.iter().enumerate() {
+                gbase += (idx[j] / self.block[d]) * self.grid_stride[d];
+            }
+            f(&offs, gbase);
+            // advance the odometer over the outer dims (dim 0, when outer, stops at end0)
+            let mut j = outer.len();
+            loop {
+                if j == 0 {
+                    return;
+                }
+                j -= 1;
+                let d = outer[j];
+                idx[j] += 1;
+                offs[0] += l.stride[d];
+                for (o, other) in others.iter().enumerate() {
+                    offs[o + 1] += other.stride[d];
+                }
+                let end = if d == 0 { end0 } else { l.shape[d] };
+                if idx[j] < end {
+                    break;
+                }
+                if d == 0 {
+                    return;
+                }
+                offs[0] -= l.stride[d] * idx[j];
+                for (o, other) in others.iter().enumerate() {
+                    offs[o + 1] -= other.stride[d] * idx[j];
+                }
+                idx[j] = 0;
+            }
+        }
+    }
+
+    /// Cuts dim 0 of the grid into slabs for the tasks: `(number of slabs, grid rows per slab)`.
+    fn slabs(&self, l: &Strided) -> (usize, usize) {
+        let g0 = self.grid.first().copied().unwrap_or(1).max(1);
+        let tasks = par::tasks_for(l.numel(), 1 << 16, g0);
+        let per = g0.div_ceil(tasks);
+        (g0.div_ceil(per), per)
+    }
+
+    /// The row length of a slab walk.
+    fn slab_row_len(&self, l: &Strided, g_lo: usize, g_hi: usize) -> usize {
+        let (k, chunk, _, _) = self.row_params(l);
+        if l.ndim() > 0 && self.inner_dim(l) == 0 {
+            (g_hi - g_lo) * chunk
+        } else {
+            k
+        }
+    }
+
     /// Folds `op` over every block of `data` seen through `l`, into `acc` (grid-shaped,
     /// pre-filled by the caller; partial results combine with [`Reduction::combine`]).
+    ///
+    /// With threads, slabs of grid rows run in parallel, each owning its range of `acc`; every
+    /// accumulator still folds its elements in the sequential order, so the bits are the same.
     pub fn reduce_into(&self, l: &Strided, data: &[f32], op: Reduction, acc: &mut [f32]) {
         debug_assert_eq!(acc.len(), self.numblk());
-        let (k, chunk, stride, step) = self.row_params(l);
-        let mut buf = Vec::new();
-        self.walk_rows(l, &[], |offs, gbase| {
-            let o = offs[0];
-            let acc = &mut acc[gbase..];
-            if stride == 1 {
-                kernels::reduce_chunks(op, &data[o..o + k], chunk, acc, step);
-            } else {
-                buf.clear();
-                buf.extend((0..k).map(|i| data[o + i * stride]));
-                kernels::reduce_chunks(op, &buf, chunk, acc, step);
-            }
+        if l.numel() == 0 {
+            return;
+        }
+        let (_, chunk, stride, step) = self.row_params(l);
+        let (_, per) = self.slabs(l);
+        let g0 = self.grid.first().copied().unwrap_or(1);
+        let gs0 = self.grid_stride.first().copied().unwrap_or(1);
+        par::map_chunks_mut(acc, per * gs0, |s, acc| {
+            let (g_lo, g_hi) = (s * per, ((s + 1) * per).min(g0));
+            let len = self.slab_row_len(l, g_lo, g_hi);
+            let base = g_lo * gs0;
+            let mut buf = Vec::new();
+            self.walk_rows_in(l, &[], g_lo, g_hi, |offs, gbase| {
+                let o = offs[0];
+                let acc = &mut acc[gbase - base..];
+                if stride == 1 {
+                    kernels::reduce_chunks(op, &data[o..o + len], chunk, acc, step);
+                } else {
+                    buf.clear();
+                    buf.extend((0..len).map(|i| data[o + i * stride]));
+                    kernels::reduce_chunks(op, &buf, chunk, acc, step);
+                }
+            });
         });
     }
 
-    /// Multiplies every element of `data` (through `l`) by its block's factor.
+    /// Multiplies every element of `data` (through `l`) by its block's factor. `l` must not
+    /// alias (the callers refuse aliasing views before any write): slabs run in parallel.
     pub fn scale(&self, l: &Strided, data: &mut [f32], factors: &[f32]) {
         debug_assert_eq!(factors.len(), self.numblk());
-        let (k, chunk, stride, step) = self.row_params(l);
-        self.walk_rows(l, &[], |offs, gbase| {
-            let o = offs[0];
-            let f = &factors[gbase..];
-            if stride == 1 {
-                kernels::scale_chunks(&mut data[o..o + k], chunk, f, step);
-            } else {
-                for i in 0..k {
-                    data[o + i * stride] *= f[(i / chunk) * step];
+        if l.numel() == 0 {
+            return;
+        }
+        assert!(l.cosize().is_some_and(|c| c <= data.len()), "layout outside the data");
+        let (_, chunk, stride, step) = self.row_params(l);
+        let (nslabs, per) = self.slabs(l);
+        let g0 = self.grid.first().copied().unwrap_or(1);
+        let ptr = par::SharedMut(data.as_mut_ptr());
+        par::for_each_index(nslabs, |s| {
+            let (g_lo, g_hi) = (s * per, ((s + 1) * per).min(g0));
+            let len = self.slab_row_len(l, g_lo, g_hi);
+            let p = ptr.get();
+            self.walk_rows_in(l, &[], g_lo, g_hi, |offs, gbase| {
+                let o = offs[0];
+                let f = &factors[gbase..];
+                if stride == 1 {
+                    // SAFETY: o + len <= cosize <= data.len(); rows of a non-aliasing layout are
+                    // disjoint, and every row belongs to exactly one slab.
+                    let row = unsafe { std::slice::from_raw_parts_mut(p.add(o), len) };
+                    kernels::scale_chunks(row, chunk, f, step);
+                } else {
+                    for (j, &fj) in f.iter().step_by(step.max(1)).take(len / chunk).enumerate() {
+                        for i in j * chunk..(j + 1) * chunk {
+                            // SAFETY: as above, element by element.
+                            unsafe { *p.add(o + i * stride) *= fj };
+                        }
+                    }
                 }
-            }
+            });
         });
     }
 
     /// `data[e] = g(data[e], aux[e'], block_value)` for every element, where `aux` is read
-    /// through its own layout `la` (same shape as `l`).
+    /// through its own layout `la` (same shape as `l`). `l` must not alias; slabs run in parallel.
     pub fn map_with(
         &self,
         l: &Strided,
@@ -260,27 +376,94 @@ impl Tiling {
         la: &Strided,
         aux: &[f32],
         per_block: &[f32],
-        g: impl Fn(f32, f32, f32) -> f32,
+        g: impl Fn(f32, f32, f32) -> f32 + Sync + Send,
     ) {
-        let (k, chunk, stride, step) = self.row_params(l);
+        if l.numel() == 0 {
+            return;
+        }
+        assert!(l.cosize().is_some_and(|c| c <= data.len()), "layout outside the data");
+        let (_, chunk, stride, step) = self.row_params(l);
         let geom = self.walk_rows_geom(l, &[la]);
         let astride = geom.other_strides[0];
-        self.walk_rows(l, &[la], |offs, gbase| {
-            for i in 0..k {
-                let e = offs[0] + i * stride;
-                data[e] = g(data[e], aux[offs[1] + i * astride], per_block[gbase + (i / chunk) * step]);
-            }
+        let (nslabs, per) = self.slabs(l);
+        let g0 = self.grid.first().copied().unwrap_or(1);
+        let ptr = par::SharedMut(data.as_mut_ptr());
+        par::for_each_index(nslabs, |s| {
+            let (g_lo, g_hi) = (s * per, ((s + 1) * per).min(g0));
+            let len = self.slab_row_len(l, g_lo, g_hi);
+            let p = ptr.get();
+            self.walk_rows_in(l, &[la], g_lo, g_hi, |offs, gbase| {
+                let (o, oa) = (offs[0], offs[1]);
+                for j in 0..len / chunk {
+                    let pb = per_block[gbase + j * step];
+                    if stride == 1 && astride == 1 {
+                        // SAFETY: as in `scale`.
+                        let row = unsafe { std::slice::from_raw_parts_mut(p.add(o + j * chunk), chunk) };
+                        let a = &aux[oa + j * chunk..oa + (j + 1) * chunk];
+                        for (x, &h) in row.iter_mut().zip(a) {
+                            *x = g(*x, h, pb);
+                        }
+                    } else {
+                        for i in j * chunk..(j + 1) * chunk {
+                            // SAFETY: as in `scale`, element by element.
+                            unsafe {
+                                let e = p.add(o + i * stride);
+                                *e = g(*e, aux[oa + i * astride], pb);
+                            }
+                        }
+                    }
+                }
+            });
         });
     }
 
-    /// Copies block `b`'s elements (row-major inside the block) from `data` through `l` to `out`.
+    /// Copies block `b`'s elements (row-major inside the block) from `data` through `l` to `out`:
+    /// contiguous runs of the block's last dimension are copied as slices.
     pub fn gather_block(&self, l: &Strided, data: &[f32], b: usize, out: &mut Vec<f32>) {
         let n = l.ndim();
-        let mut gi = vec![0usize; n];
-        unravel(b, &self.grid, &mut gi);
-        let base: usize = (0..n).map(|d| gi[d] * self.block[d] * l.stride[d]).sum();
-        let inner = Strided { shape: self.block.clone(), stride: l.stride.clone() };
-        for_each_offset(&inner, |o| out.push(data[base + o]));
+        if n == 0 {
+            out.push(data[0]);
+            return;
+        }
+        if n > 16 {
+            let mut gi = vec![0usize; n];
+            unravel(b, &self.grid, &mut gi);
+            let base: usize = (0..n).map(|d| gi[d] * self.block[d] * l.stride[d]).sum();
+            let inner = Strided { shape: self.block.clone(), stride: l.stride.clone() };
+            for_each_offset(&inner, |o| out.push(data[base + o]));
+            return;
+        }
+        let mut base = 0;
+        let mut rem = b;
+        for d in (0..n).rev() {
+            base += (rem % self.grid[d]) * self.block[d] * l.stride[d];
+            rem /= self.grid[d];
+        }
+        let last = n - 1;
+        let (bl, sl) = (self.block[last], l.stride[last]);
+        let mut idx = [0usize; 16];
+        let mut off = base;
+        loop {
+            if sl == 1 {
+                out.extend_from_slice(&data[off..off + bl]);
+            } else {
+                out.extend((0..bl).map(|i| data[off + i * sl]));
+            }
+            let mut d = last;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                off += l.stride[d];
+                if idx[d] < self.block[d] {
+                    break;
+                }
+                off -= l.stride[d] * idx[d];
+                idx[d] = 0;
+            }
+        }
     }
 
     /// Grid-shaped (row-major) values broadcast to one value per element of the layout's

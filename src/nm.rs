@@ -253,10 +253,23 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
 pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<Vec<u8>> {
     check_nm_matrix("mn_1d_best", values.len(), rows, cols, m, n)?;
     let mut mask = vec![0u8; values.len()];
-    let mut scratch = Vec::new();
-    for (g, mk) in values.chunks_exact(m).zip(mask.chunks_exact_mut(m)) {
-        top_n_group(g, n, mk, &mut scratch);
+    if values.is_empty() {
+        return Ok(mask);
     }
+    // Whole groups per task (rows of groups are independent): parallel with threads.
+    let groups = values.len() / m;
+    let tasks = crate::kernels::par::tasks_for(values.len(), 1 << 18, groups);
+    let per = groups.div_ceil(tasks) * m;
+    crate::kernels::par::zip_chunks(values, per, &mut mask, per, |_, v, mk| {
+        if m == 4 && n == 2 {
+            crate::kernels::nm24_mask(v, mk);
+            return;
+        }
+        let mut scratch = Vec::new();
+        for (g, mk) in v.chunks_exact(m).zip(mk.chunks_exact_mut(m)) {
+            top_n_group(g, n, mk, &mut scratch);
+        }
+    });
     Ok(mask)
 }
 

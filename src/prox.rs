@@ -11,7 +11,7 @@
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
 use crate::error::Result;
-use crate::kernels::{self, nan_max, nan_min, Reduction};
+use crate::kernels::{self, nan_max, nan_min, par, Reduction};
 use crate::layout::{Strided, Tiling};
 use crate::param::try_alloc;
 
@@ -41,27 +41,44 @@ struct State {
     hi: f32,
     mu: f32,
     iters: usize,
+    /// Survivor factor: 0 for `D <= 0`.
+    keep: f32,
+    /// Phase 1: still stepping.
+    active: bool,
 }
 
-/// Returns `mu` per block and the survivor factors (1 keeps, 0 for `D <= 0`), both indexed by
-/// the aligned grid.
-pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, bracket: Bracket) -> Result<(Vec<f32>, Vec<f32>)> {
-    let nb = t.len();
-    let mut states: Vec<State> = try_alloc(nb, State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0 })?;
-    let mut keep = try_alloc(nb, 1.0f32)?;
-    let (mut xb, mut hb) = (Vec::new(), Vec::new());
-    let gather = |b: usize, xb: &mut Vec<f32>, hb: &mut Vec<f32>| {
-        xb.clear();
-        hb.clear();
-        for p in parts {
+/// Elements gathered per batch: the batch's blocks iterate together (iteration-outer loop), so
+/// the bisections of different blocks overlap in the pipeline instead of each waiting on its
+/// own division/square-root latency, and their data stays in L1.
+const BATCH_ELEMS: usize = 4096;
+
+struct Ctx<'a, 'p> {
+    parts: &'a [Part<'p>],
+    t: &'a [f32],
+    max_iter: usize,
+    atol: f32,
+    eps: f32,
+    bracket: Bracket,
+}
+
+impl Ctx<'_, '_> {
+    fn gather(&self, b: usize, xb: &mut Vec<f32>, hb: &mut Vec<f32>) {
+        for p in self.parts {
             let sb = p.map.map_or(b, |m| m[b]);
             p.tiling.gather_block(p.x_layout, p.x, sb, xb);
             p.tiling.gather_block(p.h_layout, p.h, sb, hb);
         }
-    };
-    let converged = |s: &State| (s.lo - s.hi).abs() < atol;
-    let step = |s: &mut State, xb: &[f32], hb: &[f32], tb: f32| {
-        let zeta = s.mu * kernels::cond_sumsq(xb, hb, s.mu).sqrt();
+    }
+
+    #[inline]
+    fn converged(&self, s: &State) -> bool {
+        (s.lo - s.hi).abs() < self.atol
+    }
+
+    /// One midpoint step; `hx = h * x` (the seed's `(h * x) / (h + mu)`, same bits).
+    #[inline]
+    fn step(s: &mut State, hx: &[f32], h: &[f32], tb: f32) {
+        let zeta = s.mu * kernels::cond_sumsq_hx(hx, h, s.mu).sqrt();
         if zeta < tb {
             s.lo = s.mu;
         } else {
@@ -69,48 +86,124 @@ pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, b
         }
         s.mu = (s.lo + s.hi) / 2.0;
         s.iters += 1;
-    };
+    }
 
-    // Phase 1: bracket every block and run it until its own bracket is below atol.
-    let mut global = 0usize;
-    for b in 0..nb {
-        gather(b, &mut xb, &mut hb);
-        let hx: Vec<f32> = xb.iter().zip(&hb).map(|(x, h)| h * x).collect();
-        let hx_norm = kernels::scalar::reduce_chunk(Reduction::SumSq, &hx).sqrt();
-        let h_min = hb.iter().fold(f32::INFINITY, |a, &h| nan_min(a, h));
-        let h_max = hb.iter().fold(f32::NEG_INFINITY, |a, &h| nan_max(a, h));
-        let tb = t[b];
-        let d = hx_norm - tb;
-        if d <= 0.0 {
-            keep[b] = 0.0;
+    /// Runs a gathered batch (`blocks[i]` at `xb/hb[ofs[i]..ofs[i+1]]`, `xb` turned into `hx`):
+    /// phase 1 brackets and steps each block until its own convergence or `max_iter`; phase 2
+    /// (`target = Some(K)`) steps every block up to `K`. Returns phase 1's `max_b k_b`.
+    fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>) -> usize {
+        for (x, h) in xb.iter_mut().zip(hb) {
+            *x *= h;
         }
-        let den = match bracket {
-            Bracket::BlockSpec => nan_max(d, 0.0) + eps,
-            Bracket::Coupling => nan_max(d, eps),
-        };
-        let lo = nan_max((tb * h_min) / den, 0.0);
-        let hi = nan_max((tb * h_max) / den, 0.0);
-        let mut s = State { lo, hi, mu: (lo + hi) / 2.0, iters: 0 };
-        while s.iters < max_iter {
-            step(&mut s, &xb, &hb, tb);
-            if converged(&s) {
-                break;
+        let hx: &[f32] = xb;
+        if target.is_none() {
+            for (i, &b) in blocks.iter().enumerate() {
+                let (hxb, hbb) = (&hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]]);
+                let hx_norm = kernels::reduce_chunk(Reduction::SumSq, hxb).sqrt();
+                let h_min = hbb.iter().fold(f32::INFINITY, |a, &h| nan_min(a, h));
+                let h_max = hbb.iter().fold(f32::NEG_INFINITY, |a, &h| nan_max(a, h));
+                let tb = self.t[b];
+                let d = hx_norm - tb;
+                let den = match self.bracket {
+                    Bracket::BlockSpec => nan_max(d, 0.0) + self.eps,
+                    Bracket::Coupling => nan_max(d, self.eps),
+                };
+                let lo = nan_max((tb * h_min) / den, 0.0);
+                let hi = nan_max((tb * h_max) / den, 0.0);
+                states[b - b0] = State {
+                    lo,
+                    hi,
+                    mu: (lo + hi) / 2.0,
+                    iters: 0,
+                    keep: if d <= 0.0 { 0.0 } else { 1.0 },
+                    active: self.max_iter > 0,
+                };
             }
+        }
+        let mut any = true;
+        while any {
+            any = false;
+            for (i, &b) in blocks.iter().enumerate() {
+                let s = &mut states[b - b0];
+                let go = match target {
+                    None => s.active,
+                    Some(k) => s.iters < k,
+                };
+                if !go {
+                    continue;
+                }
+                Self::step(s, &hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]], self.t[b]);
+                if target.is_none() && (s.iters >= self.max_iter || self.converged(s)) {
+                    s.active = false;
+                }
+                any = true;
+            }
+        }
+        if target.is_some() {
+            return 0;
         }
         // A block that never converges (NaN bracket) keeps the global loop running to max_iter.
-        global = global.max(if converged(&s) { s.iters } else { max_iter });
-        states[b] = s;
+        blocks
+            .iter()
+            .map(|&b| {
+                let s = &states[b - b0];
+                if self.converged(s) { s.iters } else { self.max_iter }
+            })
+            .max()
+            .unwrap_or(0)
     }
-    // Phase 2: the seed only stops when all blocks are converged; continue the early ones.
-    for b in 0..nb {
-        if states[b].iters < global {
-            gather(b, &mut xb, &mut hb);
-            let mut s = states[b];
-            while s.iters < global {
-                step(&mut s, &xb, &hb, t[b]);
+
+    /// Processes blocks `b0 .. b0 + states.len()` in batches; returns phase 1's `max_b k_b`.
+    fn run_chunk(&self, states: &mut [State], b0: usize, target: Option<usize>) -> usize {
+        let (mut xb, mut hb) = (Vec::new(), Vec::new());
+        let (mut blocks, mut ofs) = (Vec::new(), vec![0usize]);
+        let mut global = 0;
+        for b in b0..b0 + states.len() {
+            if let Some(k) = target {
+                if states[b - b0].iters >= k {
+                    continue;
+                }
             }
-            states[b] = s;
+            self.gather(b, &mut xb, &mut hb);
+            blocks.push(b);
+            ofs.push(xb.len());
+            if xb.len() >= BATCH_ELEMS {
+                global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target));
+                xb.clear();
+                hb.clear();
+                blocks.clear();
+                ofs.truncate(1);
+            }
         }
+        if !blocks.is_empty() {
+            global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target));
+        }
+        global
     }
-    Ok((states.iter().map(|s| s.mu).collect(), keep))
+}
+
+/// Returns `mu` per block and the survivor factors (1 keeps, 0 for `D <= 0`), both indexed by
+/// the aligned grid. Blocks are independent until the global stop, so chunks of blocks run in
+/// parallel (with threads) with the same per-block iterates as the sequential loop.
+pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, bracket: Bracket) -> Result<(Vec<f32>, Vec<f32>)> {
+    let nb = t.len();
+    let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false };
+    let mut states: Vec<State> = try_alloc(nb, init)?;
+    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket };
+    let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
+    let tasks = par::tasks_for(nb * per_block * max_iter.max(1), 1 << 16, nb);
+    let chunk = nb.div_ceil(tasks.max(1)).max(1);
+
+    // Phase 1: bracket every block and run it until its own bracket is below atol.
+    let global = par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, None))
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    // Phase 2: the seed only stops when all blocks are converged; continue the early ones.
+    if states.iter().any(|s| s.iters < global) {
+        par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, Some(global)));
+    }
+    let mu = states.iter().map(|s| s.mu).collect();
+    let keep = states.iter().map(|s| s.keep).collect();
+    Ok((mu, keep))
 }

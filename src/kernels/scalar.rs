@@ -31,6 +31,28 @@ pub fn reduce_chunk(op: Reduction, chunk: &[f32]) -> f32 {
 
 pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], acc_stride: usize) {
     debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    // Monomorphic loops for the sums (what the native build autovectorizes). Both are the
+    // contract's order: reduce_chunk([x]) is map(x), and for 4 elements every lane starts at
+    // 0 + map(x_l) = map(x_l) (map of a sum is never -0.0).
+    if matches!(op, Reduction::SumSq | Reduction::SumAbs) && (chunk == 1 || chunk == 4) {
+        let m = |x: f32| if op == Reduction::SumSq { x * x } else { x.abs() };
+        if chunk == 1 {
+            if op == Reduction::SumSq {
+                for (j, &x) in row.iter().enumerate() {
+                    acc[j * acc_stride] += x * x;
+                }
+            } else {
+                for (j, &x) in row.iter().enumerate() {
+                    acc[j * acc_stride] += x.abs();
+                }
+            }
+        } else {
+            for (j, c) in row.chunks_exact(4).enumerate() {
+                acc[j * acc_stride] += (m(c[0]) + m(c[1])) + (m(c[2]) + m(c[3]));
+            }
+        }
+        return;
+    }
     for (j, c) in row.chunks_exact(chunk).enumerate() {
         let a = &mut acc[j * acc_stride];
         *a = op.combine(*a, reduce_chunk(op, c));
@@ -62,4 +84,48 @@ pub fn cond_sumsq(x: &[f32], h: &[f32], mu: f32) -> f32 {
         lanes[i - n4] += q * q;
     }
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
+pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
+    debug_assert_eq!(hx.len(), h.len());
+    let mut lanes = [0.0f32; 4];
+    let mut q4 = hx.chunks_exact(4).zip(h.chunks_exact(4));
+    for (a, b) in &mut q4 {
+        for l in 0..4 {
+            let q = a[l] / (b[l] + mu);
+            lanes[l] += q * q;
+        }
+    }
+    let n4 = hx.len() / 4 * 4;
+    for i in n4..hx.len() {
+        let q = hx[i] / (h[i] + mu);
+        lanes[i - n4] += q * q;
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
+/// One group of 4: element `i` is kept when fewer than 2 others beat it (a larger key, or an
+/// equal key at a lower index).
+#[inline(always)]
+pub fn nm24_group(g: &[f32], m: &mut [u8]) {
+    let k = [
+        crate::nm::magnitude_key(g[0]),
+        crate::nm::magnitude_key(g[1]),
+        crate::nm::magnitude_key(g[2]),
+        crate::nm::magnitude_key(g[3]),
+    ];
+    for i in 0..4 {
+        let mut beaten = 0u32;
+        for j in 0..4 {
+            beaten += u32::from(k[j] > k[i] || (k[j] == k[i] && j < i));
+        }
+        m[i] = u8::from(beaten < 2);
+    }
+}
+
+pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
+    debug_assert!(values.len() == mask.len() && values.len() % 4 == 0);
+    for (g, m) in values.chunks_exact(4).zip(mask.chunks_exact_mut(4)) {
+        nm24_group(g, m);
+    }
 }

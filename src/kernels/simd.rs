@@ -1,4 +1,8 @@
 //! `wasm32` SIMD128 kernels. Same lane order as [`super::scalar`], hence the same bits.
+//!
+//! `min`/`max` use `f32x4.min/max` only for NaN propagation and pick the operand with a compare,
+//! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
+//! the first operand), not as wasm's `f32x4.max` does.
 
 use super::{scalar, Reduction};
 use core::arch::wasm32::*;
@@ -12,13 +16,14 @@ fn map4(op: Reduction, v: v128) -> v128 {
     }
 }
 
+/// Lane-wise [`Reduction::combine`], bit-exact with the scalar one.
 #[inline(always)]
 fn combine4(op: Reduction, a: v128, b: v128) -> v128 {
     match op {
         Reduction::SumAbs | Reduction::SumSq => f32x4_add(a, b),
-        // wasm's f32x4.max/min propagate NaN, as Reduction::combine does.
-        Reduction::MaxAbs | Reduction::Max => f32x4_max(a, b),
-        Reduction::Min => f32x4_min(a, b),
+        // a >= b (both numbers) -> a; otherwise max(a, b), which is b or NaN.
+        Reduction::MaxAbs | Reduction::Max => v128_bitselect(a, f32x4_max(a, b), f32x4_ge(a, b)),
+        Reduction::Min => v128_bitselect(a, f32x4_min(a, b), f32x4_le(a, b)),
     }
 }
 
@@ -33,6 +38,16 @@ fn horizontal(op: Reduction, v: v128) -> f32 {
     op.combine(op.combine(l[0], l[1]), op.combine(l[2], l[3]))
 }
 
+/// `[(a0 . a1) . (a2 . a3), (b0 . b1) . (b2 . b3), ..]` for four vectors: four horizontal
+/// reductions at once, in the contract's order.
+#[inline(always)]
+fn horizontal4(op: Reduction, a: v128, b: v128, c: v128, d: v128) -> v128 {
+    let ab = combine4(op, i32x4_shuffle::<0, 2, 4, 6>(a, b), i32x4_shuffle::<1, 3, 5, 7>(a, b));
+    let cd = combine4(op, i32x4_shuffle::<0, 2, 4, 6>(c, d), i32x4_shuffle::<1, 3, 5, 7>(c, d));
+    // ab = [a01, a23, b01, b23], cd = [c01, c23, d01, d23]
+    combine4(op, i32x4_shuffle::<0, 2, 4, 6>(ab, cd), i32x4_shuffle::<1, 3, 5, 7>(ab, cd))
+}
+
 #[inline(always)]
 unsafe fn load(p: &[f32], i: usize) -> v128 {
     debug_assert!(i + 4 <= p.len());
@@ -40,7 +55,7 @@ unsafe fn load(p: &[f32], i: usize) -> v128 {
 }
 
 #[inline]
-fn reduce_chunk(op: Reduction, c: &[f32]) -> f32 {
+pub fn reduce_chunk(op: Reduction, c: &[f32]) -> f32 {
     if c.len() < 4 {
         return scalar::reduce_chunk(op, c);
     }
@@ -55,39 +70,124 @@ fn reduce_chunk(op: Reduction, c: &[f32]) -> f32 {
     }
     if n4 < c.len() {
         // The remainder goes to lanes 0.., exactly as the scalar kernel does.
-        let mut tail = [id; 4];
+        let mut lanes = [
+            f32x4_extract_lane::<0>(acc),
+            f32x4_extract_lane::<1>(acc),
+            f32x4_extract_lane::<2>(acc),
+            f32x4_extract_lane::<3>(acc),
+        ];
         for (l, &x) in c[n4..].iter().enumerate() {
-            tail[l] = match op {
+            let m = match op {
                 Reduction::SumAbs | Reduction::MaxAbs => x.abs(),
                 Reduction::SumSq => x * x,
                 _ => x,
             };
+            lanes[l] = op.combine(lanes[l], m);
         }
-        let t = f32x4(tail[0], tail[1], tail[2], tail[3]);
-        acc = combine4(op, acc, t);
+        return op.combine(op.combine(lanes[0], lanes[1]), op.combine(lanes[2], lanes[3]));
     }
     horizontal(op, acc)
 }
 
 pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], acc_stride: usize) {
     debug_assert!(chunk > 0 && row.len() % chunk == 0);
-    if chunk == 4 {
-        // One vector per chunk: the most common fine-grained block width.
-        for (j, c) in row.chunks_exact(4).enumerate() {
-            let v = map4(op, unsafe { load(c, 0) });
-            let a = &mut acc[j * acc_stride];
-            *a = op.combine(*a, horizontal(op, v));
+    let nch = row.len() / chunk;
+    match chunk {
+        1 => {
+            // One element per block (e.g. 128x1 blocks walked along their rows): a vertical
+            // update; reduce_chunk([x]) is map(x) exactly.
+            let mut j = 0;
+            if acc_stride == 1 {
+                while j + 4 <= nch {
+                    // SAFETY: j + 4 <= row.len() and <= acc.len() (acc covers every chunk).
+                    unsafe {
+                        let p = acc.as_mut_ptr().add(j) as *mut v128;
+                        v128_store(p, combine4(op, v128_load(p), map4(op, load(row, j))));
+                    }
+                    j += 4;
+                }
+            }
+            for j in j..nch {
+                let a = &mut acc[j * acc_stride];
+                *a = op.combine(*a, scalar::reduce_chunk(op, &row[j..j + 1]));
+            }
         }
-        return;
-    }
-    for (j, c) in row.chunks_exact(chunk).enumerate() {
-        let a = &mut acc[j * acc_stride];
-        *a = op.combine(*a, reduce_chunk(op, c));
+        4 => {
+            // Four blocks per step: four loads, one 4x4 transpose-and-reduce.
+            let mut j = 0;
+            while j + 4 <= nch {
+                // SAFETY: 4 * (j + 4) <= row.len().
+                let r = unsafe {
+                    horizontal4(
+                        op,
+                        map4(op, load(row, 4 * j)),
+                        map4(op, load(row, 4 * j + 4)),
+                        map4(op, load(row, 4 * j + 8)),
+                        map4(op, load(row, 4 * j + 12)),
+                    )
+                };
+                if acc_stride == 1 {
+                    // SAFETY: j + 4 <= nch <= acc.len().
+                    unsafe {
+                        let p = acc.as_mut_ptr().add(j) as *mut v128;
+                        v128_store(p, combine4(op, v128_load(p), r));
+                    }
+                } else {
+                    let lanes = [
+                        f32x4_extract_lane::<0>(r),
+                        f32x4_extract_lane::<1>(r),
+                        f32x4_extract_lane::<2>(r),
+                        f32x4_extract_lane::<3>(r),
+                    ];
+                    for (l, &v) in lanes.iter().enumerate() {
+                        let a = &mut acc[(j + l) * acc_stride];
+                        *a = op.combine(*a, v);
+                    }
+                }
+                j += 4;
+            }
+            for j in j..nch {
+                let v = map4(op, unsafe { load(row, 4 * j) });
+                let a = &mut acc[j * acc_stride];
+                *a = op.combine(*a, horizontal(op, v));
+            }
+        }
+        _ => {
+            for (j, c) in row.chunks_exact(chunk).enumerate() {
+                let a = &mut acc[j * acc_stride];
+                *a = op.combine(*a, reduce_chunk(op, c));
+            }
+        }
     }
 }
 
 pub fn scale_chunks(row: &mut [f32], chunk: usize, factors: &[f32], f_stride: usize) {
     debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    let nch = row.len() / chunk;
+    if chunk < 4 {
+        if chunk == 1 && f_stride == 1 {
+            let mut j = 0;
+            while j + 4 <= nch {
+                // SAFETY: j + 4 <= row.len() = nch <= factors.len().
+                unsafe {
+                    let p = row.as_mut_ptr().add(j) as *mut v128;
+                    v128_store(p, f32x4_mul(v128_load(p), load(factors, j)));
+                }
+                j += 4;
+            }
+            for j in j..nch {
+                row[j] *= factors[j];
+            }
+            return;
+        }
+        for (j, c) in row.chunks_exact_mut(chunk).enumerate() {
+            let f = factors[j * f_stride];
+            for x in c {
+                *x *= f;
+            }
+        }
+        return;
+    }
     for (j, c) in row.chunks_exact_mut(chunk).enumerate() {
         let f = factors[j * f_stride];
         let fv = f32x4_splat(f);
@@ -120,15 +220,96 @@ pub fn cond_sumsq(x: &[f32], h: &[f32], mu: f32) -> f32 {
         acc = f32x4_add(acc, f32x4_mul(q, q));
         i += 4;
     }
+    finish_cond(acc, n4, |k| (h[k] * x[k]) / (h[k] + mu), x.len())
+}
+
+pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
+    debug_assert_eq!(hx.len(), h.len());
+    let n4 = hx.len() / 4 * 4;
+    let muv = f32x4_splat(mu);
+    let mut acc = f32x4_splat(0.0);
+    let mut i = 0;
+    while i < n4 {
+        // SAFETY: i + 4 <= len of both.
+        let (av, hv) = unsafe { (load(hx, i), load(h, i)) };
+        let q = f32x4_div(av, f32x4_add(hv, muv));
+        acc = f32x4_add(acc, f32x4_mul(q, q));
+        i += 4;
+    }
+    finish_cond(acc, n4, |k| hx[k] / (h[k] + mu), hx.len())
+}
+
+#[inline(always)]
+fn finish_cond(acc: v128, n4: usize, q: impl Fn(usize) -> f32, n: usize) -> f32 {
     let mut lanes = [
         f32x4_extract_lane::<0>(acc),
         f32x4_extract_lane::<1>(acc),
         f32x4_extract_lane::<2>(acc),
         f32x4_extract_lane::<3>(acc),
     ];
-    for k in n4..x.len() {
-        let q = (h[k] * x[k]) / (h[k] + mu);
-        lanes[k - n4] += q * q;
+    for k in n4..n {
+        let v = q(k);
+        lanes[k - n4] += v * v;
     }
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
+/// Magnitude keys of 4 floats (see `nm::magnitude_key`): `|bits| + 1`, NaN -> 0.
+#[inline(always)]
+fn keys4(v: v128) -> v128 {
+    let a = v128_and(v, i32x4_splat(0x7fff_ffff));
+    let nan = i32x4_gt(a, i32x4_splat(0x7f80_0000));
+    v128_andnot(i32x4_add(a, i32x4_splat(1)), nan)
+}
+
+/// 4x4 transpose of 32-bit lanes.
+#[inline(always)]
+fn transpose4(a: v128, b: v128, c: v128, d: v128) -> [v128; 4] {
+    let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+    let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+    let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+    let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+    [
+        i32x4_shuffle::<0, 1, 4, 5>(t0, t2),
+        i32x4_shuffle::<2, 3, 6, 7>(t0, t2),
+        i32x4_shuffle::<0, 1, 4, 5>(t1, t3),
+        i32x4_shuffle::<2, 3, 6, 7>(t1, t3),
+    ]
+}
+
+pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
+    debug_assert!(values.len() == mask.len() && values.len() % 4 == 0);
+    let n16 = values.len() / 16 * 16;
+    let mut i = 0;
+    while i < n16 {
+        // SAFETY: i + 16 <= values.len() == mask.len().
+        unsafe {
+            // k[e] = element e of the 4 groups (keys are < 2^31, so signed compares order them).
+            let [k0, k1, k2, k3] = transpose4(
+                keys4(load(values, i)),
+                keys4(load(values, i + 4)),
+                keys4(load(values, i + 8)),
+                keys4(load(values, i + 12)),
+            );
+            // p_ij (i < j): j beats i (strictly larger key); otherwise i beats j. -1 = true.
+            let p01 = i32x4_gt(k1, k0);
+            let p02 = i32x4_gt(k2, k0);
+            let p03 = i32x4_gt(k3, k0);
+            let p12 = i32x4_gt(k2, k1);
+            let p13 = i32x4_gt(k3, k1);
+            let p23 = i32x4_gt(k3, k2);
+            // minus the number of elements beating each one
+            let b0 = i32x4_add(i32x4_add(p01, p02), p03);
+            let b1 = i32x4_add(i32x4_add(v128_not(p01), p12), p13);
+            let b2 = i32x4_add(i32x4_add(v128_not(p02), v128_not(p12)), p23);
+            let b3 = i32x4_add(i32x4_add(v128_not(p03), v128_not(p13)), v128_not(p23));
+            let m1 = i32x4_splat(-2);
+            let [g0, g1, g2, g3] =
+                transpose4(i32x4_gt(b0, m1), i32x4_gt(b1, m1), i32x4_gt(b2, m1), i32x4_gt(b3, m1));
+            let bytes = i8x16_narrow_i16x8(i16x8_narrow_i32x4(g0, g1), i16x8_narrow_i32x4(g2, g3));
+            v128_store(mask.as_mut_ptr().add(i) as *mut v128, v128_and(bytes, i8x16_splat(1)));
+        }
+        i += 16;
+    }
+    scalar::nm24_mask(&values[n16..], &mut mask[n16..]);
 }
