@@ -1,0 +1,119 @@
+//! The SIMD128 kernels against the scalar oracle, bit for bit (NaN: any NaN on both sides).
+//! Only meaningful on wasm32 with simd128:
+//! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
+//!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
+#![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+
+use sparsekit_wasm::kernels::{scalar, simd, Reduction};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn same(a: f32, b: f32) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+}
+
+/// Deterministic inputs with the awkward values: signed zeros, NaN, infinities, ties.
+fn inputs(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match s % 23 {
+                0 => 0.0,
+                1 => -0.0,
+                2 if i % 97 == 0 => f32::NAN,
+                3 if i % 89 == 0 => f32::INFINITY,
+                4 if i % 83 == 0 => f32::NEG_INFINITY,
+                5 => 0.5,
+                6 => -0.5,
+                _ => ((s >> 11) as f32 / (1u64 << 53) as f32) * 4.0 - 2.0,
+            }
+        })
+        .collect()
+}
+
+const OPS: [Reduction; 5] = [Reduction::SumAbs, Reduction::SumSq, Reduction::MaxAbs, Reduction::Min, Reduction::Max];
+
+#[wasm_bindgen_test]
+fn reduce_chunks_bit_exact() {
+    for (seed, nan) in [(1u64, false), (7, true)] {
+        let mut x = inputs(4 * 3 * 5 * 7 * 8, seed);
+        if !nan {
+            x.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = 1.0);
+        }
+        for op in OPS {
+            for chunk in [1usize, 2, 3, 4, 5, 7, 8, 12, 16, 32, 33] {
+                let n = x.len() / chunk * chunk;
+                for stride in [1usize, 3] {
+                    let nch = n / chunk;
+                    let init: Vec<f32> = (0..nch * stride).map(|i| if i % 5 == 0 { op.identity() } else { x[i % x.len()].abs() }).collect();
+                    let (mut a, mut b) = (init.clone(), init.clone());
+                    scalar::reduce_chunks(op, &x[..n], chunk, &mut a, stride);
+                    simd::reduce_chunks(op, &x[..n], chunk, &mut b, stride);
+                    for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                        assert!(same(*p, *q), "{op:?} chunk {chunk} stride {stride} acc[{i}]: scalar {p:?} simd {q:?}");
+                    }
+                }
+            }
+            for len in 0..40 {
+                let (p, q) = (scalar::reduce_chunk(op, &x[..len]), simd::reduce_chunk(op, &x[..len]));
+                assert!(same(p, q), "{op:?} reduce_chunk len {len}: {p:?} vs {q:?}");
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn scale_chunks_bit_exact() {
+    let x = inputs(960, 3);
+    let f = inputs(960, 5);
+    for chunk in [1usize, 2, 4, 5, 16] {
+        for stride in [1usize, 2] {
+            let (mut a, mut b) = (x.clone(), x.clone());
+            scalar::scale_chunks(&mut a, chunk, &f, stride);
+            simd::scale_chunks(&mut b, chunk, &f, stride);
+            assert!(a.iter().zip(&b).all(|(p, q)| same(*p, *q)), "scale chunk {chunk} stride {stride}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn cond_sumsq_bit_exact() {
+    let x = inputs(203, 11);
+    let h: Vec<f32> = inputs(203, 13).iter().map(|v| v.abs() + 0.25).collect();
+    let hx: Vec<f32> = h.iter().zip(&x).map(|(h, x)| h * x).collect();
+    for len in 0..203 {
+        for mu in [0.0f32, 1e-3, 0.37, 5.0] {
+            let s = scalar::cond_sumsq(&x[..len], &h[..len], mu);
+            assert!(same(s, simd::cond_sumsq(&x[..len], &h[..len], mu)), "cond_sumsq len {len} mu {mu}");
+            assert!(same(s, scalar::cond_sumsq_hx(&hx[..len], &h[..len], mu)), "scalar hx len {len}");
+            assert!(same(s, simd::cond_sumsq_hx(&hx[..len], &h[..len], mu)), "simd hx len {len}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn nm24_bit_exact() {
+    // Random values plus every tie/NaN/zero pattern over a small alphabet.
+    let mut x = inputs(4 * 1000, 17);
+    let alphabet = [0.0f32, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY];
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                for d in 0..6 {
+                    x.extend([alphabet[a], alphabet[b], alphabet[c], alphabet[d]]);
+                }
+            }
+        }
+    }
+    for n in [0usize, 4, 12, 16, 20, x.len()] {
+        let (mut a, mut b) = (vec![9u8; n], vec![9u8; n]);
+        scalar::nm24_mask(&x[..n], &mut a);
+        simd::nm24_mask(&x[..n], &mut b);
+        assert_eq!(a, b, "nm24 over {n} values");
+        assert!(a.chunks(4).all(|g| g.iter().map(|&v| v as u32).sum::<u32>() == 2));
+    }
+}
