@@ -2,8 +2,8 @@
 // real PaddleOCR weights: per-layer top-k blocks, scopes, soft threshold, 2:4, the global coupling.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pruneLayers, planLayer, blockNormsJs, nmViolations, defaultConfigFor, nmGroupLength } from '../../www/src/prune-core.js';
-import { DET, REC, parseFile, loadSparsekit } from './helpers.mjs';
+import { pruneLayers, planLayer, blockNormsJs, nmViolations, nm24ConfigFor, nmGroupLength, defaultPlan, magnitudeAllocation, DEFAULT_RULE, NM24_RULE } from '../../www/src/prune-core.js';
+import { DET, CLS, REC, parseFile, loadSparsekit } from './helpers.mjs';
 
 const sk = await loadSparsekit();
 const skip = sk ? false : 'pkg/ is not built (npm run build)';
@@ -130,25 +130,25 @@ test('N:M where the group axis is not a multiple of m: zero-padded like ASP', { 
   assert.ok(r3.notes.some((n) => /prunes nothing/.test(n)));
 });
 
-test('default settings: 2:4 along the reduction axis where it holds a multiple of 4, dense otherwise', () => {
+test('2:4 preset: 2:4 along the reduction axis where it holds a multiple of 4, dense otherwise', () => {
   assert.equal(nmGroupLength([96, 384, 1, 1], 1), 384);
   assert.equal(nmGroupLength([384, 96], 0), 384);           // MatMul (K, N)
   assert.equal(nmGroupLength([96, 384], 1), 384);           // Gemm transB=1 (N, K)
-  assert.equal(defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.criterion, 'nm');
-  assert.deepEqual([defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.n, defaultConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.m], [2, 4]);
-  const dw = defaultConfigFor([96, 1, 3, 3], 1, 'Conv');     // depthwise
+  assert.equal(nm24ConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.criterion, 'nm');
+  assert.deepEqual([nm24ConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.n, nm24ConfigFor([96, 384, 1, 1], 1, 'Conv').cfg.m], [2, 4]);
+  const dw = nm24ConfigFor([96, 1, 3, 3], 1, 'Conv');     // depthwise
   assert.equal(dw.cfg.criterion, 'none');
   assert.match(dw.note, /not a multiple of 4/);
-  assert.equal(defaultConfigFor([16, 3, 3, 3], 1, 'Conv').cfg.criterion, 'none');
-  assert.equal(defaultConfigFor([96, 18, 1, 1], 1, 'Conv').cfg.criterion, 'none');
-  assert.equal(defaultConfigFor([24, 24, 2, 2], 1, 'ConvTranspose').cfg.criterion, 'none');
-  assert.equal(defaultConfigFor([120, 64], 0, 'MatMul').cfg.criterion, 'nm');
-  assert.equal(defaultConfigFor([6, 64], 0, 'MatMul').cfg.criterion, 'none');
+  assert.equal(nm24ConfigFor([16, 3, 3, 3], 1, 'Conv').cfg.criterion, 'none');
+  assert.equal(nm24ConfigFor([96, 18, 1, 1], 1, 'Conv').cfg.criterion, 'none');
+  assert.equal(nm24ConfigFor([24, 24, 2, 2], 1, 'ConvTranspose').cfg.criterion, 'none');
+  assert.equal(nm24ConfigFor([120, 64], 0, 'MatMul').cfg.criterion, 'nm');
+  assert.equal(nm24ConfigFor([6, 64], 0, 'MatMul').cfg.criterion, 'none');
 });
 
-test('default settings on the default model (det): every eligible weight exactly 2:4, the rest dense', { skip }, () => {
+test('2:4 preset on the default model (det): every eligible weight exactly 2:4, the rest dense', { skip }, () => {
   const m = parseFile(DET);
-  const layers = m.weights.filter((w) => w.prunable).map((w) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: defaultConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
+  const layers = m.weights.filter((w) => w.prunable).map((w) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
   const res = pruneLayers(sk, layers);
   let nm = 0;
   for (const r of res) {
@@ -160,3 +160,63 @@ test('default settings on the default model (det): every eligible weight exactly
   }
   assert.equal(nm, 41);
 });
+
+test('magnitude allocation: one threshold model-wide, capped per layer, exact count', () => {
+  const a = Float32Array.from({ length: 100 }, (_, i) => (i + 1) / 100);      // 0.01 .. 1.00
+  const b = Float32Array.from({ length: 100 }, (_, i) => -(i + 1) / 1000);   // tiny weights: -0.001 .. -0.1
+  // 25% of 200 = 50: the 50 smallest |w| of both layers (0.001 .. 0.046 of b, 0.01 .. 0.04 of a); no cap binds.
+  let r = magnitudeAllocation([a, b], 0.25, 0.5);
+  assert.deepEqual(r.counts, [4, 46]);
+  assert.deepEqual(r.uncapped, [4, 46]);
+  r = magnitudeAllocation([a, b], 0.4, 0.5);                                 // 80: b capped at 50, 30 of a
+  assert.deepEqual(r.counts, [30, 50]);
+  assert.equal(r.uncapped[1], 100);
+  assert.ok(r.threshold > 0.3 && r.threshold <= 0.31, `threshold ${r.threshold}`);
+  assert.deepEqual(magnitudeAllocation([a, b], 0, 0.5).counts, [0, 0]);
+  const plan = defaultPlan([{ dims: [10, 10], reduceAxis: 1, op: 'Conv', data: a }, { dims: [10, 10], reduceAxis: 1, op: 'Conv', data: b }], { kind: 'magnitude', target: 0.4, cap: 0.5 });
+  assert.deepEqual(plan.items.map((i) => i.kind), ['global', 'capped']);
+  assert.deepEqual(plan.items.map((i) => i.cfg.sparsity), [0.3, 0.5]);
+  assert.match(plan.items[1].note, /capped at 50\.0%.*would prune 100\.0%/);
+  assert.match(plan.sentence, /40% smallest-magnitude weights model-wide .* never more than 50% of any one layer/);
+  const big = a.map((x) => x + 1);                                            // all above the threshold
+  const dense = defaultPlan([{ dims: [10, 10], reduceAxis: 1, op: 'Conv', data: big }, { dims: [10, 10], reduceAxis: 1, op: 'Conv', data: b }]);
+  assert.deepEqual(dense.items.map((i) => i.cfg.criterion), ['none', 'hard']);
+  assert.match(dense.items[0].note, /dense by default: none of its weights lies below/);
+});
+
+// The default rule on the three real models: exactly 25% of the prunable weights, no layer above 50%,
+// the pruned weights of a layer are its smallest |w| and, where the cap does not bind, exactly those
+// below the model-wide threshold. (The effect on the outputs is checked on the page: playground.test.mjs.)
+for (const [label, file] of [['det', DET], ['cls', CLS], ['rec', REC]]) {
+  test(`default settings on ${label}: magnitude threshold model-wide, 25%, at most 50% per layer`, { skip }, () => {
+    const m = parseFile(file);
+    const ws = m.weights.filter((w) => w.prunable);
+    const t0 = performance.now();
+    const plan = defaultPlan(ws.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: m.readFloat(w) })));
+    const ms = performance.now() - t0;
+    assert.equal(plan.rule, DEFAULT_RULE);
+    const layers = ws.map((w, i) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: plan.items[i].cfg }));
+    const res = pruneLayers(sk, layers);
+    let zeros = 0, numel = 0;
+    res.forEach((r, i) => {
+      const it = plan.items[i], orig = layers[i].data;
+      zeros += r.numel - r.nnz; numel += r.numel;
+      assert.ok(r.sparsity <= DEFAULT_RULE.cap + 1e-9, `${r.name}: ${r.sparsity} <= cap`);
+      if (it.kind === 'dense') { assert.deepEqual(Array.from(r.data), Array.from(orig)); return; }
+      assert.equal(r.criterion, 'hard');
+      assert.deepEqual(r.block, [1, 1]);
+      assert.equal(r.numel - r.nnz >= Math.round(it.cfg.sparsity * r.numel), true, `${r.name}: prunes its share`);
+      let maxPruned = 0, minKept = Infinity;
+      for (let k = 0; k < orig.length; k++) {
+        if (r.data[k] === 0) maxPruned = Math.max(maxPruned, Math.abs(orig[k])); else { minKept = Math.min(minKept, Math.abs(orig[k])); assert.equal(r.data[k], orig[k]); }
+      }
+      assert.ok(maxPruned <= minKept, `${r.name}: the smallest |w| go`);
+      if (it.kind === 'global') assert.ok(maxPruned < plan.threshold && minKept >= plan.threshold, `${r.name}: exactly the weights below the threshold`);
+      else assert.ok(minKept < plan.threshold, `${r.name}: capped, so weights below the threshold stay`);
+    });
+    assert.ok(Math.abs(zeros / numel - DEFAULT_RULE.target) < 1e-4, `total ${zeros / numel}`);
+    assert.ok(ms < 3000, `the plan takes ${ms} ms`);
+    const nm = defaultPlan(ws.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: m.readFloat(w) })), NM24_RULE);
+    assert.deepEqual(nm.items.map((x) => x.cfg.criterion), ws.map((w) => nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg.criterion));
+  });
+}
