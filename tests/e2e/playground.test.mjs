@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { OnnxModel } from '../../www/src/onnx-model.js';
 import { compareOutputs } from '../../www/src/model-input.js';
-import { nmViolations, defaultConfigFor, nmGroupLength } from '../../www/src/prune-core.js';
+import { nmViolations, defaultPlan, DEFAULT_RULE } from '../../www/src/prune-core.js';
 import { ROOT, REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel } from './helpers.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
@@ -194,9 +194,9 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
   console.log(`# e2e: total sparsity ${reportedText}, cosine ${pageCosine} (node ${cmp.cosine.toFixed(5)}), run+compare ${runMs} ms, test ${Date.now() - t0} ms`);
 });
 
-// Default settings, one click on `run`, on the default model (PaddleOCR v4 det): 2:4 along the
-// reduction axis on every Conv/Gemm/MatMul weight whose reduction axis is a multiple of 4, the others
-// dense. Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
+// Default settings, one click on `run`, on the default model (PaddleOCR v4 det): one model-wide
+// magnitude threshold that prunes 25% of the Conv/Gemm/MatMul weights, at most 50% of any layer
+// (prune-core.js DEFAULT_RULE; 2:4 everywhere was measured to break this model). Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
 // ?threads=0 (the single-threaded build): the exported models must be identical, and agree with Node.
 async function runDefaults(query) {
   const { context, page, problems } = await openPage(query);
@@ -204,6 +204,7 @@ async function runDefaults(query) {
   await page.click('#load-default');
   await page.waitForSelector('#layers tbody tr');
   const note = await page.getByTestId('defaults-note').textContent();
+  const why = await page.getByTestId('default-why').allTextContents();
   const t = Date.now();
   await page.getByTestId('run').click();
   await page.getByTestId('cosine').waitFor({ timeout: 180_000 });
@@ -211,7 +212,7 @@ async function runDefaults(query) {
   assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
   const read = async (id) => (await page.getByTestId(id).textContent()).trim();
   const res = {
-    engine, note, runMs, badge: await page.locator('#engine').textContent(), status: await page.locator('#status').textContent(),
+    engine, note, why, runMs, badge: await page.locator('#engine').textContent(), status: await page.locator('#status').textContent(),
     sparsity: await read('total-sparsity'), cosine: await read('cosine'), maxAbs: await read('max-abs-diff'),
     exported: fs.readFileSync(await save(page, 'export', path.join(tmpDir(), 'pruned.onnx'))),
   };
@@ -221,7 +222,7 @@ async function runDefaults(query) {
   return res;
 }
 
-test('default settings: one click on run prunes the default model 2:4, with threads; identical single-threaded', async () => {
+test('default settings: one click on run prunes the default model meaningfully (25%, outputs kept), with threads; identical single-threaded', async () => {
   const t0 = Date.now();
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const mt = await runDefaults('');
@@ -242,44 +243,50 @@ test('default settings: one click on run prunes the default model 2:4, with thre
   assert.equal(mt.sparsity, st.sparsity);
   assert.equal(mt.cosine, st.cosine);
 
-  // The exported model: 2:4 exactly where the default says so, the other weights untouched.
+  // The exported model: every layer pruned exactly as the default plan says (computed here from the
+  // original weights alone), its smallest |w| first, none above the cap; the page said what and why.
   const exported = OnnxModel.parse(mt.exported);
   const original = OnnxModel.parse(fs.readFileSync(DET));
   const orig = new Map(original.weights.map((w) => [w.name, w]));
-  let zeros = 0, numel = 0, nmCount = 0, denseCount = 0;
-  for (const w of exported.weights.filter((x) => x.prunable)) {
+  const prunable = original.weights.filter((x) => x.prunable);
+  const plan = defaultPlan(prunable.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: original.readFloat(w) })));
+  assert.match(mt.note, /Default settings: Prune the 25% smallest-magnitude weights model-wide .*never more than 50% of any one layer/);
+  assert.equal(mt.why.length, prunable.length, 'every row says what the default chose');
+  let zeros = 0, numel = 0;
+  const kinds = { global: 0, capped: 0, dense: 0 };
+  for (const [i, w0] of prunable.entries()) {
+    const w = exported.weights.find((x) => x.name === w0.name);
     const v = exported.readFloat(w), o = original.readFloat(orig.get(w.name));
-    const { cfg } = defaultConfigFor(w.dims, w.reduceAxis, w.op);
-    let nz = 0;
-    for (let i = 0; i < v.length; i++) if (v[i] !== 0) nz++;
-    if (cfg.criterion === 'nm') {
-      assert.equal(nmGroupLength(w.dims, w.reduceAxis) % 4, 0);
-      assert.equal(nmViolations(v, w.dims, w.dims.length === 2 ? w.reduceAxis : 1, 2, 4), 0, `${w.name}: 2:4 along the reduction axis`);
-      assert.ok(nz <= v.length / 2, `${w.name}: at most half kept`);
-      for (let i = 0; i < v.length; i++) if (v[i] !== 0) assert.equal(v[i], o[i]);
-      nmCount++;
-    } else {
-      assert.deepEqual(Array.from(v), Array.from(o), `${w.name} stays dense`);
-      denseCount++;
+    const it = plan.items[i];
+    kinds[it.kind]++;
+    assert.equal(mt.why[i], `default: ${it.note}`, `${w.name}: the row shows the reason`);
+    let nz = 0, maxPruned = 0, minKept = Infinity;
+    for (let k = 0; k < v.length; k++) {
+      if (v[k] !== 0) { nz++; assert.equal(v[k], o[k]); minKept = Math.min(minKept, Math.abs(o[k])); } else maxPruned = Math.max(maxPruned, Math.abs(o[k]));
     }
-    zeros += v.length - nz; numel += v.length;
+    const pruned = v.length - nz;
+    if (it.kind === 'dense') assert.deepEqual(Array.from(v), Array.from(o), `${w.name} stays dense`);
+    else assert.ok(pruned >= Math.round(it.cfg.sparsity * v.length) && maxPruned <= minKept, `${w.name}: its ${it.cfg.sparsity} smallest |w| pruned`);
+    assert.ok(pruned / v.length <= DEFAULT_RULE.cap + 1e-9, `${w.name}: at most half pruned`);
+    zeros += pruned; numel += v.length;
   }
-  assert.ok(nmCount >= 40 && denseCount >= 1, `${nmCount} weights 2:4, ${denseCount} dense`);
-  assert.match(mt.note, new RegExp(`on the ${nmCount} weights .* the other ${denseCount} stay dense`));
+  assert.ok(kinds.global >= 40, JSON.stringify(kinds));
   const actual = zeros / numel;
-  assert.ok(actual > 0.45, `total sparsity ${actual}`);
+  // Measured (this commit): 25.0% of 1,1xx,xxx weights (63 layers by the threshold, 1 dense).
+  assert.ok(actual >= 0.245, `total sparsity ${actual}`);
   assert.ok(Math.abs(parseFloat(mt.sparsity) / 100 - actual) <= 0.0005 + 1e-9, `reported ${mt.sparsity}, exported ${actual}`);
 
-  // The effect the page reports is the one onnxruntime-node measures on the exported model.
+  // The effect the page reports is the one onnxruntime-node measures on the exported model, and the
+  // pruned detector still works. Measured (this commit): cosine 0.9925 (page and node), max |Δ| 1.0
+  // (a few pixels of the probability map flip); each of the candidates that reached >= 25% kept
+  // cosine >= 0.98 on det, so 0.97 leaves a margin for the browser's float arithmetic while failing
+  // for the old 2:4-everywhere default (0.00) and for 2:4 on every layer with C >= 128 (0.52).
   const cmp = compareOutputs(await runModel(DET, original), await runModel(exported.encode(), exported));
   const cosine = parseFloat(mt.cosine), maxAbs = parseFloat(mt.maxAbs);
-  assert.ok(Number.isFinite(cosine) && cosine >= -1 && cosine <= 1 && Number.isFinite(maxAbs));
-  assert.ok(Math.abs(cosine - cmp.cosine) < 0.02, `page cosine ${cosine} vs node ${cmp.cosine}`);
-  // Measured (2026-11, this commit): cosine ~0.01, max |Δ| 1.0 on the synthetic document input: one-shot
-  // 2:4 of all 41 eligible layers of this compact detector, without fine-tuning, erases its text map
-  // (each layer alone keeps cosine >= 0.96; the errors compound). So the floor here only guards against
-  // a broken comparison (NaN / non-finite), not for accuracy; see the report.
-  console.log(`# default model, default settings: total sparsity ${mt.sparsity} (${nmCount} weights 2:4, ${denseCount} dense), `
+  assert.ok(Number.isFinite(cosine) && Number.isFinite(maxAbs));
+  assert.ok(Math.abs(cosine - cmp.cosine) < 2e-3, `page cosine ${cosine} vs node ${cmp.cosine}`);
+  assert.ok(cosine >= 0.97 && cmp.cosine >= 0.97, `the pruned model still works: cosine ${cosine} (node ${cmp.cosine})`);
+  console.log(`# default model, default settings: total sparsity ${mt.sparsity} (${kinds.global} layers by the threshold, ${kinds.capped} capped, ${kinds.dense} dense), `
     + `cosine ${mt.cosine} (node ${cmp.cosine.toFixed(5)}), max |Δ| ${mt.maxAbs}; engine "${mt.badge}", probe ${mt.engine.probe}; `
     + `run+compare ${mt.runMs} ms threads / ${st.runMs} ms single; test ${Date.now() - t0} ms`);
 });
@@ -332,10 +339,15 @@ test('a model with an external data file: picked together, pruned, exported as .
   const data = fs.readFileSync(path.join(out, 'weights.bin'));
   assert.equal(data.length, fs.statSync(dataPath).size);
   const m = OnnxModel.parse(fs.readFileSync(path.join(out, 'model_ext.pruned.onnx')), { externalFiles: { 'weights.bin': data } });
-  const w = m.weights.find((x) => x.prunable && x.numel >= 1024 && x.storage === 'external' && defaultConfigFor(x.dims, x.reduceAxis, x.op).cfg.criterion === 'nm');
+  const src = OnnxModel.parse(fs.readFileSync(CLS));
+  const srcW = src.weights.filter((x) => x.prunable);
+  const plan = defaultPlan(srcW.map((x) => ({ dims: x.dims, reduceAxis: x.reduceAxis, op: x.op, data: src.readFloat(x) })));
+  const i = srcW.findIndex((x, k) => x.numel >= 1024 && plan.items[k].cfg.criterion === 'hard' && plan.items[k].cfg.sparsity >= 0.2);
+  const w = m.weights.find((x) => x.name === srcW[i].name);
+  assert.equal(w.storage, 'external');
   const v = m.readFloat(w);
   const zeros = v.filter((x) => x === 0).length / v.length;
-  assert.ok(zeros > 0.3, `${w.name} pruned in the data file (${zeros})`);
+  assert.ok(zeros >= plan.items[i].cfg.sparsity - 1e-9, `${w.name} pruned in the data file (${zeros})`);
   const res = await runModel(path.join(out, 'model_ext.pruned.onnx'), m);
   for (const x of Object.values(res)) assert.ok(x.every(Number.isFinite));
   assert.deepEqual(problems, []);

@@ -2,7 +2,7 @@
 // with sparsekit-wasm, inspect the masks, compare the models with onnxruntime-web, export.
 import { OnnxModel, OnnxError } from './onnx-model.js';
 import { resolveInputShape, compareOutputs } from './model-input.js';
-import { defaultConfigFor, planLayer } from './prune-core.js';
+import { defaultPlan, DEFAULT_RULE, NM24_RULE, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
 
 const $ = (id) => document.getElementById(id);
@@ -165,11 +165,9 @@ async function loadBytes(name, bytes, external) {
     return;
   }
   Object.assign(state, { fileName: name, bytes, external, model });
-  state.layers = model.weights.filter((w) => w.prunable).map((w) => {
-    const { cfg, note } = defaultConfigFor(w.dims, w.reduceAxis, w.op);
-    return { w, cfg, defaultNote: note };
-  });
+  state.layers = model.weights.filter((w) => w.prunable).map((w) => ({ w }));
   state.others = model.weights.filter((w) => !w.prunable);
+  computeDefaults();
   renderModelInfo();
   renderLayerTable();
   $('config-card').hidden = false;
@@ -230,7 +228,12 @@ function renderLayerTable() {
     const tr = document.createElement('tr');
     tr.dataset.layer = w.name;
     layer.row = tr;
-    makeCell(tr, w.name).className = 'name';
+    const nameCell = makeCell(tr, w.name);
+    nameCell.className = 'name';
+    const why = document.createElement('div');
+    why.className = 'why';
+    why.dataset.testid = 'default-why';
+    nameCell.append(why);
     makeCell(tr, w.op + (w.source === 'constant' ? '' : ''));
     makeCell(tr, w.dims.join('×') + (w.dtypeName !== 'float32' ? ` ${w.dtypeName}` : ''));
     makeCell(tr, fmtInt(w.numel)).className = 'num';
@@ -270,24 +273,69 @@ function renderLayerTable() {
   for (const op of ops) sel.add(new Option(`${op} (${state.layers.filter((l) => l.w.op === op).length})`, op));
 }
 
-/** The note on the default settings: 2:4 where the reduction axis allows it, the others dense. */
+// ---------------------------------------------------------------- default settings
+const RULES = { magnitude: DEFAULT_RULE, nm24: NM24_RULE };
+const currentRule = () => RULES[$('default-rule').value] ?? DEFAULT_RULE;
+
+/** Default settings of every layer, from the weights alone (prune-core.js defaultPlan: no model run). */
+function computeDefaults() {
+  const t0 = performance.now();
+  const plan = defaultPlan(state.layers.map(({ w }) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: state.model.readFloat(w) })), currentRule());
+  state.defaultPlan = { ...plan, items: undefined, ms: performance.now() - t0 };
+  state.layers.forEach((layer, i) => {
+    const { cfg, kind, note } = plan.items[i];
+    Object.assign(layer, { cfg, defaultCfg: JSON.stringify(cfg), defaultKind: kind, defaultNote: note });
+  });
+}
+
+/** Re-applies the chosen default rule to every layer (the "Default settings" select). */
+function resetToDefaults() {
+  if (!state.model) return;
+  computeDefaults();
+  for (const layer of state.layers) writeRow(layer);
+  renderDefaultsNote();
+  updateRunButton();
+  setStatus(`Default settings applied to ${state.layers.length} layer${state.layers.length === 1 ? '' : 's'}.`);
+}
+
+/** The note on the default settings: the rule in one sentence, and what it chose. */
 function renderDefaultsNote() {
   const box = $('defaults-note');
-  const dense = state.layers.filter((l) => l.defaultNote);
-  const nm = state.layers.length - dense.length;
   box.replaceChildren();
   if (!state.layers.length) return;
-  box.append(`Default settings: 2:4 (N:M, groups of 4 along the reduction axis: input channels of a Conv, K of a MatMul/Gemm) on the ${nm} weight${nm === 1 ? '' : 's'} whose reduction axis is a multiple of 4`);
-  if (dense.length) {
-    box.append(`; the other ${dense.length} stay dense (`);
-    const names = dense.slice(0, 6).map((l) => `${l.w.name} ${l.w.dims.join('×')}`).join(', ');
+  const plan = state.defaultPlan;
+  const by = (k) => state.layers.filter((l) => l.defaultKind === k);
+  const params = state.layers.reduce((a, l) => a + l.w.numel, 0);
+  const pruned = state.layers.reduce((a, l) => a + (l.defaultKind === 'dense' ? 0 : l.defaultKind === 'nm' ? 0.5 : l.cfg.sparsity) * l.w.numel, 0);
+  const strong = document.createElement('strong');
+  strong.textContent = 'Default settings: ';
+  const sentence = document.createElement('span');
+  sentence.dataset.testid = 'default-rule-sentence';
+  sentence.textContent = plan.sentence;
+  box.append(strong, sentence, ' ');
+  const names = (list) => {
     const span = document.createElement('span');
     span.className = 'names';
-    span.textContent = names + (dense.length > 6 ? `, … ${dense.length - 6} more` : '');
-    span.title = dense.map((l) => `${l.w.name}: ${l.defaultNote}`).join('\n');
-    box.append(span, '; e.g. depthwise convolutions, a first convolution on 3 colour channels, ConvTranspose weights).');
-  } else box.append('.');
-  box.append(' Block pruning (hard or soft threshold, per layer or with a global scope) stays available per layer and through "Apply to all".');
+    span.textContent = `${list.length} weight${list.length === 1 ? '' : 's'}`;
+    span.title = list.map((l) => `${l.w.name} ${l.w.dims.join('×')}: ${l.defaultNote}`).join('\n');
+    return span;
+  };
+  const parts = [];
+  if (plan.rule.kind === 'nm24') {
+    parts.push([names(by('nm')), ' 2:4'], [names(by('dense')), ' dense']);
+    box.append('Here: ');
+  } else {
+    box.append(`Here: threshold |w| < ${plan.threshold.toPrecision(3)} → ${(pruned / params * 100).toFixed(1)}% of ${fmtInt(params)} weights; `);
+    parts.push([names(by('global')), ' pruned by the threshold'], [names(by('capped')), ` capped at ${Math.round(plan.rule.cap * 100)}%`], [names(by('dense')), ' dense']);
+  }
+  parts.filter(([n]) => n.textContent[0] !== '0').forEach(([n, t], i) => { if (i) box.append(', '); box.append(n, t); });
+  box.append(` (computed from the weights in ${(plan.ms / 1000).toFixed(2)} s; hover for the list; each row says what it got and why).`);
+  const why = document.createElement('span');
+  why.className = 'why-rule';
+  why.textContent = plan.rule.kind === 'nm24'
+    ? ' One-shot 2:4 without fine-tuning can break a compact model (PaddleOCR det: cosine 0.00 at 47% sparsity); check the effect below.'
+    : ' Why: on the PaddleOCR models this keeps the outputs at cosine ≥ 0.96 (det 0.99, cls 0.98, rec 0.96), where one-shot 2:4 on every eligible layer drops them to 0.00–0.68; a cap stops the threshold from emptying layers of small weights (squeeze-excitation blocks). 2:4 and block pruning stay one click away: the "2:4 where possible" preset, "Apply to all" or any row.';
+  box.append(why);
 }
 
 function writeRow(layer) {
@@ -303,8 +351,12 @@ function writeRow(layer) {
   f('sparsity').disabled = nm || dense || ($('global-enabled').checked && cfg.criterion === 'hard');
   f('nm').disabled = !nm;
   const plan = planLayer(layer.w.dims, cfg);
-  row.title = dense && layer.defaultNote ? layer.defaultNote : nm || dense ? '' : plan.notes.join('\n');
-  row.classList.toggle('dense-default', dense && !!layer.defaultNote);
+  const isDefault = JSON.stringify(cfg) === layer.defaultCfg;
+  const why = row.querySelector('.why');
+  why.textContent = isDefault ? `default: ${layer.defaultNote}` : `changed (default: ${layer.defaultNote})`;
+  why.classList.toggle('changed', !isDefault);
+  row.dataset.default = isDefault ? layer.defaultKind : 'changed';
+  row.title = nm || dense ? '' : plan.notes.join('\n');
   f('block').classList.toggle('warn', !nm && !dense && plan.notes.some((n) => n.startsWith('block')));
   for (const el of row.querySelectorAll('input')) el.classList.remove('invalid');
 }
@@ -589,6 +641,8 @@ $('bulk-criterion').addEventListener('change', () => {
 $('bulk-criterion').dispatchEvent(new Event('change'));
 $('global-enabled').addEventListener('change', () => { state.layers.forEach(writeRow); updateRunButton(); });
 $('run').addEventListener('click', runPruning);
+$('default-rule').addEventListener('change', resetToDefaults);
+$('reset-defaults').addEventListener('click', resetToDefaults);
 $('export').addEventListener('click', exportModel);
 $('export-masks').addEventListener('click', () => { const { json } = masksPayload(); download(`${baseName()}.masks.json`, JSON.stringify(json, null, 1), 'application/json'); });
 $('export-masks-bin').addEventListener('click', () => { const { bin } = masksPayload(); download(`${baseName()}.masks.bin`, bin); });
