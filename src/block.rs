@@ -256,7 +256,7 @@ impl BlockSpec {
     pub fn get_masks(&self, keep: &[u8]) -> Result<Vec<u8>> {
         check_grid_len("keep mask", self.grid_shape(), keep.len())?;
         let f = self.tiling.broadcast(&keep_to_factors(keep))?;
-        Ok(f.iter().map(|&x| (x != 0.0) as u8).collect())
+        crate::param::try_collect(f.iter().map(|&x| (x != 0.0) as u8))
     }
 
     /// Block view of `values` (default the weights), as `View.block_view_of` lays it out.
@@ -272,7 +272,10 @@ impl BlockSpec {
             None => self.view.values(),
             Some(v) => {
                 let s = self.source(v, "values")?;
-                let mut out = Vec::with_capacity(self.view.numel());
+                let mut out = crate::param::try_alloc(0, 0.0f32)?;
+                if out.try_reserve_exact(self.view.numel()).is_err() {
+                    bail!(OutOfMemory, "block_view: cannot allocate {} elements", self.view.numel());
+                }
                 crate::layout::for_each_offset(&s.layout, |o| out.push(s.data[o]));
                 Ok(out)
             }

@@ -10,6 +10,7 @@ use crate::block::{check_not_nan, euclid_factors, keep_to_factors, threshold_kee
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::Reduction;
 use crate::layout::{contiguous_strides, unravel};
+use crate::param::try_collect;
 use crate::prox::{self, Bracket, Part};
 use crate::view::check_grid_len;
 
@@ -44,17 +45,15 @@ pub fn normalize_order(order: &[i64], n: usize, what: &str) -> Result<Vec<usize>
 
 /// For each aligned flat index, the flat index in `grid` (the un-permuted grid) it comes from,
 /// where `aligned[d] = grid[order[d]]`.
-pub fn permutation_map(grid: &[usize], order: &[usize]) -> Vec<usize> {
+pub fn permutation_map(grid: &[usize], order: &[usize]) -> Result<Vec<usize>> {
     let aligned: Vec<usize> = order.iter().map(|&o| grid[o]).collect();
     let gstride = contiguous_strides(grid);
     let n: usize = aligned.iter().product();
     let mut idx = vec![0usize; aligned.len()];
-    (0..n)
-        .map(|a| {
-            unravel(a, &aligned, &mut idx);
-            idx.iter().zip(order).map(|(&i, &o)| i * gstride[o]).sum()
-        })
-        .collect()
+    try_collect((0..n).map(|a| {
+        unravel(a, &aligned, &mut idx);
+        idx.iter().zip(order).map(|(&i, &o)| i * gstride[o]).sum()
+    }))
 }
 
 impl BlockCoupling {
@@ -87,7 +86,7 @@ impl BlockCoupling {
                 );
             }
         }
-        let maps = specs.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect();
+        let maps = specs.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect::<Result<_>>()?;
         Ok(BlockCoupling { specs, orders, grid, maps, name })
     }
 

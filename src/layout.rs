@@ -46,6 +46,11 @@ impl Strided {
     /// layout would hit an element twice). Exact: a fast sufficient test first, then a bitmap
     /// over the reachable offsets.
     pub fn aliases(&self) -> bool {
+        // An empty layout reaches nothing (its other sizes and strides may be huge: the
+        // extent sum below would overflow).
+        if self.shape.iter().any(|&s| s == 0) {
+            return false;
+        }
         let mut dims: Vec<(usize, usize)> = self
             .shape
             .iter()
@@ -540,6 +545,11 @@ pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Resu
             ));
         }
         out.push(b);
+    }
+    // A zero-size dimension accepts any block size (0 % b == 0): the block's element count
+    // must still fit in usize.
+    if out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).is_none() {
+        return Err(Error::new(ErrorKind::InvalidBlockShape, format!("{what}: block shape {out:?} has more elements than fit in memory")));
     }
     Ok(out)
 }

@@ -11,6 +11,7 @@ use crate::block::{check_not_nan, keep_to_factors, threshold_keep, BlockSpec, No
 use crate::coupling::{normalize_order, permutation_map, BlockCoupling};
 use crate::error::Result;
 use crate::layout::{contiguous_strides, unravel};
+use crate::param::try_collect;
 use crate::select::{kth_best, top_k};
 use crate::view::check_grid_len;
 
@@ -191,7 +192,7 @@ impl ScopeSpec {
                 .collect::<Result<_>>()?
         };
         let grid: Vec<usize> = bg.iter().zip(&shape).map(|(&b, &s)| if s == 0 { 0 } else { b / s }).collect();
-        let members = scope_members(&bg, &shape, &grid);
+        let members = scope_members(&bg, &shape, &grid)?;
         Ok(ScopeSpec { block, shape, grid, members, name })
     }
 
@@ -372,20 +373,18 @@ impl ScopeSpec {
 }
 
 /// `members[g * nps + j]` for a block grid `bg` cut into scopes of `shape` (scope grid `grid`).
-fn scope_members(bg: &[usize], shape: &[usize], grid: &[usize]) -> Vec<usize> {
+fn scope_members(bg: &[usize], shape: &[usize], grid: &[usize]) -> Result<Vec<usize>> {
     let n: usize = bg.iter().product();
     let nps: usize = shape.iter().product();
     let bstride = contiguous_strides(bg);
     let nd = bg.len();
     let (mut gi, mut ji) = (vec![0; nd], vec![0; nd]);
-    (0..n)
-        .map(|i| {
-            let (g, j) = (i / nps.max(1), i % nps.max(1));
-            unravel(g, grid, &mut gi);
-            unravel(j, shape, &mut ji);
-            (0..nd).map(|d| (gi[d] * shape[d] + ji[d]) * bstride[d]).sum()
-        })
-        .collect()
+    try_collect((0..n).map(|i| {
+        let (g, j) = (i / nps.max(1), i % nps.max(1));
+        unravel(g, grid, &mut gi);
+        unravel(j, shape, &mut ji);
+        (0..nd).map(|d| (gi[d] * shape[d] + ji[d]) * bstride[d]).sum()
+    }))
 }
 
 /// Several scope specs whose scope grids, permuted by `orders`, coincide; the blocks of all
@@ -428,7 +427,7 @@ impl ScopeCoupling {
                 bail!(IncompatibleCoupling, "Incompatible scope grid shapes after order: {g:?} (scope {i}) vs {grid:?}");
             }
         }
-        let maps = scopes.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect();
+        let maps = scopes.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect::<Result<_>>()?;
         Ok(ScopeCoupling { scopes, orders, grid, maps, name })
     }
 

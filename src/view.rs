@@ -8,7 +8,7 @@ use crate::bail;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::Reduction;
 use crate::layout::{contiguous_strides, for_each_offset, normalize_block_shape, Strided, Tiling};
-use crate::param::{try_alloc, Param};
+use crate::param::{checked_numel, try_alloc, Param};
 use std::cell::OnceCell;
 
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ impl View {
             bail!(InvalidView, "View shape {shape:?} has {} dims but stride {stride:?} has {}", shape.len(), stride.len());
         }
         let layout = Strided { shape: non_negative(shape, "shape")?, stride: non_negative(stride, "stride")? };
+        // A view (e.g. with zero strides) may have more elements than its param, but never more
+        // than usize can count: later `numel()` products would wrap around silently.
+        checked_numel(&layout.shape)?;
         let numel = param.numel();
         match layout.cosize() {
             Some(c) if c <= numel => {}
@@ -167,7 +170,7 @@ impl View {
 
 /// A grid-shaped flat input must have exactly `prod(grid)` elements.
 pub fn check_grid_len(what: &str, grid: &[usize], got: usize) -> Result<()> {
-    let n: usize = grid.iter().product();
+    let n = checked_numel(grid)?;
     if n != got {
         return Err(Error::length_mismatch(what, grid, n, got));
     }
@@ -179,7 +182,7 @@ pub fn check_grid_len(what: &str, grid: &[usize], got: usize) -> Result<()> {
 /// reordered `(B0, B1, .., b0, b1, ..)` (`reorder`), or the merged `(B0, B1, .., b0*b1*..)`
 /// (`merge`, implies reorder).
 pub fn block_view_of(t: &[f32], shape: &[usize], block: &[i64], reorder: bool, merge: bool) -> Result<(Vec<f32>, Vec<usize>)> {
-    let n: usize = shape.iter().product();
+    let n = checked_numel(shape)?;
     if t.len() != n {
         return Err(Error::length_mismatch("block_view_of tensor", shape, n, t.len()));
     }
@@ -206,8 +209,10 @@ pub fn block_view_of(t: &[f32], shape: &[usize], block: &[i64], reorder: bool, m
     } else {
         (ishape, istride)
     };
-    let mut out = try_alloc(0, 0.0f32)?;
-    out.reserve_exact(n);
+    let mut out = Vec::new();
+    if out.try_reserve_exact(n).is_err() {
+        bail!(OutOfMemory, "block_view_of: cannot allocate {n} elements");
+    }
     for_each_offset(&Strided { shape: oshape.clone(), stride: ostride }, |o| out.push(t[o]));
     let shape_out = if merge {
         grid.iter().copied().chain(std::iter::once(b.iter().product())).collect()
@@ -227,6 +232,13 @@ pub fn broadcast_block_to_element(values: &[f32], grid: &[usize], block: &[usize
         bail!(InvalidBlockShape, "broadcast_block_to_element: block_shape[{d}] must be positive");
     }
     check_grid_len("block_values", grid, values.len())?;
+    let elem: Vec<usize> = grid
+        .iter()
+        .zip(block)
+        .map(|(g, b)| g.checked_mul(*b))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("broadcast_block_to_element: grid {grid:?} x block {block:?} overflows")))?;
+    checked_numel(&elem)?;
     if fake {
         let shape = grid.iter().flat_map(|&g| [g, 1]).collect();
         return Ok((values.to_vec(), shape));
