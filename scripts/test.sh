@@ -15,7 +15,7 @@ source scripts/env.sh
 section() { printf '\n===== %s =====\n' "$*"; }
 
 section "cargo test (native core)"
-cargo test --release 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
+cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
 
 section "build pkg/"
 bash scripts/build.sh
