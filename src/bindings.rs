@@ -289,6 +289,7 @@ impl RawParam {
     /// Overwrites the weights (same length).
     #[wasm_bindgen(js_name = setData)]
     pub fn set_data(&self, data: &[f32]) -> JsResult<()> {
+        self.inner.check_not_busy().map_err(to_js)?;
         let mut d = self.inner.data_mut();
         if d.len() != data.len() {
             return Err(to_js(Error::length_mismatch("Param.set", self.inner.shape(), d.len(), data.len())));

@@ -31,6 +31,9 @@ pub enum ErrorKind {
     OutOfMemory,
     /// An object used after `free()`.
     UseAfterFree,
+    /// A write to a param that a running operation is reading (a re-entrant call from a
+    /// progress callback).
+    ReentrantCall,
 }
 
 impl ErrorKind {
@@ -59,6 +62,7 @@ impl ErrorKind {
             AliasedView => "aliased_view",
             OutOfMemory => "out_of_memory",
             UseAfterFree => "use_after_free",
+            ReentrantCall => "reentrant_call",
         }
     }
 

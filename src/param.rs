@@ -53,6 +53,16 @@ impl Param {
         self.0.data.borrow_mut()
     }
 
+    /// Refuses a write while the storage is borrowed by a running operation (possible only
+    /// from a progress callback that calls back into the library): `reentrant_call`, never a
+    /// `RefCell` panic.
+    pub fn check_not_busy(&self) -> Result<()> {
+        if self.0.data.try_borrow_mut().is_err() {
+            bail!(ReentrantCall, "the param {:?} is in use by a running operation (a call from a progress callback?); retry after it returns", self.0.shape);
+        }
+        Ok(())
+    }
+
     /// Address of the first element (for zero-copy `Float32Array` views from JS).
     pub fn as_ptr(&self) -> *const f32 {
         self.0.data.borrow().as_ptr()

@@ -88,6 +88,7 @@ impl View {
 
     /// Refuses in-place writes through an aliasing view (they would hit an element twice).
     pub fn check_writable(&self) -> Result<()> {
+        self.param.check_not_busy()?;
         if self.aliases() {
             bail!(
                 AliasedView,
