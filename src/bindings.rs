@@ -245,6 +245,14 @@ fn hard_by<'a>(o: &HardOpts, thresholds: Option<&'a [f32]>) -> Result<HardBy<'a>
     HardBy::from_args(thresholds, o.nnz, o.sparsity)
 }
 
+/// `nnz(eps)` counts `|x| > eps`: a NaN eps would silently count nothing.
+fn nnz_eps(eps: f64) -> Result<f64, JsValue> {
+    if eps.is_nan() {
+        return Err(to_js(Error::new(ErrorKind::InvalidEps, "nnz: eps must be a number, got NaN")));
+    }
+    Ok(eps)
+}
+
 fn nnz_value(k: f64) -> Result<usize, Error> {
     crate::scope::nnz_from_f64(k)
 }
@@ -418,8 +426,8 @@ impl RawBlockSpec {
     pub fn numel_per_block(&self) -> usize {
         self.inner.numel_per_block()
     }
-    pub fn nnz(&self, eps: f64) -> usize {
-        self.inner.nnz(eps)
+    pub fn nnz(&self, eps: f64) -> JsResult<usize> {
+        Ok(self.inner.nnz(nnz_eps(eps)?))
     }
     pub fn norms(&self, p: Option<f64>, values: JsValue) -> JsResult<Vec<f32>> {
         let v = single(&values, "values").map_err(to_js)?;
@@ -550,8 +558,8 @@ impl RawBlockCoupling {
     pub fn numel_per_block(&self) -> usize {
         self.inner.numel_per_block()
     }
-    pub fn nnz(&self, eps: f64) -> usize {
-        self.inner.nnz(eps)
+    pub fn nnz(&self, eps: f64) -> JsResult<usize> {
+        Ok(self.inner.nnz(nnz_eps(eps)?))
     }
     fn vals(&self, v: &JsValue, what: &str) -> Result<Option<Vec<Vec<f32>>>, JsValue> {
         list(v, what, self.inner.specs().len()).map_err(to_js)
