@@ -83,15 +83,36 @@ function memoryBuffer() {
   return R().wasmMemory().buffer;
 }
 
+/** True when `a` views an ArrayBuffer that was transferred away (its data is gone). */
+function isDetached(a) {
+  const b = a.buffer;
+  if (typeof b.detached === 'boolean') return b.detached;
+  if (a.byteLength !== 0) return false;
+  try {
+    new Uint8Array(b, 0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function notDetached(x, what) {
+  if (ArrayBuffer.isView(x) && isDetached(x)) {
+    throw new SparseKitError('detached_buffer', `${what}: the array's ArrayBuffer is detached (transferred); pass a live array`);
+  }
+}
+
 /** A Float32Array safe to pass to wasm: copies arrays that view wasm memory. */
 function f32(x, what) {
   if (x instanceof Param) return x.toArray();
+  notDetached(x, what);
   if (x instanceof Float32Array) return x.buffer === memoryBuffer() ? x.slice() : x;
   if (Array.isArray(x) && x.every((v) => typeof v === 'number')) return Float32Array.from(x);
   throw argError(`${what} must be a Float32Array, got ${describe(x)}`);
 }
 
 function u8(x, what) {
+  notDetached(x, what);
   if (x instanceof Uint8Array) return x.buffer === memoryBuffer() ? x.slice() : x;
   if (Array.isArray(x) && x.every((v) => typeof v === 'number' || typeof v === 'boolean')) {
     return Uint8Array.from(x, (v) => (v ? 1 : 0));
@@ -100,8 +121,11 @@ function u8(x, what) {
 }
 
 function i32(x, what) {
+  notDetached(x, what);
   if (x instanceof Int32Array) return x;
-  if ((Array.isArray(x) || ArrayBuffer.isView(x)) && Array.from(x).every((v) => Number.isInteger(Number(v)))) {
+  // Int32Array.from would wrap out-of-range indices silently.
+  const inRange = (v) => typeof v === 'number' && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647;
+  if ((Array.isArray(x) || ArrayBuffer.isView(x)) && Array.from(x).every(inRange)) {
     return Int32Array.from(x, Number);
   }
   throw argError(`${what} must be an Int32Array of indices, got ${describe(x)}`);
@@ -109,6 +133,7 @@ function i32(x, what) {
 
 /** Shapes, strides, block and scope shapes: arrays of numbers (integers checked in wasm). */
 function dims(x, what) {
+  notDetached(x, what);
   if ((Array.isArray(x) || ArrayBuffer.isView(x)) && Array.from(x).every((v) => typeof v === 'number')) {
     return Float64Array.from(x);
   }
