@@ -191,6 +191,11 @@ impl ScopeSpec {
                 })
                 .collect::<Result<_>>()?
         };
+        // A zero-size grid dimension accepts any scope size (0 % s == 0): the blocks per scope
+        // must still fit in usize.
+        if shape.iter().try_fold(block.numel_per_block().max(1), |a, &s| a.checked_mul(s)).is_none() {
+            bail!(InvalidScopeShape, "scope shape {shape:?} has more blocks than fit in memory");
+        }
         let grid: Vec<usize> = bg.iter().zip(&shape).map(|(&b, &s)| if s == 0 { 0 } else { b / s }).collect();
         let members = scope_members(&bg, &shape, &grid)?;
         Ok(ScopeSpec { block, shape, grid, members, name })
@@ -406,6 +411,9 @@ impl ScopeCoupling {
     pub fn new(scopes: Vec<ScopeSpec>, orders: &[Vec<i64>], name: Option<String>) -> Result<ScopeCoupling> {
         if scopes.is_empty() {
             bail!(InvalidArguments, "ScopeCoupling needs at least one ScopeSpec");
+        }
+        if scopes.iter().try_fold(0usize, |a, s| a.checked_add(s.numel_per_scope())).is_none() {
+            bail!(InvalidScopeShape, "the coupled scopes have more blocks than fit in memory");
         }
         let orders: Vec<Vec<usize>> = if orders.is_empty() {
             scopes.iter().map(|s| (0..s.grid_shape().len()).collect()).collect()
