@@ -1,0 +1,24 @@
+// Chromium part of the bench (a Web Worker of a cross-origin-isolated page): the SIMD128 and
+// threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
+import { runWasm, runPlainJs, wasmMembw, SIZES } from '../suite.mjs';
+
+onmessage = async (e) => {
+  const { quick, threads } = e.data;
+  const sizes = quick ? SIZES.slice(0, 2) : SIZES;
+  const log = (record) => postMessage({ record });
+  try {
+    for (const variant of ['simd', 'mt']) {
+      const glue = await import(`../out/wasm/${variant}/bench.js`);
+      await glue.default();
+      if (variant === 'mt') await glue.initThreadPool(threads);
+      log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...JSON.parse(glue.bench_info()) });
+      if (variant === 'simd') log(wasmMembw(glue, 'chromium', variant));
+      runWasm(glue, 'chromium', variant, { sizes, quick, log });
+    }
+    // The JS soft threshold of the largest size alone takes about a minute: left out here.
+    runPlainJs('chromium', { sizes, quick, log, skip: (op, r, c) => op === 'soft' && r * c > (1 << 25) });
+  } catch (err) {
+    postMessage({ error: String(err && err.stack || err) });
+  }
+  postMessage({ done: true });
+};

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the bench-only wasm modules into bench/out/wasm/{simd,scalar,mt} (see bench/wasm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+ST_FLAGS="-C target-feature=+simd128"
+MT_FLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128 \
+ -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
+ -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
+ -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+build() { # name features flags
+  local name=$1 features=$2 flags=$3 tdir="$PWD/target-bench-wasm-$1"
+  echo "[bench-build] wasm '$name'"
+  (cd bench/wasm && CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR="$tdir" RUSTFLAGS="$flags" \
+    cargo build -q --release --target wasm32-unknown-unknown $features)
+  rm -rf "bench/out/wasm/$name"
+  wasm-bindgen --target web --out-dir "bench/out/wasm/$name" --out-name bench \
+    "$tdir/wasm32-unknown-unknown/release/sparsekit_bench_wasm.wasm"
+}
+for v in ${BENCH_VARIANTS:-simd scalar mt}; do
+  case $v in
+    simd) build simd "" "$ST_FLAGS" ;;
+    # No +simd128 here: otherwise LLVM autovectorizes the portable kernels with SIMD128 and the
+    # ratio would compare hand-written SIMD with autovectorized SIMD.
+    scalar) build scalar "--features scalar-kernels" "" ;;
+    mt) build mt "--features threads" "$MT_FLAGS" ;;
+  esac
+done

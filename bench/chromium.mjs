@@ -1,0 +1,29 @@
+// Runs bench/browser in headless Chromium (playwright-core, the system Chromium) and prints
+// its records as JSON lines. Usage: node bench/chromium.mjs [--quick]
+import { chromium } from 'playwright-core';
+import { serve } from './serve.mjs';
+
+const quick = process.argv.includes('--quick');
+const server = await serve();
+const url = `http://127.0.0.1:${server.address().port}/browser/index.html${quick ? '?quick' : ''}`;
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let printed = 0;
+try {
+  const page = await browser.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') console.error('[page]', m.text()); });
+  await page.goto(url);
+  for (;;) {
+    const { records, done, error } = await page.evaluate(() => ({ records: window.__records, done: window.__done, error: window.__error }));
+    for (; printed < records.length; printed++) console.log(JSON.stringify(records[printed]));
+    if (error) throw new Error(`bench page: ${error}`);
+    if (done) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+} finally {
+  await browser.close();
+  server.close();
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `npm run bench`: builds the bench wasm modules and the native bench, runs the suite natively,
+# in Node and in headless Chromium, prints the tables, writes bench/out/latest.json and
+# bench/RESULTS.md. Usage: bash scripts/bench.sh [--quick] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+QUICK=""; BUILD=1
+for a in "$@"; do
+  case $a in
+    --quick) QUICK=--quick ;;
+    --no-build) BUILD=0 ;;
+  esac
+done
+mkdir -p bench/out
+if [ "$BUILD" = 1 ]; then
+  bash bench/build-wasm.sh
+  echo "[bench] native bench (release, native-threads)"
+  CARGO_TARGET_DIR=target-bench-native cargo build -q --release --features native-threads --example native_bench
+fi
+echo "[bench] native"
+./target-bench-native/release/examples/native_bench $QUICK --check > bench/out/native.jsonl
+echo "[bench] node"
+node --no-liftoff bench/node.mjs $QUICK > bench/out/node.jsonl
+echo "[bench] chromium"
+node bench/chromium.mjs $QUICK > bench/out/chromium.jsonl
+node bench/report.mjs
