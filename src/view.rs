@@ -202,7 +202,8 @@ pub fn block_view_of(t: &[f32], shape: &[usize], block: &[i64], reorder: bool, m
     let mut istride = Vec::with_capacity(2 * nd);
     for d in 0..nd {
         ishape.extend([grid[d], b[d]]);
-        istride.extend([st[d] * b[d], st[d]]);
+        // <= numel for a non-empty tensor; an empty one is never walked (saturate, not overflow).
+        istride.extend([st[d].saturating_mul(b[d]), st[d]]);
     }
     let (oshape, ostride) = if reorder || merge {
         let perm: Vec<usize> = (0..nd).map(|d| 2 * d).chain((0..nd).map(|d| 2 * d + 1)).collect();
