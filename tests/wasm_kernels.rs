@@ -69,7 +69,7 @@ fn reduce_chunks_bit_exact() {
 #[wasm_bindgen_test]
 fn scale_chunks_bit_exact() {
     let x = inputs(960, 3);
-    let f = inputs(960, 5);
+    let f = inputs(2 * 960, 5);
     for chunk in [1usize, 2, 4, 5, 16] {
         for stride in [1usize, 2] {
             let (mut a, mut b) = (x.clone(), x.clone());
