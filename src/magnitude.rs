@@ -29,9 +29,13 @@ impl Default for MagnitudeSearcher {
 }
 
 impl MagnitudeSearcher {
-    /// Errors: a pattern `create_asp_mask` does not know -> `UnsupportedPattern`.
+    /// Errors: a pattern `create_asp_mask` does not know -> `UnsupportedPattern`; an m:n with
+    /// `n > m` or `m < 1` -> `InvalidNmPattern`.
     pub fn new(pattern: &str) -> Result<Self> {
-        AspPattern::parse(pattern)?;
+        // Refuse an impossible m:n (e.g. 'm3n9_1d') now, not at the first mask.
+        if let AspPattern::OneD { m, n } = AspPattern::parse(pattern)? {
+            crate::nm::check_nm(m, n)?;
+        }
         Ok(MagnitudeSearcher {
             pattern: pattern.to_owned(),
         })
@@ -122,6 +126,8 @@ mod tests {
         assert_eq!(a[..2], [0.0, -0.0]);
         assert!(a[1].is_sign_negative());
         assert_eq!(a[2..], [3.0, -4.0]);
+        assert_eq!(MagnitudeSearcher::new("m3n9_1d").unwrap_err().kind, ErrorKind::InvalidNmPattern);
+        assert_eq!(MagnitudeSearcher::new("m0n0_1d").unwrap_err().kind, ErrorKind::InvalidNmPattern);
         assert_eq!(
             MagnitudeSearcher::new("2:4").unwrap_err().kind,
             ErrorKind::UnsupportedPattern

@@ -1,21 +1,26 @@
 //! One code path for sequential and parallel loops: with the feature `threads` (wasm,
-//! wasm-bindgen-rayon) or `native-threads` these run on rayon, else sequentially in order.
-//! Callers give every task disjoint outputs, so results do not depend on the thread count.
+//! wasm-bindgen-rayon) or `native-threads` these run on rayon once the pool is up
+//! ([`crate::threads::pool_ready`]), else sequentially in order. Callers give every task disjoint
+//! outputs, so results do not depend on the thread count.
 
 #[cfg(any(feature = "threads", feature = "native-threads"))]
 use rayon::prelude::*;
 
-/// Workers available (1 without threads).
+/// True when loops may go to rayon. In the threaded wasm build the pool exists only after JS
+/// started its workers: touching rayon before that would try to spawn OS threads and trap.
+#[inline]
+fn parallel() -> bool {
+    cfg!(any(feature = "threads", feature = "native-threads")) && crate::threads::pool_ready()
+}
+
+/// Workers available (1 without threads or before the pool is started).
 #[inline]
 pub fn threads() -> usize {
     #[cfg(any(feature = "threads", feature = "native-threads"))]
-    {
-        rayon::current_num_threads().max(1)
+    if parallel() {
+        return rayon::current_num_threads().max(1);
     }
-    #[cfg(not(any(feature = "threads", feature = "native-threads")))]
-    {
-        1
-    }
+    1
 }
 
 /// How many tasks to cut `work` units into: 1 without threads or for small work, else up to
@@ -32,7 +37,7 @@ pub fn tasks_for(work: usize, min_per_task: usize, max_tasks: usize) -> usize {
 pub fn for_each_index<F: Fn(usize) + Sync + Send>(n: usize, f: F) {
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
-        if n > 1 {
+        if n > 1 && parallel() {
             (0..n).into_par_iter().for_each(f);
             return;
         }
@@ -48,7 +53,7 @@ where
     let chunk = chunk.max(1);
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
-        if items.len() > chunk {
+        if items.len() > chunk && parallel() {
             return items.par_chunks_mut(chunk).enumerate().map(|(i, c)| f(i, c)).collect();
         }
     }
@@ -63,7 +68,7 @@ where
     let (ca, cb) = (ca.max(1), cb.max(1));
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
-        if a.len() > ca {
+        if a.len() > ca && parallel() {
             a.par_chunks(ca).zip(b.par_chunks_mut(cb)).enumerate().for_each(|(i, (x, y))| f(i, x, y));
             return;
         }
