@@ -235,7 +235,8 @@ impl BlockSpec {
         if self.numel_per_block() == 1 {
             // Seed quirk: one-element blocks take the Euclidean step with threshold t / H.
             let hgrid = View::reduce_blocks(&self.tiling, &h.layout, h.data, Reduction::Max)?;
-            let t: Vec<f32> = thresholds.iter().zip(&hgrid).map(|(t, h)| t / h).collect();
+            // t / H, with 0 / 0 (zero threshold, zero conditioner) defined as 0: the identity.
+            let t: Vec<f32> = thresholds.iter().zip(&hgrid).map(|(&t, h)| if t == 0.0 { 0.0 } else { t / h }).collect();
             let norms = self.norms(Norm::L2, None)?;
             self.scale_unchecked(&euclid_factors(&norms, &t, eps));
             return Ok(());
@@ -247,7 +248,7 @@ impl BlockSpec {
         };
         let mut data = self.view.param().data_mut();
         // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed.
-        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu, |x, h, mu| (h / (h + mu)) * x);
+        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu, |x, h, mu| prox::scaled_spec(x, h, mu));
         self.tiling.scale(self.view.layout(), &mut data, &keep);
         Ok(())
     }
@@ -293,8 +294,10 @@ pub(crate) fn threshold_keep(norms: &[f32], t: &[f32]) -> Vec<f32> {
 }
 
 /// Euclidean prox factors `max(0, 1 - t / (norm + eps))`, NaN-propagating like `clamp_`.
+/// A zero threshold gives exactly 1 (the identity), also where the seed would compute 0/0
+/// (a zero block with `eps = 0`).
 pub(crate) fn euclid_factors(norms: &[f32], t: &[f32], eps: f32) -> Vec<f32> {
-    norms.iter().zip(t).map(|(n, t)| nan_max(1.0 - t / (n + eps), 0.0)).collect()
+    norms.iter().zip(t).map(|(n, &t)| if t == 0.0 { 1.0 } else { nan_max(1.0 - t / (n + eps), 0.0) }).collect()
 }
 
 pub(crate) fn check_not_nan(what: &str, v: &[f32]) -> Result<()> {

@@ -15,6 +15,30 @@ use crate::kernels::{self, nan_max, nan_min, par, Reduction};
 use crate::layout::{Strided, Tiling};
 use crate::param::try_alloc;
 
+/// BlockSpec's final write, the seed's `(H / (H + mu)) * x`; where `H + mu == 0` (a zero
+/// conditioner entry with `mu = 0`, i.e. a zero threshold) the seed's 0/0 is defined as no
+/// change.
+#[inline]
+pub fn scaled_spec(x: f32, h: f32, mu: f32) -> f32 {
+    let d = h + mu;
+    if d == 0.0 {
+        x
+    } else {
+        (h / d) * x
+    }
+}
+
+/// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the same 0/0 definition.
+#[inline]
+pub fn scaled_coupling(x: f32, h: f32, mu: f32) -> f32 {
+    let d = h + mu;
+    if d == 0.0 {
+        x
+    } else {
+        x * h / d
+    }
+}
+
 /// The two bracket denominators of the seed (a quirk the conformance cases pin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bracket {
@@ -78,7 +102,9 @@ impl Ctx<'_, '_> {
     /// One midpoint step; `hx = h * x` (the seed's `(h * x) / (h + mu)`, same bits).
     #[inline]
     fn step(s: &mut State, hx: &[f32], h: &[f32], tb: f32) {
-        let zeta = s.mu * kernels::cond_sumsq_hx(hx, h, s.mu).sqrt();
+        // mu == 0 only when the bracket is [0, 0] (t = 0 or H = 0 on the block); zeta is then 0,
+        // which also avoids the seed's 0/0 on zero conditioner entries.
+        let zeta = if s.mu == 0.0 { 0.0 } else { s.mu * kernels::cond_sumsq_hx(hx, h, s.mu).sqrt() };
         if zeta < tb {
             s.lo = s.mu;
         } else {
@@ -115,7 +141,9 @@ impl Ctx<'_, '_> {
                     hi,
                     mu: (lo + hi) / 2.0,
                     iters: 0,
-                    keep: if d <= 0.0 { 0.0 } else { 1.0 },
+                    // A zero threshold is the identity (no shrinkage, whatever H): the seed
+                    // would zero a block with ||H x|| = 0, or write NaN where H = 0.
+                    keep: if d <= 0.0 && tb != 0.0 { 0.0 } else { 1.0 },
                     active: self.max_iter > 0,
                 };
             }

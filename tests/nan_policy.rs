@@ -286,3 +286,41 @@ fn euclidean_soft_threshold_with_nan_and_inf() {
     assert!((d[4] - 3.0 * 0.8).abs() < 1e-6 && (d[5] - 4.0 * 0.8).abs() < 1e-6);
     assert_eq!((d[6], d[7]), (0.0, 0.0));
 }
+
+/// Where the seed divides 0 by 0 (a zero threshold with a zero conditioner, or a zero block with
+/// `eps = 0`), the result is defined: a zero threshold is the identity, with or without
+/// conditioners, and nothing becomes NaN.
+#[test]
+fn zero_threshold_is_the_identity_where_the_seed_divides_zero_by_zero() {
+    let x = [1.0, -2.0, 3.0, 0.0, 0.0, 0.0, 5.0, -6.0];
+    // Adam-conditioned, blocks of 2: zero conditioner entries, an all-zero conditioner block, a
+    // zero weight block.
+    let h = [0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.5, 0.25];
+    let (p, s) = spec(x);
+    s.soft_threshold(&[0.0; 4], Some(&h), SoftOptions::default()).unwrap();
+    assert_eq!(bits(&p), x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    // Euclid with eps = 0 on a zero block: the seed computes 1 - 0 / (0 + 0).
+    let (p, s) = spec(x);
+    s.soft_threshold(&[0.0; 4], None, SoftOptions { eps: Some(0.0), ..Default::default() }).unwrap();
+    assert_eq!(bits(&p), x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    // One-element blocks: the seed's t / H shortcut with t = 0 and H = 0.
+    let p = Param::from_slice(&x, &[1, 8]).unwrap();
+    let s1 = BlockSpec::new(View::from_param(&p), &[1, 1], None).unwrap();
+    s1.soft_threshold(&[0.0; 8], Some(&h), SoftOptions::default()).unwrap();
+    assert_eq!(bits(&p), x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    // ... while a positive threshold on a zero-conditioner element removes it (t / 0 = +Inf).
+    s1.soft_threshold(&[0.5; 8], Some(&h), SoftOptions::default()).unwrap();
+    let out = p.data().clone();
+    assert!(out.iter().all(|v| !v.is_nan()), "{out:?}");
+    assert_eq!(out[0], 0.0);
+    // A coupling with zero conditioners and a zero threshold: unchanged too.
+    let a = Param::from_slice(&[1.0, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let b = Param::from_slice(&[5.0, 6.0], &[1, 2]).unwrap();
+    let sa = BlockSpec::new(View::from_param(&a), &[1, 2], None).unwrap();
+    let sb = BlockSpec::new(View::from_param(&b), &[1, 1], None).unwrap();
+    let c = BlockCoupling::new(vec![sa, sb], &[vec![0, 1], vec![1, 0]], None).unwrap();
+    let (ha, hb) = ([0.0f32; 4], [0.0f32; 2]);
+    c.soft_threshold(&[0.0, 0.0], Some(&[&ha, &hb]), SoftOptions::default()).unwrap();
+    assert_eq!(*a.data(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(*b.data(), vec![5.0, 6.0]);
+}
