@@ -56,37 +56,53 @@ pub fn permutation_map(grid: &[usize], order: &[usize]) -> Result<Vec<usize>> {
     }))
 }
 
+/// Grids of coupled members aligned by `orders`: the normalised orders, the aligned grid (the
+/// first member's grid permuted by its order) and each member's index map (see
+/// [`permutation_map`]). Shared by [`BlockCoupling`] and `ScopeCoupling`.
+pub(crate) struct Alignment {
+    pub orders: Vec<Vec<usize>>,
+    pub grid: Vec<usize>,
+    pub maps: Vec<Vec<usize>>,
+}
+
+impl Alignment {
+    /// `orders` empty means the identity for every member; `labels` name the members in errors.
+    pub fn new(orders: &[Vec<i64>], grids: &[&[usize]], labels: &[String], kind: &str) -> Result<Alignment> {
+        let orders: Vec<Vec<usize>> = if orders.is_empty() {
+            grids.iter().map(|g| (0..g.len()).collect()).collect()
+        } else {
+            if orders.len() != grids.len() {
+                bail!(InvalidOrders, "orders must match number of members: {} orders for {} {kind} grids", orders.len(), grids.len());
+            }
+            orders
+                .iter()
+                .zip(grids)
+                .enumerate()
+                .map(|(i, (o, g))| normalize_order(o, g.len(), &format!("orders[{i}]")))
+                .collect::<Result<_>>()?
+        };
+        let grid: Vec<usize> = orders[0].iter().map(|&o| grids[0][o]).collect();
+        for ((g, o), label) in grids.iter().zip(&orders).zip(labels) {
+            let permuted: Vec<usize> = o.iter().map(|&i| g[i]).collect();
+            if permuted != grid {
+                bail!(IncompatibleCoupling, "Incompatible {kind} grid shapes after order: {permuted:?} vs {grid:?} ({label})");
+            }
+        }
+        let maps = grids.iter().zip(&orders).map(|(g, o)| permutation_map(g, o)).collect::<Result<_>>()?;
+        Ok(Alignment { orders, grid, maps })
+    }
+}
+
 impl BlockCoupling {
     /// `orders` empty means identity for every spec.
     pub fn new(specs: Vec<BlockSpec>, orders: &[Vec<i64>], name: Option<String>) -> Result<BlockCoupling> {
         if specs.is_empty() {
             bail!(InvalidArguments, "BlockCoupling needs at least one BlockSpec");
         }
-        let orders: Vec<Vec<usize>> = if orders.is_empty() {
-            specs.iter().map(|s| (0..s.grid_shape().len()).collect()).collect()
-        } else {
-            if orders.len() != specs.len() {
-                bail!(InvalidOrders, "orders must match number of specs: {} orders for {} specs", orders.len(), specs.len());
-            }
-            orders
-                .iter()
-                .zip(&specs)
-                .enumerate()
-                .map(|(i, (o, s))| normalize_order(o, s.grid_shape().len(), &format!("orders[{i}]")))
-                .collect::<Result<_>>()?
-        };
-        let grid: Vec<usize> = orders[0].iter().map(|&o| specs[0].grid_shape()[o]).collect();
-        for (s, o) in specs.iter().zip(&orders) {
-            let g: Vec<usize> = o.iter().map(|&i| s.grid_shape()[i]).collect();
-            if g != grid {
-                bail!(
-                    IncompatibleCoupling,
-                    "Incompatible block grid shapes after order: {g:?} vs {grid:?} (spec {})",
-                    s.name().unwrap_or("<unnamed>")
-                );
-            }
-        }
-        let maps = specs.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect::<Result<_>>()?;
+        let grids: Vec<&[usize]> = specs.iter().map(|s| s.grid_shape()).collect();
+        let labels: Vec<String> = specs.iter().map(|s| format!("spec {}", s.name().unwrap_or("<unnamed>"))).collect();
+        let aligned = Alignment::new(orders, &grids, &labels, "block")?;
+        let (orders, grid, maps) = (aligned.orders, aligned.grid, aligned.maps);
         Ok(BlockCoupling { specs, orders, grid, maps, name })
     }
 

@@ -8,7 +8,7 @@
 
 use crate::bail;
 use crate::block::{check_not_nan, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
-use crate::coupling::{normalize_order, permutation_map, BlockCoupling};
+use crate::coupling::{Alignment, BlockCoupling};
 use crate::error::Result;
 use crate::layout::{contiguous_strides, unravel};
 use crate::param::try_collect;
@@ -415,27 +415,10 @@ impl ScopeCoupling {
         if scopes.iter().try_fold(0usize, |a, s| a.checked_add(s.numel_per_scope())).is_none() {
             bail!(InvalidScopeShape, "the coupled scopes have more blocks than fit in memory");
         }
-        let orders: Vec<Vec<usize>> = if orders.is_empty() {
-            scopes.iter().map(|s| (0..s.grid_shape().len()).collect()).collect()
-        } else {
-            if orders.len() != scopes.len() {
-                bail!(InvalidOrders, "orders must match number of scopes: {} orders for {} scopes", orders.len(), scopes.len());
-            }
-            orders
-                .iter()
-                .zip(&scopes)
-                .enumerate()
-                .map(|(i, (o, s))| normalize_order(o, s.grid_shape().len(), &format!("orders[{i}]")))
-                .collect::<Result<_>>()?
-        };
-        let grid: Vec<usize> = orders[0].iter().map(|&o| scopes[0].grid_shape()[o]).collect();
-        for (i, (s, o)) in scopes.iter().zip(&orders).enumerate() {
-            let g: Vec<usize> = o.iter().map(|&d| s.grid_shape()[d]).collect();
-            if g != grid {
-                bail!(IncompatibleCoupling, "Incompatible scope grid shapes after order: {g:?} (scope {i}) vs {grid:?}");
-            }
-        }
-        let maps = scopes.iter().zip(&orders).map(|(s, o)| permutation_map(s.grid_shape(), o)).collect::<Result<_>>()?;
+        let grids: Vec<&[usize]> = scopes.iter().map(|s| s.grid_shape()).collect();
+        let labels: Vec<String> = (0..scopes.len()).map(|i| format!("scope {i}")).collect();
+        let aligned = Alignment::new(orders, &grids, &labels, "scope")?;
+        let (orders, grid, maps) = (aligned.orders, aligned.grid, aligned.maps);
         Ok(ScopeCoupling { scopes, orders, grid, maps, name })
     }
 

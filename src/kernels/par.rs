@@ -8,9 +8,10 @@ use rayon::prelude::*;
 
 /// True when loops may go to rayon. In the threaded wasm build the pool exists only after JS
 /// started its workers: touching rayon before that would try to spawn OS threads and trap.
+#[cfg(any(feature = "threads", feature = "native-threads"))]
 #[inline]
 fn parallel() -> bool {
-    cfg!(any(feature = "threads", feature = "native-threads")) && crate::threads::pool_ready()
+    crate::threads::pool_ready()
 }
 
 /// Workers available (1 without threads or before the pool is started).
