@@ -395,23 +395,11 @@ function restOptions(o, omit) {
 
 // ------------------------------------------------------------------ BlockSpec / BlockCoupling
 
-/** A view (or param) seen as a grid of equal blocks (seed: BlockSpec). */
-export class BlockSpec extends Owned {
-  constructor(view, blockShape, name) {
-    super();
-    const v = View.fromExisting(view);
-    const b = dims(blockShape, 'blockShape');
-    const n = optName(name);
-    this._raw = call(() => new (R().RawBlockSpec)(v._live, b, n));
-    this.view = v;
-    this.name = n;
-    this._block = this._raw.shape();
-    this._grid = this._raw.gridShape();
-  }
-  /** The normalised block shape (-1 and [] resolved). */
-  get shape() {
-    return [...this._block];
-  }
+/**
+ * What BlockSpec and BlockCoupling share: the same members over one grid; they differ only in
+ * how `values` are given (one array, or one per spec) and which specs the masks are keyed by.
+ */
+class BlockGrid extends Owned {
   get gridShape() {
     return [...this._grid];
   }
@@ -433,15 +421,15 @@ export class BlockSpec extends Owned {
   }
   norms(p = 2, values) {
     const pp = num(p, 'p');
-    const v = specValues(values, 'values');
+    const v = this._values(values, 'values');
     return call(() => this._live.norms(pp, v));
   }
   min(values) {
-    const v = specValues(values, 'values');
+    const v = this._values(values, 'values');
     return call(() => this._live.min(v));
   }
   max(values) {
-    const v = specValues(values, 'values');
+    const v = this._values(values, 'values');
     return call(() => this._live.max(v));
   }
   applyMask(keep) {
@@ -455,18 +443,40 @@ export class BlockSpec extends Owned {
   softThreshold(thresholds, opts) {
     const t = gridF32(thresholds, this._grid, 'thresholds');
     const o = optsObject(opts, 'softThreshold options');
-    const c = specValues(o.conditioners, 'conditioners');
+    const c = this._values(o.conditioners, 'conditioners');
     call(() => this._live.softThreshold(t, c, restOptions(o, ['conditioners'])));
   }
   hardThreshold(thresholds, values) {
     const t = gridF32(thresholds, this._grid, 'thresholds');
-    const v = specValues(values, 'values');
+    const v = this._values(values, 'values');
     call(() => this._live.hardThreshold(t, v));
   }
-  /** Element keep-mask (view-shaped) of a block keep-mask, keyed by this spec. */
+  /** Element keep-masks (view-shaped) of a block keep-mask, keyed by BlockSpec. */
   getMasks(keepBlocks) {
     const k = gridU8(keepBlocks, this._grid, 'keepBlocks');
-    return toMap([this], call(() => this._live.getMasks(k)));
+    return toMap(blockSpecsOf(this), call(() => this._live.getMasks(k)));
+  }
+}
+
+/** A view (or param) seen as a grid of equal blocks (seed: BlockSpec). */
+export class BlockSpec extends BlockGrid {
+  constructor(view, blockShape, name) {
+    super();
+    const v = View.fromExisting(view);
+    const b = dims(blockShape, 'blockShape');
+    const n = optName(name);
+    this._raw = call(() => new (R().RawBlockSpec)(v._live, b, n));
+    this.view = v;
+    this.name = n;
+    this._block = this._raw.shape();
+    this._grid = this._raw.gridShape();
+  }
+  /** The normalised block shape (-1 and [] resolved). */
+  get shape() {
+    return [...this._block];
+  }
+  _values(v, what) {
+    return specValues(v, what);
   }
   blockView(values, opts) {
     const v = specValues(values, 'values');
@@ -477,7 +487,7 @@ export class BlockSpec extends Owned {
 }
 
 /** Several BlockSpecs whose grids are aligned by `orders` and pruned together. */
-export class BlockCoupling extends Owned {
+export class BlockCoupling extends BlockGrid {
   constructor(specs, orders, name) {
     super();
     if (!Array.isArray(specs) || !specs.every((s) => s instanceof BlockSpec)) {
@@ -499,64 +509,12 @@ export class BlockCoupling extends Owned {
     this._grid = this._raw.gridShape();
     this._orders = this._raw.orders();
   }
-  get gridShape() {
-    return [...this._grid];
-  }
-  get gridNdim() {
-    return this._grid.length;
-  }
   /** The normalised orders (one permutation per spec). */
   get orders() {
     return this._orders.map((o) => [...o]);
   }
-  numblk() {
-    return call(() => this._live.numblk());
-  }
-  numel() {
-    return call(() => this._live.numel());
-  }
-  numelPerBlock() {
-    return call(() => this._live.numelPerBlock());
-  }
-  nnz(eps = 1e-8) {
-    const e = num(eps, 'eps');
-    return call(() => this._live.nnz(e));
-  }
-  norms(p = 2, values) {
-    const pp = num(p, 'p');
-    const v = listValues(values, 'values');
-    return call(() => this._live.norms(pp, v));
-  }
-  min(values) {
-    const v = listValues(values, 'values');
-    return call(() => this._live.min(v));
-  }
-  max(values) {
-    const v = listValues(values, 'values');
-    return call(() => this._live.max(v));
-  }
-  applyMask(keep) {
-    const k = gridU8(keep, this._grid, 'keep');
-    call(() => this._live.applyMask(k));
-  }
-  applyMultiplier(m) {
-    const mm = gridF32(m, this._grid, 'multiplier');
-    call(() => this._live.applyMultiplier(mm));
-  }
-  softThreshold(thresholds, opts) {
-    const t = gridF32(thresholds, this._grid, 'thresholds');
-    const o = optsObject(opts, 'softThreshold options');
-    const c = listValues(o.conditioners, 'conditioners');
-    call(() => this._live.softThreshold(t, c, restOptions(o, ['conditioners'])));
-  }
-  hardThreshold(thresholds, values) {
-    const t = gridF32(thresholds, this._grid, 'thresholds');
-    const v = listValues(values, 'values');
-    call(() => this._live.hardThreshold(t, v));
-  }
-  getMasks(keepBlocks) {
-    const k = gridU8(keepBlocks, this._grid, 'keepBlocks');
-    return toMap(this.specs, call(() => this._live.getMasks(k)));
+  _values(v, what) {
+    return listValues(v, what);
   }
   /** Every spec's merged block view, aligned and concatenated: `(*gridShape, numelPerBlock)`. */
   blockView(values) {
@@ -564,6 +522,7 @@ export class BlockCoupling extends Owned {
     return call(() => this._live.blockView(v));
   }
 }
+
 
 // ------------------------------------------------------------------ ScopeSpec / ScopeCoupling
 
