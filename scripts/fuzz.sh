@@ -2,9 +2,10 @@
 # Native fuzzing of the core (View / BlockSpec / BlockCoupling / ScopeSpec / ScopeCoupling
 # construction and every operation) with cargo-fuzz + libFuzzer: fuzz/fuzz_targets/core_ops.rs.
 # Usage: bash scripts/fuzz.sh [seconds]   (default 20: the short run of the test command;
-#        e.g. `bash scripts/fuzz.sh 3600` on demand). Idempotent: installs cargo-fuzz once.
+#        e.g. `bash scripts/fuzz.sh 3600` on demand).
 # Debian's rustc has no ASan runtime (librustc-*_rt.asan.a), so the target is built with
 # `-s none` (SanitizerCoverage only, no ASan); RUSTC_BOOTSTRAP=1 enables the -Z flags.
+# cargo-fuzz itself comes from scripts/setup.sh.
 # Corpus: fuzz/corpus/core_ops/ (kept in the repo, merged and capped below); crashes land in
 # fuzz/artifacts/core_ops/ (ignored) and fail the run.
 set -euo pipefail
@@ -14,10 +15,7 @@ SECS=${1:-20}
 CORPUS=fuzz/corpus/core_ops
 say() { echo "[fuzz] $*"; }
 
-if ! cargo fuzz --version >/dev/null 2>&1; then
-  say "cargo install cargo-fuzz (about 3 minutes cold)"
-  cargo install -q cargo-fuzz --locked
-fi
+bash scripts/setup.sh   # installs cargo-fuzz (quiet when everything is there)
 mkdir -p "$CORPUS"
 say "building core_ops (cargo fuzz build -s none)"
 cargo fuzz build --fuzz-dir fuzz -s none core_ops

