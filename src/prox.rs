@@ -105,6 +105,12 @@ impl Ctx<'_, '_> {
         // mu == 0 only when the bracket is [0, 0] (t = 0 or H = 0 on the block); zeta is then 0,
         // which also avoids the seed's 0/0 on zero conditioner entries.
         let zeta = if s.mu == 0.0 { 0.0 } else { s.mu * kernels::cond_sumsq_hx(hx, h, s.mu).sqrt() };
+        Self::update(s, zeta, tb);
+    }
+
+    /// The bracket update of one bisection step, given `zeta(mu)`.
+    #[inline]
+    fn update(s: &mut State, zeta: f32, tb: f32) {
         if zeta < tb {
             s.lo = s.mu;
         } else {
@@ -112,6 +118,58 @@ impl Ctx<'_, '_> {
         }
         s.mu = (s.lo + s.hi) / 2.0;
         s.iters += 1;
+    }
+
+    /// Steps four blocks of `n` elements each (`hx`, `h`: the four blocks one after the other) as
+    /// `step` would, lane `k` being block `blocks[k]`: same divisions, same lanes `j % 4`, same
+    /// `(l0 + l1) + (l2 + l3)`, so the same bits. Phase 1 (`target = None`) runs each lane until
+    /// it is inactive; phase 2 until it has `K` iterations.
+    #[allow(clippy::too_many_arguments)]
+    fn run_quad(&self, states: &mut [State], b0: usize, blocks: &[usize], hx: &[f32], h: &[f32], n: usize, target: Option<usize>, scratch: &mut Vec<f32>) {
+        // Element-major, block-minor: element j of block k at [4 j + k].
+        scratch.clear();
+        scratch.resize(8 * n, 0.0);
+        let (hxt, ht) = scratch.split_at_mut(4 * n);
+        for k in 0..4 {
+            for j in 0..n {
+                hxt[4 * j + k] = hx[k * n + j];
+                ht[4 * j + k] = h[k * n + j];
+            }
+        }
+        let t: [f32; 4] = std::array::from_fn(|k| self.t[blocks[k]]);
+        loop {
+            let go: [bool; 4] = std::array::from_fn(|k| {
+                let s = &states[blocks[k] - b0];
+                match target {
+                    None => s.active,
+                    Some(kk) => s.iters < kk,
+                }
+            });
+            if !go.iter().any(|&g| g) {
+                return;
+            }
+            let mu: [f32; 4] = std::array::from_fn(|k| states[blocks[k] - b0].mu);
+            let mut acc = [[0.0f32; 4]; 4];
+            for (j, (a, c)) in hxt.chunks_exact(4).zip(ht.chunks_exact(4)).enumerate() {
+                let lane = &mut acc[j & 3];
+                for k in 0..4 {
+                    let q = a[k] / (c[k] + mu[k]);
+                    lane[k] += q * q;
+                }
+            }
+            for k in 0..4 {
+                if !go[k] {
+                    continue;
+                }
+                let s = &mut states[blocks[k] - b0];
+                let sum = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
+                let zeta = if s.mu == 0.0 { 0.0 } else { s.mu * sum.sqrt() };
+                Self::update(s, zeta, t[k]);
+                if target.is_none() && (s.iters >= self.max_iter || self.converged(s)) {
+                    s.active = false;
+                }
+            }
+        }
     }
 
     /// Runs a gathered batch (`blocks[i]` at `xb/hb[ofs[i]..ofs[i+1]]`, `xb` turned into `hx`):
@@ -148,10 +206,21 @@ impl Ctx<'_, '_> {
                 };
             }
         }
+        // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
+        // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit,
+        // without a horizontal sum and a call per block and iteration.
+        let n0 = ofs[1] - ofs[0];
+        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
+        if quads > 0 {
+            let mut scratch = Vec::with_capacity(8 * n0);
+            for q in 0..quads {
+                self.run_quad(states, b0, &blocks[4 * q..4 * q + 4], &hx[ofs[4 * q]..ofs[4 * q + 4]], &hb[ofs[4 * q]..ofs[4 * q + 4]], n0, target, &mut scratch);
+            }
+        }
         let mut any = true;
         while any {
             any = false;
-            for (i, &b) in blocks.iter().enumerate() {
+            for (i, &b) in blocks.iter().enumerate().skip(4 * quads) {
                 let s = &mut states[b - b0];
                 let go = match target {
                     None => s.active,

@@ -237,3 +237,38 @@ fn adam_step_optimality_on_random_data() {
         assert!(alive > 0 && dead > 0, "trial {trial}: alive {alive}, dead {dead}");
     }
 }
+
+/// The bisection steps blocks of one length (a multiple of 4) four at a time; with `atol = 0`
+/// every block runs exactly `max_iter` steps, so the result over the whole grid must equal, bit
+/// for bit, each block thresholded on its own (one block: the one-at-a-time path).
+#[test]
+fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
+    let (rows, cols, bh, bw) = (8usize, 24usize, 4usize, 4usize);
+    let mut seed = 7u32;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32
+    };
+    let x: Vec<f32> = (0..rows * cols).map(|_| rnd() * 2.0 - 1.0).collect();
+    let h: Vec<f32> = (0..rows * cols).map(|_| rnd() + 0.05).collect();
+    let nblocks = (rows / bh) * (cols / bw);
+    let t: Vec<f32> = (0..nblocks).map(|_| rnd() * 3.0).collect();
+    let opts = SoftOptions { max_iter: 20, atol: 0.0, eps: None };
+    let (p, s) = spec(&x, &[rows, cols], &[bh as i64, bw as i64]);
+    s.soft_threshold(&t, Some(&h), opts).unwrap();
+    let together = p.data().clone();
+    let gc = cols / bw;
+    for b in 0..nblocks {
+        let (r0, c0) = ((b / gc) * bh, (b % gc) * bw);
+        let pick = |v: &[f32]| -> Vec<f32> { (0..bh * bw).map(|i| v[(r0 + i / bw) * cols + c0 + i % bw]).collect() };
+        let (pb, sb) = spec(&pick(&x), &[bh, bw], &[-1, -1]);
+        sb.soft_threshold(&[t[b]], Some(&pick(&h)), opts).unwrap();
+        let alone = pb.data().clone();
+        let got = pick(&together);
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "block {b}"
+        );
+    }
+}
