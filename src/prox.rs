@@ -111,11 +111,11 @@ impl Ctx<'_, '_> {
     /// The bracket update of one bisection step, given `zeta(mu)`.
     #[inline]
     fn update(s: &mut State, zeta: f32, tb: f32) {
-        if zeta < tb {
-            s.lo = s.mu;
-        } else {
-            s.hi = s.mu;
-        }
+        // Selects, not branches: the comparison is a coin flip, a branch would mispredict half
+        // of the time.
+        let low = zeta < tb;
+        s.lo = if low { s.mu } else { s.lo };
+        s.hi = if low { s.hi } else { s.mu };
         s.mu = (s.lo + s.hi) / 2.0;
         s.iters += 1;
     }
@@ -137,31 +137,32 @@ impl Ctx<'_, '_> {
             }
         }
         let t: [f32; 4] = std::array::from_fn(|k| self.t[blocks[k]]);
+        // The four states live in locals for the whole loop (written back at the end).
+        let mut st: [State; 4] = std::array::from_fn(|k| states[blocks[k] - b0]);
         loop {
-            let go: [bool; 4] = std::array::from_fn(|k| {
-                let s = &states[blocks[k] - b0];
-                match target {
-                    None => s.active,
-                    Some(kk) => s.iters < kk,
-                }
+            let go: [bool; 4] = std::array::from_fn(|k| match target {
+                None => st[k].active,
+                Some(kk) => st[k].iters < kk,
             });
             if !go.iter().any(|&g| g) {
-                return;
+                break;
             }
-            let mu: [f32; 4] = std::array::from_fn(|k| states[blocks[k] - b0].mu);
+            let mu: [f32; 4] = std::array::from_fn(|k| st[k].mu);
+            // acc[l][k]: lane l (elements j with j % 4 == l) of block k; static indices keep the
+            // accumulators in registers and let the compiler vectorize over k.
             let mut acc = [[0.0f32; 4]; 4];
-            for (j, (a, c)) in hxt.chunks_exact(4).zip(ht.chunks_exact(4)).enumerate() {
-                let lane = &mut acc[j & 3];
-                for k in 0..4 {
-                    let q = a[k] / (c[k] + mu[k]);
-                    lane[k] += q * q;
+            for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
+                for (l, lane) in acc.iter_mut().enumerate() {
+                    for k in 0..4 {
+                        let q = a[4 * l + k] / (c[4 * l + k] + mu[k]);
+                        lane[k] += q * q;
+                    }
                 }
             }
-            for k in 0..4 {
+            for (k, s) in st.iter_mut().enumerate() {
                 if !go[k] {
                     continue;
                 }
-                let s = &mut states[blocks[k] - b0];
                 let sum = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
                 let zeta = if s.mu == 0.0 { 0.0 } else { s.mu * sum.sqrt() };
                 Self::update(s, zeta, t[k]);
@@ -169,6 +170,9 @@ impl Ctx<'_, '_> {
                     s.active = false;
                 }
             }
+        }
+        for (k, s) in st.into_iter().enumerate() {
+            states[blocks[k] - b0] = s;
         }
     }
 
@@ -214,7 +218,8 @@ impl Ctx<'_, '_> {
         if quads > 0 {
             let mut scratch = Vec::with_capacity(8 * n0);
             for q in 0..quads {
-                self.run_quad(states, b0, &blocks[4 * q..4 * q + 4], &hx[ofs[4 * q]..ofs[4 * q + 4]], &hb[ofs[4 * q]..ofs[4 * q + 4]], n0, target, &mut scratch);
+                let span = ofs[4 * q]..ofs[4 * q + 4];
+                self.run_quad(states, b0, &blocks[4 * q..4 * q + 4], &hx[span.clone()], &hb[span], n0, target, &mut scratch);
             }
         }
         let mut any = true;
