@@ -396,6 +396,24 @@ function restOptions(o, omit) {
 // ------------------------------------------------------------------ BlockSpec / BlockCoupling
 
 /**
+ * Builds a BlockCoupling or ScopeCoupling in wasm: members are added one by one to a builder
+ * (moving JS objects into Rust would invalidate them), then aligned by `orders`.
+ */
+function buildCoupling(members, orders, name, add, build) {
+  if (orders !== undefined && orders !== null && !Array.isArray(orders)) {
+    throw new SparseKitError('invalid_orders', `orders must be an array of axis permutations, got ${describe(orders)}`);
+  }
+  const n = optName(name);
+  const b = new (R().RawCouplingBuilder)();
+  try {
+    for (const m of members) b[add](m._live);
+    return { raw: call(() => b[build](orders ?? undefined, n)), name: n };
+  } finally {
+    b.free();
+  }
+}
+
+/**
  * What BlockSpec and BlockCoupling share: the same members over one grid; they differ only in
  * how `values` are given (one array, or one per spec) and which specs the masks are keyed by.
  */
@@ -493,17 +511,8 @@ export class BlockCoupling extends BlockGrid {
     if (!Array.isArray(specs) || !specs.every((s) => s instanceof BlockSpec)) {
       throw argError('BlockCoupling needs an array of BlockSpec');
     }
-    if (orders !== undefined && orders !== null && !Array.isArray(orders)) {
-      throw new SparseKitError('invalid_orders', `orders must be an array of axis permutations, got ${describe(orders)}`);
-    }
-    const n = optName(name);
-    const b = new (R().RawCouplingBuilder)();
-    try {
-      for (const s of specs) b.addSpec(s._live);
-      this._raw = call(() => b.buildBlockCoupling(orders ?? undefined, n));
-    } finally {
-      b.free();
-    }
+    const { raw, name: n } = buildCoupling(specs, orders, name, 'addSpec', 'buildBlockCoupling');
+    this._raw = raw;
     this.specs = [...specs];
     this.name = n;
     this._grid = this._raw.gridShape();
@@ -617,17 +626,8 @@ export class ScopeCoupling extends Owned {
     if (!Array.isArray(scopes) || !scopes.every((s) => s instanceof ScopeSpec)) {
       throw argError('ScopeCoupling needs an array of ScopeSpec');
     }
-    if (orders !== undefined && orders !== null && !Array.isArray(orders)) {
-      throw new SparseKitError('invalid_orders', `orders must be an array of axis permutations, got ${describe(orders)}`);
-    }
-    const n = optName(name);
-    const b = new (R().RawCouplingBuilder)();
-    try {
-      for (const s of scopes) b.addScope(s._live);
-      this._raw = call(() => b.buildScopeCoupling(orders ?? undefined, n));
-    } finally {
-      b.free();
-    }
+    const { raw, name: n } = buildCoupling(scopes, orders, name, 'addScope', 'buildScopeCoupling');
+    this._raw = raw;
     this.scopes = [...scopes];
     this.name = n;
     this._grid = this._raw.gridShape();
