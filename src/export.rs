@@ -110,36 +110,51 @@ pub fn csr_to_dense(csr: &Csr) -> Result<Vec<f32>> {
             values.len()
         );
     }
-    if indptr[0] != 0 || indptr[rows] as usize != values.len() {
+    let mut out = vec![0.0f32; numel];
+    for_each_stored("csr_to_dense", indptr, indices, cols, |r, c, k| out[r * cols + c] = values[k])?;
+    Ok(out)
+}
+
+/// Walks a compressed-row structure (CSR, or BSR at block granularity), validating it first:
+/// `indptr` starts at 0, ends at `indices.len()` and never decreases; the indices of every row
+/// are below `ncols` and strictly ascending. Then calls `f(row, col, k)` for each stored entry.
+/// Errors: any violation -> `InvalidArguments` (nothing is visited then).
+fn for_each_stored(
+    context: &str,
+    indptr: &[u32],
+    indices: &[u32],
+    ncols: usize,
+    mut f: impl FnMut(usize, usize, usize),
+) -> Result<()> {
+    let nrows = indptr.len() - 1;
+    if indptr[0] != 0 || indptr[nrows] as usize != indices.len() {
         bail!(
             InvalidArguments,
-            "csr_to_dense: indptr must start at 0 and end at nnz = {}",
-            values.len()
+            "{context}: indptr must start at 0 and end at {}",
+            indices.len()
         );
     }
-    let mut out = vec![0.0f32; numel];
-    for r in 0..rows {
+    for r in 0..nrows {
         let (a, b) = (indptr[r] as usize, indptr[r + 1] as usize);
         if a > b {
-            bail!(
-                InvalidArguments,
-                "csr_to_dense: indptr decreases at row {r}"
-            );
+            bail!(InvalidArguments, "{context}: indptr decreases at row {r}");
         }
-        let mut prev: Option<usize> = None;
         for k in a..b {
             let c = indices[k] as usize;
-            if c >= cols || prev.is_some_and(|p| c <= p) {
+            if c >= ncols || (k > a && c <= indices[k - 1] as usize) {
                 bail!(
                     InvalidArguments,
-                    "csr_to_dense: row {r} has column index {c}: out of range (cols = {cols}) or not ascending"
+                    "{context}: row {r} has column index {c}: out of range ({ncols} columns) or not ascending"
                 );
             }
-            prev = Some(c);
-            out[r * cols + c] = values[k];
         }
     }
-    Ok(out)
+    for r in 0..nrows {
+        for k in indptr[r] as usize..indptr[r + 1] as usize {
+            f(r, indices[k] as usize, k);
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,39 +271,13 @@ pub fn bsr_to_dense(bsr: &Bsr) -> Result<Vec<f32>> {
             values.len()
         );
     }
-    if indptr[0] != 0 || indptr[brows] as usize != indices.len() {
-        bail!(
-            InvalidArguments,
-            "bsr_to_dense: indptr must start at 0 and end at {}",
-            indices.len()
-        );
-    }
     let mut out = vec![0.0f32; numel];
-    for bi in 0..brows {
-        let (a, b) = (indptr[bi] as usize, indptr[bi + 1] as usize);
-        if a > b {
-            bail!(
-                InvalidArguments,
-                "bsr_to_dense: indptr decreases at block row {bi}"
-            );
+    for_each_stored("bsr_to_dense", indptr, indices, bcols, |bi, bj, k| {
+        for r in 0..bh {
+            let src = &values[k * bsize + r * bw..][..bw];
+            out[(bi * bh + r) * cols + bj * bw..][..bw].copy_from_slice(src);
         }
-        let mut prev: Option<usize> = None;
-        for k in a..b {
-            let bj = indices[k] as usize;
-            if bj >= bcols || prev.is_some_and(|p| bj <= p) {
-                bail!(
-                    InvalidArguments,
-                    "bsr_to_dense: block row {bi} has block column {bj}: out of range \
-                     ({bcols} block columns) or not ascending"
-                );
-            }
-            prev = Some(bj);
-            for r in 0..bh {
-                let src = &values[k * bsize + r * bw..][..bw];
-                out[(bi * bh + r) * cols + bj * bw..][..bw].copy_from_slice(src);
-            }
-        }
-    }
+    })?;
     Ok(out)
 }
 
@@ -465,6 +454,13 @@ mod tests {
         assert_eq!(bsr.values[..4], [0.0, 1.5, 3.0, 0.0]);
         assert_eq!(bsr.byte_size(), 4 * 3 + 4 * 3 + 4 * 12);
         assert_eq!(bsr_to_dense(&bsr).unwrap(), W.to_vec());
+        for bad in [
+            Bsr { indices: vec![1, 0, 1], ..bsr.clone() },
+            Bsr { indices: vec![0, 2, 1], ..bsr.clone() },
+            Bsr { indptr: vec![0, 3, 2], ..bsr.clone() },
+        ] {
+            assert_eq!(bsr_to_dense(&bad).unwrap_err().kind, ErrorKind::InvalidArguments);
+        }
         assert_eq!(
             to_bsr(&W, 4, 4, 3, 2).unwrap_err().kind,
             ErrorKind::InvalidBlockShape
