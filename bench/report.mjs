@@ -11,6 +11,7 @@ const all = [...read('native.jsonl'), ...read('node.jsonl'), ...read('chromium.j
 const ops = all.filter((r) => r.kind === 'op');
 const membw = Object.fromEntries(all.filter((r) => r.kind === 'membw').map((r) => [r.env, r.gbps]));
 const checks = all.filter((r) => r.kind === 'check');
+const mtInfo = all.find((r) => r.kind === 'info' && r.env === 'chromium' && r.variant === 'mt');
 
 const key = (env, variant, op, rows, cols, block) => [env, variant, op, rows, cols, block].join('|');
 const byKey = new Map(ops.map((r) => [key(r.env, r.variant, r.op, r.rows, r.cols, r.block), r]));
@@ -103,6 +104,7 @@ const head = [
   `Machine: ${machine}. Date: ${date}. Load average at the end of the run: ${load}.`,
   `Memory-read bandwidth (16-accumulator sum over 256 MiB, best of 7): native ${f(membw.native)} GB/s, wasm in Node ${f(membw.node)} GB/s, wasm in Chromium ${f(membw.chromium)} GB/s.`,
   `Threads-vs-sequential bit-identity checks (native): ${checks.length ? `${checks.filter((c) => c.identical).length}/${checks.length} identical` : 'not run'}.`,
+  `Chromium threaded variant: ${mtInfo ? `${mtInfo.nthreads} rayon workers (reported by the module after the pool started), crossOriginIsolated ${mtInfo.crossOriginIsolated}` : 'not run'}.`,
 ];
 console.log(['# sparsekit-wasm bench', ...head, '', '## Targets', ...tl, '', '## Tables', ...lines].join('\n'));
 

@@ -246,10 +246,11 @@ impl BlockSpec {
             let part = Part { tiling: &self.tiling, x_layout: self.view.layout(), x: &data, h_layout: &h.layout, h: h.data, map: None };
             prox::bisect(&[part], thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec)?
         };
+        // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
+        // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.
+        let mu_keep = crate::param::try_collect(mu.into_iter().zip(keep))?;
         let mut data = self.view.param().data_mut();
-        // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed.
-        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu, |x, h, mu| prox::scaled_spec(x, h, mu));
-        self.tiling.scale(self.view.layout(), &mut data, &keep);
+        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu_keep, |x, h, (mu, keep)| prox::scaled_spec(x, h, mu) * keep);
         Ok(())
     }
 

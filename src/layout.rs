@@ -374,14 +374,14 @@ impl Tiling {
 
     /// `data[e] = g(data[e], aux[e'], block_value)` for every element, where `aux` is read
     /// through its own layout `la` (same shape as `l`). `l` must not alias; slabs run in parallel.
-    pub fn map_with(
+    pub fn map_with<P: Copy + Sync>(
         &self,
         l: &Strided,
         data: &mut [f32],
         la: &Strided,
         aux: &[f32],
-        per_block: &[f32],
-        g: impl Fn(f32, f32, f32) -> f32 + Sync + Send,
+        per_block: &[P],
+        g: impl Fn(f32, f32, P) -> f32 + Sync + Send,
     ) {
         if l.numel() == 0 {
             return;
@@ -471,6 +471,40 @@ impl Tiling {
         }
     }
 
+    /// Appends blocks `lo..hi` (grid row-major) as [`Tiling::gather_block`] would, one after
+    /// the other. For 2-D layouts the grid position advances without a division per block and
+    /// each block row is one fixed-size copy: the bisection gathers millions of small blocks.
+    pub fn gather_blocks(&self, l: &Strided, data: &[f32], lo: usize, hi: usize, out: &mut Vec<f32>) {
+        if l.ndim() != 2 || lo >= hi {
+            for b in lo..hi {
+                self.gather_block(l, data, b, out);
+            }
+            return;
+        }
+        let (g1, bh, bw, s0, s1) = (self.grid[1], self.block[0], self.block[1], l.stride[0], l.stride[1]);
+        let start = out.len();
+        out.resize(start + (hi - lo) * bh * bw, 0.0);
+        let (mut gr, mut gc) = (lo / g1, lo % g1);
+        for dst in out[start..].chunks_exact_mut(bh * bw) {
+            let base = gr * bh * s0 + gc * bw * s1;
+            for (r, row) in dst.chunks_exact_mut(bw).enumerate() {
+                let o = base + r * s0;
+                if s1 == 1 {
+                    copy_run(row, &data[o..o + bw]);
+                } else {
+                    for (i, x) in row.iter_mut().enumerate() {
+                        *x = data[o + i * s1];
+                    }
+                }
+            }
+            gc += 1;
+            if gc == g1 {
+                gc = 0;
+                gr += 1;
+            }
+        }
+    }
+
     /// Grid-shaped (row-major) values broadcast to one value per element of the layout's
     /// shape, row-major.
     pub fn broadcast(&self, grid_values: &[f32]) -> Result<Vec<f32>> {
@@ -552,4 +586,16 @@ pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Resu
         return Err(Error::new(ErrorKind::InvalidBlockShape, format!("{what}: block shape {out:?} has more elements than fit in memory")));
     }
     Ok(out)
+}
+
+/// `dst.copy_from_slice(src)` with the common short block widths as fixed-size copies (inlined
+/// moves instead of a `memcpy` call per few elements).
+#[inline(always)]
+fn copy_run(dst: &mut [f32], src: &[f32]) {
+    match dst.len() {
+        4 => dst[..4].copy_from_slice(&src[..4]),
+        8 => dst[..8].copy_from_slice(&src[..8]),
+        16 => dst[..16].copy_from_slice(&src[..16]),
+        _ => dst.copy_from_slice(src),
+    }
 }

@@ -11,7 +11,7 @@
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
 use crate::error::Result;
-use crate::kernels::{self, nan_max, nan_min, par, Reduction};
+use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
 use crate::param::try_alloc;
 
@@ -76,6 +76,14 @@ struct State {
 /// own division/square-root latency, and their data stays in L1.
 const BATCH_ELEMS: usize = 4096;
 
+/// A batch's quads, element-major (see [`Ctx::run_quads`]), reused across batches.
+#[derive(Default)]
+struct Packed {
+    hxt: Vec<f32>,
+    ht: Vec<f32>,
+    lanes: Vec<ProxLanes>,
+}
+
 struct Ctx<'a, 'p> {
     parts: &'a [Part<'p>],
     t: &'a [f32],
@@ -120,107 +128,124 @@ impl Ctx<'_, '_> {
         s.iters += 1;
     }
 
-    /// Steps four blocks of `n` elements each (`hx`, `h`: the four blocks one after the other) as
-    /// `step` would, lane `k` being block `blocks[k]`: same divisions, same lanes `j % 4`, same
-    /// `(l0 + l1) + (l2 + l3)`, so the same bits. Phase 1 (`target = None`) runs each lane until
-    /// it is inactive; phase 2 until it has `K` iterations.
+    /// Phase 1's bracket of one block, from `||H x0||`, `min H`, `max H`.
+    fn bracket(&self, hx_norm: f32, h_min: f32, h_max: f32, tb: f32) -> State {
+        let d = hx_norm - tb;
+        let den = match self.bracket {
+            Bracket::BlockSpec => nan_max(d, 0.0) + self.eps,
+            Bracket::Coupling => nan_max(d, self.eps),
+        };
+        let lo = nan_max((tb * h_min) / den, 0.0);
+        let hi = nan_max((tb * h_max) / den, 0.0);
+        State {
+            lo,
+            hi,
+            mu: (lo + hi) / 2.0,
+            iters: 0,
+            // A zero threshold is the identity (no shrinkage, whatever H): the seed would zero
+            // a block with ||H x|| = 0, or write NaN where H = 0.
+            keep: if d <= 0.0 && tb != 0.0 { 0.0 } else { 1.0 },
+            active: self.max_iter > 0,
+        }
+    }
+
+    /// Runs the batch's first `4 * quads` blocks (all `n` long, `n % 4 == 0`) four to a
+    /// [`ProxLanes`], element-major inside each quad (`[4 j + k]` = element `j` of block `k`).
+    /// Iteration-outer over all the quads: each quad's step is one dependency chain, and the
+    /// quads' chains overlap. Per block it is the arithmetic of [`Ctx::step`], bit for bit.
     #[allow(clippy::too_many_arguments)]
-    fn run_quad(&self, states: &mut [State], b0: usize, blocks: &[usize], hx: &[f32], h: &[f32], n: usize, target: Option<usize>, scratch: &mut Vec<f32>) {
-        // Element-major, block-minor: element j of block k at [4 j + k].
-        scratch.clear();
-        scratch.resize(8 * n, 0.0);
-        let (hxt, ht) = scratch.split_at_mut(4 * n);
-        for k in 0..4 {
-            for j in 0..n {
-                hxt[4 * j + k] = hx[k * n + j];
-                ht[4 * j + k] = h[k * n + j];
+    fn run_quads(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], hx: &[f32], h: &[f32], quads: usize, target: Option<usize>, pk: &mut Packed) {
+        let n = ofs[1] - ofs[0];
+        let nq = 4 * n;
+        pk.hxt.clear();
+        pk.hxt.resize(quads * nq, 0.0);
+        pk.ht.clear();
+        pk.ht.resize(quads * nq, 0.0);
+        for q in 0..quads {
+            for k in 0..4 {
+                let src = ofs[4 * q + k];
+                let (dx, dh) = (&mut pk.hxt[q * nq..(q + 1) * nq], &mut pk.ht[q * nq..(q + 1) * nq]);
+                for j in 0..n {
+                    dx[4 * j + k] = hx[src + j];
+                    dh[4 * j + k] = h[src + j];
+                }
             }
         }
-        let t: [f32; 4] = std::array::from_fn(|k| self.t[blocks[k]]);
-        // The four states live in locals for the whole loop (written back at the end).
-        let mut st: [State; 4] = std::array::from_fn(|k| states[blocks[k] - b0]);
-        loop {
-            let go: [bool; 4] = std::array::from_fn(|k| match target {
-                None => st[k].active,
-                Some(kk) => st[k].iters < kk,
+        let max_iter = u32::try_from(self.max_iter).unwrap_or(u32::MAX);
+        let stop = match target {
+            None => ProxStop::Converged { max_iter, atol: self.atol },
+            Some(k) => ProxStop::At(u32::try_from(k).unwrap_or(u32::MAX)),
+        };
+        pk.lanes.clear();
+        for q in 0..quads {
+            let qb = &blocks[4 * q..4 * q + 4];
+            let (qx, qh) = (&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq]);
+            if target.is_none() {
+                let [sumsq, h_min, h_max] = kernels::prox_stats4(qx, qh);
+                for k in 0..4 {
+                    states[qb[k] - b0] = self.bracket(sumsq[k].sqrt(), h_min[k], h_max[k], self.t[qb[k]]);
+                }
+            }
+            let st: [State; 4] = std::array::from_fn(|k| states[qb[k] - b0]);
+            let go = |s: &State| match target {
+                None => s.active,
+                Some(k) => s.iters < k,
+            };
+            pk.lanes.push(ProxLanes {
+                lo: st.map(|s| s.lo),
+                hi: st.map(|s| s.hi),
+                mu: st.map(|s| s.mu),
+                t: std::array::from_fn(|k| self.t[qb[k]]),
+                iters: st.map(|s| s.iters as u32),
+                go: st.map(|s| if go(&s) { u32::MAX } else { 0 }),
             });
-            if !go.iter().any(|&g| g) {
-                break;
-            }
-            let mu: [f32; 4] = std::array::from_fn(|k| st[k].mu);
-            // acc[l][k]: lane l (elements j with j % 4 == l) of block k; static indices keep the
-            // accumulators in registers and let the compiler vectorize over k.
-            let mut acc = [[0.0f32; 4]; 4];
-            for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
-                for (l, lane) in acc.iter_mut().enumerate() {
-                    for k in 0..4 {
-                        let q = a[4 * l + k] / (c[4 * l + k] + mu[k]);
-                        lane[k] += q * q;
-                    }
+        }
+        let mut any = true;
+        while any {
+            any = false;
+            for (q, lanes) in pk.lanes.iter_mut().enumerate() {
+                if lanes.go != [0; 4] {
+                    any |= kernels::prox_step4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], lanes, stop);
                 }
             }
-            for (k, s) in st.iter_mut().enumerate() {
-                if !go[k] {
-                    continue;
-                }
-                let sum = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
-                let zeta = if s.mu == 0.0 { 0.0 } else { s.mu * sum.sqrt() };
-                Self::update(s, zeta, t[k]);
-                if target.is_none() && (s.iters >= self.max_iter || self.converged(s)) {
+        }
+        for (q, lanes) in pk.lanes.iter().enumerate() {
+            for k in 0..4 {
+                let s = &mut states[blocks[4 * q + k] - b0];
+                s.lo = lanes.lo[k];
+                s.hi = lanes.hi[k];
+                s.mu = lanes.mu[k];
+                s.iters = lanes.iters[k] as usize;
+                if target.is_none() {
                     s.active = false;
                 }
             }
-        }
-        for (k, s) in st.into_iter().enumerate() {
-            states[blocks[k] - b0] = s;
         }
     }
 
     /// Runs a gathered batch (`blocks[i]` at `xb/hb[ofs[i]..ofs[i+1]]`, `xb` turned into `hx`):
     /// phase 1 brackets and steps each block until its own convergence or `max_iter`; phase 2
     /// (`target = Some(K)`) steps every block up to `K`. Returns phase 1's `max_b k_b`.
-    fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>) -> usize {
+    #[allow(clippy::too_many_arguments)]
+    fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>, pk: &mut Packed) -> usize {
         for (x, h) in xb.iter_mut().zip(hb) {
             *x *= h;
         }
         let hx: &[f32] = xb;
+        let n0 = ofs[1] - ofs[0];
+        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         if target.is_none() {
-            for (i, &b) in blocks.iter().enumerate() {
+            for (i, &b) in blocks.iter().enumerate().skip(4 * quads) {
                 let (hxb, hbb) = (&hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]]);
                 let hx_norm = kernels::reduce_chunk(Reduction::SumSq, hxb).sqrt();
-                let h_min = hbb.iter().fold(f32::INFINITY, |a, &h| nan_min(a, h));
-                let h_max = hbb.iter().fold(f32::NEG_INFINITY, |a, &h| nan_max(a, h));
-                let tb = self.t[b];
-                let d = hx_norm - tb;
-                let den = match self.bracket {
-                    Bracket::BlockSpec => nan_max(d, 0.0) + self.eps,
-                    Bracket::Coupling => nan_max(d, self.eps),
-                };
-                let lo = nan_max((tb * h_min) / den, 0.0);
-                let hi = nan_max((tb * h_max) / den, 0.0);
-                states[b - b0] = State {
-                    lo,
-                    hi,
-                    mu: (lo + hi) / 2.0,
-                    iters: 0,
-                    // A zero threshold is the identity (no shrinkage, whatever H): the seed
-                    // would zero a block with ||H x|| = 0, or write NaN where H = 0.
-                    keep: if d <= 0.0 && tb != 0.0 { 0.0 } else { 1.0 },
-                    active: self.max_iter > 0,
-                };
+                let (h_min, h_max) = (kernels::reduce_chunk(Reduction::Min, hbb), kernels::reduce_chunk(Reduction::Max, hbb));
+                states[b - b0] = self.bracket(hx_norm, h_min, h_max, self.t[b]);
             }
         }
         // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
-        // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit,
-        // without a horizontal sum and a call per block and iteration.
-        let n0 = ofs[1] - ofs[0];
-        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
+        // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit.
         if quads > 0 {
-            let mut scratch = Vec::with_capacity(8 * n0);
-            for q in 0..quads {
-                let span = ofs[4 * q]..ofs[4 * q + 4];
-                self.run_quad(states, b0, &blocks[4 * q..4 * q + 4], &hx[span.clone()], &hb[span], n0, target, &mut scratch);
-            }
+            self.run_quads(states, b0, blocks, ofs, hx, hb, quads, target, pk);
         }
         let mut any = true;
         while any {
@@ -258,9 +283,34 @@ impl Ctx<'_, '_> {
     /// Processes blocks `b0 .. b0 + states.len()` in batches; returns phase 1's `max_b k_b`.
     fn run_chunk(&self, states: &mut [State], b0: usize, target: Option<usize>) -> usize {
         let (mut xb, mut hb) = (Vec::new(), Vec::new());
+        let mut pk = Packed::default();
         let (mut blocks, mut ofs) = (Vec::new(), vec![0usize]);
         let mut global = 0;
-        for b in b0..b0 + states.len() {
+        let end = b0 + states.len();
+        // Phase 1 on one spec without index map visits every block in grid order: consecutive
+        // runs of blocks are gathered at once.
+        if let ([p], None) = (self.parts, target) {
+            let n = p.tiling.numel_per_block();
+            if p.map.is_none() && n > 0 {
+                let per_batch = BATCH_ELEMS.div_ceil(n).max(1);
+                let mut lo = b0;
+                while lo < end {
+                    let hi = (lo + per_batch).min(end);
+                    xb.clear();
+                    hb.clear();
+                    p.tiling.gather_blocks(p.x_layout, p.x, lo, hi, &mut xb);
+                    p.tiling.gather_blocks(p.h_layout, p.h, lo, hi, &mut hb);
+                    blocks.clear();
+                    blocks.extend(lo..hi);
+                    ofs.clear();
+                    ofs.extend((0..=hi - lo).map(|i| i * n));
+                    global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target, &mut pk));
+                    lo = hi;
+                }
+                return global;
+            }
+        }
+        for b in b0..end {
             if let Some(k) = target {
                 if states[b - b0].iters >= k {
                     continue;
@@ -270,7 +320,7 @@ impl Ctx<'_, '_> {
             blocks.push(b);
             ofs.push(xb.len());
             if xb.len() >= BATCH_ELEMS {
-                global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target));
+                global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target, &mut pk));
                 xb.clear();
                 hb.clear();
                 blocks.clear();
@@ -278,7 +328,7 @@ impl Ctx<'_, '_> {
             }
         }
         if !blocks.is_empty() {
-            global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target));
+            global = global.max(self.run_batch(states, b0, &blocks, &ofs, &mut xb, &hb, target, &mut pk));
         }
         global
     }

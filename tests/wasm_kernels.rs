@@ -4,7 +4,7 @@
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 
-use sparsekit_wasm::kernels::{scalar, simd, Reduction};
+use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Reduction};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -115,5 +115,43 @@ fn nm24_bit_exact() {
         simd::nm24_mask(&x[..n], &mut b);
         assert_eq!(a, b, "nm24 over {n} values");
         assert!(a.chunks(4).all(|g| g.iter().map(|&v| v as u32).sum::<u32>() == 2));
+    }
+}
+
+#[wasm_bindgen_test]
+fn prox_kernels_bit_exact() {
+    let lanes_same = |a: &ProxLanes, b: &ProxLanes| {
+        (0..4).all(|k| same(a.lo[k], b.lo[k]) && same(a.hi[k], b.hi[k]) && same(a.mu[k], b.mu[k]) && a.iters[k] == b.iters[k] && a.go[k] == b.go[k])
+    };
+    for n in [4usize, 8, 16, 64, 128] {
+        for seed in [3u64, 5, 9] {
+            let hx = inputs(4 * n, seed);
+            // Conditioners: mostly positive, with the awkward values of `inputs` (0, -0, NaN, inf).
+            let h: Vec<f32> = inputs(4 * n, seed + 100).iter().map(|v| if *v == 0.5 { 0.0 } else { v.abs() + 0.125 }).collect();
+            let [a, b] = [scalar::prox_stats4(&hx, &h), simd::prox_stats4(&hx, &h)];
+            for (r, (p, q)) in a.iter().zip(&b).enumerate() {
+                for k in 0..4 {
+                    assert!(same(p[k], q[k]), "stats {r} n {n} seed {seed} lane {k}: {p:?} vs {q:?}");
+                }
+            }
+            let start = ProxLanes {
+                lo: [0.0, 0.0, 1e-3, f32::NAN],
+                hi: [0.0, 2.0, 5.0, 3.0],
+                mu: [0.0, 1.0, 2.5005, f32::NAN],
+                t: [0.7, 1.3, 0.05, 2.0],
+                iters: [0, 3, 0, 1],
+                go: [u32::MAX, u32::MAX, u32::MAX, 0],
+            };
+            for stop in [ProxStop::Converged { max_iter: 9, atol: 1e-3 }, ProxStop::Converged { max_iter: 30, atol: 0.0 }, ProxStop::At(12)] {
+                let (mut p, mut q) = (start, start);
+                for step in 0..40 {
+                    let (gp, gq) = (scalar::prox_step4(&hx, &h, &mut p, stop), simd::prox_step4(&hx, &h, &mut q, stop));
+                    assert!(gp == gq && lanes_same(&p, &q), "step {step} n {n} seed {seed} {stop:?}: {p:?} vs {q:?}");
+                    if !gp {
+                        break;
+                    }
+                }
+            }
+        }
     }
 }

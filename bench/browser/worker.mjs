@@ -10,8 +10,16 @@ onmessage = async (e) => {
     for (const variant of ['simd', 'mt']) {
       const glue = await import(`../out/wasm/${variant}/bench.js`);
       await glue.default();
-      if (variant === 'mt') await glue.initThreadPool(threads);
-      log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...JSON.parse(glue.bench_info()) });
+      if (variant === 'mt') {
+        await glue.initThreadPool(threads);
+        // Until this is called the core's loops stay sequential (see src/threads.rs).
+        glue.markThreadPoolReady();
+      }
+      const info = JSON.parse(glue.bench_info());
+      if (variant === 'mt' && info.nthreads !== threads) {
+        throw new Error(`threaded bench build runs on ${info.nthreads} thread(s), expected ${threads}`);
+      }
+      log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...info });
       if (variant === 'simd') log(wasmMembw(glue, 'chromium', variant));
       runWasm(glue, 'chromium', variant, { sizes, quick, log });
     }

@@ -165,3 +165,60 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
         scalar::nm24_mask(values, mask)
     }
 }
+
+/// Four bisection states side by side, lane `k` being one block (the Adam-conditioned step,
+/// see `crate::prox`). Blocks go in fours so that one SIMD division serves four blocks, and
+/// many such groups are stepped in turn so that their dependency chains (divide, sum, square
+/// root, compare, halve) overlap instead of each waiting on its own latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(16))]
+pub struct ProxLanes {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    pub mu: [f32; 4],
+    pub t: [f32; 4],
+    pub iters: [u32; 4],
+    /// `u32::MAX` for a lane that still steps, 0 for one that stopped.
+    pub go: [u32; 4],
+}
+
+/// When a lane of [`prox_step4`] stops stepping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProxStop {
+    /// At `max_iter` steps or once its bracket is narrower than `atol` (the seed's test).
+    Converged { max_iter: u32, atol: f32 },
+    /// At exactly this many steps.
+    At(u32),
+}
+
+/// Per-lane statistics of four interleaved blocks (`hxt[4 j + k]` = element `j` of block `k`,
+/// `ht` likewise): `sum hx^2`, `min h`, `max h`, each folded in the order of [`reduce_chunk`]
+/// (4 interleaved lanes, then `(l0 + l1) + (l2 + l3)`), so with the same bits as that function
+/// applied to each block on its own. The block length must be a multiple of 4.
+#[inline]
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::prox_stats4(hxt, ht)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::prox_stats4(hxt, ht)
+    }
+}
+
+/// One bisection step of the lanes of `s` that go, on four interleaved blocks (layout as in
+/// [`prox_stats4`]): `zeta = mu * sqrt(sum (hx / (h + mu))^2)` (0 where `mu == 0`) summed in the
+/// order of [`cond_sumsq_hx`], the bracket end on the side of `zeta < t` moves to `mu`,
+/// `mu = (lo + hi) / 2`, then `stop` is applied. Returns whether any lane still goes.
+#[inline]
+pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::prox_step4(hxt, ht, s, stop)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::prox_step4(hxt, ht, s, stop)
+    }
+}

@@ -1,6 +1,6 @@
 //! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit.
 
-use super::Reduction;
+use super::{ProxLanes, ProxStop, Reduction};
 
 /// One element's contribution to a reduction.
 #[inline(always)]
@@ -128,4 +128,60 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
     for (g, m) in values.chunks_exact(4).zip(mask.chunks_exact_mut(4)) {
         nm24_group(g, m);
     }
+}
+
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+    debug_assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    let (mut sq, mut lo, mut hi) = ([[0.0f32; 4]; 4], [[f32::INFINITY; 4]; 4], [[f32::NEG_INFINITY; 4]; 4]);
+    for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
+        for l in 0..4 {
+            for k in 0..4 {
+                sq[l][k] += a[4 * l + k] * a[4 * l + k];
+                lo[l][k] = super::nan_min(lo[l][k], c[4 * l + k]);
+                hi[l][k] = super::nan_max(hi[l][k], c[4 * l + k]);
+            }
+        }
+    }
+    let fold = |v: &[[f32; 4]; 4], op: Reduction| -> [f32; 4] {
+        std::array::from_fn(|k| op.combine(op.combine(v[0][k], v[1][k]), op.combine(v[2][k], v[3][k])))
+    };
+    [fold(&sq, Reduction::SumSq), fold(&lo, Reduction::Min), fold(&hi, Reduction::Max)]
+}
+
+pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
+    debug_assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    let mu = s.mu;
+    let mut acc = [[0.0f32; 4]; 4];
+    for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
+        for (l, lane) in acc.iter_mut().enumerate() {
+            for k in 0..4 {
+                let q = a[4 * l + k] / (c[4 * l + k] + mu[k]);
+                lane[k] += q * q;
+            }
+        }
+    }
+    for k in 0..4 {
+        if s.go[k] == 0 {
+            continue;
+        }
+        let sum = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
+        // mu == 0 only for the bracket [0, 0] (t = 0 or H = 0 on the block): zeta is 0 there,
+        // which also avoids 0/0 on zero conditioner entries.
+        let zeta = if mu[k] == 0.0 { 0.0 } else { mu[k] * sum.sqrt() };
+        if zeta < s.t[k] {
+            s.lo[k] = mu[k];
+        } else {
+            s.hi[k] = mu[k];
+        }
+        s.mu[k] = (s.lo[k] + s.hi[k]) / 2.0;
+        s.iters[k] += 1;
+        let done = match stop {
+            ProxStop::Converged { max_iter, atol } => s.iters[k] >= max_iter || (s.lo[k] - s.hi[k]).abs() < atol,
+            ProxStop::At(n) => s.iters[k] >= n,
+        };
+        if done {
+            s.go[k] = 0;
+        }
+    }
+    s.go.iter().any(|&g| g != 0)
 }

@@ -4,7 +4,7 @@
 //! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
 //! the first operand), not as wasm's `f32x4.max` does.
 
-use super::{scalar, Reduction};
+use super::{scalar, ProxLanes, ProxStop, Reduction};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -312,4 +312,82 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
         i += 16;
     }
     scalar::nm24_mask(&values[n16..], &mut mask[n16..]);
+}
+
+#[inline(always)]
+fn load4<T>(a: &[T; 4]) -> v128 {
+    debug_assert_eq!(core::mem::size_of::<T>(), 4);
+    // SAFETY: 16 readable bytes of plain 4-byte lanes; v128_load has no alignment requirement.
+    unsafe { v128_load(a.as_ptr() as *const v128) }
+}
+
+#[inline(always)]
+fn store4<T>(a: &mut [T; 4], v: v128) {
+    debug_assert_eq!(core::mem::size_of::<T>(), 4);
+    // SAFETY: 16 writable bytes of plain 4-byte lanes.
+    unsafe { v128_store(a.as_mut_ptr() as *mut v128, v) }
+}
+
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+    assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    let mut sq = [f32x4_splat(0.0); 4];
+    let mut lo = [f32x4_splat(f32::INFINITY); 4];
+    let mut hi = [f32x4_splat(f32::NEG_INFINITY); 4];
+    let mut i = 0;
+    while i < hxt.len() {
+        for l in 0..4 {
+            // SAFETY: i + 16 <= len of both.
+            let (a, c) = unsafe { (load(hxt, i + 4 * l), load(ht, i + 4 * l)) };
+            sq[l] = f32x4_add(sq[l], f32x4_mul(a, a));
+            lo[l] = combine4(Reduction::Min, lo[l], c);
+            hi[l] = combine4(Reduction::Max, hi[l], c);
+        }
+        i += 16;
+    }
+    let fold = |v: [v128; 4], op: Reduction| -> [f32; 4] {
+        let mut out = [0.0f32; 4];
+        store4(&mut out, combine4(op, combine4(op, v[0], v[1]), combine4(op, v[2], v[3])));
+        out
+    };
+    [fold(sq, Reduction::SumSq), fold(lo, Reduction::Min), fold(hi, Reduction::Max)]
+}
+
+pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
+    assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    let mu = load4(&s.mu);
+    let mut acc = [f32x4_splat(0.0); 4];
+    let mut i = 0;
+    while i < hxt.len() {
+        for (l, a) in acc.iter_mut().enumerate() {
+            // SAFETY: i + 16 <= len of both.
+            let (x, h) = unsafe { (load(hxt, i + 4 * l), load(ht, i + 4 * l)) };
+            let q = f32x4_div(x, f32x4_add(h, mu));
+            *a = f32x4_add(*a, f32x4_mul(q, q));
+        }
+        i += 16;
+    }
+    let sum = f32x4_add(f32x4_add(acc[0], acc[1]), f32x4_add(acc[2], acc[3]));
+    let zero = f32x4_splat(0.0);
+    let zeta = v128_bitselect(zero, f32x4_mul(mu, f32x4_sqrt(sum)), f32x4_eq(mu, zero));
+    let go = load4(&s.go);
+    let below = f32x4_lt(zeta, load4(&s.t));
+    let lo = v128_bitselect(mu, load4(&s.lo), v128_and(go, below));
+    let hi = v128_bitselect(mu, load4(&s.hi), v128_andnot(go, below));
+    // x * 0.5 is x / 2 exactly (both are the correctly rounded half).
+    let mu = v128_bitselect(f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), mu, go);
+    // go is all ones (-1) where stepping: subtracting it counts the step.
+    let iters = i32x4_sub(load4(&s.iters), go);
+    let done = match stop {
+        ProxStop::Converged { max_iter, atol } => {
+            v128_or(u32x4_ge(iters, u32x4_splat(max_iter)), f32x4_lt(f32x4_abs(f32x4_sub(lo, hi)), f32x4_splat(atol)))
+        }
+        ProxStop::At(n) => u32x4_ge(iters, u32x4_splat(n)),
+    };
+    let go = v128_andnot(go, done);
+    store4(&mut s.lo, lo);
+    store4(&mut s.hi, hi);
+    store4(&mut s.mu, mu);
+    store4(&mut s.iters, iters);
+    store4(&mut s.go, go);
+    v128_any_true(go)
 }
