@@ -149,12 +149,13 @@ impl Ctx<'_, '_> {
         }
     }
 
-    /// Runs the batch's first `4 * quads` blocks (all `n` long, `n % 4 == 0`) four to a
-    /// [`ProxLanes`], element-major inside each quad (`[4 j + k]` = element `j` of block `k`).
+    /// Runs the batch's first `4 * quads` blocks (all `n` long, `n % 4 == 0`; `x` the gathered
+    /// weights) four to a [`ProxLanes`], element-major inside each quad (`[4 j + k]` = element
+    /// `j` of block `k`).
     /// Iteration-outer over all the quads: each quad's step is one dependency chain, and the
     /// quads' chains overlap. Per block it is the arithmetic of [`Ctx::step`], bit for bit.
     #[allow(clippy::too_many_arguments)]
-    fn run_quads(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], hx: &[f32], h: &[f32], quads: usize, target: Option<usize>, pk: &mut Packed) {
+    fn run_quads(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], x: &[f32], h: &[f32], quads: usize, target: Option<usize>, pk: &mut Packed) {
         let n = ofs[1] - ofs[0];
         let nq = 4 * n;
         pk.hxt.clear();
@@ -162,14 +163,8 @@ impl Ctx<'_, '_> {
         pk.ht.clear();
         pk.ht.resize(quads * nq, 0.0);
         for q in 0..quads {
-            for k in 0..4 {
-                let src = ofs[4 * q + k];
-                let (dx, dh) = (&mut pk.hxt[q * nq..(q + 1) * nq], &mut pk.ht[q * nq..(q + 1) * nq]);
-                for j in 0..n {
-                    dx[4 * j + k] = hx[src + j];
-                    dh[4 * j + k] = h[src + j];
-                }
-            }
+            let span = q * nq..(q + 1) * nq;
+            kernels::prox_pack4(&x[span.clone()], &h[span.clone()], &mut pk.hxt[span.clone()], &mut pk.ht[span]);
         }
         let max_iter = u32::try_from(self.max_iter).unwrap_or(u32::MAX);
         let stop = match target {
@@ -223,17 +218,24 @@ impl Ctx<'_, '_> {
         }
     }
 
-    /// Runs a gathered batch (`blocks[i]` at `xb/hb[ofs[i]..ofs[i+1]]`, `xb` turned into `hx`):
+    /// Runs a gathered batch (`blocks[i]` at `xb/hb[ofs[i]..ofs[i+1]]`; `xb` is scratch):
     /// phase 1 brackets and steps each block until its own convergence or `max_iter`; phase 2
     /// (`target = Some(K)`) steps every block up to `K`. Returns phase 1's `max_b k_b`.
     #[allow(clippy::too_many_arguments)]
     fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>, pk: &mut Packed) -> usize {
-        for (x, h) in xb.iter_mut().zip(hb) {
+        let n0 = ofs[1] - ofs[0];
+        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
+        // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
+        // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit.
+        if quads > 0 {
+            self.run_quads(states, b0, blocks, ofs, xb, hb, quads, target, pk);
+        }
+        // The other blocks, one at a time, on `H * x0` in place.
+        let rest = ofs[4 * quads];
+        for (x, h) in xb[rest..].iter_mut().zip(&hb[rest..]) {
             *x *= h;
         }
         let hx: &[f32] = xb;
-        let n0 = ofs[1] - ofs[0];
-        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         if target.is_none() {
             for (i, &b) in blocks.iter().enumerate().skip(4 * quads) {
                 let (hxb, hbb) = (&hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]]);
@@ -241,11 +243,6 @@ impl Ctx<'_, '_> {
                 let (h_min, h_max) = (kernels::reduce_chunk(Reduction::Min, hbb), kernels::reduce_chunk(Reduction::Max, hbb));
                 states[b - b0] = self.bracket(hx_norm, h_min, h_max, self.t[b]);
             }
-        }
-        // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
-        // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit.
-        if quads > 0 {
-            self.run_quads(states, b0, blocks, ofs, hx, hb, quads, target, pk);
         }
         let mut any = true;
         while any {

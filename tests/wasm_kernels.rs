@@ -128,6 +128,14 @@ fn prox_kernels_bit_exact() {
             let hx = inputs(4 * n, seed);
             // Conditioners: mostly positive, with the awkward values of `inputs` (0, -0, NaN, inf).
             let h: Vec<f32> = inputs(4 * n, seed + 100).iter().map(|v| if *v == 0.5 { 0.0 } else { v.abs() + 0.125 }).collect();
+            let x = inputs(4 * n, seed + 200);
+            let (mut p1, mut p2, mut q1, mut q2) = (vec![0.0; 4 * n], vec![0.0; 4 * n], vec![0.0; 4 * n], vec![0.0; 4 * n]);
+            scalar::prox_pack4(&x, &h, &mut p1, &mut p2);
+            simd::prox_pack4(&x, &h, &mut q1, &mut q2);
+            for i in 0..4 * n {
+                assert!(same(p1[i], q1[i]) && same(p2[i], q2[i]), "pack n {n} seed {seed} at {i}");
+                assert!(same(p1[i], x[(i % 4) * n + i / 4] * h[(i % 4) * n + i / 4]), "pack layout n {n} at {i}");
+            }
             let [a, b] = [scalar::prox_stats4(&hx, &h), simd::prox_stats4(&hx, &h)];
             for (r, (p, q)) in a.iter().zip(&b).enumerate() {
                 for k in 0..4 {

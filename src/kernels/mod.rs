@@ -191,6 +191,21 @@ pub enum ProxStop {
     At(u32),
 }
 
+/// Interleaves four consecutive blocks of `n` elements (`x`, `h`: `4 n` long, block `k` at
+/// `[k n ..]`, `n % 4 == 0`) into the layout of [`prox_step4`]: `ht[4 j + k] = h`,
+/// `hxt[4 j + k] = h * x` (the seed's `H * x0`, the same f32 product).
+#[inline]
+pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::prox_pack4(x, h, hxt, ht)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::prox_pack4(x, h, hxt, ht)
+    }
+}
+
 /// Per-lane statistics of four interleaved blocks (`hxt[4 j + k]` = element `j` of block `k`,
 /// `ht` likewise): `sum hx^2`, `min h`, `max h`, each folded in the order of [`reduce_chunk`]
 /// (4 interleaved lanes, then `(l0 + l1) + (l2 + l3)`), so with the same bits as that function

@@ -130,6 +130,17 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
     }
 }
 
+pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
+    let n = x.len() / 4;
+    assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
+    for k in 0..4 {
+        for j in 0..n {
+            ht[4 * j + k] = h[k * n + j];
+            hxt[4 * j + k] = h[k * n + j] * x[k * n + j];
+        }
+    }
+}
+
 pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
     debug_assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
     let (mut sq, mut lo, mut hi) = ([[0.0f32; 4]; 4], [[f32::INFINITY; 4]; 4], [[f32::NEG_INFINITY; 4]; 4]);

@@ -328,6 +328,24 @@ fn store4<T>(a: &mut [T; 4], v: v128) {
     unsafe { v128_store(a.as_mut_ptr() as *mut v128, v) }
 }
 
+pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
+    let n = x.len() / 4;
+    assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
+    let mut j = 0;
+    while j < n {
+        // SAFETY: k n + j + 4 <= 4 n for the loads; 4 (j + r) + 4 <= 4 n for the stores.
+        unsafe {
+            let tx = transpose4(load(x, j), load(x, n + j), load(x, 2 * n + j), load(x, 3 * n + j));
+            let th = transpose4(load(h, j), load(h, n + j), load(h, 2 * n + j), load(h, 3 * n + j));
+            for r in 0..4 {
+                v128_store(ht.as_mut_ptr().add(4 * (j + r)) as *mut v128, th[r]);
+                v128_store(hxt.as_mut_ptr().add(4 * (j + r)) as *mut v128, f32x4_mul(th[r], tx[r]));
+            }
+        }
+        j += 4;
+    }
+}
+
 pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
     assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
     let mut sq = [f32x4_splat(0.0); 4];
