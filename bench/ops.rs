@@ -64,7 +64,8 @@ impl Case {
         match op {
             "norms" => {
                 let n = self.spec(block).norms(Norm::L2, None).expect("norms");
-                n.iter().map(|&x| x as f64).sum()
+                // A sample, like the plain-JS baseline's result: the checksum is not the op.
+                n.iter().step_by(4097).map(|&x| x as f64).sum()
             }
             "hard" => {
                 // hardThreshold by sparsity 0.5 in 1 x N scopes (one row of the block grid each).

@@ -13,10 +13,10 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 /** The soft threshold of the largest size runs for the 4x4 blocks only (time budget). */
 export const skipCell = (op, r, c, block) => op === 'soft' && r * c > (1 << 25) && block !== '4x4';
 
-/** Repetitions: more for small sizes; the soft threshold (20 bisection passes) fewer. */
+/** Repetitions: more for small sizes; the soft threshold (20 bisection passes) 3. */
 export function repsFor(numel, op, quick) {
   let r = numel < (1 << 20) ? 9 : numel < (1 << 25) ? 5 : 3;
-  if (op === 'soft') r = numel < (1 << 20) ? 3 : 1;
+  if (op === 'soft') r = 3;
   return quick ? Math.min(r, 2) : r;
 }
 
@@ -44,10 +44,8 @@ export function runWasm(mod, env, variant, { sizes = SIZES, quick = false, log =
         if (skipCell(op, r, c, block)) continue;
         const reps = repsFor(r * c, op, quick);
         const ts = [];
-        if (op !== 'soft' || r * c < (1 << 22)) {
-          mod.bench_run(op, block); // warm-up (also tier-up of the wasm code)
-          if (op === 'hard' || op === 'soft') mod.bench_restore();
-        }
+        mod.bench_run(op, block); // warm-up (also tier-up of the wasm code)
+        if (op === 'hard' || op === 'soft') mod.bench_restore();
         for (let i = 0; i < reps; i++) {
           const t = now();
           mod.bench_run(op, block);
@@ -72,7 +70,9 @@ export function runPlainJs(env, { sizes = SIZES, quick = false, skip = () => fal
     for (const op of OPS) {
       for (const block of op === 'nm24' ? ['-'] : BLOCKS) {
         if (skip(op, r, c) || skipCell(op, r, c, block)) continue;
-        const reps = Math.max(1, Math.min(repsFor(r * c, op, quick), r * c > (1 << 24) ? 1 : 3));
+        // The JS soft threshold takes seconds at the large sizes: one repetition there.
+        const big = r * c > (1 << 24) || (op === 'soft' && r * c >= (1 << 20));
+        const reps = Math.max(1, Math.min(repsFor(r * c, op, quick), big ? 1 : 3));
         const ts = [];
         for (let i = 0; i < reps; i++) {
           const t = now();
