@@ -471,21 +471,23 @@ impl Tiling {
         }
     }
 
-    /// Appends blocks `lo..hi` (grid row-major) as [`Tiling::gather_block`] would, one after
-    /// the other. For 2-D layouts the grid position advances without a division per block and
-    /// each block row is one fixed-size copy: the bisection gathers millions of small blocks.
-    pub fn gather_blocks(&self, l: &Strided, data: &[f32], lo: usize, hi: usize, out: &mut Vec<f32>) {
+    /// Writes blocks `lo..hi` (grid row-major) into `out`, one after the other, as
+    /// [`Tiling::gather_block`] would append them (`out.len()` = their elements). For 2-D
+    /// layouts the grid position advances without a division per block and each block row is
+    /// one fixed-size copy: the bisection gathers millions of small blocks.
+    pub fn gather_blocks(&self, l: &Strided, data: &[f32], lo: usize, hi: usize, out: &mut [f32]) {
         if l.ndim() != 2 || lo >= hi {
+            let mut v = Vec::with_capacity(out.len());
             for b in lo..hi {
-                self.gather_block(l, data, b, out);
+                self.gather_block(l, data, b, &mut v);
             }
+            out.copy_from_slice(&v);
             return;
         }
         let (g1, bh, bw, s0, s1) = (self.grid[1], self.block[0], self.block[1], l.stride[0], l.stride[1]);
-        let start = out.len();
-        out.resize(start + (hi - lo) * bh * bw, 0.0);
+        assert_eq!(out.len(), (hi - lo) * bh * bw, "gather_blocks: output length");
         let (mut gr, mut gc) = (lo / g1, lo % g1);
-        for dst in out[start..].chunks_exact_mut(bh * bw) {
+        for dst in out.chunks_exact_mut(bh * bw) {
             let base = gr * bh * s0 + gc * bw * s1;
             for (r, row) in dst.chunks_exact_mut(bw).enumerate() {
                 let o = base + r * s0;

@@ -158,9 +158,8 @@ impl Ctx<'_, '_> {
     fn run_quads(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], x: &[f32], h: &[f32], quads: usize, target: Option<usize>, pk: &mut Packed) {
         let n = ofs[1] - ofs[0];
         let nq = 4 * n;
-        pk.hxt.clear();
+        // Fully overwritten below: resized, not cleared (no zero-fill per batch).
         pk.hxt.resize(quads * nq, 0.0);
-        pk.ht.clear();
         pk.ht.resize(quads * nq, 0.0);
         for q in 0..quads {
             let span = q * nq..(q + 1) * nq;
@@ -293,8 +292,9 @@ impl Ctx<'_, '_> {
                 let mut lo = b0;
                 while lo < end {
                     let hi = (lo + per_batch).min(end);
-                    xb.clear();
-                    hb.clear();
+                    // Resized (not cleared): a batch of the usual size zero-fills nothing.
+                    xb.resize((hi - lo) * n, 0.0);
+                    hb.resize((hi - lo) * n, 0.0);
                     p.tiling.gather_blocks(p.x_layout, p.x, lo, hi, &mut xb);
                     p.tiling.gather_blocks(p.h_layout, p.h, lo, hi, &mut hb);
                     blocks.clear();
