@@ -114,7 +114,8 @@ const md = `# Benchmark results
 Written by \`npm run bench\` (scripts/bench.sh); every figure is also in bench/out/latest.json.
 ${head.join('\n')}
 
-Columns: GB/s = weight bytes (rows × cols × 4) / median time. "%membw (wasm)" is that rate as a share of
+Columns: GB/s = weight bytes (rows × cols × 4) / best time of the repetitions (noise on a shared
+machine only adds time; every median is in latest.json as \`median_seconds\`). "%membw (wasm)" is that rate as a share of
 the memory-read bandwidth measured by the same wasm build in the same run. "×JS" = plain-JS time / our
 time (same engine). "×scalar wasm" = scalar-kernel wasm time / SIMD128 wasm time. "÷native-st" =
 native Rust single-thread time / wasm time (1.0 = as fast as native). "mt/st" = single-threaded time /

@@ -9,6 +9,9 @@ export const SIZES = [[768, 768], [4096, 4096], [4096, 11008]];
 
 const now = () => performance.now();
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
+// `seconds` is the best repetition: on a shared machine noise only adds time, so the minimum
+// estimates the code's own cost (as the bandwidth probe's best of 7 does); the median is kept.
+const timing = (ts) => ({ seconds: Math.min(...ts) / 1e3, median_seconds: median(ts) / 1e3 });
 
 /** The soft threshold of the largest size runs for the 4x4 blocks only (time budget). */
 export const skipCell = (op, r, c, block) => op === 'soft' && r * c > (1 << 25) && block !== '4x4';
@@ -34,57 +37,58 @@ export function wasmMembw(mod, env, variant) {
   return { kind: 'membw', env, variant, bytes: n * 4, seconds: best / 1e3, gbps: (n * 4) / (best / 1e3) / 1e9 };
 }
 
-/** Times every (size, op, block) of a wasm variant. `mod` is the bench module's exports. */
-export function runWasm(mod, env, variant, { sizes = SIZES, quick = false, log = () => {} } = {}) {
+/**
+ * Times every (size, op, block) for several variants *interleaved*: each repetition runs every
+ * variant once, in turn, so the ratios between them are measured under the same machine load
+ * (on a shared machine the load drifts within seconds). `variants`: `{ name, mod }` for a bench
+ * wasm module (its exports), or `{ name: 'js' }` for the plain-JS baseline; `jsSkip(op, r, c)`
+ * leaves the baseline out of the slowest cells. The plain-JS soft threshold runs once per cell
+ * at the large sizes (it takes seconds), in the first round.
+ */
+export function runInterleaved(env, variants, { sizes = SIZES, quick = false, jsSkip = () => false, log = () => {} } = {}) {
   const out = [];
+  const mutates = (op) => op === 'hard' || op === 'soft';
   for (const [r, c] of sizes) {
-    mod.bench_prepare(r, c);
+    const jsCase = variants.some((v) => v.name === 'js') ? makeCase(r, c) : null;
+    for (const v of variants) if (v.mod) v.mod.bench_prepare(r, c);
+    const run = (v, op, block) => {
+      if (v.mod) {
+        v.mod.bench_run(op, block);
+      } else {
+        runJs(jsCase, op, block);
+      }
+    };
+    const restore = (v) => (v.mod ? v.mod.bench_restore() : jsCase.w.set(jsCase.backup));
     for (const op of OPS) {
       for (const block of op === 'nm24' ? ['-'] : BLOCKS) {
         if (skipCell(op, r, c, block)) continue;
         const reps = repsFor(r * c, op, quick);
-        const ts = [];
-        mod.bench_run(op, block); // warm-up (also tier-up of the wasm code)
-        if (op === 'hard' || op === 'soft') mod.bench_restore();
-        for (let i = 0; i < reps; i++) {
-          const t = now();
-          mod.bench_run(op, block);
-          ts.push(now() - t);
-          if (op === 'hard' || op === 'soft') mod.bench_restore();
+        const active = variants.filter((v) => v.mod || !jsSkip(op, r, c));
+        const jsReps = (op === 'soft' && r * c >= (1 << 20)) || r * c > (1 << 24) ? 1 : Math.min(reps, 3);
+        const ts = new Map(active.map((v) => [v.name, []]));
+        for (const v of active) {
+          if (v.mod) { // warm-up (also tier-up of the wasm code)
+            run(v, op, block);
+            if (mutates(op)) restore(v);
+          }
         }
-        const rec = { kind: 'op', env, variant, op, rows: r, cols: c, block, reps, seconds: median(ts) / 1e3 };
-        out.push(rec);
-        log(rec);
+        for (let i = 0; i < reps; i++) {
+          for (const v of active) {
+            if (!v.mod && i >= jsReps) continue;
+            const t = now();
+            run(v, op, block);
+            ts.get(v.name).push(now() - t);
+            if (mutates(op)) restore(v);
+          }
+        }
+        for (const v of active) {
+          const rec = { kind: 'op', env, variant: v.name, op, rows: r, cols: c, block, reps: ts.get(v.name).length, ...timing(ts.get(v.name)) };
+          out.push(rec);
+          log(rec);
+        }
       }
     }
-    mod.bench_free();
-  }
-  return out;
-}
-
-/** The plain-JS baseline. `skip(op, r, c)` leaves out the slowest cells. */
-export function runPlainJs(env, { sizes = SIZES, quick = false, skip = () => false, log = () => {} } = {}) {
-  const out = [];
-  for (const [r, c] of sizes) {
-    const cs = makeCase(r, c);
-    for (const op of OPS) {
-      for (const block of op === 'nm24' ? ['-'] : BLOCKS) {
-        if (skip(op, r, c) || skipCell(op, r, c, block)) continue;
-        // The JS soft threshold takes seconds at the large sizes: one repetition there.
-        const big = r * c > (1 << 24) || (op === 'soft' && r * c >= (1 << 20));
-        const reps = Math.max(1, Math.min(repsFor(r * c, op, quick), big ? 1 : 3));
-        const ts = [];
-        for (let i = 0; i < reps; i++) {
-          const t = now();
-          runJs(cs, op, block);
-          ts.push(now() - t);
-          if (op === 'hard' || op === 'soft') cs.w.set(cs.backup);
-        }
-        const rec = { kind: 'op', env, variant: 'js', op, rows: r, cols: c, block, reps, seconds: median(ts) / 1e3 };
-        out.push(rec);
-        log(rec);
-      }
-    }
+    for (const v of variants) if (v.mod) v.mod.bench_free();
   }
   return out;
 }

@@ -1,12 +1,13 @@
 // Chromium part of the bench (a Web Worker of a cross-origin-isolated page): the SIMD128 and
 // threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
-import { runWasm, runPlainJs, wasmMembw, SIZES } from '../suite.mjs';
+import { runInterleaved, wasmMembw, SIZES } from '../suite.mjs';
 
 onmessage = async (e) => {
   const { quick, threads } = e.data;
   const sizes = quick ? SIZES.slice(0, 2) : SIZES;
   const log = (record) => postMessage({ record });
   try {
+    const variants = [];
     for (const variant of ['simd', 'mt']) {
       const glue = await import(`../out/wasm/${variant}/bench.js`);
       await glue.default();
@@ -21,10 +22,12 @@ onmessage = async (e) => {
       }
       log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...info });
       if (variant === 'simd') log(wasmMembw(glue, 'chromium', variant));
-      runWasm(glue, 'chromium', variant, { sizes, quick, log });
+      variants.push({ name: variant, mod: glue });
     }
     // The JS soft threshold of the largest size alone takes about a minute: left out here.
-    runPlainJs('chromium', { sizes, quick, log, skip: (op, r, c) => op === 'soft' && r * c > (1 << 25) });
+    runInterleaved('chromium', [...variants, { name: 'js' }], {
+      sizes, quick, log, jsSkip: (op, r, c) => op === 'soft' && r * c > (1 << 25),
+    });
   } catch (err) {
     postMessage({ error: String(err && err.stack || err) });
   }
