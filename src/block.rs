@@ -253,7 +253,15 @@ impl BlockSpec {
         // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.
         let mu_keep = crate::param::try_collect(mu.into_iter().zip(keep))?;
         let mut data = self.view.param().data_mut();
-        self.tiling.map_with(self.view.layout(), &mut data, &h.layout, h.data, &mu_keep, |x, h, (mu, keep)| prox::scaled_spec(x, h, mu) * keep);
+        self.tiling.map_runs_with(
+            self.view.layout(),
+            &mut data,
+            &h.layout,
+            h.data,
+            &mu_keep,
+            |row, hrow, chunk, mu_keep, step| crate::kernels::prox_write(row, hrow, chunk, mu_keep, step),
+            &|x, h, (mu, keep)| prox::scaled_spec(x, h, mu) * keep,
+        );
         Ok(())
     }
 

@@ -383,6 +383,31 @@ impl Tiling {
         per_block: &[P],
         g: impl Fn(f32, f32, P) -> f32 + Sync + Send,
     ) {
+        let run = |row: &mut [f32], a: &[f32], chunk: usize, pb: &[P], step: usize| {
+            for (j, (r, ar)) in row.chunks_exact_mut(chunk).zip(a.chunks_exact(chunk)).enumerate() {
+                for (x, &h) in r.iter_mut().zip(ar) {
+                    *x = g(*x, h, pb[j * step]);
+                }
+            }
+        };
+        self.map_runs_with(l, data, la, aux, per_block, run, &g);
+    }
+
+    /// [`Tiling::map_with`] where `run(row, aux_row, chunk, block_values, step)` does a whole
+    /// contiguous row at once (a SIMD kernel): piece `j` (`chunk` long) belongs to the block of
+    /// `block_values[j * step]`. `g` does the elements of strided rows; both must compute the
+    /// same values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn map_runs_with<P: Copy + Sync>(
+        &self,
+        l: &Strided,
+        data: &mut [f32],
+        la: &Strided,
+        aux: &[f32],
+        per_block: &[P],
+        run: impl Fn(&mut [f32], &[f32], usize, &[P], usize) + Sync + Send,
+        g: &(impl Fn(f32, f32, P) -> f32 + Sync + Send),
+    ) {
         if l.numel() == 0 {
             return;
         }
@@ -399,22 +424,19 @@ impl Tiling {
             let p = ptr.get();
             self.walk_rows_in(l, &[la], g_lo, g_hi, |offs, gbase| {
                 let (o, oa) = (offs[0], offs[1]);
+                if stride == 1 && astride == 1 {
+                    // SAFETY: as in `scale`.
+                    let row = unsafe { std::slice::from_raw_parts_mut(p.add(o), len) };
+                    run(row, &aux[oa..oa + len], chunk, &per_block[gbase..], step);
+                    return;
+                }
                 for j in 0..len / chunk {
                     let pb = per_block[gbase + j * step];
-                    if stride == 1 && astride == 1 {
-                        // SAFETY: as in `scale`.
-                        let row = unsafe { std::slice::from_raw_parts_mut(p.add(o + j * chunk), chunk) };
-                        let a = &aux[oa + j * chunk..oa + (j + 1) * chunk];
-                        for (x, &h) in row.iter_mut().zip(a) {
-                            *x = g(*x, h, pb);
-                        }
-                    } else {
-                        for i in j * chunk..(j + 1) * chunk {
-                            // SAFETY: as in `scale`, element by element.
-                            unsafe {
-                                let e = p.add(o + i * stride);
-                                *e = g(*e, aux[oa + i * astride], pb);
-                            }
+                    for i in j * chunk..(j + 1) * chunk {
+                        // SAFETY: as in `scale`, element by element.
+                        unsafe {
+                            let e = p.add(o + i * stride);
+                            *e = g(*e, aux[oa + i * astride], pb);
                         }
                     }
                 }

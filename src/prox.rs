@@ -15,17 +15,10 @@ use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
 use crate::param::try_alloc;
 
-/// BlockSpec's final write, the seed's `(H / (H + mu)) * x`; where `H + mu == 0` (a zero
-/// conditioner entry with `mu = 0`, i.e. a zero threshold) the seed's 0/0 is defined as no
-/// change.
+/// BlockSpec's final write of one element (see [`kernels::scalar::prox_scaled`]).
 #[inline]
 pub fn scaled_spec(x: f32, h: f32, mu: f32) -> f32 {
-    let d = h + mu;
-    if d == 0.0 {
-        x
-    } else {
-        (h / d) * x
-    }
+    kernels::scalar::prox_scaled(x, h, mu)
 }
 
 /// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the same 0/0 definition.

@@ -163,3 +163,25 @@ fn prox_kernels_bit_exact() {
         }
     }
 }
+
+#[wasm_bindgen_test]
+fn prox_write_bit_exact() {
+    let x = inputs(4 * 3 * 5 * 8, 21);
+    // Conditioners with zeros of both signs (H + mu == 0 where mu == 0), NaN and infinities.
+    let h: Vec<f32> = inputs(x.len(), 23).iter().map(|v| v.abs()).collect();
+    let mk: Vec<(f32, f32)> = [(0.0f32, 1.0f32), (0.0, 0.0), (0.37, 1.0), (0.37, 0.0), (-0.5, 1.0), (f32::NAN, 1.0), (2.5, -0.0)].into_iter().cycle().take(x.len()).collect();
+    for chunk in [1usize, 3, 4, 8, 12, 16, 20] {
+        let n = x.len() / chunk * chunk;
+        for step in [1usize, 2] {
+            if (n / chunk) * step > mk.len() {
+                continue;
+            }
+            let (mut a, mut b) = (x[..n].to_vec(), x[..n].to_vec());
+            scalar::prox_write(&mut a, &h[..n], chunk, &mk, step);
+            simd::prox_write(&mut b, &h[..n], chunk, &mk, step);
+            for i in 0..n {
+                assert!(same(a[i], b[i]), "prox_write chunk {chunk} step {step} at {i}: {} vs {}", a[i], b[i]);
+            }
+        }
+    }
+}

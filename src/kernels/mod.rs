@@ -206,6 +206,22 @@ pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     }
 }
 
+/// The final write of BlockSpec's Adam step on a contiguous row: piece `j` (`chunk` long) of
+/// `x` belongs to the block of `mu_keep[j * step] = (mu, keep)`, and each element becomes
+/// `((H / (H + mu)) * x) * keep` (`x * keep` where `H + mu == 0`, see
+/// [`scalar::prox_scaled`]).
+#[inline]
+pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)], step: usize) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::prox_write(x, h, chunk, mu_keep, step)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::prox_write(x, h, chunk, mu_keep, step)
+    }
+}
+
 /// Per-lane statistics of four interleaved blocks (`hxt[4 j + k]` = element `j` of block `k`,
 /// `ht` likewise): `sum hx^2`, `min h`, `max h`, each folded in the order of [`reduce_chunk`]
 /// (4 interleaved lanes, then `(l0 + l1) + (l2 + l3)`), so with the same bits as that function

@@ -130,6 +130,29 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
     }
 }
 
+/// BlockSpec's Adam update of one element, the seed's `(H / (H + mu)) * x`; where `H + mu == 0`
+/// (a zero conditioner entry with `mu = 0`, i.e. a zero threshold) its 0/0 is defined as no
+/// change.
+#[inline(always)]
+pub fn prox_scaled(x: f32, h: f32, mu: f32) -> f32 {
+    let d = h + mu;
+    if d == 0.0 {
+        x
+    } else {
+        (h / d) * x
+    }
+}
+
+pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)], step: usize) {
+    debug_assert!(chunk > 0 && x.len() == h.len() && x.len() % chunk == 0);
+    for (j, (xc, hc)) in x.chunks_exact_mut(chunk).zip(h.chunks_exact(chunk)).enumerate() {
+        let (mu, keep) = mu_keep[j * step];
+        for (x, &h) in xc.iter_mut().zip(hc) {
+            *x = prox_scaled(*x, h, mu) * keep;
+        }
+    }
+}
+
 pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     let n = x.len() / 4;
     assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);

@@ -328,6 +328,29 @@ fn store4<T>(a: &mut [T; 4], v: v128) {
     unsafe { v128_store(a.as_mut_ptr() as *mut v128, v) }
 }
 
+pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)], step: usize) {
+    assert!(chunk > 0 && x.len() == h.len() && x.len() % chunk == 0);
+    if chunk % 4 != 0 {
+        return scalar::prox_write(x, h, chunk, mu_keep, step);
+    }
+    let zero = f32x4_splat(0.0);
+    for j in 0..x.len() / chunk {
+        let (mu, keep) = mu_keep[j * step];
+        let (muv, keepv) = (f32x4_splat(mu), f32x4_splat(keep));
+        let mut i = j * chunk;
+        while i < (j + 1) * chunk {
+            // SAFETY: i + 4 <= (j + 1) * chunk <= len of both.
+            unsafe {
+                let (xv, hv) = (load(x, i), load(h, i));
+                let d = f32x4_add(hv, muv);
+                let scaled = v128_bitselect(xv, f32x4_mul(f32x4_div(hv, d), xv), f32x4_eq(d, zero));
+                v128_store(x.as_mut_ptr().add(i) as *mut v128, f32x4_mul(scaled, keepv));
+            }
+            i += 4;
+        }
+    }
+}
+
 pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     let n = x.len() / 4;
     assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
