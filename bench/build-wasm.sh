@@ -3,11 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-ST_FLAGS="-C target-feature=+simd128"
-MT_FLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128 \
- -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
- -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
- -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+source scripts/wasm-flags.sh
 build() { # name features flags
   local name=$1 features=$2 flags=$3 tdir="$PWD/target-bench-wasm-$1"
   echo "[bench-build] wasm '$name'"

@@ -12,13 +12,7 @@ case "${1:-}" in
   --js) WASM=0 ;;  # only re-assemble the JS layer over the existing wasm builds
 esac
 
-ST_FLAGS="-C target-feature=+simd128"
-# rustc 1.96 no longer adds the shared-memory link args itself; without them wasm-bindgen
-# silently skips its thread transform (TOOLCHAIN.md section 2). 4 GiB is wasm32's ceiling.
-MT_FLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128 \
- -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
- -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
- -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+source scripts/wasm-flags.sh
 
 build_variant() { # name features rustflags
   local name=$1 features=$2 flags=$3

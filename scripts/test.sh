@@ -24,7 +24,8 @@ mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
 section "wasm-pack test --headless --chrome (wasm32 + SIMD128 in Chromium)"
 WASM_TESTS=()
 for t in tests/web.rs tests/wasm_*.rs; do [ -f "$t" ] && WASM_TESTS+=(--test "$(basename "$t" .rs)"); done
-CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-test RUSTFLAGS="-C target-feature=+simd128" \
+source scripts/wasm-flags.sh
+CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-test RUSTFLAGS="$ST_FLAGS" \
   wasm-pack test --headless --chrome --mode no-install -- "${WASM_TESTS[@]}" 2>&1 \
   | grep -vE '^\[WARN\].*wasm-pack version' | grep -E 'test result|^test |running|panicked|error' 
 
