@@ -260,7 +260,7 @@ impl BlockSpec {
             h.data,
             &mu_keep,
             |row, hrow, chunk, mu_keep, step| crate::kernels::prox_write(row, hrow, chunk, mu_keep, step),
-            &|x, h, (mu, keep)| prox::scaled_spec(x, h, mu) * keep,
+            &|x, h, (mu, keep)| crate::kernels::scalar::prox_scaled(x, h, mu) * keep,
         );
         Ok(())
     }

@@ -493,21 +493,21 @@ impl Tiling {
         }
     }
 
-    /// Writes blocks `lo..hi` (grid row-major) into `out`, one after the other, as
-    /// [`Tiling::gather_block`] would append them (`out.len()` = their elements). For 2-D
-    /// layouts the grid position advances without a division per block and each block row is
-    /// one fixed-size copy: the bisection gathers millions of small blocks.
-    pub fn gather_blocks(&self, l: &Strided, data: &[f32], lo: usize, hi: usize, out: &mut [f32]) {
+    /// Sets `out` to blocks `lo..hi` (grid row-major), one after the other, as
+    /// [`Tiling::gather_block`] would append them. For 2-D layouts the grid position advances
+    /// without a division per block, each block row is one fixed-size copy, and `out` is resized
+    /// rather than cleared (a batch of the usual size zero-fills nothing): the bisection gathers
+    /// millions of small blocks.
+    pub fn gather_blocks(&self, l: &Strided, data: &[f32], lo: usize, hi: usize, out: &mut Vec<f32>) {
         if l.ndim() != 2 || lo >= hi {
-            let mut v = Vec::with_capacity(out.len());
+            out.clear();
             for b in lo..hi {
-                self.gather_block(l, data, b, &mut v);
+                self.gather_block(l, data, b, out);
             }
-            out.copy_from_slice(&v);
             return;
         }
         let (g1, bh, bw, s0, s1) = (self.grid[1], self.block[0], self.block[1], l.stride[0], l.stride[1]);
-        assert_eq!(out.len(), (hi - lo) * bh * bw, "gather_blocks: output length");
+        out.resize((hi - lo) * bh * bw, 0.0);
         let (mut gr, mut gc) = (lo / g1, lo % g1);
         for dst in out.chunks_exact_mut(bh * bw) {
             let base = gr * bh * s0 + gc * bw * s1;

@@ -15,13 +15,8 @@ use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
 use crate::param::try_alloc;
 
-/// BlockSpec's final write of one element (see [`kernels::scalar::prox_scaled`]).
-#[inline]
-pub fn scaled_spec(x: f32, h: f32, mu: f32) -> f32 {
-    kernels::scalar::prox_scaled(x, h, mu)
-}
-
-/// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the same 0/0 definition.
+/// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the 0/0 definition of
+/// BlockSpec's ([`kernels::scalar::prox_scaled`]).
 #[inline]
 pub fn scaled_coupling(x: f32, h: f32, mu: f32) -> f32 {
     let d = h + mu;
@@ -285,9 +280,6 @@ impl Ctx<'_, '_> {
                 let mut lo = b0;
                 while lo < end {
                     let hi = (lo + per_batch).min(end);
-                    // Resized (not cleared): a batch of the usual size zero-fills nothing.
-                    xb.resize((hi - lo) * n, 0.0);
-                    hb.resize((hi - lo) * n, 0.0);
                     p.tiling.gather_blocks(p.x_layout, p.x, lo, hi, &mut xb);
                     p.tiling.gather_blocks(p.h_layout, p.h, lo, hi, &mut hb);
                     blocks.clear();

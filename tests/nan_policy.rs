@@ -190,11 +190,15 @@ fn scope_thresholds_and_scores_with_nan_and_inf() {
 
 #[test]
 fn scope_coupling_joint_topk_with_nan() {
-    let p = Param::from_slice(&[NAN, 1.0, 2.0, 3.0], &[4]).unwrap();
-    let q = Param::from_slice(&[0.5, NAN, -INF, 4.0], &[4]).unwrap();
-    let a = ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(&p), &[1], None).unwrap()), &[], None).unwrap();
-    let b = ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(&q), &[1], None).unwrap()), &[], None).unwrap();
-    let c = ScopeCoupling::new(vec![a, b], &[], None).unwrap();
+    // Two 4-element params, one-element blocks, one joint scope.
+    let fresh = || {
+        let p = Param::from_slice(&[NAN, 1.0, 2.0, 3.0], &[4]).unwrap();
+        let q = Param::from_slice(&[0.5, NAN, -INF, 4.0], &[4]).unwrap();
+        let scope = |x: &Param| ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(x), &[1], None).unwrap()), &[], None).unwrap();
+        let c = ScopeCoupling::new(vec![scope(&p), scope(&q)], &[], None).unwrap();
+        (p, q, c)
+    };
+    let (p, q, c) = fresh();
     // Scores (|x|): [NaN, 1, 2, 3 | 0.5, NaN, Inf, 4]: keep 6 -> both NaN pruned.
     c.hard_threshold(HardBy::Nnz(6), None, &mut |_, _| {}).unwrap();
     let (pd, qd) = (p.data().clone(), q.data().clone());
@@ -202,11 +206,7 @@ fn scope_coupling_joint_topk_with_nan() {
     assert_eq!(&pd[1..], &[1.0, 2.0, 3.0]);
     assert_eq!((qd[0], qd[2], qd[3]), (0.5, -INF, 4.0));
     // Keep 4: Inf, 4, 3, 2.
-    let p2 = Param::from_slice(&[NAN, 1.0, 2.0, 3.0], &[4]).unwrap();
-    let q2 = Param::from_slice(&[0.5, NAN, -INF, 4.0], &[4]).unwrap();
-    let a = ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(&p2), &[1], None).unwrap()), &[], None).unwrap();
-    let b = ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(&q2), &[1], None).unwrap()), &[], None).unwrap();
-    let c = ScopeCoupling::new(vec![a, b], &[], None).unwrap();
+    let (p2, q2, c) = fresh();
     c.hard_threshold(HardBy::Nnz(4), None, &mut |_, _| {}).unwrap();
     assert_eq!(&p2.data()[1..], &[0.0, 2.0, 3.0]);
     assert_eq!((q2.data()[0], q2.data()[2], q2.data()[3]), (0.0, -INF, 4.0));
