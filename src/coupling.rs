@@ -103,6 +103,13 @@ impl BlockCoupling {
         let labels: Vec<String> = specs.iter().map(|s| format!("spec {}", s.name().unwrap_or("<unnamed>"))).collect();
         let aligned = Alignment::new(orders, &grids, &labels, "block")?;
         let (orders, grid, maps) = (aligned.orders, aligned.grid, aligned.maps);
+        // As for one BlockSpec (zero-size dimensions accept any block size), the joint block's
+        // element count and the coupling's must fit in usize: every sum over the specs relies on it.
+        let per_block = specs.iter().try_fold(0usize, |a, s| a.checked_add(s.numel_per_block()));
+        let numblk = grid.iter().try_fold(1usize, |a, &g| a.checked_mul(g));
+        if per_block.zip(numblk).and_then(|(p, n)| p.checked_mul(n)).is_none() {
+            bail!(InvalidBlockShape, "BlockCoupling: the joint block of {} specs has more elements than fit in memory", specs.len());
+        }
         Ok(BlockCoupling { specs, orders, grid, maps, name })
     }
 

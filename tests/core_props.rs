@@ -956,3 +956,19 @@ fn four_d_conv_weight_with_transposing_coupling() {
         assert_eq!((0..5).all(|j| d2[j * 4 + o] == if kept { w2[j * 4 + o] } else { 0.0 }), true);
     }
 }
+
+/// Zero-size dimensions accept any block size, so each spec's block may count up to usize::MAX
+/// elements; a coupling whose joint block would count more is refused (found by the fuzzer: the
+/// sum over the specs overflowed), as a ScopeCoupling of too many blocks is.
+#[test]
+fn coupling_of_huge_empty_blocks_is_refused() {
+    let p = Param::from_slice(&[], &[0, 4]).unwrap();
+    let huge = (usize::MAX / 4) as i64;
+    let s = || BlockSpec::new(View::from_param(&p), &[huge, 4], None).unwrap();
+    assert_eq!(s().numel_per_block(), (usize::MAX / 4) * 4);
+    let err = BlockCoupling::new(vec![s(), s()], &[], None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidBlockShape, "{err:?}");
+    // One such spec alone is a valid (empty) coupling.
+    let c = BlockCoupling::new(vec![s()], &[], None).unwrap();
+    assert_eq!((c.numblk(), c.numel()), (0, 0));
+}
