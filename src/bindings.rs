@@ -35,6 +35,12 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// Every stable error code the library can throw, from the core's one list (`ErrorKind::ALL`).
+#[wasm_bindgen(js_name = errorCodes)]
+pub fn error_codes() -> Vec<String> {
+    ErrorKind::ALL.iter().map(|k| k.code().to_string()).collect()
+}
+
 /// The wasm memory (for zero-copy `Float32Array` views of params).
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn wasm_memory() -> JsValue {

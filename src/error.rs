@@ -34,9 +34,29 @@ pub enum ErrorKind {
     /// A write to a param that a running operation is reading (a re-entrant call from a
     /// progress callback).
     ReentrantCall,
+    /// A JS array whose buffer was detached (transferred or freed) before the call read it.
+    DetachedBuffer,
+    /// A Hessian that is not positive definite after damping (raise `percDamp`).
+    SingularHessian,
+    /// The JS runtime lacks a feature the module needs (WebAssembly SIMD128).
+    UnsupportedEnvironment,
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order: the one source of the error-code list (the TypeScript
+    /// `ErrorCode` union and the table of `docs/errors.md` are generated from or checked
+    /// against it).
+    pub const ALL: [ErrorKind; 25] = {
+        use ErrorKind::*;
+        [
+            InvalidView, ViewOutOfBounds, BlockRankMismatch, InvalidBlockShape, ShapeMismatch,
+            InvalidOrders, IncompatibleCoupling, ScopeRankMismatch, InvalidScopeShape,
+            InvalidSparsity, InvalidNnz, InvalidArguments, InvalidEps, ParamNot2d, InvalidNmShape,
+            InvalidNmPattern, UnsupportedPattern, InvalidValue, AliasedView, OutOfMemory,
+            UseAfterFree, ReentrantCall, DetachedBuffer, SingularHessian, UnsupportedEnvironment,
+        ]
+    };
+
     /// The stable code, as `err.code` in JS.
     pub fn code(self) -> &'static str {
         use ErrorKind::*;
@@ -63,6 +83,9 @@ impl ErrorKind {
             OutOfMemory => "out_of_memory",
             UseAfterFree => "use_after_free",
             ReentrantCall => "reentrant_call",
+            DetachedBuffer => "detached_buffer",
+            SingularHessian => "singular_hessian",
+            UnsupportedEnvironment => "unsupported_environment",
         }
     }
 
@@ -128,4 +151,29 @@ macro_rules! bail {
     ($kind:ident, $($arg:tt)*) => {
         return Err($crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*)))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    /// `ALL` must list every variant of the enum, in order: read the variants from this file's
+    /// own source so that a kind added to the enum but not to `ALL` fails here.
+    #[test]
+    fn all_lists_every_variant_in_order() {
+        let src = include_str!("error.rs");
+        let start = src.find("pub enum ErrorKind {").unwrap();
+        let body = &src[start..start + src[start..].find("\n}").unwrap()];
+        let declared: Vec<&str> = body
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .map(|l| l.trim_end_matches(','))
+            .collect();
+        let listed: Vec<String> = ErrorKind::ALL.iter().map(|k| format!("{k:?}")).collect();
+        assert_eq!(declared, listed);
+        let codes: std::collections::BTreeSet<_> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+        assert_eq!(codes.len(), ErrorKind::ALL.len(), "codes must be distinct");
+    }
 }
