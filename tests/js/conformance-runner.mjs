@@ -1,61 +1,26 @@
-// The conformance runner, shared by the Node test and the headless-Chromium test: runs the
-// cases of ../shared/testdata/sparsekit-cases through a sparsekit-wasm module `sk` (its public JS
-// API) and reports per-case failures. No Node APIs here.
+// The block-family and N:M runners of the conformance harness (driver, decoder and comparison:
+// ../support/cases.mjs), shared by the Node run and both Chromium runs: a sparsekit-cases case
+// through a sparsekit-wasm module `sk` (its public JS API). No Node APIs here.
+import { checkExpect, compare, f32, prod, sameShape, scatter, stridesOf, u8 } from '../support/cases.mjs';
+import { couplingAdamProx } from '../support/coupling-prox-oracle.mjs';
 
 let sk;
 
-// ------------------------------------------------------------------ decoding
-
-const prod = (s) => s.reduce((a, b) => a * b, 1);
-
-function f32(t) {
-  return Float32Array.from(t.data);
-}
-
-function stridesOf(shape) {
-  const st = new Array(shape.length).fill(1);
-  for (let d = shape.length - 2; d >= 0; d--) st[d] = st[d + 1] * shape[d + 1];
-  return st;
-}
-
-/** Storage offsets of every view element, row-major. */
-function viewOffsets(shape, stride) {
-  const n = prod(shape);
-  const out = new Array(n);
-  const idx = new Array(shape.length).fill(0);
-  for (let i = 0; i < n; i++) {
-    let rem = i;
-    for (let d = shape.length - 1; d >= 0; d--) {
-      idx[d] = rem % shape[d];
-      rem = Math.floor(rem / shape[d]);
-    }
-    out[i] = idx.reduce((acc, x, d) => acc + x * stride[d], 0);
-  }
-  return out;
-}
-
-const sameShape = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+// ------------------------------------------------------------------ inputs
 
 /**
  * A values/conditioners tensor as the JS API takes it: the param's layout. View layout (shape
  * equal to the view's; wins when both match, as in the seed) is scattered into a param-length
- * array; a param-shaped tensor is passed as is; anything else goes through unchanged so that the
- * library reports the mismatch.
+ * array; anything else goes through flat, so that the library reports a wrong length.
  */
 function toParamLayout(t, paramShape, viewShape, viewStride) {
   const data = f32(t);
-  if (sameShape(t.shape, viewShape)) {
-    const out = new Float32Array(prod(paramShape));
-    viewOffsets(viewShape, viewStride).forEach((o, i) => {
-      out[o] = data[i];
-    });
-    return out;
-  }
-  return data;
+  return sameShape(t.shape, viewShape) ? scatter(data, prod(paramShape), viewShape, viewStride) : data;
 }
 
+/** A grid-shaped input (thresholds, multiplier, keep) with its n-d shape, for the library to check. */
 function grid(t) {
-  return { data: t.dtype === 'bool' ? Uint8Array.from(t.data, (v) => (v ? 1 : 0)) : f32(t), shape: t.shape };
+  return { data: t.dtype === 'bool' ? u8(t) : f32(t), shape: t.shape };
 }
 
 // ------------------------------------------------------------------ structures
@@ -264,65 +229,14 @@ function runNm(op, a) {
   throw new Error(`unmapped nm op ${op}`);
 }
 
-// ------------------------------------------------------------------ comparison
-
-function flat(x) {
-  if (x && typeof x === 'object' && 'data' in x && 'dtype' in x) return x.data;
-  if (ArrayBuffer.isView(x)) return Array.from(x);
-  if (Array.isArray(x)) return x.flat(Infinity);
-  return [x];
-}
-
-function close(got, exp, tol) {
-  if (typeof exp === 'boolean' || typeof got === 'boolean') return Number(got) === Number(exp);
-  if (Number.isNaN(exp)) return Number.isNaN(got);
-  if (exp === got) return true;
-  return Math.abs(got - exp) <= tol.atol + tol.rtol * Math.abs(exp);
-}
-
-/** null when equal, else a description of the first difference. */
-function compare(key, got, exp, tol) {
-  const exact = exp && typeof exp === 'object' && 'dtype' in exp && exp.dtype !== 'float32';
-  const t = exact ? { rtol: 0, atol: 0 } : tol;
-  if (exp && typeof exp === 'object' && 'shape' in exp && ArrayBuffer.isView(got) && got.length !== prod(exp.shape)) {
-    return `${key}: length ${got.length}, expected shape ${JSON.stringify(exp.shape)}`;
-  }
-  const g = flat(got);
-  const e = flat(exp);
-  if (g.length !== e.length) return `${key}: length ${g.length} != ${e.length}`;
-  const isF32 = exp && typeof exp === 'object' && exp.dtype === 'float32';
-  for (let i = 0; i < e.length; i++) {
-    // JSON floats are the shortest strings of float32 values: round them back to float32.
-    const ev = isF32 && typeof e[i] === 'number' ? Math.fround(e[i]) : e[i];
-    if (!close(Number(g[i]), Number(ev), t)) return `${key}[${i}]: got ${g[i]}, expected ${e[i]}`;
-  }
-  return null;
-}
-
-function check(c, got) {
-  for (const [key, exp] of Object.entries(c.expect)) {
-    if (!(key in got)) return `missing result ${key}`;
-    if (key === 'masks' || key === 'params') {
-      if (got[key].length !== exp.length) return `${key}: ${got[key].length} entries, expected ${exp.length}`;
-      for (let i = 0; i < exp.length; i++) {
-        const d = compare(`${key}[${i}]`, got[key][i], exp[i], c.tol);
-        if (d) return d;
-      }
-    } else if (key === 'block_shapes' || key === 'orders' || key === 'scope_shapes') {
-      if (JSON.stringify(got[key]) !== JSON.stringify(exp)) return `${key}: ${JSON.stringify(got[key])} != ${JSON.stringify(exp)}`;
-    } else {
-      const d = compare(key, got[key], exp, c.tol);
-      if (d) return d;
-    }
-  }
-  return null;
-}
+// ------------------------------------------------------------------ one case
 
 const ERROR_CLASS = {};
 
 /**
- * A coupling soft threshold whose only fault, for the seed, is conditioners in param layout:
- * the JS API takes param layout for couplings (README), so the call must succeed there.
+ * A coupling soft threshold whose only fault, for the seed, is conditioners in param layout
+ * (pub-0583): the JS API takes param layout for couplings (README), so the call must succeed
+ * there, and its result is compared with the float64 oracle.
  */
 function paramLayoutConditionersOnly(c) {
   return (
@@ -344,6 +258,36 @@ function expectedCouplingGrid(c) {
   }
 }
 
+/**
+ * Tolerance against the float64 oracle: the case itself has none (it expects an error), so the
+ * one of every other coupling soft-threshold case of the folder.
+ */
+const ORACLE_TOL = { rtol: 1e-3, atol: 1e-5 };
+
+/** The params after the call against couplingAdamProx on the same inputs; null when close. */
+function compareWithProxOracle(c, before, got) {
+  const a = c.args;
+  const specs = c.specs.map((s, i) => ({
+    param: before[i],
+    viewShape: s.view ? s.view.shape : s.param.shape,
+    viewStride: s.view ? s.view.stride : stridesOf(s.param.shape),
+    blockShape: s.block_shape,
+  }));
+  const conds = a.conditioners.map((t, i) => toParamLayout(t, c.specs[i].param.shape, specs[i].viewShape, specs[i].viewStride));
+  const opts = {};
+  if (a.max_iter !== undefined) opts.maxIter = a.max_iter;
+  if (a.atol !== undefined) opts.atol = a.atol;
+  if (a.eps !== undefined && a.eps !== null) opts.eps = a.eps;
+  const want = couplingAdamProx(specs, c.orders, f32(a.block_thresholds), conds, opts);
+  for (let i = 0; i < want.length; i++) {
+    const exp = { dtype: 'float64', shape: [want[i].length], data: Array.from(want[i]) };
+    const d = compare(`params[${i}] vs float64 oracle`, got.params[i], exp, ORACLE_TOL);
+    if (d) return d;
+  }
+  return null;
+}
+
+
 function runCase(c) {
   const b = new Built();
   try {
@@ -354,10 +298,10 @@ function runCase(c) {
       before = b.params.map((p) => p.toArray());
       const got = run(c, obj, b);
       if (c.expect.error !== undefined) {
-        if (paramLayoutConditionersOnly(c)) return null;
+        if (paramLayoutConditionersOnly(c)) return compareWithProxOracle(c, before, got);
         return `expected error ${c.expect.error}, got success`;
       }
-      return check(c, got);
+      return checkExpect(c, got);
     } catch (e) {
       if (c.expect.error === undefined) return `unexpected error: ${e && e.code} ${e && e.message}\n${e && e.stack}`;
       if (!(e instanceof sk.SparseKitError)) return `error is not a SparseKitError: ${e}`;
@@ -377,20 +321,22 @@ function runCase(c) {
   }
 }
 
-/** Runs every case; returns {passed, failures: string[], perOp}. */
-export function runCases(module, cases) {
+const BLOCK_CLASSES = new Set(['View', 'BlockSpec', 'BlockCoupling', 'ScopeSpec', 'ScopeCoupling']);
+
+function bind(module) {
   sk = module;
   ERROR_CLASS.shape_mismatch = sk.ShapeMismatchError;
   ERROR_CLASS.incompatible_coupling = sk.CouplingError;
-  const failures = [];
-  const perOp = {};
-  for (const c of cases) {
-    const err = runCase(c);
-    const s = (perOp[c.op] ??= { pass: 0, fail: 0 });
-    if (err) {
-      s.fail++;
-      failures.push(`${c.id}: ${err}`);
-    } else s.pass++;
-  }
-  return { passed: cases.length - failures.length, failures, perOp };
 }
+
+/** The View/BlockSpec/BlockCoupling/ScopeSpec/ScopeCoupling cases and the N:M cases (`nm.*`). */
+export const blockRunner = {
+  handles: (op) => BLOCK_CLASSES.has(op.split('.')[0]) || op.startsWith('nm.'),
+  run(module, c) {
+    bind(module);
+    return runCase(c);
+  },
+};
+
+/** Every runner of the harness, in dispatch order: the same list in Node and in Chromium. */
+export const RUNNERS = [blockRunner];

@@ -1,19 +1,18 @@
-// Runs every conformance case of ../shared/testdata/sparsekit-cases through the public JS API
-// of the built package (imported as a user would), in Node.
+// The Node run of the one conformance harness: every case of every folder
+// ../shared/testdata/*-cases through the public JS API of the built package (imported as a user
+// would), dispatched by op (tests/support/cases.mjs); an op no runner knows fails.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
 import * as sk from 'sparsekit-wasm';
-import { runCases } from './conformance-runner.mjs';
+import { loadCaseFolders, runFolders } from '../support/cases.mjs';
+import { fsCaseIO } from '../support/cases-fs.mjs';
+import { RUNNERS } from './conformance-runner.mjs';
 
-export const CASES_DIR = new URL('../../../shared/testdata/sparsekit-cases/', import.meta.url);
-
-test('conformance cases through the public JS API (Node)', () => {
-  const files = readdirSync(CASES_DIR).filter((f) => /^[a-z]+-\d+-.*\.json$/.test(f)).sort();
-  assert.ok(files.length >= 601, `expected at least 601 cases, found ${files.length}`);
-  const cases = files.map((f) => JSON.parse(readFileSync(new URL(f, CASES_DIR), 'utf8')));
-  const { passed, failures } = runCases(sk, cases);
-  console.log(`conformance(js, node): ${passed} passed, ${failures.length} failed, of ${files.length}`);
-  if (failures.length) console.log(failures.slice(0, 40).join('\n'));
-  assert.equal(failures.length, 0, `${failures.length} conformance cases failed`);
+test('conformance cases of every folder through the public JS API (Node)', async () => {
+  const folders = await loadCaseFolders(fsCaseIO);
+  assert.ok(folders.length > 0, 'no *-cases folder found');
+  const r = await runFolders(sk, folders, RUNNERS);
+  for (const f of r.failures.slice(0, 40)) console.log(`FAIL ${f}`);
+  for (const line of r.lines) console.log(line);
+  assert.equal(r.failed, 0, `${r.failed} conformance case(s) failed`);
 });
