@@ -16,6 +16,8 @@ mod cases;
 mod coupling_prox_oracle;
 #[path = "support/nm_runner.rs"]
 mod nm_runner;
+#[path = "support/obs_runner.rs"]
+mod obs_runner;
 
 use cases::{
     f32s_json, i64s, num, opt, tensor, tensor_json, u8s_json, usizes, Outcome, Tensor, Tol,
@@ -874,6 +876,7 @@ fn conformance() {
                 Some(run_block_case(case, &mut layout.borrow_mut()))
             }
             "nm" => Some(nm_runner::run_case(case)),
+            _ if obs_runner::handles(op) => Some(obs_runner::run_case(case)),
             _ => None,
         }
     });

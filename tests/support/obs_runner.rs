@@ -1,52 +1,53 @@
-//! Runs every case of `../shared/testdata/obs-cases` (Hessian, Wanda, SparseGPT) through the
-//! Rust core, with the comparisons of that folder's README, and fails on any failure.
+//! The calibration family (`Hessian.*`, `wanda_scores`, `sparse_gpt` ops of `obs-cases`) of the
+//! conformance cases, through the Rust core, with the comparisons of that folder's README;
+//! decoding and `close` are the shared `cases` module's.
 
+use super::cases::{self, i64s, num, tensor, usizes, Outcome, Tensor, Tol};
 use serde_json::Value;
-use sparsekit_wasm::calib::{rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions};
+use sparsekit_wasm::calib::{
+    rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions,
+};
 use sparsekit_wasm::layout::for_each_offset;
 use sparsekit_wasm::{BlockNode, BlockSpec, Error, Param, ScopeSpec, View};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/testdata/obs-cases");
-
-fn num(v: &Value) -> f64 {
-    match v {
-        Value::Number(n) => n.as_f64().unwrap(),
-        Value::String(s) => s.parse::<f64>().unwrap_or_else(|_| panic!("not a number: {s}")),
-        _ => panic!("not a number: {v}"),
-    }
-}
 fn f32s(t: &Value) -> Vec<f32> {
-    t["data"].as_array().unwrap().iter().map(|v| num(v) as f32).collect()
+    tensor(t).f32()
 }
 fn u8s(t: &Value) -> Vec<u8> {
-    t["data"].as_array().unwrap().iter().map(|v| num(v) as u8).collect()
+    tensor(t).u8()
 }
 fn ints(v: &Value) -> Vec<i64> {
-    v.as_array().unwrap().iter().map(|x| num(x) as i64).collect()
+    i64s(v)
 }
 fn shape(t: &Value) -> Vec<usize> {
-    ints(&t["shape"]).into_iter().map(|x| x as usize).collect()
+    usizes(&t["shape"])
 }
 
-fn close(what: &str, got: &[f32], exp: &[f32], tol: &Value) -> Result<(), String> {
-    let (rtol, atol) = (num(&tol["rtol"]), num(&tol["atol"]));
-    if got.len() != exp.len() {
-        return Err(format!("{what}: {} values, expected {}", got.len(), exp.len()));
+/// `got` against the expected tensor `exp` with the case's tolerance for quantity `key`.
+fn close(case: &Value, key: &str, got: &[f32], exp: &Value) -> Result<(), String> {
+    let e = tensor(exp);
+    let g = Tensor {
+        shape: e.shape.clone(),
+        data: got.iter().map(|&x| f64::from(x)).collect(),
+    };
+    if got.len() != e.data.len() {
+        return Err(format!(
+            "{key}: {} values, expected {}",
+            got.len(),
+            e.data.len()
+        ));
     }
-    for (i, (&g, &e)) in got.iter().zip(exp).enumerate() {
-        let (g, e) = (g as f64, e as f64);
-        if !((g - e).abs() <= atol + rtol * e.abs()) {
-            return Err(format!("{what}[{i}]: got {g}, expected {e} (rtol {rtol}, atol {atol})"));
-        }
+    match cases::compare_data(key, &e, &g, Tol::of(case, key)) {
+        Some(m) => Err(m),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn kind_is(e: &Error, kind: &str, step: &str) -> Result<(), String> {
     if e.code() == kind {
         Ok(())
     } else {
-        Err(format!("{step}: expected {kind}, got {} ({})", e.code(), e.message))
+        Err(format!("{step}: expected {kind}, got {} ({e})", e.code()))
     }
 }
 
@@ -54,14 +55,23 @@ fn hessian_call(h: &mut Hessian, call: &Value) -> Result<(), Error> {
     let x = f32s(&call["x"]);
     match call["op"].as_str().unwrap() {
         "add_rows" => {
-            let n = call.get("n").map_or(shape(&call["x"])[0], |v| num(v) as usize);
+            let n = call
+                .get("n")
+                .map_or(shape(&call["x"])[0], |v| num(v) as usize);
             h.add_rows(&x, n)
         }
         "add_conv" => {
             let c = &call["conv"];
             let opt = |k: &str| c.get(k).map(ints);
-            let geo = ConvGeometry { kernel_shape: ints(&c["kernel_shape"]), strides: opt("strides"), pads: opt("pads"), dilations: opt("dilations") };
-            let input_shape = call.get("input_shape").map_or_else(|| ints(&call["x"]["shape"]), ints);
+            let geo = ConvGeometry {
+                kernel_shape: ints(&c["kernel_shape"]),
+                strides: opt("strides"),
+                pads: opt("pads"),
+                dilations: opt("dilations"),
+            };
+            let input_shape = call
+                .get("input_shape")
+                .map_or_else(|| ints(&call["x"]["shape"]), ints);
             h.add_conv(&x, &input_shape, &geo)
         }
         op => panic!("unknown call {op}"),
@@ -86,7 +96,10 @@ fn run(case: &Value) -> Result<(), String> {
     let err_where = expect.get("where").and_then(Value::as_str);
     for (i, call) in calls.iter().enumerate() {
         let before = (h.count(), h.matrix().unwrap());
-        match (hessian_call(&mut h, call), err_where == Some("call") && i + 1 == calls.len()) {
+        match (
+            hessian_call(&mut h, call),
+            err_where == Some("call") && i + 1 == calls.len(),
+        ) {
             (Ok(()), false) => {}
             (Err(e), true) => {
                 kind_is(&e, err_kind.unwrap(), "Hessian call")?;
@@ -95,19 +108,28 @@ fn run(case: &Value) -> Result<(), String> {
                 }
                 return Ok(());
             }
-            (Ok(()), true) => return Err(format!("Hessian call {i} succeeded, expected {}", err_kind.unwrap())),
+            (Ok(()), true) => {
+                return Err(format!(
+                    "Hessian call {i} succeeded, expected {}",
+                    err_kind.unwrap()
+                ))
+            }
             (Err(e), false) => return Err(format!("Hessian call {i} failed: {e}")),
         }
     }
-    let tol = &case["tol"];
     let op = case["op"].as_str().unwrap();
     match op {
         "Hessian.add_rows" | "Hessian.add_conv" => {
             if h.count() != num(&expect["count"]) as u64 {
                 return Err(format!("count {} != {}", h.count(), expect["count"]));
             }
-            close("matrix", &h.matrix().unwrap(), &f32s(&expect["matrix"]), &tol["matrix"])?;
-            close("input_norms", &h.input_norms(), &f32s(&expect["input_norms"]), &tol["input_norms"])
+            close(case, "matrix", &h.matrix().unwrap(), &expect["matrix"])?;
+            close(
+                case,
+                "input_norms",
+                &h.input_norms(),
+                &expect["input_norms"],
+            )
         }
         "wanda_scores" => {
             let (p, v) = weight(case);
@@ -117,7 +139,7 @@ fn run(case: &Value) -> Result<(), String> {
                 (Err(e), None) => return Err(format!("wandaScores failed: {e}")),
                 (Ok(s), None) => s,
             };
-            close("scores", &scores, &f32s(&expect["scores"]), &tol["scores"])?;
+            close(case, "scores", &scores, &expect["scores"])?;
             let (rows, cols) = (v.shape()[0], v.shape()[1]);
             let args = &case["args"];
             if let Some(s) = args.get("sparsity") {
@@ -139,7 +161,12 @@ fn run(case: &Value) -> Result<(), String> {
             }
             if let Some(nm) = args.get("nm") {
                 let nm = ints(nm);
-                let m = sparsekit_wasm::nm::create_asp_mask(&scores, &[rows, cols], &format!("m{}n{}_1d", nm[1], nm[0])).unwrap();
+                let m = sparsekit_wasm::nm::create_asp_mask(
+                    &scores,
+                    &[rows, cols],
+                    &format!("m{}n{}_1d", nm[1], nm[0]),
+                )
+                .unwrap();
                 if m != u8s(&expect["nm_mask"]) {
                     return Err("wanda N:M mask differs".into());
                 }
@@ -161,7 +188,11 @@ fn run(case: &Value) -> Result<(), String> {
             };
             let data0 = p.data().clone();
             let h0 = (h.count(), h.matrix().unwrap());
-            let w0 = if v.ndim() == 2 { v.values().unwrap() } else { vec![] };
+            let w0 = if v.ndim() == 2 {
+                v.values().unwrap()
+            } else {
+                vec![]
+            };
             let res = sparse_gpt(&v, &h, &opts);
             if (h.count(), h.matrix().unwrap()) != h0 {
                 return Err("sparseGpt changed the Hessian".into());
@@ -169,45 +200,60 @@ fn run(case: &Value) -> Result<(), String> {
             let mask = match (res, err_kind) {
                 (Err(e), Some(k)) => {
                     kind_is(&e, k, "sparseGpt")?;
-                    let same = p.data().iter().zip(&data0).all(|(a, b)| a.to_bits() == b.to_bits());
-                    return if same { Ok(()) } else { Err("a refused sparseGpt changed the weights".into()) };
+                    let same = p
+                        .data()
+                        .iter()
+                        .zip(&data0)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    return if same {
+                        Ok(())
+                    } else {
+                        Err("a refused sparseGpt changed the weights".into())
+                    };
                 }
                 (Ok(_), Some(k)) => return Err(format!("sparseGpt succeeded, expected {k}")),
                 (Err(e), None) => return Err(format!("sparseGpt failed: {e}")),
                 (Ok(m), None) => m,
             };
             if mask != u8s(&expect["mask"]) {
-                let diff = mask.iter().zip(u8s(&expect["mask"])).filter(|(a, b)| **a != *b).count();
+                let diff = mask
+                    .iter()
+                    .zip(u8s(&expect["mask"]))
+                    .filter(|(a, b)| **a != *b)
+                    .count();
                 return Err(format!("mask differs in {diff} places"));
             }
             let after = p.data().clone();
-            close("param", &after, &f32s(&expect["param"]), &tol["param"])?;
+            close(case, "param", &after, &expect["param"])?;
             let mut covered = vec![false; after.len()];
             for_each_offset(v.layout(), |o| covered[o] = true);
             if (0..after.len()).any(|i| !covered[i] && after[i].to_bits() != data0[i].to_bits()) {
                 return Err("an element outside the view changed".into());
             }
-            let rel = rel_recon_error(&w0, &v.values().unwrap(), &h).unwrap() as f32;
-            close("rel_recon_error", &[rel], &[num(&expect["rel_recon_error"]) as f32], &tol["rel_recon_error"])
+            let rel = rel_recon_error(&w0, &v.values().unwrap(), &h).unwrap();
+            let (exp, tol) = (
+                num(&expect["rel_recon_error"]),
+                Tol::of(case, "rel_recon_error"),
+            );
+            if cases::close(rel, exp, tol) {
+                Ok(())
+            } else {
+                Err(format!("rel_recon_error: got {rel}, expected {exp}"))
+            }
         }
         op => Err(format!("unknown op {op}")),
     }
 }
 
-#[test]
-fn all_obs_cases() {
-    let index: Value = serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/index.json")).unwrap()).unwrap();
-    let mut failed = Vec::new();
-    let ids: Vec<&str> = index.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    for id in &ids {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/{id}.json")).unwrap()).unwrap();
-        if let Err(e) = run(&case) {
-            failed.push(format!("{id}: {e}"));
-        }
+/// Whether `op` belongs to this family.
+pub fn handles(op: &str) -> bool {
+    op.starts_with("Hessian.") || op == "wanda_scores" || op == "sparse_gpt"
+}
+
+/// One calibration case: the expected results, or the expected error at the step it names.
+pub fn run_case(case: &Value) -> Outcome {
+    match run(case) {
+        Ok(()) => Outcome::Pass,
+        Err(m) => Outcome::Fail(m),
     }
-    println!("obs-cases (native core): {} passed, {} failed of {}", ids.len() - failed.len(), failed.len(), ids.len());
-    for f in &failed {
-        println!("  FAIL {f}");
-    }
-    assert!(failed.is_empty(), "{} obs cases failed", failed.len());
 }
