@@ -20,7 +20,8 @@ mod nm_runner;
 mod obs_runner;
 
 use cases::{
-    f32s_json, i64s, num, opt, tensor, tensor_json, u8s_json, usizes, Outcome, Tensor, Tol,
+    contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tensor, tensor_json, u8s_json,
+    usizes, Outcome, Tensor, Tol,
 };
 use coupling_prox_oracle::{coupling_adam_prox, OracleSpec};
 use serde_json::{json, Value};
@@ -193,19 +194,6 @@ fn node_values(specs: &[BlockSpec], v: Option<&Value>) -> Option<Vec<Vec<f32>>> 
             .map(|(x, s)| values_for(s, &tensor(x)))
             .collect(),
     )
-}
-
-fn for_each_offset(shape: &[usize], stride: &[usize], mut f: impl FnMut(usize)) {
-    let n: usize = shape.iter().product();
-    let mut idx = vec![0usize; shape.len()];
-    for flat in 0..n {
-        let mut r = flat;
-        for d in (0..shape.len()).rev() {
-            idx[d] = r % shape[d];
-            r /= shape[d];
-        }
-        f(idx.iter().zip(stride).map(|(i, s)| i * s).sum());
-    }
 }
 
 fn refs(v: &Option<Vec<Vec<f32>>>) -> Option<Vec<&[f32]>> {
@@ -703,10 +691,7 @@ fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
         let pshape = usizes(&s["param"]["shape"]);
         let (vshape, vstride) = match opt(s, "view") {
             Some(v) => (usizes(&v["shape"]), usizes(&v["stride"])),
-            None => (
-                pshape.clone(),
-                sparsekit_wasm::layout::contiguous_strides(&pshape),
-            ),
+            None => (pshape.clone(), contiguous_strides(&pshape)),
         };
         if t.shape == pshape && t.shape != vshape {
             let mut g = Vec::new();
@@ -749,10 +734,7 @@ fn compare_with_prox_oracle(
             let param = tensor(&s["param"]);
             let (view_shape, view_stride) = match opt(s, "view") {
                 Some(v) => (usizes(&v["shape"]), usizes(&v["stride"])),
-                None => (
-                    param.shape.clone(),
-                    sparsekit_wasm::layout::contiguous_strides(&param.shape),
-                ),
+                None => (param.shape.clone(), contiguous_strides(&param.shape)),
             };
             OracleSpec {
                 param: param.data,

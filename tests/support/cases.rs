@@ -120,6 +120,29 @@ pub fn u8s_json(shape: &[usize], d: &[u8]) -> Value {
     tensor_json(shape, d.iter().map(|&x| f64::from(x)))
 }
 
+/// Row-major strides of a contiguous shape.
+pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut st = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1];
+    }
+    st
+}
+
+/// Calls `f` with the storage offset of every view element, in row-major view order.
+pub fn for_each_offset(shape: &[usize], stride: &[usize], mut f: impl FnMut(usize)) {
+    let n: usize = shape.iter().product();
+    let mut idx = vec![0usize; shape.len()];
+    for flat in 0..n {
+        let mut r = flat;
+        for d in (0..shape.len()).rev() {
+            idx[d] = r % shape[d];
+            r /= shape[d];
+        }
+        f(idx.iter().zip(stride).map(|(i, s)| i * s).sum());
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Comparison
 

@@ -2,12 +2,11 @@
 //! conformance cases, through the Rust core, with the comparisons of that folder's README;
 //! decoding and `close` are the shared `cases` module's.
 
-use super::cases::{self, i64s, num, tensor, usizes, Outcome, Tensor, Tol};
+use super::cases::{self, for_each_offset, i64s, num, tensor, usizes, Outcome, Tensor, Tol};
 use serde_json::Value;
 use sparsekit_wasm::calib::{
     rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions,
 };
-use sparsekit_wasm::layout::for_each_offset;
 use sparsekit_wasm::{BlockNode, BlockSpec, Error, Param, ScopeSpec, View};
 
 fn f32s(t: &Value) -> Vec<f32> {
@@ -146,7 +145,7 @@ fn run(case: &Value) -> Result<(), String> {
                 // Scores scattered to param layout, then per-row top-k by the library's scopes.
                 let mut values = vec![0.0f32; p.numel()];
                 let mut i = 0;
-                for_each_offset(v.layout(), |o| {
+                for_each_offset(v.shape(), v.stride(), |o| {
                     values[o] = scores[i];
                     i += 1;
                 });
@@ -226,7 +225,7 @@ fn run(case: &Value) -> Result<(), String> {
             let after = p.data().clone();
             close(case, "param", &after, &expect["param"])?;
             let mut covered = vec![false; after.len()];
-            for_each_offset(v.layout(), |o| covered[o] = true);
+            for_each_offset(v.shape(), v.stride(), |o| covered[o] = true);
             if (0..after.len()).any(|i| !covered[i] && after[i].to_bits() != data0[i].to_bits()) {
                 return Err("an element outside the view changed".into());
             }
