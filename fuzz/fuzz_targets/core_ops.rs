@@ -9,10 +9,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
-use sparsekit_wasm::coupling::BlockCoupling;
-use sparsekit_wasm::param::Param;
+use sparsekit_wasm::BlockCoupling;
+use sparsekit_wasm::Param;
 use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-use sparsekit_wasm::view::{self, View};
+use sparsekit_wasm::{self as view, View};
 use sparsekit_wasm::Result;
 
 /// Reads the fuzz input front to back; past the end everything is 0.

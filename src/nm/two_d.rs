@@ -5,8 +5,9 @@
 //! Magnitudes are ranked as in [`crate::nm`]: `|-0.0| == 0`, NaN below every number.
 
 use crate::bail;
-use crate::error::Result;
-use crate::nm::{check_len, magnitude_key};
+use crate::core::error::Result;
+use crate::core::shape::check_len;
+use crate::kernels::order::magnitude_key;
 
 /// The 6 row patterns of a 2:4 row in `itertools.combinations(range(4), 2)` order, as bit masks
 /// (bit `c` set = column `c` kept).
@@ -192,7 +193,7 @@ pub fn m4n2_2d_best(values: &[f32], rows: usize, cols: usize) -> Result<Vec<u8>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::core::error::ErrorKind;
 
     #[test]
     fn ninety_distinct_valid_tiles() {
@@ -235,11 +236,11 @@ mod tests {
         assert!(crate::nm::kept_magnitude(&v, &b) >= crate::nm::kept_magnitude(&v, &g));
         assert_eq!(m4n2_2d_best(&v, 4, 16).unwrap().len(), 64);
         assert_eq!(
-            m4n2_2d_best(&v, 2, 32).unwrap_err().kind,
+            m4n2_2d_best(&v, 2, 32).unwrap_err().kind(),
             ErrorKind::InvalidNmShape
         );
         assert_eq!(
-            m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind,
+            m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind(),
             ErrorKind::ShapeMismatch
         );
     }

@@ -6,11 +6,12 @@
 //! first write.
 
 use crate::bail;
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use crate::kernels::{nan_max, Reduction};
 use crate::layout::{normalize_block_shape, Strided, Tiling};
-use crate::prox::{self, Bracket, Part};
-use crate::view::{block_view_of, check_grid_len, View};
+use super::prox::{self, Bracket, Part};
+use super::view::{block_view_of, View};
+use crate::core::shape::check_grid_len;
 
 /// `torch.finfo(float32).eps`, the seed's default `eps`.
 pub const F32_EPS: f32 = f32::EPSILON;
@@ -152,7 +153,7 @@ impl BlockSpec {
             Ok(Source { layout: Strided::contiguous(self.view.shape()), data: values })
         } else {
             Err(Error::new(
-                crate::error::ErrorKind::ShapeMismatch,
+                crate::core::error::ErrorKind::ShapeMismatch,
                 format!(
                     "{what}: expected {} elements (the param {:?}, read through the view) or {} (view-shaped {:?}), got {}",
                     self.view.param().numel(),
@@ -251,7 +252,7 @@ impl BlockSpec {
         };
         // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
         // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.
-        let mu_keep = crate::param::try_collect(mu.into_iter().zip(keep))?;
+        let mu_keep = crate::core::alloc::try_collect(mu.into_iter().zip(keep))?;
         let mut data = self.view.param().data_mut();
         self.tiling.map_runs_with(
             self.view.layout(),
@@ -269,7 +270,7 @@ impl BlockSpec {
     pub fn get_masks(&self, keep: &[u8]) -> Result<Vec<u8>> {
         check_grid_len("keep mask", self.grid_shape(), keep.len())?;
         let f = self.tiling.broadcast(&keep_to_factors(keep))?;
-        crate::param::try_collect(f.iter().map(|&x| (x != 0.0) as u8))
+        crate::core::alloc::try_collect(f.iter().map(|&x| (x != 0.0) as u8))
     }
 
     /// Block view of `values` (default the weights), as `View.block_view_of` lays it out.
@@ -285,7 +286,7 @@ impl BlockSpec {
             None => self.view.values(),
             Some(v) => {
                 let s = self.source(v, "values")?;
-                let mut out = crate::param::try_alloc(0, 0.0f32)?;
+                let mut out = crate::core::alloc::try_alloc(0, 0.0f32)?;
                 if out.try_reserve_exact(self.view.numel()).is_err() {
                     bail!(OutOfMemory, "block_view: cannot allocate {} elements", self.view.numel());
                 }

@@ -24,8 +24,9 @@
 //! exhaustive search as in ASP's later versions), deterministic for a given input.
 
 use crate::bail;
-use crate::error::Result;
-use crate::nm::{check_len, kept_magnitude, mn_1d_best};
+use crate::core::error::Result;
+use super::one_d::{kept_magnitude, mn_1d_best};
+use crate::core::shape::check_len;
 
 /// Outcome of [`search_permutation`].
 #[derive(Clone, Debug, PartialEq)]
@@ -279,7 +280,7 @@ pub fn search_permutation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::core::error::ErrorKind;
 
     #[test]
     fn finds_the_obvious_swap() {
@@ -303,23 +304,23 @@ mod tests {
             (0..8).collect::<Vec<_>>()
         );
         assert_eq!(
-            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind,
+            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind(),
             ErrorKind::InvalidNmPattern
         );
         assert_eq!(
-            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind,
+            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind(),
             ErrorKind::InvalidNmShape
         );
         assert_eq!(
-            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind,
+            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind(),
             ErrorKind::ShapeMismatch
         );
         assert_eq!(
-            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind,
+            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind(),
             ErrorKind::InvalidArguments
         );
         assert_eq!(
-            invert_permutation(&[1, 2]).unwrap_err().kind,
+            invert_permutation(&[1, 2]).unwrap_err().kind(),
             ErrorKind::InvalidArguments
         );
     }
