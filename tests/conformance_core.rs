@@ -403,7 +403,7 @@ fn run_op(ctx: &Ctx, case: &Value, target: &Target, params: &[P]) -> Result<BTre
                 "norms" => Ok(one("out", f32s_json(&grid, &s.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &s.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &s.max(vals)?))),
-                "nnz" => Ok(one("value", json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))))),
+                "nnz" => Ok(one("value", json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = s.block_view(
                         vals,
@@ -467,7 +467,7 @@ fn run_op(ctx: &Ctx, case: &Value, target: &Target, params: &[P]) -> Result<BTre
                 "norms" => Ok(one("out", f32s_json(&grid, &c.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &c.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &c.max(vals)?))),
-                "nnz" => Ok(one("value", json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))))),
+                "nnz" => Ok(one("value", json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = c.block_view(vals)?;
                     Ok(one("out", f32s_json(&sh, &d)))

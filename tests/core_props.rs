@@ -274,7 +274,7 @@ fn check_reductions(seed: u64) -> Result<(), TestCaseError> {
     }
     // nnz counts view elements only.
     let want_nnz = c.lay.offsets().iter().filter(|&&o| c.data[o].abs() as f64 > 0.3).count();
-    prop_assert_eq!(c.spec.nnz(0.3), want_nnz);
+    prop_assert_eq!(c.spec.nnz(0.3).unwrap(), want_nnz);
     Ok(())
 }
 

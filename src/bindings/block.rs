@@ -49,7 +49,7 @@ impl RawBlockSpec {
         self.inner.numel_per_block()
     }
     pub fn nnz(&self, eps: f64) -> JsResult<usize> {
-        Ok(self.inner.nnz(nnz_eps(eps)?))
+        self.inner.nnz(eps).map_err(to_js)
     }
     pub fn norms(&self, p: Option<f64>, values: JsValue) -> JsResult<Vec<f32>> {
         let v = single(&values, "values").map_err(to_js)?;
@@ -172,7 +172,7 @@ impl RawBlockCoupling {
         self.inner.numel_per_block()
     }
     pub fn nnz(&self, eps: f64) -> JsResult<usize> {
-        Ok(self.inner.nnz(nnz_eps(eps)?))
+        self.inner.nnz(eps).map_err(to_js)
     }
     fn vals(&self, v: &JsValue, what: &str) -> Result<Option<Vec<Vec<f32>>>, JsValue> {
         list(v, what, self.inner.specs().len()).map_err(to_js)

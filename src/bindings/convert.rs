@@ -127,26 +127,7 @@ pub(super) struct SoftOpts {
 
 impl SoftOpts {
     pub(super) fn core(&self) -> Result<SoftOptions, Error> {
-        let mut o = SoftOptions::default();
-        if let Some(m) = self.max_iter {
-            if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m <= 1e6) {
-                return Err(Error::new(ErrorKind::InvalidArguments, format!("maxIter must be an integer in [0, 1e6], got {m}")));
-            }
-            o.max_iter = m as usize;
-        }
-        if let Some(a) = self.atol {
-            if a.is_nan() || a < 0.0 {
-                return Err(Error::new(ErrorKind::InvalidArguments, format!("atol must be >= 0, got {a}")));
-            }
-            o.atol = a as f32;
-        }
-        if let Some(e) = self.eps {
-            if e.is_nan() || e < 0.0 {
-                return Err(Error::new(ErrorKind::InvalidEps, format!("eps must be >= 0, got {e}")));
-            }
-            o.eps = Some(e as f32);
-        }
-        Ok(o)
+        SoftOptions::new(self.max_iter, self.atol, self.eps)
     }
 }
 
@@ -162,13 +143,6 @@ pub(super) fn hard_by<'a>(o: &HardOpts, thresholds: Option<&'a [f32]>) -> Result
     HardBy::from_args(thresholds, o.nnz, o.sparsity)
 }
 
-/// `nnz(eps)` counts `|x| > eps`: a NaN eps would silently count nothing.
-pub(super) fn nnz_eps(eps: f64) -> Result<f64, JsValue> {
-    if eps.is_nan() {
-        return Err(to_js(Error::new(ErrorKind::InvalidEps, "nnz: eps must be a number, got NaN")));
-    }
-    Ok(eps)
-}
 
 pub(super) fn nnz_value(k: f64) -> Result<usize, Error> {
     crate::scope::nnz_from_f64(k)

@@ -84,12 +84,11 @@ pub fn sparse_bytes(values: &[f32], shape: &[f64], block: &[f64]) -> JsResult<Js
     let (v, r, c) = matrix(values, shape)?;
     let b = sizes(block, "blockShape").map_err(to_js)?;
     let [bh, bw] = b[..] else { return Err(arg_err("blockShape must be [bh, bw]")) };
-    let nnz = v.iter().filter(|&&x| x != 0.0).count();
+    let sb = export::sparse_bytes(v, r, c, bh, bw).map_err(to_js)?;
     let o = Object::new();
-    set(&o, "dense", ((r * c * 4) as f64).into());
-    set(&o, "csr", (export::csr_bytes(r, nnz) as f64).into());
-    let bsr = export::to_bsr(v, r, c, bh, bw).map(|m| m.byte_size() as f64).map_err(to_js)?;
-    set(&o, "bsr", bsr.into());
-    set(&o, "nm24", if c % 4 == 0 { (export::nm24_bytes(r, c) as f64).into() } else { JsValue::NULL });
+    set(&o, "dense", (sb.dense as f64).into());
+    set(&o, "csr", (sb.csr as f64).into());
+    set(&o, "bsr", (sb.bsr as f64).into());
+    set(&o, "nm24", sb.nm24.map_or(JsValue::NULL, |b| (b as f64).into()));
     Ok(o.into())
 }

@@ -64,7 +64,7 @@ pub fn reshape_1d(values: &[f32], shape: &[f64], m: f64) -> JsResult<JsValue> {
 #[wasm_bindgen(js_name = searchPermutation)]
 pub fn search_permutation(values: &[f32], shape: &[f64], m: f64, n: f64, max_sweeps: Option<f64>) -> JsResult<JsValue> {
     let (v, r, c) = matrix(values, shape)?;
-    let sweeps = count(max_sweeps.unwrap_or(8.0), "maxSweeps")?;
+    let sweeps = nm::sweeps_from_f64(max_sweeps.unwrap_or(8.0)).map_err(to_js)?;
     let res = crate::nm::search_permutation(v, r, c, count(m, "m")?, count(n, "n")?, sweeps).map_err(to_js)?;
     let o = Object::new();
     let perm: Vec<u32> = res.perm.iter().map(|&p| p as u32).collect();
@@ -114,11 +114,9 @@ impl RawMagnitudeSearcher {
     /// Computes all masks first, then applies them in place; returns the masks.
     pub fn apply(&self, on_progress: Option<Function>) -> JsResult<Array> {
         let masks = self.masks(&on_progress)?;
+        // One param at a time: the same param may have been added twice.
         for (p, m) in self.params.iter().zip(&masks) {
-            let mut d = p.data_mut();
-            for (x, &k) in d.iter_mut().zip(m) {
-                *x *= f32::from(k);
-            }
+            nm::apply_mask(&mut p.data_mut(), m);
         }
         Ok(masks_array(masks))
     }

@@ -73,3 +73,12 @@ pub fn probe_threads(n: usize) -> usize {
     let _ = n;
     1
 }
+
+/// Refuses a `{data, shape}` grid input whose shape is not the grid's (the one shape check of
+/// grid inputs, in the core; the JS layer calls it before flattening).
+#[wasm_bindgen(js_name = checkGridShape)]
+pub fn check_grid_shape(what: &str, grid: &[f64], given: &[f64]) -> Result<(), JsValue> {
+    let grid = super::convert::sizes(grid, "grid shape").map_err(super::convert::to_js)?;
+    let given = super::convert::sizes(given, what).map_err(super::convert::to_js)?;
+    crate::core::shape::check_grid_shape(what, &grid, &given).map_err(super::convert::to_js)
+}

@@ -65,7 +65,8 @@ impl BlockCoupling {
     pub fn numel(&self) -> usize {
         self.numblk() * self.numel_per_block()
     }
-    pub fn nnz(&self, eps: f64) -> usize {
+    /// Elements of all coupled views with `|x| > eps` (NaN `eps` refused).
+    pub fn nnz(&self, eps: f64) -> Result<usize> {
         self.specs.iter().map(|s| s.nnz(eps)).sum()
     }
 

@@ -72,6 +72,31 @@ impl Default for SoftOptions {
 }
 
 impl SoftOptions {
+    /// Options as JS numbers: `max_iter` an integer in [0, 1e6], `atol` >= 0, `eps` >= 0 (NaN
+    /// refused everywhere); `None` keeps the seed's default.
+    pub fn new(max_iter: Option<f64>, atol: Option<f64>, eps: Option<f64>) -> Result<SoftOptions> {
+        let mut o = SoftOptions::default();
+        if let Some(m) = max_iter {
+            if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m <= 1e6) {
+                bail!(InvalidArguments, "maxIter must be an integer in [0, 1e6], got {m}");
+            }
+            o.max_iter = m as usize;
+        }
+        if let Some(a) = atol {
+            if a.is_nan() || a < 0.0 {
+                bail!(InvalidArguments, "atol must be >= 0, got {a}");
+            }
+            o.atol = a as f32;
+        }
+        if let Some(e) = eps {
+            if e.is_nan() || e < 0.0 {
+                bail!(InvalidEps, "eps must be >= 0, got {e}");
+            }
+            o.eps = Some(e as f32);
+        }
+        Ok(o)
+    }
+
     /// The effective `eps`, refusing negative or NaN values.
     pub fn resolved_eps(&self) -> Result<f32> {
         match self.eps {
@@ -136,12 +161,16 @@ impl BlockSpec {
         self.numblk() * self.numel_per_block()
     }
 
-    /// Elements of the view with `|x| > eps`.
-    pub fn nnz(&self, eps: f64) -> usize {
+    /// Elements of the view with `|x| > eps`. A NaN `eps` would silently count nothing, so it
+    /// is refused (`invalid_eps`).
+    pub fn nnz(&self, eps: f64) -> Result<usize> {
+        if eps.is_nan() {
+            bail!(InvalidEps, "nnz: eps must be a number, got NaN");
+        }
         let data = self.view.param().data();
         let mut n = 0;
         crate::layout::for_each_offset(self.view.layout(), |o| n += ((data[o].abs() as f64) > eps) as usize);
-        n
+        Ok(n)
     }
 
     /// Resolves `values` (param layout, or view layout when the length differs) against this

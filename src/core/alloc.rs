@@ -25,3 +25,12 @@ pub fn try_alloc<T: Clone>(n: usize, fill: T) -> Result<Vec<T>> {
     v.resize(n, fill);
     Ok(v)
 }
+
+/// An empty vector with room for `n` elements, or `out_of_memory`.
+pub fn try_with_capacity<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        bail!(OutOfMemory, "cannot allocate {n} elements ({} bytes)", n.saturating_mul(std::mem::size_of::<T>()));
+    }
+    Ok(v)
+}

@@ -2,6 +2,7 @@
 
 use super::compressed::for_each_stored;
 use super::{to_u32, F32, U32};
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
 use crate::core::error::Result;
 use crate::core::shape::check_len;
@@ -39,7 +40,7 @@ pub fn bsr_bytes(rows: usize, bh: usize, bw: usize, nblocks: usize) -> usize {
     U32 * (block_rows + 1) + U32 * nblocks + F32 * nblocks * bh * bw
 }
 
-fn check_blocks(context: &str, rows: usize, cols: usize, bh: usize, bw: usize) -> Result<()> {
+pub(super) fn check_blocks(context: &str, rows: usize, cols: usize, bh: usize, bw: usize) -> Result<()> {
     if bh == 0 || bw == 0 || !rows.is_multiple_of(bh) || !cols.is_multiple_of(bw) {
         bail!(
             InvalidBlockShape,
@@ -58,7 +59,7 @@ pub fn to_bsr(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usize) ->
     check_blocks("to_bsr", rows, cols, bh, bw)?;
     let (brows, bcols) = (rows / bh, cols / bw);
     to_u32("block cols", bcols)?;
-    let mut indptr = Vec::with_capacity(brows + 1);
+    let mut indptr = try_with_capacity(brows.saturating_add(1))?;
     let (mut indices, mut vals) = (Vec::new(), Vec::new());
     indptr.push(0);
     for bi in 0..brows {
@@ -118,7 +119,7 @@ pub fn bsr_to_dense(bsr: &Bsr) -> Result<Vec<f32>> {
             values.len()
         );
     }
-    let mut out = vec![0.0f32; numel];
+    let mut out = try_alloc(numel, 0.0f32)?;
     for_each_stored("bsr_to_dense", indptr, indices, bcols, |bi, bj, k| {
         for r in 0..bh {
             let src = &values[k * bsize + r * bw..][..bw];

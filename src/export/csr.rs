@@ -2,6 +2,7 @@
 
 use super::compressed::for_each_stored;
 use super::{to_u32, F32, U32};
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
 use crate::core::error::Result;
 use crate::core::shape::check_len;
@@ -40,7 +41,7 @@ pub fn csr_bytes(rows: usize, nnz: usize) -> usize {
 pub fn to_csr(values: &[f32], rows: usize, cols: usize) -> Result<Csr> {
     check_len("to_csr", values.len(), rows, cols)?;
     to_u32("cols", cols)?;
-    let mut indptr = Vec::with_capacity(rows + 1);
+    let mut indptr = try_with_capacity(rows.saturating_add(1))?;
     let (mut indices, mut vals) = (Vec::new(), Vec::new());
     indptr.push(0);
     for r in 0..rows {
@@ -91,7 +92,7 @@ pub fn csr_to_dense(csr: &Csr) -> Result<Vec<f32>> {
             values.len()
         );
     }
-    let mut out = vec![0.0f32; numel];
+    let mut out = try_alloc(numel, 0.0f32)?;
     for_each_stored("csr_to_dense", indptr, indices, cols, |r, c, k| out[r * cols + c] = values[k])?;
     Ok(out)
 }

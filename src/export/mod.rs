@@ -10,10 +10,12 @@ use crate::bail;
 use crate::core::error::Result;
 
 mod bsr;
+mod bytes;
 mod compressed;
 mod csr;
 mod nm24;
 
+pub use bytes::{sparse_bytes, SparseBytes};
 pub use bsr::{bsr_bytes, bsr_to_dense, to_bsr, Bsr};
 pub use csr::{csr_bytes, csr_to_dense, to_csr, Csr};
 pub use nm24::{nm24_bytes, nm24_to_dense, to_nm24, Nm24};

@@ -1,6 +1,7 @@
 //! The 2:4 compressed form of sparse tensor cores, its byte size and its decoder.
 
 use super::F32;
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
 use crate::core::error::Result;
 use crate::core::shape::check_len;
@@ -58,8 +59,8 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
     check_len("to_nm24", values.len(), rows, cols)?;
     check_nm24_shape("to_nm24", rows, cols)?;
     let groups = values.len() / 4;
-    let mut vals = Vec::with_capacity(groups * 2);
-    let mut meta = vec![0u8; groups.div_ceil(2)];
+    let mut vals = try_with_capacity(groups.saturating_mul(2))?;
+    let mut meta = try_alloc(groups.div_ceil(2), 0u8)?;
     for (q, g) in values.chunks_exact(4).enumerate() {
         let nz = g.iter().filter(|&&x| x != 0.0).count();
         if nz > 2 {
@@ -124,7 +125,7 @@ pub fn nm24_to_dense(nm: &Nm24) -> Result<Vec<f32>> {
             meta.len()
         );
     }
-    let mut out = vec![0.0f32; numel];
+    let mut out = try_alloc(numel, 0.0f32)?;
     for q in 0..groups {
         let nib = (meta[q / 2] >> (4 * (q % 2))) & 0xf;
         let (p0, p1) = (usize::from(nib & 3), usize::from(nib >> 2));

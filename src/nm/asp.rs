@@ -4,6 +4,7 @@
 use super::one_d::mn_1d_best;
 use super::two_d;
 use super::pattern::get_nmprune_info;
+use crate::core::alloc::try_alloc;
 use crate::bail;
 use crate::core::error::{Error, Result};
 
@@ -148,7 +149,7 @@ pub fn create_asp_mask(values: &[f32], shape: &[usize], pattern: &str) -> Result
     let matrix = if contiguous {
         std::borrow::Cow::Borrowed(values)
     } else {
-        let mut mat = vec![0.0f32; numel];
+        let mut mat = try_alloc(numel, 0.0f32)?;
         layout.for_each(|t, m| mat[m] = values[t]);
         std::borrow::Cow::Owned(mat)
     };
@@ -156,7 +157,7 @@ pub fn create_asp_mask(values: &[f32], shape: &[usize], pattern: &str) -> Result
     if contiguous {
         return Ok(mask2d);
     }
-    let mut mask = vec![0u8; numel];
+    let mut mask = try_alloc(numel, 0u8)?;
     layout.for_each(|t, m| mask[t] = mask2d[m]);
     Ok(mask)
 }

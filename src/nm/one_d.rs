@@ -9,6 +9,7 @@
 //! magnitudes go to the lower index, which is exactly "the first maximising pattern in
 //! `itertools.combinations` order" of the seed. No comparison here is ever unordered.
 
+use crate::core::alloc::try_alloc;
 use crate::bail;
 use crate::core::error::Result;
 use super::pattern::check_nm;
@@ -40,7 +41,7 @@ pub fn reshape_1d(
             "reshape_1d: padded shape [{rows}, {padded_cols}] overflows usize"
         );
     };
-    let mut out = vec![0.0f32; total];
+    let mut out = try_alloc(total, 0.0f32)?;
     if cols > 0 {
         for (dst, src) in out
             .chunks_exact_mut(padded_cols)
@@ -123,7 +124,7 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
 /// `cols % m != 0` -> `InvalidNmShape`.
 pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<Vec<u8>> {
     check_nm_matrix("mn_1d_best", values.len(), rows, cols, m, n)?;
-    let mut mask = vec![0u8; values.len()];
+    let mut mask = try_alloc(values.len(), 0u8)?;
     if values.is_empty() {
         return Ok(mask);
     }

@@ -76,11 +76,17 @@ impl MagnitudeSearcher {
         let views: Vec<(&[f32], &[usize])> = tensors.iter().map(|t| (&*t.data, t.shape)).collect();
         let masks = self.compute_masks(&views, progress)?;
         for (t, mask) in tensors.iter_mut().zip(&masks) {
-            for (x, &k) in t.data.iter_mut().zip(mask) {
-                *x *= f32::from(k);
-            }
+            apply_mask(t.data, mask);
         }
         Ok(masks)
+    }
+}
+
+/// Multiplies a weight by its keep-mask in place, as the seed does (a pruned `-x` becomes
+/// `-0.0`, a pruned NaN stays NaN).
+pub fn apply_mask(data: &mut [f32], keep: &[u8]) {
+    for (x, &k) in data.iter_mut().zip(keep) {
+        *x *= f32::from(k);
     }
 }
 
