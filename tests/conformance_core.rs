@@ -642,7 +642,7 @@ fn close(got: f64, exp: f64, tol: &Tol) -> bool {
 /// First mismatch between `exp` (case JSON) and `got`, or `None`.
 fn compare(path: &str, exp: &Value, got: &Value, tol: &Tol) -> Option<String> {
     if let (Some(edata), true) = (exp.get("data"), exp.is_object()) {
-        let is_float = exp.get("dtype").and_then(|d| d.as_str()).map_or(true, |d| d.starts_with("float"));
+        let is_float = exp.get("dtype").and_then(|d| d.as_str()).is_none_or(|d| d.starts_with("float"));
         let eshape = usizes(&exp["shape"]);
         let gshape = usizes(&got["shape"]);
         if eshape != gshape {

@@ -12,7 +12,7 @@ pub(super) type JsResult<T> = Result<T, JsValue>;
 
 /// A JS `Error` with `.name` (the class to rethrow as) and `.code` (the stable code).
 pub(super) fn to_js(e: Error) -> JsValue {
-    let err = js_sys::Error::new(&e.message());
+    let err = js_sys::Error::new(e.message());
     err.set_name(e.kind().class_name());
     let _ = Reflect::set(&err, &"code".into(), &e.kind().code().into());
     err.into()

@@ -25,6 +25,7 @@ impl RawParam {
     pub fn ptr(&self) -> usize {
         self.inner.as_ptr() as usize
     }
+    #[allow(clippy::len_without_is_empty)] // a JS-facing element count, not a collection API
     pub fn len(&self) -> usize {
         self.inner.numel()
     }

@@ -185,7 +185,7 @@ impl BlockCoupling {
             let mu_s = self.to_spec(i, &mu);
             let mut data = s.view().param().data_mut();
             // Seed: data <- data * H / (H + mu).
-            s.tiling().map_with(s.view().layout(), &mut data, &h.layout, h.data, &mu_s, |x, h, mu| prox::scaled_coupling(x, h, mu));
+            s.tiling().map_with(s.view().layout(), &mut data, &h.layout, h.data, &mu_s, prox::scaled_coupling);
         }
         self.scale_unchecked(&keep);
         Ok(())

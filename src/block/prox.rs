@@ -211,7 +211,7 @@ impl Ctx<'_, '_> {
     #[allow(clippy::too_many_arguments)]
     fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>, pk: &mut Packed) -> usize {
         let n0 = ofs[1] - ofs[0];
-        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
+        let quads = if n0.is_multiple_of(4) && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
         // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit.
         if quads > 0 {

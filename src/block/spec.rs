@@ -289,7 +289,7 @@ impl BlockSpec {
             &h.layout,
             h.data,
             &mu_keep,
-            |row, hrow, chunk, mu_keep, step| crate::kernels::prox_write(row, hrow, chunk, mu_keep, step),
+            crate::kernels::prox_write,
             &|x, h, (mu, keep)| crate::kernels::scalar::prox_scaled(x, h, mu) * keep,
         );
         Ok(())

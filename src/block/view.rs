@@ -121,7 +121,7 @@ impl View {
         if n == 0 {
             bail!(ShapeMismatch, "linear_offset: the view is 0-D; indices have no components");
         }
-        if idx.len() % n != 0 {
+        if !idx.len().is_multiple_of(n) {
             bail!(ShapeMismatch, "linear_offset: index array of length {} is not (k, {n})", idx.len());
         }
         idx.chunks_exact(n)

@@ -32,7 +32,7 @@ pub fn sparse_bytes(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usi
         dense: rows * cols * 4,
         csr: csr_bytes(rows, nnz),
         bsr: bsr_bytes(rows, bh, bw, blocks),
-        nm24: (cols % 4 == 0).then(|| nm24_bytes(rows, cols)),
+        nm24: cols.is_multiple_of(4).then(|| nm24_bytes(rows, cols)),
     })
 }
 

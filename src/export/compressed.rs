@@ -39,9 +39,9 @@ pub(super) fn for_each_stored(
             }
         }
     }
-    for r in 0..nrows {
-        for k in indptr[r] as usize..indptr[r + 1] as usize {
-            f(r, indices[k] as usize, k);
+    for (r, span) in indptr.windows(2).enumerate().take(nrows) {
+        for (k, &c) in indices.iter().enumerate().take(span[1] as usize).skip(span[0] as usize) {
+            f(r, c as usize, k);
         }
     }
     Ok(())

@@ -26,7 +26,7 @@ impl Strided {
 
     /// One past the largest reachable offset (0 for an empty layout); `None` on overflow.
     pub fn cosize(&self) -> Option<usize> {
-        if self.shape.iter().any(|&s| s == 0) {
+        if self.shape.contains(&0) {
             return Some(0);
         }
         self.shape.iter().zip(&self.stride).try_fold(1usize, |acc, (&s, &st)| {
@@ -40,7 +40,7 @@ impl Strided {
     pub fn aliases(&self) -> bool {
         // An empty layout reaches nothing (its other sizes and strides may be huge: the
         // extent sum below would overflow).
-        if self.shape.iter().any(|&s| s == 0) {
+        if self.shape.contains(&0) {
             return false;
         }
         let mut dims: Vec<(usize, usize)> = self
@@ -61,7 +61,7 @@ impl Strided {
                 nested = false;
                 break;
             }
-            extent = st * (s - 1) + extent;
+            extent += st * (s - 1);
         }
         if nested {
             return false;
@@ -83,7 +83,7 @@ impl Strided {
 
 /// Calls `f` with the storage offset of every element, in row-major index order.
 pub fn for_each_offset(l: &Strided, mut f: impl FnMut(usize)) {
-    if l.shape.iter().any(|&s| s == 0) {
+    if l.shape.contains(&0) {
         return;
     }
     let n = l.ndim();

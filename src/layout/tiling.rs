@@ -55,7 +55,7 @@ impl Tiling {
             other_strides: others.iter().map(|o| if n == 0 { 1 } else { o.stride[k] }).collect(),
             grid_step: if n == 0 { 1 } else { self.grid_stride[k] },
         };
-        if l.shape.iter().any(|&s| s == 0) {
+        if l.shape.contains(&0) {
             return geom;
         }
         let outer: Vec<usize> = (0..n).filter(|&d| d != k).collect();
@@ -100,7 +100,7 @@ impl Tiling {
     /// every accumulator sees its contributions in the same order whatever the slabs are.
     fn walk_rows_in(&self, l: &Strided, others: &[&Strided], g_lo: usize, g_hi: usize, mut f: impl FnMut(&[usize], usize)) {
         let n = l.ndim();
-        if l.shape.iter().any(|&s| s == 0) || (n > 0 && g_lo >= g_hi) {
+        if l.shape.contains(&0) || (n > 0 && g_lo >= g_hi) {
             return;
         }
         let mut offs = vec![0usize; 1 + others.len()];

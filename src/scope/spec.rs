@@ -196,7 +196,7 @@ impl ScopeSpec {
         if shape.iter().try_fold(block.numel_per_block().max(1), |a, &s| a.checked_mul(s)).is_none() {
             bail!(InvalidScopeShape, "scope shape {shape:?} has more blocks than fit in memory");
         }
-        let grid: Vec<usize> = bg.iter().zip(&shape).map(|(&b, &s)| if s == 0 { 0 } else { b / s }).collect();
+        let grid: Vec<usize> = bg.iter().zip(&shape).map(|(&b, &s)| b.checked_div(s).unwrap_or(0)).collect();
         let members = scope_members(&bg, &shape, &grid)?;
         Ok(ScopeSpec { block, shape, grid, members, name })
     }
