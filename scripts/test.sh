@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (idempotent) and runs every test of the project, printing each runner's own summary:
-#   1. cargo test          native core: unit, conformance (601 cases), property tests
+#   0. gates               rustfmt --check; clippy -D warnings natively and for wasm32 (SIMD build)
+#   1. cargo test          native core: unit, conformance (every case folder), property tests;
+#                          once in release and once in debug (debug assertions + overflow checks)
 #   2. package build       pkg/ (both wasm variants + JS/TS layer)
 #   3. wasm-pack test      the wasm32+SIMD128 build in headless Chromium (wasm-bindgen-test)
 #   4. node --test         the built package as users import it: conformance through the JS API,
@@ -14,8 +16,20 @@ source scripts/env.sh
 
 section() { printf '\n===== %s =====\n' "$*"; }
 
-section "cargo test (native core)"
+section "gates: cargo fmt --check, cargo clippy -D warnings (native, wasm32)"
+cargo fmt --check
+cargo clippy -q --all-targets -- -D warnings
+cargo clippy -q --all-targets --features native-threads -- -D warnings
+source scripts/wasm-flags.sh
+CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-clippy RUSTFLAGS="$ST_FLAGS" \
+  cargo clippy -q --lib --target wasm32-unknown-unknown -- -D warnings
+echo "gates passed"
+
+section "cargo test --release (native core)"
 cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
+
+section "cargo test (debug: debug assertions and overflow checks on)"
+cargo test 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
 section "build pkg/"
 bash scripts/build.sh
@@ -24,7 +38,6 @@ mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
 section "wasm-pack test --headless --chrome (wasm32 + SIMD128 in Chromium)"
 WASM_TESTS=()
 for t in tests/web.rs tests/wasm_*.rs; do [ -f "$t" ] && WASM_TESTS+=(--test "$(basename "$t" .rs)"); done
-source scripts/wasm-flags.sh
 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-test RUSTFLAGS="$ST_FLAGS" \
   wasm-pack test --headless --chrome --mode no-install -- "${WASM_TESTS[@]}" 2>&1 \
   | grep -vE '^\[WARN\].*wasm-pack version' | grep -E 'test result|^test |running|panicked|error' 

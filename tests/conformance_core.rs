@@ -18,6 +18,9 @@ mod coupling_prox_oracle;
 mod nm_runner;
 #[path = "support/obs_runner.rs"]
 mod obs_runner;
+#[allow(dead_code)]
+#[path = "support/oracles.rs"]
+mod oracles;
 
 use cases::{
     contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tensor, tensor_json, u8s_json,
@@ -25,25 +28,12 @@ use cases::{
 };
 use coupling_prox_oracle::{coupling_adam_prox, OracleSpec};
 use serde_json::{json, Value};
-use sparsekit_wasm::view::{block_view_of, broadcast_block_to_element};
 use sparsekit_wasm::{
-    BlockCoupling, BlockNode, BlockSpec, Error, HardBy, Norm, Param, Result, ScopeCoupling,
-    ScopeSpec, SoftOptions, View,
+    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode,
+    BlockSpec, HardBy, Norm, Param, Result, ScopeCoupling, ScopeSpec, SoftOptions, View,
 };
 use std::collections::BTreeMap;
 use Outcome::{Fail, Pass};
-
-/// The core's grid-shape check (`sparsekit_wasm::check_grid_shape`, added on main by the lead):
-/// a grid input whose n-d shape differs from the grid is refused even when its length fits.
-/// Stand-in with the same signature and error until this branch merges main; then delete it
-/// and `use sparsekit_wasm::check_grid_shape`.
-fn check_grid_shape(context: &str, grid: &[usize], given: &[usize]) -> Result<()> {
-    if grid == given {
-        Ok(())
-    } else {
-        Err(Error::shape_mismatch(context, grid, given))
-    }
-}
 
 fn orders(v: &Value) -> Vec<Vec<i64>> {
     v.as_array()
@@ -359,7 +349,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 "max" => Ok(one("out", f32s_json(&grid, &s.max(vals)?))),
                 "nnz" => Ok(one(
                     "value",
-                    json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))),
+                    json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?),
                 )),
                 "block_view" => {
                     let (d, sh) = s.block_view(
@@ -437,7 +427,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 "max" => Ok(one("out", f32s_json(&grid, &c.max(vals)?))),
                 "nnz" => Ok(one(
                     "value",
-                    json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))),
+                    json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?),
                 )),
                 "block_view" => {
                     let (d, sh) = c.block_view(vals)?;

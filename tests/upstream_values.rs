@@ -158,7 +158,7 @@ fn scalar_blocks_are_elementwise_soft_threshold() {
     let (p, s) = spec(&x, &[6, 8], &[]);
     assert_eq!(s.numel_per_block(), 1);
     let lambda = 0.7f32;
-    s.soft_threshold(&vec![lambda; 48], None, SoftOptions::default()).unwrap();
+    s.soft_threshold(&[lambda; 48], None, SoftOptions::default()).unwrap();
     let want: Vec<f64> = x.iter().map(|&v| (v as f64).signum() * ((v as f64).abs() - lambda as f64).max(0.0)).collect();
     // x * (1 - l / (|x| + eps)) differs from sign(x)(|x| - l) by about l * eps / |x|.
     assert_all_close(&p.data(), &want, 1e-6, 2e-6, "scalar blocks");
@@ -258,11 +258,11 @@ fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
     s.soft_threshold(&t, Some(&h), opts).unwrap();
     let together = p.data().clone();
     let gc = cols / bw;
-    for b in 0..nblocks {
+    for (b, &tb) in t.iter().enumerate() {
         let (r0, c0) = ((b / gc) * bh, (b % gc) * bw);
         let pick = |v: &[f32]| -> Vec<f32> { (0..bh * bw).map(|i| v[(r0 + i / bw) * cols + c0 + i % bw]).collect() };
         let (pb, sb) = spec(&pick(&x), &[bh, bw], &[-1, -1]);
-        sb.soft_threshold(&[t[b]], Some(&pick(&h)), opts).unwrap();
+        sb.soft_threshold(&[tb], Some(&pick(&h)), opts).unwrap();
         let alone = pb.data().clone();
         let got = pick(&together);
         assert_eq!(
@@ -276,6 +276,7 @@ fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
 /// The seed's whole-tensor bisection written plainly (every block stepped each iteration, one
 /// global stop once every bracket is below `atol`), with the library's summation order
 /// (`kernels::scalar`), then the BlockSpec write `(H / (H + mu)) * x` and the survivor zeroing.
+#[allow(clippy::too_many_arguments)] // the seed's parameters, one to one
 fn adam_reference(x: &[f32], h: &[f32], shape: [usize; 2], block: [usize; 2], t: &[f32], max_iter: usize, atol: f32, eps: f32) -> Vec<f32> {
     use sparsekit_wasm::kernels::{nan_max, scalar, Reduction};
     let (gr, gc) = (shape[0] / block[0], shape[1] / block[1]);

@@ -4,7 +4,7 @@
 //! with the columns of the weight's 2-D view `[O, C*kh*kw]`.
 
 use crate::bail;
-use crate::error::Result;
+use crate::core::error::Result;
 
 /// Conv attributes as ONNX names them; `None` means the ONNX default.
 #[derive(Debug, Clone, Default, PartialEq)]

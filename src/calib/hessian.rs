@@ -10,9 +10,9 @@
 
 use super::conv::ConvGeometry;
 use crate::bail;
-use crate::error::{Error, ErrorKind, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::kernels::gemm::{gemm_acc, Gemm};
-use crate::param::try_alloc;
+use crate::core::alloc::try_alloc;
 
 /// Input vectors per f32 Gram chunk (the error bound above scales with it).
 pub const CHUNK: usize = 64;

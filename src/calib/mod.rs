@@ -18,8 +18,8 @@ pub use recon::rel_recon_error;
 pub use wanda::wanda_scores;
 
 use crate::bail;
-use crate::error::Result;
-use crate::view::View;
+use crate::core::error::Result;
+use crate::block::View;
 
 /// `(rows, cols, row stride, col stride)` of a 2-D view (`param_not_2d` otherwise): rows are
 /// the map's outputs, cols its inputs.

@@ -4,7 +4,7 @@
 
 use super::Hessian;
 use crate::bail;
-use crate::error::Result;
+use crate::core::error::Result;
 
 /// `before` and `after` are the view's values (rows x cols, row-major) before and after the
 /// pruning; computed in f64. 0 when both sides are 0 (nothing to lose).

@@ -11,10 +11,10 @@
 use super::cholesky::inverse_upper_factor;
 use super::{dims2, Hessian};
 use crate::bail;
-use crate::error::Result;
+use crate::core::error::Result;
 use crate::kernels::gemm::{gemm_acc, Gemm};
-use crate::param::try_alloc;
-use crate::view::View;
+use crate::core::alloc::try_alloc;
+use crate::block::View;
 
 /// The options of `sparseGpt` as given (validated by [`sparse_gpt`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -201,7 +201,7 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
 fn select_block(w1: &[f32], bs: usize, rows: usize, wd: usize, d: &[f64], s: f64, mask: &mut [u8], cols: usize, i1: usize) -> Result<()> {
     let numel = rows * wd;
     let keep = (((1.0 - s) * numel as f64) + 0.5).floor().clamp(0.0, numel as f64) as usize;
-    let mut idx: Vec<u32> = crate::param::try_collect(0..numel as u32)?;
+    let mut idx: Vec<u32> = crate::core::alloc::try_collect(0..numel as u32)?;
     let score = |t: u32| {
         let (r, c) = (t as usize / wd, t as usize % wd);
         let v = w1[r * bs + c] as f64 / d[c];

@@ -4,9 +4,9 @@
 
 use super::{dims2, Hessian};
 use crate::bail;
-use crate::error::Result;
-use crate::param::try_alloc;
-use crate::view::View;
+use crate::core::error::Result;
+use crate::core::alloc::try_alloc;
+use crate::block::View;
 
 /// View-shaped (rows x cols, row-major) scores of the 2-D view `w` against `h`.
 pub fn wanda_scores(w: &View, h: &Hessian) -> Result<Vec<f32>> {

@@ -30,7 +30,7 @@ pub fn reduce_chunk(op: Reduction, chunk: &[f32]) -> f32 {
 }
 
 pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], acc_stride: usize) {
-    debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    debug_assert!(chunk > 0 && row.len().is_multiple_of(chunk));
     // Monomorphic loops for the sums (what the native build autovectorizes). Both are the
     // contract's order: reduce_chunk([x]) is map(x), and for 4 elements every lane starts at
     // 0 + map(x_l) = map(x_l) (map of a sum is never -0.0).
@@ -60,7 +60,7 @@ pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], 
 }
 
 pub fn scale_chunks(row: &mut [f32], chunk: usize, factors: &[f32], f_stride: usize) {
-    debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    debug_assert!(chunk > 0 && row.len().is_multiple_of(chunk));
     for (j, c) in row.chunks_exact_mut(chunk).enumerate() {
         let f = factors[j * f_stride];
         for x in c {
@@ -109,10 +109,10 @@ pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
 #[inline(always)]
 pub fn nm24_group(g: &[f32], m: &mut [u8]) {
     let k = [
-        crate::nm::magnitude_key(g[0]),
-        crate::nm::magnitude_key(g[1]),
-        crate::nm::magnitude_key(g[2]),
-        crate::nm::magnitude_key(g[3]),
+        crate::kernels::order::magnitude_key(g[0]),
+        crate::kernels::order::magnitude_key(g[1]),
+        crate::kernels::order::magnitude_key(g[2]),
+        crate::kernels::order::magnitude_key(g[3]),
     ];
     for i in 0..4 {
         let mut beaten = 0u32;
@@ -124,7 +124,7 @@ pub fn nm24_group(g: &[f32], m: &mut [u8]) {
 }
 
 pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
-    debug_assert!(values.len() == mask.len() && values.len() % 4 == 0);
+    debug_assert!(values.len() == mask.len() && values.len().is_multiple_of(4));
     for (g, m) in values.chunks_exact(4).zip(mask.chunks_exact_mut(4)) {
         nm24_group(g, m);
     }
@@ -144,7 +144,7 @@ pub fn prox_scaled(x: f32, h: f32, mu: f32) -> f32 {
 }
 
 pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)], step: usize) {
-    debug_assert!(chunk > 0 && x.len() == h.len() && x.len() % chunk == 0);
+    debug_assert!(chunk > 0 && x.len() == h.len() && x.len().is_multiple_of(chunk));
     for (j, (xc, hc)) in x.chunks_exact_mut(chunk).zip(h.chunks_exact(chunk)).enumerate() {
         let (mu, keep) = mu_keep[j * step];
         for (x, &h) in xc.iter_mut().zip(hc) {
@@ -155,7 +155,7 @@ pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)]
 
 pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     let n = x.len() / 4;
-    assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
+    assert!(n.is_multiple_of(4) && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
     for k in 0..4 {
         for j in 0..n {
             ht[4 * j + k] = h[k * n + j];
@@ -165,7 +165,7 @@ pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
 }
 
 pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
-    debug_assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    debug_assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let (mut sq, mut lo, mut hi) = ([[0.0f32; 4]; 4], [[f32::INFINITY; 4]; 4], [[f32::NEG_INFINITY; 4]; 4]);
     for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
         for l in 0..4 {
@@ -183,7 +183,7 @@ pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
 }
 
 pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
-    debug_assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    debug_assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mu = s.mu;
     let mut acc = [[0.0f32; 4]; 4];
     for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {

@@ -90,7 +90,7 @@ pub fn reduce_chunk(op: Reduction, c: &[f32]) -> f32 {
 }
 
 pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], acc_stride: usize) {
-    debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    debug_assert!(chunk > 0 && row.len().is_multiple_of(chunk));
     let nch = row.len() / chunk;
     match chunk {
         1 => {
@@ -162,7 +162,7 @@ pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], 
 }
 
 pub fn scale_chunks(row: &mut [f32], chunk: usize, factors: &[f32], f_stride: usize) {
-    debug_assert!(chunk > 0 && row.len() % chunk == 0);
+    debug_assert!(chunk > 0 && row.len().is_multiple_of(chunk));
     let nch = row.len() / chunk;
     if chunk < 4 {
         if chunk == 1 && f_stride == 1 {
@@ -278,7 +278,7 @@ fn transpose4(a: v128, b: v128, c: v128, d: v128) -> [v128; 4] {
 }
 
 pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
-    debug_assert!(values.len() == mask.len() && values.len() % 4 == 0);
+    debug_assert!(values.len() == mask.len() && values.len().is_multiple_of(4));
     let n16 = values.len() / 16 * 16;
     let mut i = 0;
     while i < n16 {
@@ -329,8 +329,8 @@ fn store4<T>(a: &mut [T; 4], v: v128) {
 }
 
 pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)], step: usize) {
-    assert!(chunk > 0 && x.len() == h.len() && x.len() % chunk == 0);
-    if chunk % 4 != 0 {
+    assert!(chunk > 0 && x.len() == h.len() && x.len().is_multiple_of(chunk));
+    if !chunk.is_multiple_of(4) {
         return scalar::prox_write(x, h, chunk, mu_keep, step);
     }
     let zero = f32x4_splat(0.0);
@@ -353,7 +353,7 @@ pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)]
 
 pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     let n = x.len() / 4;
-    assert!(n % 4 == 0 && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
+    assert!(n.is_multiple_of(4) && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);
     let mut j = 0;
     while j < n {
         // SAFETY: k n + j + 4 <= 4 n for the loads; 4 (j + r) + 4 <= 4 n for the stores.
@@ -370,7 +370,7 @@ pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
 }
 
 pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
-    assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mut sq = [f32x4_splat(0.0); 4];
     let mut lo = [f32x4_splat(f32::INFINITY); 4];
     let mut hi = [f32x4_splat(f32::NEG_INFINITY); 4];
@@ -394,7 +394,7 @@ pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
 }
 
 pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
-    assert!(hxt.len() == ht.len() && hxt.len() % 16 == 0);
+    assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mu = load4(&s.mu);
     let mut acc = [f32x4_splat(0.0); 4];
     let mut i = 0;

@@ -105,12 +105,14 @@ export function parseFile(p, opts) {
 
 /**
  * Imports sparsekit-wasm for Node from pkg/ (or $SPARSEKIT_PKG), following its package.json
- * `exports` (node > import > default) or `main`. Returns null when it is not built.
+ * `exports` (node > import > default) or `main`. Throws when it is not built: a test never
+ * skips silently (scripts/test.sh builds pkg/ first; run `npm run build` when calling node --test
+ * by hand).
  */
 export async function loadSparsekit() {
   const dir = process.env.SPARSEKIT_PKG || path.join(ROOT, 'pkg');
   const pj = path.join(dir, 'package.json');
-  if (!fs.existsSync(pj)) return null;
+  if (!fs.existsSync(pj)) throw new Error(`sparsekit-wasm is not built: ${pj} is missing (npm run build)`);
   const meta = JSON.parse(fs.readFileSync(pj, 'utf8'));
   let entry = meta.exports?.['.'] ?? meta.exports;
   const pick = (e) => (typeof e === 'string' ? e : e && (pick(e.node) ?? pick(e.import) ?? pick(e.default)));

@@ -6,7 +6,6 @@ import { pruneLayers, planLayer, blockNormsJs, nmViolations, nm24ConfigFor, nmGr
 import { DET, CLS, REC, parseFile, loadSparsekit } from './helpers.mjs';
 
 const sk = await loadSparsekit();
-const skip = sk ? false : 'pkg/ is not built (npm run build)';
 
 function layerOf(model, name, cfg) {
   const w = model.weights.find((x) => x.name === name);
@@ -33,7 +32,7 @@ test('plan: (O, rest) view, block fallback with a note', () => {
   assert.deepEqual(q.scope, [1, -1]);           // 5 does not divide the 96 block columns
 });
 
-test('hard threshold per layer: 50% of 4x4 blocks, top-k by L2 norm', { skip }, () => {
+test('hard threshold per layer: 50% of 4x4 blocks, top-k by L2 norm', () => {
   const m = parseFile(DET);
   const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard' });
   const orig = Float32Array.from(L.data);
@@ -46,7 +45,7 @@ test('hard threshold per layer: 50% of 4x4 blocks, top-k by L2 norm', { skip }, 
   assert.ok(r.bytes.csr > 0 && r.bytes.bsr > 0 && r.bytes.bsr < r.bytes.dense);
 });
 
-test('hard threshold with a 1xall scope keeps the same count in every block row', { skip }, () => {
+test('hard threshold with a 1xall scope keeps the same count in every block row', () => {
   const m = parseFile(DET);
   const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard', scope: [1, -1], sparsity: 0.75 });
   const [r] = pruneLayers(sk, [L]);
@@ -58,7 +57,7 @@ test('hard threshold with a 1xall scope keeps the same count in every block row'
   }
 });
 
-test('soft threshold zeroes the weakest blocks and shrinks the rest', { skip }, () => {
+test('soft threshold zeroes the weakest blocks and shrinks the rest', () => {
   const m = parseFile(DET);
   const L = layerOf(m, 'conv2d_107.w_0', { criterion: 'soft', sparsity: 0.5 });
   const orig = Float32Array.from(L.data);
@@ -73,7 +72,7 @@ test('soft threshold zeroes the weakest blocks and shrinks the rest', { skip }, 
   assert.ok(Math.abs(r.blocksKept / r.blocksTotal - 0.5) < 0.02);
 });
 
-test('2:4 on a conv (along C) and a MatMul weight (along K)', { skip }, () => {
+test('2:4 on a conv (along C) and a MatMul weight (along K)', () => {
   const m = parseFile(REC);
   const conv = layerOf(m, 'conv2d_142.w_0', { criterion: 'nm' });
   const mm = layerOf(m, 'linear_77.w_0', { criterion: 'nm' });
@@ -86,7 +85,7 @@ test('2:4 on a conv (along C) and a MatMul weight (along K)', { skip }, () => {
   assert.ok(rm.bytes.nm24 > 0 && rm.bytes.nm24 < rm.bytes.dense);
 });
 
-test('global scope coupling keeps the top 50% of blocks model-wide', { skip }, () => {
+test('global scope coupling keeps the top 50% of blocks model-wide', () => {
   const m = parseFile(REC);
   const names = m.weights.filter((w) => w.prunable && w.op === 'MatMul').map((w) => w.name);
   const layers = names.map((n) => layerOf(m, n, { criterion: 'hard' }));
@@ -109,13 +108,13 @@ test('global scope coupling keeps the top 50% of blocks model-wide', { skip }, (
   assert.ok(res.some((r) => r.sparsity > 0.6) && res.some((r) => r.sparsity < 0.4), 'layers end up with different sparsities');
 });
 
-test('library errors surface with their code', { skip }, () => {
+test('library errors surface with their code', () => {
   const m = parseFile(DET);
   const L = layerOf(m, 'conv2d_134.w_0', { criterion: 'hard', sparsity: 1.5 });
   assert.throws(() => pruneLayers(sk, [L]), (e) => e instanceof sk.SparseKitError && e.code === 'invalid_sparsity');
 });
 
-test('N:M where the group axis is not a multiple of m: zero-padded like ASP', { skip }, () => {
+test('N:M where the group axis is not a multiple of m: zero-padded like ASP', () => {
   const m = parseFile(REC);
   const first = layerOf(m, 'conv2d_10.w_0', { criterion: 'nm' });          // 16x3x3x3: C = 3
   const fc = layerOf(m, 'linear_85.w_0', { criterion: 'nm' });             // 120x6625 MatMul: K = 120
@@ -146,7 +145,7 @@ test('2:4 preset: 2:4 along the reduction axis where it holds a multiple of 4, d
   assert.equal(nm24ConfigFor([6, 64], 0, 'MatMul').cfg.criterion, 'none');
 });
 
-test('2:4 preset on the default model (det): every eligible weight exactly 2:4, the rest dense', { skip }, () => {
+test('2:4 preset on the default model (det): every eligible weight exactly 2:4, the rest dense', () => {
   const m = parseFile(DET);
   const layers = m.weights.filter((w) => w.prunable).map((w) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
   const res = pruneLayers(sk, layers);
@@ -188,12 +187,10 @@ test('magnitude allocation: one threshold model-wide, capped per layer, exact co
 // the pruned weights of a layer are its smallest |w| and, where the cap does not bind, exactly those
 // below the model-wide threshold. (The effect on the outputs is checked on the page: playground.test.mjs.)
 for (const [label, file] of [['det', DET], ['cls', CLS], ['rec', REC]]) {
-  test(`default settings on ${label}: magnitude threshold model-wide, 25%, at most 50% per layer`, { skip }, () => {
+  test(`default settings on ${label}: magnitude threshold model-wide, 25%, at most 50% per layer`, () => {
     const m = parseFile(file);
     const ws = m.weights.filter((w) => w.prunable);
-    const t0 = performance.now();
     const plan = defaultPlan(ws.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: m.readFloat(w) })));
-    const ms = performance.now() - t0;
     assert.equal(plan.rule, DEFAULT_RULE);
     const layers = ws.map((w, i) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: plan.items[i].cfg }));
     const res = pruneLayers(sk, layers);
@@ -215,7 +212,6 @@ for (const [label, file] of [['det', DET], ['cls', CLS], ['rec', REC]]) {
       else assert.ok(minKept < plan.threshold, `${r.name}: capped, so weights below the threshold stay`);
     });
     assert.ok(Math.abs(zeros / numel - DEFAULT_RULE.target) < 1e-4, `total ${zeros / numel}`);
-    assert.ok(ms < 3000, `the plan takes ${ms} ms`);
     const nm = defaultPlan(ws.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: m.readFloat(w) })), NM24_RULE);
     assert.deepEqual(nm.items.map((x) => x.cfg.criterion), ws.map((w) => nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg.criterion));
   });

@@ -51,7 +51,7 @@ fn run(op: &str, args: &Value) -> Result<std::result::Result<BTreeMap<String, Va
             let (v, rows, cols) = matrix(args);
             let (m, n) = (count(args, "m"), count(args, "n"));
             let mask = nm::mn_1d_best(&v, rows, cols, m, n)?;
-            if nm::mn_1d_best_enumerate(&v, rows, cols, m, n)? != mask {
+            if super::oracles::mn_1d_best_enumerate(&v, rows, cols, m, n)? != mask {
                 return Ok(Err(
                     "mn_1d_best differs from the brute-force enumeration".into()
                 ));

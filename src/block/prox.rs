@@ -10,10 +10,10 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
-use crate::error::Result;
+use crate::core::error::Result;
 use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
-use crate::param::try_alloc;
+use crate::core::alloc::try_alloc;
 
 /// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the 0/0 definition of
 /// BlockSpec's ([`kernels::scalar::prox_scaled`]).
@@ -211,7 +211,7 @@ impl Ctx<'_, '_> {
     #[allow(clippy::too_many_arguments)]
     fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>, pk: &mut Packed) -> usize {
         let n0 = ofs[1] - ofs[0];
-        let quads = if n0 % 4 == 0 && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
+        let quads = if n0.is_multiple_of(4) && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
         // the per-block arithmetic and summation order of `step`: the same iterates, bit for bit.
         if quads > 0 {
