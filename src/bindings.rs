@@ -6,6 +6,7 @@
 //! panicking: a panic in wasm would abort the instance.
 
 mod block;
+mod calib;
 mod convert;
 mod export;
 mod nm;
@@ -14,6 +15,7 @@ mod runtime;
 mod scope;
 
 pub use block::*;
+pub use calib::*;
 pub use export::*;
 pub use nm::*;
 pub use param::*;
