@@ -3,6 +3,7 @@
 // through a sparsekit-wasm module `sk` (its public JS API). No Node APIs here.
 import { checkExpect, compare, f32, prod, sameShape, scatter, stridesOf, u8 } from '../support/cases.mjs';
 import { couplingAdamProx } from '../support/coupling-prox-oracle.mjs';
+import { obsRunner } from './obs-cases.mjs';
 
 let sk;
 
@@ -339,4 +340,4 @@ export const blockRunner = {
 };
 
 /** Every runner of the harness, in dispatch order: the same list in Node and in Chromium. */
-export const RUNNERS = [blockRunner];
+export const RUNNERS = [blockRunner, obsRunner];

@@ -1,44 +1,15 @@
-// Runs one case of ../shared/testdata/obs-cases (Hessian, Wanda, SparseGPT) through the public
-// JS API of a sparsekit-wasm module `api`, with the mapping and comparisons of that folder's
-// README. No Node APIs here (shared by the Node test and the browser harness).
+// The calibration family of the conformance harness: one case of ../shared/testdata/obs-cases
+// (Hessian, Wanda, SparseGPT) through the public JS API of a sparsekit-wasm module `api`, with the
+// mapping and comparisons of that folder's README; decoding and `close` are the harness's
+// (tests/support/cases.mjs). No Node APIs here (shared by the Node run and the Chromium runs).
 
-const f32 = (t) => Float32Array.from(t.data, Number);
-const u8 = (t) => Uint8Array.from(t.data, Number);
-const prod = (s) => s.reduce((a, b) => a * b, 1);
-const arg = (v) => (typeof v === 'string' ? Number(v) : v);
+import { compare, f32, num, prod, stridesOf, tolOf, u8, viewOffsets } from '../support/cases.mjs';
 
-/** Storage offsets of every element of a view, row-major. */
-function viewOffsets(shape, stride) {
-  const out = new Array(prod(shape));
-  const idx = new Array(shape.length).fill(0);
-  for (let i = 0; i < out.length; i++) {
-    let rem = i;
-    for (let d = shape.length - 1; d >= 0; d--) {
-      idx[d] = rem % shape[d];
-      rem = Math.floor(rem / shape[d]);
-    }
-    out[i] = idx.reduce((acc, x, d) => acc + x * stride[d], 0);
-  }
-  return out;
-}
+const arg = num;
+const contiguous = stridesOf;
 
-function contiguous(shape) {
-  const st = new Array(shape.length).fill(1);
-  for (let d = shape.length - 2; d >= 0; d--) st[d] = st[d + 1] * shape[d + 1];
-  return st;
-}
-
-/** Element-wise `|got - exp| <= atol + rtol * |exp|` with exp rounded to f32; NaN never passes. */
-function close(what, got, exp, tol) {
-  const rtol = Number(tol.rtol);
-  const atol = Number(tol.atol);
-  if (got.length !== exp.length) return `${what}: ${got.length} values, expected ${exp.length}`;
-  for (let i = 0; i < exp.length; i++) {
-    const e = Math.fround(exp[i]);
-    if (!(Math.abs(got[i] - e) <= atol + rtol * Math.abs(e))) return `${what}[${i}]: got ${got[i]}, expected ${e}`;
-  }
-  return null;
-}
+/** `got` (array or number) against the expected tensor or number, with the case's tolerance for `key`. */
+const close = (c, key, got, exp, label = key) => compare(label, got, exp, tolOf(c, key));
 
 const sameBits = (a, b) => {
   if (a.length !== b.length) return false;
@@ -120,10 +91,9 @@ function runInner(api, c, own) {
     }
     if (failing) return `Hessian call ${i} succeeded, expected ${ex.error}`;
   }
-  const tol = c.tol;
   if (c.op.startsWith('Hessian.')) {
     if (h.count !== ex.count) return `count ${h.count}, expected ${ex.count}`;
-    return close('matrix', h.matrix(), f32(ex.matrix), tol.matrix) ?? close('input_norms', h.inputNorms(), f32(ex.input_norms), tol.input_norms);
+    return close(c, 'matrix', h.matrix(), ex.matrix) ?? close(c, 'input_norms', h.inputNorms(), ex.input_norms);
   }
   const param = own(api.Param.fromArray(f32(c.param), c.param.shape));
   const w = c.view ? own(new api.View(param, c.view.shape, c.view.stride)) : param;
@@ -138,7 +108,7 @@ function runInner(api, c, own) {
       return errorIs(api, e, ex.error, 'wandaScores');
     }
     if (ex.error) return `wandaScores succeeded, expected ${ex.error}`;
-    const bad = close('scores', scores, f32(ex.scores), tol.scores);
+    const bad = close(c, 'scores', scores, ex.scores);
     if (bad) return bad;
     const [rows, cols] = vshape;
     if (c.args.sparsity !== undefined) {
@@ -188,7 +158,7 @@ function runInner(api, c, own) {
   const em = u8(ex.mask);
   if (mask.length !== em.length || mask.some((v, i) => (v ? 1 : 0) !== em[i])) return 'mask differs';
   const after = param.toArray();
-  const bad = close('param', after, f32(ex.param), tol.param);
+  const bad = close(c, 'param', after, ex.param);
   if (bad) return bad;
   const covered = new Uint8Array(after.length);
   offs.forEach((o) => (covered[o] = 1));
@@ -197,18 +167,14 @@ function runInner(api, c, own) {
   }
   const w1 = Float32Array.from(offs, (o) => after[o]);
   const rel = relRecon(w0, w1, h.matrix(), vshape[1]);
-  const badRel = close('rel_recon_error', [rel], [Number(ex.rel_recon_error)], tol.rel_recon_error);
+  const badRel = close(c, 'rel_recon_error', rel, ex.rel_recon_error);
   if (badRel) return badRel;
   // The exported helper computes the same quantity.
-  return close('relReconError()', [api.relReconError(w0, w1, h)], [Number(ex.rel_recon_error)], tol.rel_recon_error);
+  return close(c, 'rel_recon_error', api.relReconError(w0, w1, h), ex.rel_recon_error, 'relReconError()');
 }
 
-/** Runs many cases: `{passed, failures: ["id: reason", ..]}`. */
-export function runObsCases(api, cases) {
-  const failures = [];
-  for (const c of cases) {
-    const r = runObsCase(api, c);
-    if (r) failures.push(`${c.id}: ${r}`);
-  }
-  return { passed: cases.length - failures.length, failures };
-}
+/** The calibration family of the harness (tests/js/conformance-runner.mjs RUNNERS). */
+export const obsRunner = {
+  handles: (op) => op.startsWith('Hessian.') || op === 'wanda_scores' || op === 'sparse_gpt',
+  run: runObsCase,
+};
