@@ -18,7 +18,6 @@ mod coupling_prox_oracle;
 mod nm_runner;
 #[path = "support/obs_runner.rs"]
 mod obs_runner;
-#[allow(dead_code)]
 #[path = "support/oracles.rs"]
 mod oracles;
 
@@ -330,10 +329,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
         }
         Target::Spec(s) => {
             let grid = s.grid_shape().to_vec();
-            let vals = match opt(args, "values") {
-                Some(v) => Some(values_for(s, &tensor(v))),
-                None => None,
-            };
+            let vals = opt(args, "values").map(|v| values_for(s, &tensor(v)));
             let vals = vals.as_deref();
             match method {
                 "info" => Ok(BTreeMap::from([
@@ -390,10 +386,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 "soft_threshold" => {
                     let t = arg_t("block_thresholds").unwrap();
                     check_grid_shape("block_thresholds", &grid, &t.shape)?;
-                    let c = match opt(args, "conditioners") {
-                        Some(c) => Some(values_for(s, &tensor(c))),
-                        None => None,
-                    };
+                    let c = opt(args, "conditioners").map(|c| values_for(s, &tensor(c)));
                     s.soft_threshold(&t.f32(), c.as_deref(), soft_opts(args))?;
                     Ok(in_place_result(params))
                 }

@@ -61,7 +61,7 @@ fn flatten(v: &Value, out: &mut Vec<f64>) {
 pub fn is_float(v: &Value) -> bool {
     v.get("dtype")
         .and_then(Value::as_str)
-        .map_or(true, |d| d.starts_with("float"))
+        .is_none_or(|d| d.starts_with("float"))
 }
 
 /// `{dtype, shape, data}` -> Tensor; float entries are rounded to f32, so their bits are the case's.
@@ -429,13 +429,19 @@ pub fn run_all(dispatch: impl Fn(&Value) -> Option<Outcome>) -> (usize, usize) {
 mod close_rules {
     use super::*;
 
-    const T: Tol = Tol { rtol: 1e-3, atol: 1e-5 };
+    const T: Tol = Tol {
+        rtol: 1e-3,
+        atol: 1e-5,
+    };
 
     #[test]
     fn infinities_must_be_equal() {
         assert!(close(f64::INFINITY, f64::INFINITY, T));
         assert!(close(f64::NEG_INFINITY, f64::NEG_INFINITY, T));
-        assert!(!close(1e30, f64::INFINITY, T), "a finite value never matches +Inf, whatever rtol");
+        assert!(
+            !close(1e30, f64::INFINITY, T),
+            "a finite value never matches +Inf, whatever rtol"
+        );
         assert!(!close(f64::INFINITY, 1e30, T));
         assert!(!close(f64::NEG_INFINITY, f64::INFINITY, T));
     }
@@ -445,7 +451,14 @@ mod close_rules {
         assert!(close(f64::NAN, f64::NAN, T));
         assert!(!close(f64::NAN, 0.0, T));
         assert!(!close(0.0, f64::NAN, T));
-        assert!(!close(f64::NAN, 1.0, Tol { rtol: f64::INFINITY, atol: f64::INFINITY }));
+        assert!(!close(
+            f64::NAN,
+            1.0,
+            Tol {
+                rtol: f64::INFINITY,
+                atol: f64::INFINITY
+            }
+        ));
     }
 
     #[test]
@@ -457,12 +470,17 @@ mod close_rules {
 
     #[test]
     fn decoder_reads_non_finite_strings() {
-        let t = tensor(&json!({"dtype": "float32", "shape": [3], "data": ["NaN", "Infinity", "-Infinity"]}));
+        let t = tensor(
+            &json!({"dtype": "float32", "shape": [3], "data": ["NaN", "Infinity", "-Infinity"]}),
+        );
         assert!(t.data[0].is_nan() && t.data[1] == f64::INFINITY && t.data[2] == f64::NEG_INFINITY);
         let e = json!({"dtype": "float32", "shape": [2], "data": [1.0, "Infinity"]});
         assert!(compare("x", &e, &tensor_json(&[2], [1.0, f64::INFINITY]), T).is_none());
         assert!(compare("x", &e, &tensor_json(&[2], [1.0, 3e38]), T).is_some());
-        assert!(compare("x", &e, &tensor_json(&[1, 2], [1.0, f64::INFINITY]), T).is_some(), "shape differs");
+        assert!(
+            compare("x", &e, &tensor_json(&[1, 2], [1.0, f64::INFINITY]), T).is_some(),
+            "shape differs"
+        );
     }
 
     #[test]
