@@ -355,3 +355,41 @@ test('a progress callback that writes to a param being read gets reentrant_call,
   s.applyMultiplier(new Float32Array(16).fill(2));
   assert.equal(p.toArray()[15], 32);
 });
+
+// Sizes that callers control (shapes, decoded headers) but memory cannot hold: every export,
+// decoder and N:M entry point must refuse them with a typed error (out_of_memory when the
+// request is well-formed but too big), never trap the wasm instance; the module keeps working.
+test('huge sizes to every export, decoder and N:M entry point: typed errors, no trap', () => {
+  const BIG = 60000;
+  const u32 = (n) => new Uint32Array(n);
+  const calls = {
+    'sparseToDense csr 60000x60000': () => sk.sparseToDense({ format: 'csr', shape: [BIG, BIG], indptr: u32(BIG + 1), indices: u32(0), values: new Float32Array(0) }),
+    'sparseToDense bsr 60000x60000': () => sk.sparseToDense({ format: 'bsr', shape: [BIG, BIG], blockShape: [1, 1], indptr: u32(BIG + 1), indices: u32(0), values: new Float32Array(0) }),
+    'sparseToDense 2:4 60000x60000': () => sk.sparseToDense({ format: 'nm24', shape: [BIG, BIG], values: new Float32Array(0), meta: new Uint8Array(0) }),
+    'sparseToDense csr 2^31 x 2^31': () => sk.sparseToDense({ format: 'csr', shape: [2 ** 31, 2 ** 31], indptr: u32(3), indices: u32(0), values: new Float32Array(0) }),
+    'toCsr 2^30 empty rows': () => sk.toCsr(new Float32Array(0), [2 ** 30, 0]),
+    'toBsr 2^30 empty rows': () => sk.toBsr(new Float32Array(0), [2 ** 30, 0], [1, 1]),
+    'toNm24 huge shape': () => sk.toNm24(new Float32Array(8), [2 ** 30, 2 ** 30]),
+    'sparseBytes huge shape': () => sk.sparseBytes(new Float32Array(8), [2 ** 30, 2 ** 30], [1, 1]),
+    'mn1dBest huge shape': () => sk.mn1dBest(new Float32Array(8), [2 ** 31, 2 ** 31], 4, 2),
+    'm4n2_1d huge shape': () => sk.m4n2_1d(new Float32Array(8), [2 ** 31, 2 ** 31]),
+    'reshape1d huge shape': () => sk.reshape1d(new Float32Array(8), [2 ** 31, 2 ** 31], 4),
+    'createAspMask 2-D greedy huge': () => sk.createAspMask(new Float32Array(16), [2 ** 30, 2 ** 30], 'm4n2_2d_greedy'),
+    'computeValid1dPatterns 64 choose 32': () => sk.computeValid1dPatterns(64, 32),
+    'searchPermutation huge shape': () => sk.searchPermutation(new Float32Array(8), [2 ** 31, 2 ** 31], { m: 4, n: 2 }),
+  };
+  const codes = {};
+  for (const [name, call] of Object.entries(calls)) {
+    let err = null;
+    try { call(); } catch (e) { err = e; }
+    assert.ok(err, `${name}: must be refused`);
+    assert.ok(err instanceof sk.SparseKitError, `${name}: SparseKitError, got ${err?.name}: ${err?.message}`);
+    assert.notEqual(err.code, 'internal_error', `${name}: trapped: ${err.message}`);
+    codes[name] = err.code;
+    // usable after every refusal: a 2:4 mask and a CSR round trip give the exact answers
+    assert.deepEqual(Array.from(sk.m4n2_1d(Float32Array.of(1, -4, 3, 2), [1, 4])), [0, 1, 1, 0]);
+    const d = Float32Array.of(0, 1.5, 0, -2);
+    assert.deepEqual(Array.from(sk.sparseToDense(sk.toCsr(d, [2, 2]))), Array.from(d));
+  }
+  console.log(`# huge sizes refused: ${JSON.stringify(codes)}`);
+});
