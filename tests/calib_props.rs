@@ -1,0 +1,193 @@
+//! Properties of the calibration core that the conformance cases do not pin down: a keep-all
+//! mask changes nothing, SparseGPT equals sequential optimal-brain-surgeon with explicit
+//! inverses, strided and transposed views give the same bits as contiguous weights, and
+//! `addConv` equals `addRows` of an explicitly built im2col matrix.
+
+use proptest::prelude::*;
+use sparsekit_wasm::calib::{sparse_gpt, ConvGeometry, Hessian, SparseGptOptions};
+use sparsekit_wasm::{Param, View};
+
+/// Deterministic pseudo-random numbers in [-1, 1).
+fn rand_vec(seed: u64, n: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn hessian(cols: usize, n: usize, seed: u64) -> Hessian {
+    let mut h = Hessian::new(cols).unwrap();
+    h.add_rows(&rand_vec(seed, n * cols), n).unwrap();
+    h
+}
+
+/// Inverse of a small SPD matrix by Gauss-Jordan (f64), the explicit reference.
+fn inverse(a: &[f64], n: usize) -> Vec<f64> {
+    let mut m = a.to_vec();
+    let mut inv: Vec<f64> = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 }).collect();
+    for c in 0..n {
+        let p = m[c * n + c];
+        for j in 0..n {
+            m[c * n + j] /= p;
+            inv[c * n + j] /= p;
+        }
+        for r in (0..n).filter(|&r| r != c) {
+            let f = m[r * n + c];
+            for j in 0..n {
+                m[r * n + j] -= f * m[c * n + j];
+                inv[r * n + j] -= f * inv[c * n + j];
+            }
+        }
+    }
+    inv
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    /// keep = all ones: no error to spread, so the weights keep their exact bits.
+    #[test]
+    fn keep_all_leaves_weights_unchanged(rows in 1usize..6, cols in 1usize..20, bs in 1i64..9, seed in 0u64..1000) {
+        let h = hessian(cols, cols + 3, seed);
+        let w0 = rand_vec(seed + 7, rows * cols);
+        let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
+        let opts = SparseGptOptions { keep: Some(vec![1; rows * cols]), block_size: Some(bs), ..Default::default() };
+        let m = sparse_gpt(&View::from_param(&p), &h, &opts).unwrap();
+        prop_assert!(m.iter().all(|&x| x == 1));
+        let same = p.data().iter().zip(&w0).all(|(a, b)| a.to_bits() == b.to_bits());
+        prop_assert!(same);
+    }
+
+    /// With a given mask, every block size equals sequential OBS: at column i, with F the
+    /// not-yet-processed columns, a pruned w_i moves w_F by -(w_i / [H_F⁻¹]_ii) [H_F⁻¹]_{i,F}.
+    #[test]
+    fn equals_sequential_obs_with_explicit_inverses(rows in 1usize..4, cols in 2usize..12, bs in 1i64..6, seed in 0u64..1000) {
+        let h = hessian(cols, 2 * cols + 1, seed);
+        let w0 = rand_vec(seed + 1, rows * cols);
+        let keep: Vec<u8> = rand_vec(seed + 2, rows * cols).iter().map(|&x| (x > 0.0) as u8).collect();
+        let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
+        let opts = SparseGptOptions { keep: Some(keep.clone()), block_size: Some(bs), perc_damp: Some(0.05), ..Default::default() };
+        sparse_gpt(&View::from_param(&p), &h, &opts).unwrap();
+        let mut hm = h.matrix_f64().unwrap();
+        let damp = 0.05 * (0..cols).map(|j| hm[j * cols + j]).sum::<f64>() / cols as f64;
+        for j in 0..cols { hm[j * cols + j] += damp; }
+        let scale = w0.iter().fold(0.0f32, |a, b| a.max(b.abs())) as f64;
+        for r in 0..rows {
+            let mut w: Vec<f64> = w0[r * cols..(r + 1) * cols].iter().map(|&x| x as f64).collect();
+            for i in 0..cols {
+                let f: Vec<usize> = (i..cols).collect();
+                let sub: Vec<f64> = f.iter().flat_map(|&a| f.iter().map(move |&b| (a, b))).map(|(a, b)| hm[a * cols + b]).collect();
+                let hinv = inverse(&sub, f.len());
+                if keep[r * cols + i] == 0 {
+                    let k = w[i] / hinv[0];
+                    for (t, &j) in f.iter().enumerate() { w[j] -= k * hinv[t]; }
+                    w[i] = 0.0;
+                }
+            }
+            for c in 0..cols {
+                let got = p.data()[r * cols + c] as f64;
+                prop_assert!((got - w[c]).abs() <= 1e-4 * scale.max(w[c].abs()), "row {} col {}: {} vs {}", r, c, got, w[c]);
+            }
+        }
+    }
+
+    /// A transposed view (MatMul layout, gathered tiles) and an every-other-row view give the
+    /// same bits and mask as the contiguous weight.
+    #[test]
+    fn strided_views_match_contiguous(rows in 1usize..7, cols in 1usize..24, bs in 1i64..10, s in 0.0f64..1.0, seed in 0u64..1000) {
+        let h = hessian(cols, cols + 2, seed);
+        let w0 = rand_vec(seed + 3, rows * cols);
+        let opts = SparseGptOptions { sparsity: Some(s), block_size: Some(bs), ..Default::default() };
+        let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
+        let m = sparse_gpt(&View::from_param(&p), &h, &opts).unwrap();
+        // Transposed storage (cols, rows) seen as [rows, cols] with stride [1, rows].
+        let t: Vec<f32> = (0..cols * rows).map(|i| w0[(i % rows) * cols + i / rows]).collect();
+        let pt = Param::from_slice(&t, &[cols, rows]).unwrap();
+        let mt = sparse_gpt(&View::new(&pt, &[rows as i64, cols as i64], &[1, rows as i64]).unwrap(), &h, &opts).unwrap();
+        prop_assert_eq!(&m, &mt);
+        for r in 0..rows { for c in 0..cols {
+            prop_assert_eq!(p.data()[r * cols + c].to_bits(), pt.data()[c * rows + r].to_bits());
+        } }
+        // Every other row of a (2 rows, cols) storage, odd rows untouched.
+        let mut e = vec![7.5f32; 2 * rows * cols];
+        for r in 0..rows { e[2 * r * cols..(2 * r + 1) * cols].copy_from_slice(&w0[r * cols..(r + 1) * cols]); }
+        let pe = Param::from_slice(&e, &[2 * rows, cols]).unwrap();
+        let me = sparse_gpt(&View::new(&pe, &[rows as i64, cols as i64], &[2 * cols as i64, 1]).unwrap(), &h, &opts).unwrap();
+        prop_assert_eq!(&m, &me);
+        for r in 0..rows { for c in 0..cols {
+            prop_assert_eq!(p.data()[r * cols + c].to_bits(), pe.data()[2 * r * cols + c].to_bits());
+            prop_assert_eq!(pe.data()[(2 * r + 1) * cols + c], 7.5);
+        } }
+    }
+
+    /// addConv equals addRows of the im2col matrix built naively (ONNX Conv semantics).
+    #[test]
+    fn add_conv_equals_explicit_im2col(n in 1usize..3, c in 1usize..3, hgt in 1usize..7, wid in 1usize..7,
+                                       kh in 1usize..4, kw in 1usize..4, sh in 1usize..3, sw in 1usize..3,
+                                       dh in 1usize..3, dw in 1usize..3, pads in proptest::collection::vec(0usize..3, 4), seed in 0u64..1000) {
+        let (top, left, bottom, right) = (pads[0], pads[1], pads[2], pads[3]);
+        let span_h = (kh - 1) * dh + 1;
+        let span_w = (kw - 1) * dw + 1;
+        prop_assume!(hgt + top + bottom >= span_h && wid + left + right >= span_w);
+        let oh = (hgt + top + bottom - span_h) / sh + 1;
+        let ow = (wid + left + right - span_w) / sw + 1;
+        let x = rand_vec(seed, n * c * hgt * wid);
+        let cols = c * kh * kw;
+        let mut rows = Vec::new();
+        for b in 0..n { for y in 0..oh { for z in 0..ow { for ch in 0..c { for i in 0..kh { for j in 0..kw {
+            let yy = (y * sh + i * dh) as i64 - top as i64;
+            let zz = (z * sw + j * dw) as i64 - left as i64;
+            let inside = yy >= 0 && zz >= 0 && (yy as usize) < hgt && (zz as usize) < wid;
+            rows.push(if inside { x[((b * c + ch) * hgt + yy as usize) * wid + zz as usize] } else { 0.0 });
+        } } } } } }
+        let mut a = Hessian::new(cols).unwrap();
+        a.add_rows(&rows, n * oh * ow).unwrap();
+        let mut b = Hessian::new(cols).unwrap();
+        let geo = ConvGeometry {
+            kernel_shape: vec![kh as i64, kw as i64],
+            strides: Some(vec![sh as i64, sw as i64]),
+            pads: Some(pads.iter().map(|&p| p as i64).collect()),
+            dilations: Some(vec![dh as i64, dw as i64]),
+        };
+        b.add_conv(&x, &[n as i64, c as i64, hgt as i64, wid as i64], &geo).unwrap();
+        prop_assert_eq!(a.count(), b.count());
+        // Same vectors in the same order and chunks: the same bits.
+        prop_assert_eq!(a.matrix().unwrap(), b.matrix().unwrap());
+    }
+}
+
+/// Hessian: more vectors than one chunk, compared with an f64 sum of products.
+#[test]
+fn hessian_matches_f64_reference_across_chunks() {
+    let (cols, n) = (13, 300);
+    let x = rand_vec(5, n * cols);
+    let mut h = Hessian::new(cols).unwrap();
+    h.add_rows(&x[..7 * cols], 7).unwrap();
+    h.add_rows(&x[7 * cols..], n - 7).unwrap();
+    let m = h.matrix_f64().unwrap();
+    for a in 0..cols {
+        for b in 0..cols {
+            let exact: f64 = (0..n).map(|r| x[r * cols + a] as f64 * x[r * cols + b] as f64).sum::<f64>() / n as f64;
+            let bound = 65.0 * 2f64.powi(-24) * (m[a * cols + a] * m[b * cols + b]).sqrt() + 1e-12;
+            assert!((m[a * cols + b] - exact).abs() <= bound, "H[{a},{b}] = {} vs {exact}", m[a * cols + b]);
+        }
+    }
+}
+
+/// A Cholesky failure is reported before any write, and the weights keep their bits.
+#[test]
+fn singular_hessian_writes_nothing() {
+    let mut h = Hessian::new(3).unwrap();
+    h.add_rows(&[1.0, -2.0, 1.0, -1.0, 2.0, -1.0], 2).unwrap();
+    let w0 = [0.5f32, -1.0, 2.0, 0.25, 3.0, -0.75];
+    let p = Param::from_slice(&w0, &[2, 3]).unwrap();
+    let opts = SparseGptOptions { sparsity: Some(0.5), perc_damp: Some(0.0), ..Default::default() };
+    let e = sparse_gpt(&View::from_param(&p), &h, &opts).unwrap_err();
+    assert_eq!(e.code(), "singular_hessian");
+    assert_eq!(p.data().as_slice(), &w0);
+}
