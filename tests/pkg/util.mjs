@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const PKG = join(ROOT, 'pkg');
 
+// These tests exercise the built package: without it they fail here (never skip).
+for (const f of ['package.json', 'src/index.d.ts', 'dist/index.cjs', 'wasm/st/sparsekit_wasm_bg.wasm', 'wasm/mt/sparsekit_wasm_bg.wasm']) {
+  if (!existsSync(join(PKG, f))) throw new Error(`pkg/${f} is missing: build the package first (bash scripts/build.sh)`);
+}
+
 const TYPES = {
   '.html': 'text/html',
   '.js': 'text/javascript',
