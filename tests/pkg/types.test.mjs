@@ -13,7 +13,7 @@ import { ROOT, packPackage, projectWith } from './util.mjs';
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const SOURCES = join(ROOT, 'tests/types');
 const DEFAULT = ['--strict', '--target', 'es2022', '--module', 'nodenext'];
-const files = Object.fromEntries(['example.ts', 'wrong.ts', 'using.ts', 'entries.ts'].map((f) => [f, readFileSync(join(SOURCES, f), 'utf8')]));
+const files = Object.fromEntries(['example.ts', 'wrong.ts', 'using.ts', 'entries.ts', 'require.cts'].map((f) => [f, readFileSync(join(SOURCES, f), 'utf8')]));
 
 const dir = projectWith(packPackage(), {
   'package.json': JSON.stringify({ name: 'ts-consumer', version: '1.0.0', private: true, type: 'module' }),
@@ -56,4 +56,12 @@ test('`using` frees a Param at the end of its block (compiled, then run in Node)
   const run = spawnSync(process.execPath, [join(dir, 'out/using.js')], { cwd: dir, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout.trim(), 'use_after_free');
+});
+
+test('a CommonJS consumer (require) type-checks and runs', () => {
+  const r = tsc([...DEFAULT, '--outDir', 'out', 'require.cts']);
+  assert.equal(r.status, 0, r.out);
+  const run = spawnSync(process.execPath, [join(dir, 'out/require.cjs')], { cwd: dir, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), { variant: 'simd', size: 8, code: 'shape_mismatch', kept: 4 });
 });
