@@ -9,7 +9,7 @@ WASM_PACK_VERSION=0.15.1
 say() { echo "[setup] $*"; }
 
 # 1. Debian packages: the wasm-capable Rust (std sources included), lld, Chromium + ChromeDriver.
-APT_PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 chromium chromium-driver)
+APT_PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22 chromium chromium-driver)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -1,35 +1,30 @@
 //! sparsekit-wasm: block-structured and N:M pruning of neural-network weights, in place.
 //!
-//! The core (everything but [`bindings`]) is plain Rust: it builds and is tested natively.
-//! Concepts follow the sparsekit seeds: a [`view::View`] is a strided window over a
-//! [`param::Param`]; a [`block::BlockSpec`] sees it as a grid of blocks; a
-//! [`coupling::BlockCoupling`] aligns several block grids; a [`scope::ScopeSpec`] groups blocks
-//! that compete, and a [`scope::ScopeCoupling`] lets several scopes compete together.
+//! Layers, dependencies pointing down (see `docs/ARCHITECTURE.md`):
+//! `core` (errors, allocation, shapes) → `kernels` (scalar oracle + SIMD128 inner loops, the
+//! floor of the numeric code) → `layout` (strided walks and block tilings) → the domain:
+//! `block` (Param, View, BlockSpec, BlockCoupling), `scope` (ScopeSpec, ScopeCoupling), `nm`
+//! (N:M after NVIDIA ASP), `export` (CSR/BSR/2:4) → `bindings` (wasm-bindgen, conversion only).
 //! Masks are keep-masks everywhere: 1 keeps, 0 prunes.
 
-pub mod error;
+mod core;
+// Public for the bit-exactness tests of the kernels (tests/wasm_kernels.rs) and the bench; not
+// part of the API.
+#[doc(hidden)]
 pub mod kernels;
-pub mod layout;
-pub mod param;
-pub mod view;
-pub mod block;
-pub mod prox;
-pub mod coupling;
-pub mod select;
-pub mod scope;
-pub mod threads;
-pub mod nm;
-pub mod nm2d;
-pub mod permute;
-pub mod export;
-pub mod magnitude;
+mod layout;
 
+pub mod block;
+pub mod export;
+pub mod nm;
+pub mod scope;
+
+// Public only so that tests/web.rs can drive the exported classes in Chromium.
 #[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
 pub mod bindings;
 
-pub use block::{BlockSpec, Norm, SoftOptions};
-pub use coupling::BlockCoupling;
-pub use error::{Error, ErrorKind, Result};
-pub use param::Param;
+pub use crate::core::error::{Error, ErrorKind, Result};
+pub use crate::core::shape::check_grid_shape;
+pub use block::{block_view_of, broadcast_block_to_element, BlockCoupling, BlockSpec, Norm, Param, SoftOptions, View};
 pub use scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-pub use view::View;

@@ -13,11 +13,11 @@
 
 use serde_json::{json, Value};
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
-use sparsekit_wasm::coupling::BlockCoupling;
-use sparsekit_wasm::error::{Error, Result};
-use sparsekit_wasm::param::Param;
+use sparsekit_wasm::BlockCoupling;
+use sparsekit_wasm::{Error, Result};
+use sparsekit_wasm::Param;
 use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-use sparsekit_wasm::view::{block_view_of, broadcast_block_to_element, View};
+use sparsekit_wasm::{block_view_of, broadcast_block_to_element, View};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -403,7 +403,7 @@ fn run_op(ctx: &Ctx, case: &Value, target: &Target, params: &[P]) -> Result<BTre
                 "norms" => Ok(one("out", f32s_json(&grid, &s.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &s.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &s.max(vals)?))),
-                "nnz" => Ok(one("value", json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))))),
+                "nnz" => Ok(one("value", json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = s.block_view(
                         vals,
@@ -467,7 +467,7 @@ fn run_op(ctx: &Ctx, case: &Value, target: &Target, params: &[P]) -> Result<BTre
                 "norms" => Ok(one("out", f32s_json(&grid, &c.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &c.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &c.max(vals)?))),
-                "nnz" => Ok(one("value", json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))))),
+                "nnz" => Ok(one("value", json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = c.block_view(vals)?;
                     Ok(one("out", f32s_json(&sh, &d)))
@@ -728,7 +728,7 @@ fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
         let pshape = usizes(&s["param"]["shape"]);
         let (vshape, vstride) = match opt(s, "view") {
             Some(v) => (usizes(&v["shape"]), usizes(&v["stride"])),
-            None => (pshape.clone(), sparsekit_wasm::layout::contiguous_strides(&pshape)),
+            None => (pshape.clone(), contiguous_strides(&pshape)),
         };
         if t.shape == pshape && t.shape != vshape {
             let mut g = Vec::new();
@@ -764,7 +764,7 @@ fn run_case(ctx: &Ctx, case: &Value) -> Outcome {
         let alt_got = build(&alt, &mut alt_params).and_then(|t| run_op(ctx, &alt, &t, &alt_params));
         if let Ok(alt_out) = alt_got {
             return match got {
-                Err(e) => Fail(format!("param-layout coupling conditioners must be accepted, got {} ({})", e.code(), e.message)),
+                Err(e) => Fail(format!("param-layout coupling conditioners must be accepted, got {} ({})", e.code(), e.message())),
                 Ok(out) => {
                     // Both layouts must give the same result.
                     for (k, v) in &alt_out {
@@ -781,7 +781,7 @@ fn run_case(ctx: &Ctx, case: &Value) -> Outcome {
     if let Some(kind) = expect.get("error").and_then(|e| e.as_str()) {
         return match got {
             Ok(_) => Fail(format!("expected error {kind}, the call succeeded")),
-            Err(e) if e.code() != kind => Fail(format!("expected error {kind}, got {} ({})", e.code(), e.message)),
+            Err(e) if e.code() != kind => Fail(format!("expected error {kind}, got {} ({})", e.code(), e.message())),
             Err(_) => match params_unchanged(&params) {
                 Some(m) => Fail(format!("refused with {kind} but wrote: {m}")),
                 None => Outcome::Pass,
@@ -790,7 +790,7 @@ fn run_case(ctx: &Ctx, case: &Value) -> Outcome {
     }
     let out = match got {
         Ok(o) => o,
-        Err(e) => return Fail(format!("unexpected error {} ({})", e.code(), e.message)),
+        Err(e) => return Fail(format!("unexpected error {} ({})", e.code(), e.message())),
     };
     for (k, v) in expect.as_object().unwrap() {
         let Some(g) = out.get(k) else { return Fail(format!("no result for expected key {k}")) };
@@ -860,4 +860,13 @@ fn conformance_core() {
     );
     println!("conformance(core): {passed} passed, {} failed, {skipped} skipped", failures.len());
     assert!(failures.is_empty(), "{} conformance case(s) failed", failures.len());
+}
+
+/// Row-major strides of a contiguous shape (a zero-size dimension counts as 1).
+fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut st = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1].max(1);
+    }
+    st
 }

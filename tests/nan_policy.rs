@@ -12,12 +12,12 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
-use sparsekit_wasm::coupling::BlockCoupling;
-use sparsekit_wasm::error::ErrorKind;
-use sparsekit_wasm::param::Param;
+use sparsekit_wasm::BlockCoupling;
+use sparsekit_wasm::ErrorKind;
+use sparsekit_wasm::Param;
 use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-use sparsekit_wasm::select::{kth_best, top_k};
-use sparsekit_wasm::view::View;
+use sparsekit_wasm::scope::{kth_best, top_k};
+use sparsekit_wasm::View;
 
 const NAN: f32 = f32::NAN;
 const INF: f32 = f32::INFINITY;
@@ -84,10 +84,10 @@ fn hard_threshold_keeps_nan_norm_blocks_and_refuses_nan_thresholds() {
     let (p, s) = spec([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
     let before = bits(&p);
     let e = s.hard_threshold(&[100.0, NAN, 100.0, 100.0], None).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
     assert_eq!(bits(&p), before);
     let e = s.soft_threshold(&[0.0, 0.0, NAN, 0.0], None, SoftOptions::default()).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
     assert_eq!(bits(&p), before);
 }
 
@@ -173,9 +173,9 @@ fn scope_thresholds_and_scores_with_nan_and_inf() {
     let sc = ScopeSpec::new(BlockNode::Spec(s), &[1, 2], None).unwrap();
     let before = bits(&p);
     let e = sc.hard_threshold(HardBy::Thresholds(&[NAN, 1.0]), None).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
     let e = sc.soft_threshold(&[1.0, NAN], None, false, SoftOptions::default()).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
     assert_eq!(bits(&p), before, "refused calls wrote nothing");
     // Block scores with NaN: NaN ranks lowest in kth_largest and get_masks.
     let scores = [NAN, 2.0, -INF, NAN];
@@ -264,12 +264,12 @@ fn adam_step_confines_nan_and_inf_to_their_block() {
     // NaN thresholds are refused before any write; NaN atol and negative/NaN eps too.
     let (p, s) = spec(clean);
     let before = bits(&p);
-    assert_eq!(s.soft_threshold(&[0.4, NAN, 0.4, 0.4], Some(&h), SoftOptions::default()).unwrap_err().kind, ErrorKind::InvalidValue);
+    assert_eq!(s.soft_threshold(&[0.4, NAN, 0.4, 0.4], Some(&h), SoftOptions::default()).unwrap_err().kind(), ErrorKind::InvalidValue);
     let o = SoftOptions { atol: NAN, ..SoftOptions::default() };
-    assert_eq!(s.soft_threshold(&t, Some(&h), o).unwrap_err().kind, ErrorKind::InvalidValue);
+    assert_eq!(s.soft_threshold(&t, Some(&h), o).unwrap_err().kind(), ErrorKind::InvalidValue);
     for eps in [-1.0, NAN] {
         let o = SoftOptions { eps: Some(eps), ..SoftOptions::default() };
-        assert_eq!(s.soft_threshold(&t, Some(&h), o).unwrap_err().kind, ErrorKind::InvalidEps);
+        assert_eq!(s.soft_threshold(&t, Some(&h), o).unwrap_err().kind(), ErrorKind::InvalidEps);
     }
     assert_eq!(bits(&p), before);
 }

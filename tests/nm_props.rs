@@ -2,9 +2,13 @@
 //! permutation search.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "support/oracles.rs"]
+mod oracles;
 use proptest::prelude::*;
-use sparsekit_wasm::error::ErrorKind;
-use sparsekit_wasm::{export, nm, nm2d, permute};
+use sparsekit_wasm::ErrorKind;
+use sparsekit_wasm::{export, nm};
+use nm as nm2d;
+use nm as permute;
 
 /// Values that exercise ties (small integers, `±0.0`), the full finite range (subnormals, huge)
 /// and, rarely, infinities and NaN.
@@ -79,7 +83,7 @@ proptest! {
                 }
             }
         }
-        prop_assert_eq!(nm::mn_1d_best_enumerate(&v, rows, cols, m, n).unwrap(), mask);
+        prop_assert_eq!(oracles::mn_1d_best_enumerate(&v, rows, cols, m, n).unwrap(), mask);
     }
 
 }
@@ -96,7 +100,7 @@ proptest! {
     fn patterns_are_distinct_sorted_and_counted(m in 1usize..=10, n in 0usize..=10) {
         let p = nm::compute_valid_1d_patterns(m, n);
         if n > m {
-            prop_assert_eq!(p.unwrap_err().kind, ErrorKind::InvalidNmPattern);
+            prop_assert_eq!(p.unwrap_err().kind(), ErrorKind::InvalidNmPattern);
             return Ok(());
         }
         let p = p.unwrap();
@@ -176,7 +180,7 @@ proptest! {
             prop_assert_eq!(as_bits(&export::bsr_to_dense(&bsr).unwrap()), as_bits(&v));
             prop_assert_eq!(bsr.values.len(), bsr.num_blocks() * bh * bw);
         } else {
-            prop_assert_eq!(export::to_bsr(&v, rows, cols, bh, bw).unwrap_err().kind, ErrorKind::InvalidBlockShape);
+            prop_assert_eq!(export::to_bsr(&v, rows, cols, bh, bw).unwrap_err().kind(), ErrorKind::InvalidBlockShape);
         }
         let mask = nm::m4n2_1d(&v, rows, cols).unwrap();
         let pruned: Vec<f32> = v.iter().zip(&mask).map(|(&x, &k)| x * f32::from(k)).collect();
@@ -207,3 +211,21 @@ proptest! {
         prop_assert_eq!(permute::permute_columns(&p, rows, cols, &inv).unwrap(), v);
     }
 }
+
+#[test]
+    fn oracle_uses_exact_sums() {
+        // {1e30, 1e-30} beats {1e30, 0}, although both round to 1e30 in f64.
+        let v = [1e30, 0.0, 1e-30, 0.0];
+        assert_eq!(
+            oracles::mn_1d_best_enumerate(&v, 1, 4, 4, 2).unwrap(),
+            vec![1, 0, 1, 0]
+        );
+        assert_eq!(nm::mn_1d_best(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
+        let mut a = oracles::ExactSum::default();
+        a.add(f32::MAX);
+        a.add(f32::MAX);
+        let mut b = oracles::ExactSum::default();
+        b.add(f32::MAX);
+        b.add(f32::from_bits(1));
+        assert!(a > b);
+    }

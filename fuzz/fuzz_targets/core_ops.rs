@@ -9,10 +9,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
-use sparsekit_wasm::coupling::BlockCoupling;
-use sparsekit_wasm::param::Param;
+use sparsekit_wasm::BlockCoupling;
+use sparsekit_wasm::Param;
 use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-use sparsekit_wasm::view::{self, View};
+use sparsekit_wasm::{self as view, View};
 use sparsekit_wasm::Result;
 
 /// Reads the fuzz input front to back; past the end everything is 0.
@@ -168,7 +168,7 @@ fn spec_ops(b: &mut Bytes, ps: &[Param], s: &BlockSpec) {
             }
             2 => {
                 let e = b.f64();
-                let _ = guarded(ps, true, "nnz", || Ok(s.nnz(e)));
+                let _ = guarded(ps, true, "nnz", || s.nnz(e));
             }
             3 => {
                 let m = { let n = b.len_near(nb); b.f32s(n) };
@@ -262,7 +262,7 @@ fn coupling_ops(b: &mut Bytes, ps: &[Param], c: &BlockCoupling) {
                 let _ = guarded(ps, true, "coupling block_view", || c.block_view(refs(&v).as_deref()));
             }
             _ => {
-                let _ = guarded(ps, true, "coupling nnz", || Ok(c.nnz(1e-8)));
+                let _ = guarded(ps, true, "coupling nnz", || c.nnz(1e-8));
             }
         }
     }

@@ -14,6 +14,7 @@
 //! contiguous chunk, combined as `(l0 + l1) + (l2 + l3)`, then added to the accumulator), so the
 //! SIMD and scalar results are bit-for-bit equal.
 
+pub mod order;
 pub mod par;
 pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
@@ -152,7 +153,7 @@ pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
 }
 
 /// 2:4 keep-mask of consecutive groups of 4: in each group the 2 largest `|x|` are kept, ties to
-/// the lower index, NaN ranks below every number (the order of [`crate::nm::magnitude_key`]).
+/// the lower index, NaN ranks below every number (the order of [`crate::kernels::order::magnitude_key`]).
 /// `values.len() == mask.len()`, a multiple of 4.
 #[inline]
 pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {

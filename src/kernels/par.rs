@@ -1,6 +1,6 @@
 //! One code path for sequential and parallel loops: with the feature `threads` (wasm,
 //! wasm-bindgen-rayon) or `native-threads` these run on rayon once the pool is up
-//! ([`crate::threads::pool_ready`]), else sequentially in order. Callers give every task disjoint
+//! ([`crate::core::threads::pool_ready`]), else sequentially in order. Callers give every task disjoint
 //! outputs, so results do not depend on the thread count.
 
 #[cfg(any(feature = "threads", feature = "native-threads"))]
@@ -11,7 +11,7 @@ use rayon::prelude::*;
 #[cfg(any(feature = "threads", feature = "native-threads"))]
 #[inline]
 fn parallel() -> bool {
-    crate::threads::pool_ready()
+    crate::core::threads::pool_ready()
 }
 
 /// Workers available (1 without threads or before the pool is started).

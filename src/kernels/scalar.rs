@@ -109,10 +109,10 @@ pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
 #[inline(always)]
 pub fn nm24_group(g: &[f32], m: &mut [u8]) {
     let k = [
-        crate::nm::magnitude_key(g[0]),
-        crate::nm::magnitude_key(g[1]),
-        crate::nm::magnitude_key(g[2]),
-        crate::nm::magnitude_key(g[3]),
+        crate::kernels::order::magnitude_key(g[0]),
+        crate::kernels::order::magnitude_key(g[1]),
+        crate::kernels::order::magnitude_key(g[2]),
+        crate::kernels::order::magnitude_key(g[3]),
     ];
     for i in 0..4 {
         let mut beaten = 0u32;

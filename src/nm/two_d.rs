@@ -4,9 +4,11 @@
 //!
 //! Magnitudes are ranked as in [`crate::nm`]: `|-0.0| == 0`, NaN below every number.
 
+use crate::core::alloc::try_alloc;
 use crate::bail;
-use crate::error::Result;
-use crate::nm::{check_len, magnitude_key};
+use crate::core::error::Result;
+use crate::core::shape::check_len;
+use crate::kernels::order::magnitude_key;
 
 /// The 6 row patterns of a 2:4 row in `itertools.combinations(range(4), 2)` order, as bit masks
 /// (bit `c` set = column `c` kept).
@@ -76,8 +78,8 @@ fn for_each_tile(
     rows: usize,
     cols: usize,
     mut tile_mask: impl FnMut(&[f32; 16]) -> u16,
-) -> Vec<u8> {
-    let mut mask = vec![0u8; values.len()];
+) -> Result<Vec<u8>> {
+    let mut mask = try_alloc(values.len(), 0u8)?;
     let mut tile = [0.0f32; 16];
     for tr in (0..rows).step_by(4) {
         for tc in (0..cols).step_by(4) {
@@ -94,7 +96,7 @@ fn for_each_tile(
             }
         }
     }
-    mask
+    Ok(mask)
 }
 
 /// Best of the 90 tiles: maximises the kept `sum |x|` (f64; NaN counts 0), then keeps fewer
@@ -177,7 +179,7 @@ fn greedy_tile(tile: &[f32; 16]) -> u16 {
 /// Errors: wrong length -> `ShapeMismatch`; rows or cols not multiples of 4 -> `InvalidNmShape`.
 pub fn m4n2_2d_greedy(values: &[f32], rows: usize, cols: usize) -> Result<Vec<u8>> {
     check_tiles("m4n2_2d_greedy", values.len(), rows, cols)?;
-    Ok(for_each_tile(values, rows, cols, greedy_tile))
+    for_each_tile(values, rows, cols, greedy_tile)
 }
 
 /// Transposable 2:4 keep-mask of a `(rows, cols)` matrix: per 4x4 tile, the one of the 90 valid
@@ -186,13 +188,13 @@ pub fn m4n2_2d_greedy(values: &[f32], rows: usize, cols: usize) -> Result<Vec<u8
 /// Errors: wrong length -> `ShapeMismatch`; rows or cols not multiples of 4 -> `InvalidNmShape`.
 pub fn m4n2_2d_best(values: &[f32], rows: usize, cols: usize) -> Result<Vec<u8>> {
     check_tiles("m4n2_2d_best", values.len(), rows, cols)?;
-    Ok(for_each_tile(values, rows, cols, best_tile))
+    for_each_tile(values, rows, cols, best_tile)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::core::error::ErrorKind;
 
     #[test]
     fn ninety_distinct_valid_tiles() {
@@ -235,11 +237,11 @@ mod tests {
         assert!(crate::nm::kept_magnitude(&v, &b) >= crate::nm::kept_magnitude(&v, &g));
         assert_eq!(m4n2_2d_best(&v, 4, 16).unwrap().len(), 64);
         assert_eq!(
-            m4n2_2d_best(&v, 2, 32).unwrap_err().kind,
+            m4n2_2d_best(&v, 2, 32).unwrap_err().kind(),
             ErrorKind::InvalidNmShape
         );
         assert_eq!(
-            m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind,
+            m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind(),
             ErrorKind::ShapeMismatch
         );
     }

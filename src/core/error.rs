@@ -103,8 +103,8 @@ impl ErrorKind {
 /// expected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
-    pub kind: ErrorKind,
-    pub message: String,
+    kind: ErrorKind,
+    message: String,
 }
 
 impl Error {
@@ -112,12 +112,19 @@ impl Error {
         Error { kind, message: message.into() }
     }
 
-    /// `context: Shape mismatch: expected [..], got [..]`, the seed's ShapeMismatchError text.
+    /// An n-d shape that differs from the one the operation needs.
     pub fn shape_mismatch(context: &str, expected: &[usize], got: &[usize]) -> Self {
-        Error::new(
-            ErrorKind::ShapeMismatch,
-            format!("{context}: Shape mismatch: expected {expected:?}, got {got:?}"),
-        )
+        Error::new(ErrorKind::ShapeMismatch, format!("{context}: has shape {got:?} where {expected:?} is needed"))
+    }
+
+    /// The stable kind (its `code()` is `err.code` in JS).
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// What was wrong and what was expected.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// A flat array whose length is not the product of the shape it must have.
@@ -149,7 +156,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[macro_export]
 macro_rules! bail {
     ($kind:ident, $($arg:tt)*) => {
-        return Err($crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*)))
+        return Err($crate::core::error::Error::new($crate::core::error::ErrorKind::$kind, format!($($arg)*)))
     };
 }
 

@@ -6,13 +6,12 @@
 //! nothing is ever physically permuted.
 
 use crate::bail;
-use crate::block::{check_not_nan, euclid_factors, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
-use crate::error::{Error, ErrorKind, Result};
+use super::align::Alignment;
+use super::spec::{check_not_nan, euclid_factors, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
+use crate::core::error::Result;
 use crate::kernels::Reduction;
-use crate::layout::{contiguous_strides, unravel};
-use crate::param::try_collect;
-use crate::prox::{self, Bracket, Part};
-use crate::view::check_grid_len;
+use super::prox::{self, Bracket, Part};
+use crate::core::shape::check_grid_len;
 
 #[derive(Debug, Clone)]
 pub struct BlockCoupling {
@@ -22,75 +21,6 @@ pub struct BlockCoupling {
     /// `maps[i][a]`: spec `i`'s flat grid index of aligned flat index `a`.
     maps: Vec<Vec<usize>>,
     name: Option<String>,
-}
-
-/// Validates `order` as a permutation of `0..n` (negative axes count from the end).
-pub fn normalize_order(order: &[i64], n: usize, what: &str) -> Result<Vec<usize>> {
-    let bad = || Error::new(ErrorKind::InvalidOrders, format!("{what}: order {order:?} is not a permutation of 0..{n}"));
-    if order.len() != n {
-        return Err(bad());
-    }
-    let mut seen = vec![false; n];
-    let mut out = Vec::with_capacity(n);
-    for &o in order {
-        let o = if o < 0 { o + n as i64 } else { o };
-        if o < 0 || o >= n as i64 || seen[o as usize] {
-            return Err(bad());
-        }
-        seen[o as usize] = true;
-        out.push(o as usize);
-    }
-    Ok(out)
-}
-
-/// For each aligned flat index, the flat index in `grid` (the un-permuted grid) it comes from,
-/// where `aligned[d] = grid[order[d]]`.
-pub fn permutation_map(grid: &[usize], order: &[usize]) -> Result<Vec<usize>> {
-    let aligned: Vec<usize> = order.iter().map(|&o| grid[o]).collect();
-    let gstride = contiguous_strides(grid);
-    let n: usize = aligned.iter().product();
-    let mut idx = vec![0usize; aligned.len()];
-    try_collect((0..n).map(|a| {
-        unravel(a, &aligned, &mut idx);
-        idx.iter().zip(order).map(|(&i, &o)| i * gstride[o]).sum()
-    }))
-}
-
-/// Grids of coupled members aligned by `orders`: the normalised orders, the aligned grid (the
-/// first member's grid permuted by its order) and each member's index map (see
-/// [`permutation_map`]). Shared by [`BlockCoupling`] and `ScopeCoupling`.
-pub(crate) struct Alignment {
-    pub orders: Vec<Vec<usize>>,
-    pub grid: Vec<usize>,
-    pub maps: Vec<Vec<usize>>,
-}
-
-impl Alignment {
-    /// `orders` empty means the identity for every member; `labels` name the members in errors.
-    pub fn new(orders: &[Vec<i64>], grids: &[&[usize]], labels: &[String], kind: &str) -> Result<Alignment> {
-        let orders: Vec<Vec<usize>> = if orders.is_empty() {
-            grids.iter().map(|g| (0..g.len()).collect()).collect()
-        } else {
-            if orders.len() != grids.len() {
-                bail!(InvalidOrders, "orders must match number of members: {} orders for {} {kind} grids", orders.len(), grids.len());
-            }
-            orders
-                .iter()
-                .zip(grids)
-                .enumerate()
-                .map(|(i, (o, g))| normalize_order(o, g.len(), &format!("orders[{i}]")))
-                .collect::<Result<_>>()?
-        };
-        let grid: Vec<usize> = orders[0].iter().map(|&o| grids[0][o]).collect();
-        for ((g, o), label) in grids.iter().zip(&orders).zip(labels) {
-            let permuted: Vec<usize> = o.iter().map(|&i| g[i]).collect();
-            if permuted != grid {
-                bail!(IncompatibleCoupling, "Incompatible {kind} grid shapes after order: {permuted:?} vs {grid:?} ({label})");
-            }
-        }
-        let maps = grids.iter().zip(&orders).map(|(g, o)| permutation_map(g, o)).collect::<Result<_>>()?;
-        Ok(Alignment { orders, grid, maps })
-    }
 }
 
 impl BlockCoupling {
@@ -135,7 +65,8 @@ impl BlockCoupling {
     pub fn numel(&self) -> usize {
         self.numblk() * self.numel_per_block()
     }
-    pub fn nnz(&self, eps: f64) -> usize {
+    /// Elements of all coupled views with `|x| > eps` (NaN `eps` refused).
+    pub fn nnz(&self, eps: f64) -> Result<usize> {
         self.specs.iter().map(|s| s.nnz(eps)).sum()
     }
 

@@ -23,9 +23,11 @@
 //! `max_sweeps`. The result is a local optimum of single swaps (no regressions or stripe-group
 //! exhaustive search as in ASP's later versions), deterministic for a given input.
 
+use crate::core::alloc::try_alloc;
 use crate::bail;
-use crate::error::Result;
-use crate::nm::{check_len, kept_magnitude, mn_1d_best};
+use crate::core::error::Result;
+use super::one_d::{kept_magnitude, mn_1d_best};
+use crate::core::shape::check_len;
 
 /// Outcome of [`search_permutation`].
 #[derive(Clone, Debug, PartialEq)]
@@ -184,6 +186,14 @@ impl State {
     }
 }
 
+/// A sweep budget given as a JS number: an integer in [0, 1e6].
+pub fn sweeps_from_f64(x: f64) -> Result<usize> {
+    if !(x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 1e6) {
+        bail!(InvalidArguments, "maxSweeps must be an integer in [0, 1e6], got {x}");
+    }
+    Ok(x as usize)
+}
+
 /// Searches a column permutation of a `(rows, cols)` weight that raises the magnitude kept by
 /// its best `m:n` mask (groups of `m` consecutive columns); see the module doc for the
 /// algorithm, its cost and limits. Deterministic. Returns the identity when nothing helps
@@ -211,7 +221,7 @@ pub fn search_permutation(
     if n == 0 || n == m || groups < 2 || rows == 0 || max_sweeps == 0 {
         return Ok(identity);
     }
-    let mut mag = vec![0.0f32; values.len()];
+    let mut mag = try_alloc(values.len(), 0.0f32)?;
     for (r, row) in values.chunks_exact(cols).enumerate() {
         for (c, &x) in row.iter().enumerate() {
             mag[c * rows + r] = if x.is_nan() { 0.0 } else { x.abs() };
@@ -222,8 +232,8 @@ pub fn search_permutation(
         m,
         n,
         mag,
-        thresh: vec![0.0; values.len()],
-        loss: vec![0.0; cols],
+        thresh: try_alloc(values.len(), 0.0)?,
+        loss: try_alloc(cols, 0.0)?,
         scratch: Vec::with_capacity(m),
     };
     for g in 0..groups {
@@ -279,7 +289,7 @@ pub fn search_permutation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::core::error::ErrorKind;
 
     #[test]
     fn finds_the_obvious_swap() {
@@ -303,23 +313,23 @@ mod tests {
             (0..8).collect::<Vec<_>>()
         );
         assert_eq!(
-            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind,
+            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind(),
             ErrorKind::InvalidNmPattern
         );
         assert_eq!(
-            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind,
+            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind(),
             ErrorKind::InvalidNmShape
         );
         assert_eq!(
-            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind,
+            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind(),
             ErrorKind::ShapeMismatch
         );
         assert_eq!(
-            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind,
+            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind(),
             ErrorKind::InvalidArguments
         );
         assert_eq!(
-            invert_permutation(&[1, 2]).unwrap_err().kind,
+            invert_permutation(&[1, 2]).unwrap_err().kind(),
             ErrorKind::InvalidArguments
         );
     }

@@ -10,10 +10,10 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
-use crate::error::Result;
+use crate::core::error::Result;
 use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
-use crate::param::try_alloc;
+use crate::core::alloc::try_alloc;
 
 /// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the 0/0 definition of
 /// BlockSpec's ([`kernels::scalar::prox_scaled`]).

@@ -5,10 +5,14 @@
 //! the param (`cosize <= numel`).
 
 use crate::bail;
-use crate::error::{Error, ErrorKind, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::kernels::Reduction;
-use crate::layout::{contiguous_strides, for_each_offset, normalize_block_shape, Strided, Tiling};
-use crate::param::{checked_numel, try_alloc, Param};
+use crate::core::shape::contiguous_strides;
+use crate::core::shape::check_grid_len;
+use crate::layout::{for_each_offset, normalize_block_shape, Strided, Tiling};
+use super::param::Param;
+use crate::core::alloc::try_alloc;
+use crate::core::shape::checked_numel;
 use std::cell::OnceCell;
 
 #[derive(Debug, Clone)]
@@ -167,15 +171,6 @@ impl View {
         t.reduce_into(l, data, op, &mut acc);
         Ok(acc)
     }
-}
-
-/// A grid-shaped flat input must have exactly `prod(grid)` elements.
-pub fn check_grid_len(what: &str, grid: &[usize], got: usize) -> Result<()> {
-    let n = checked_numel(grid)?;
-    if n != got {
-        return Err(Error::length_mismatch(what, grid, n, got));
-    }
-    Ok(())
 }
 
 /// Block view of a contiguous tensor `t` of `shape` (seed: `View.block_view_of`): returns the

@@ -3,7 +3,7 @@
 //! All masks are computed before any weight is written, so a failing tensor (bad shape or
 //! pattern) leaves every weight unchanged.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use crate::nm::{create_asp_mask, AspPattern};
 
 /// One weight to prune: its data (row-major) and shape. Conv weights `(K, C, R[, S])` are
@@ -58,7 +58,7 @@ impl MagnitudeSearcher {
         let mut masks = Vec::with_capacity(total);
         for (i, (data, shape)) in tensors.iter().enumerate() {
             let mask = create_asp_mask(data, shape, &self.pattern)
-                .map_err(|e| Error::new(e.kind, format!("tensor {i}: {}", e.message)))?;
+                .map_err(|e| Error::new(e.kind(), format!("tensor {i}: {}", e.message())))?;
             masks.push(mask);
             progress(i + 1, total);
         }
@@ -76,18 +76,24 @@ impl MagnitudeSearcher {
         let views: Vec<(&[f32], &[usize])> = tensors.iter().map(|t| (&*t.data, t.shape)).collect();
         let masks = self.compute_masks(&views, progress)?;
         for (t, mask) in tensors.iter_mut().zip(&masks) {
-            for (x, &k) in t.data.iter_mut().zip(mask) {
-                *x *= f32::from(k);
-            }
+            apply_mask(t.data, mask);
         }
         Ok(masks)
+    }
+}
+
+/// Multiplies a weight by its keep-mask in place, as the seed does (a pruned `-x` becomes
+/// `-0.0`, a pruned NaN stays NaN).
+pub fn apply_mask(data: &mut [f32], keep: &[u8]) {
+    for (x, &k) in data.iter_mut().zip(keep) {
+        *x *= f32::from(k);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::core::error::ErrorKind;
 
     #[test]
     fn applies_all_or_nothing() {
@@ -109,7 +115,7 @@ mod tests {
             let err = s
                 .apply(&mut ts, &mut |d, t| calls.push((d, t)))
                 .unwrap_err();
-            assert_eq!(err.kind, ErrorKind::InvalidNmShape);
+            assert_eq!(err.kind(), ErrorKind::InvalidNmShape);
         }
         assert_eq!(a, vec![1.0, -2.0, 3.0, -4.0]);
         assert_eq!(calls, vec![(1, 2)]);
@@ -126,10 +132,10 @@ mod tests {
         assert_eq!(a[..2], [0.0, -0.0]);
         assert!(a[1].is_sign_negative());
         assert_eq!(a[2..], [3.0, -4.0]);
-        assert_eq!(MagnitudeSearcher::new("m3n9_1d").unwrap_err().kind, ErrorKind::InvalidNmPattern);
-        assert_eq!(MagnitudeSearcher::new("m0n0_1d").unwrap_err().kind, ErrorKind::InvalidNmPattern);
+        assert_eq!(MagnitudeSearcher::new("m3n9_1d").unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(MagnitudeSearcher::new("m0n0_1d").unwrap_err().kind(), ErrorKind::InvalidNmPattern);
         assert_eq!(
-            MagnitudeSearcher::new("2:4").unwrap_err().kind,
+            MagnitudeSearcher::new("2:4").unwrap_err().kind(),
             ErrorKind::UnsupportedPattern
         );
     }

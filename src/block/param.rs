@@ -6,7 +6,9 @@
 //! until the param is freed.
 
 use crate::bail;
-use crate::error::{Error, ErrorKind, Result};
+use crate::core::alloc::try_alloc;
+use crate::core::shape::checked_numel;
+use crate::core::error::{Error, Result};
 use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Rc;
 
@@ -72,35 +74,4 @@ impl Param {
     pub fn same_storage(&self, other: &Param) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
-}
-
-/// `prod(shape)` with overflow reported as an error rather than a wrap-around. The product of
-/// the non-zero sizes must fit too (an empty `[0, 2^40, 2^40]` still has row-major strides that
-/// would overflow).
-pub fn checked_numel(shape: &[usize]) -> Result<usize> {
-    let overflow = || Error::new(ErrorKind::OutOfMemory, format!("shape {shape:?} has more elements than fit in memory"));
-    shape.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s.max(1))).ok_or_else(overflow)?;
-    shape.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s)).ok_or_else(overflow)
-}
-
-/// Collects an exact-size iterator into fresh storage, returning `out_of_memory` instead of
-/// aborting when the allocation does not fit.
-pub fn try_collect<T>(it: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    let n = it.len();
-    if v.try_reserve_exact(n).is_err() {
-        bail!(OutOfMemory, "cannot allocate {n} elements ({} bytes)", n.saturating_mul(std::mem::size_of::<T>()));
-    }
-    v.extend(it);
-    Ok(v)
-}
-
-/// Allocates `n` copies of `fill`, returning `out_of_memory` instead of aborting.
-pub fn try_alloc<T: Clone>(n: usize, fill: T) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    if v.try_reserve_exact(n).is_err() {
-        bail!(OutOfMemory, "cannot allocate {n} elements ({} bytes)", n.saturating_mul(std::mem::size_of::<T>()));
-    }
-    v.resize(n, fill);
-    Ok(v)
 }

@@ -6,11 +6,12 @@
 //! first write.
 
 use crate::bail;
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use crate::kernels::{nan_max, Reduction};
 use crate::layout::{normalize_block_shape, Strided, Tiling};
-use crate::prox::{self, Bracket, Part};
-use crate::view::{block_view_of, check_grid_len, View};
+use super::prox::{self, Bracket, Part};
+use super::view::{block_view_of, View};
+use crate::core::shape::check_grid_len;
 
 /// `torch.finfo(float32).eps`, the seed's default `eps`.
 pub const F32_EPS: f32 = f32::EPSILON;
@@ -71,6 +72,31 @@ impl Default for SoftOptions {
 }
 
 impl SoftOptions {
+    /// Options as JS numbers: `max_iter` an integer in [0, 1e6], `atol` >= 0, `eps` >= 0 (NaN
+    /// refused everywhere); `None` keeps the seed's default.
+    pub fn new(max_iter: Option<f64>, atol: Option<f64>, eps: Option<f64>) -> Result<SoftOptions> {
+        let mut o = SoftOptions::default();
+        if let Some(m) = max_iter {
+            if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m <= 1e6) {
+                bail!(InvalidArguments, "maxIter must be an integer in [0, 1e6], got {m}");
+            }
+            o.max_iter = m as usize;
+        }
+        if let Some(a) = atol {
+            if a.is_nan() || a < 0.0 {
+                bail!(InvalidArguments, "atol must be >= 0, got {a}");
+            }
+            o.atol = a as f32;
+        }
+        if let Some(e) = eps {
+            if e.is_nan() || e < 0.0 {
+                bail!(InvalidEps, "eps must be >= 0, got {e}");
+            }
+            o.eps = Some(e as f32);
+        }
+        Ok(o)
+    }
+
     /// The effective `eps`, refusing negative or NaN values.
     pub fn resolved_eps(&self) -> Result<f32> {
         match self.eps {
@@ -135,12 +161,16 @@ impl BlockSpec {
         self.numblk() * self.numel_per_block()
     }
 
-    /// Elements of the view with `|x| > eps`.
-    pub fn nnz(&self, eps: f64) -> usize {
+    /// Elements of the view with `|x| > eps`. A NaN `eps` would silently count nothing, so it
+    /// is refused (`invalid_eps`).
+    pub fn nnz(&self, eps: f64) -> Result<usize> {
+        if eps.is_nan() {
+            bail!(InvalidEps, "nnz: eps must be a number, got NaN");
+        }
         let data = self.view.param().data();
         let mut n = 0;
         crate::layout::for_each_offset(self.view.layout(), |o| n += ((data[o].abs() as f64) > eps) as usize);
-        n
+        Ok(n)
     }
 
     /// Resolves `values` (param layout, or view layout when the length differs) against this
@@ -152,7 +182,7 @@ impl BlockSpec {
             Ok(Source { layout: Strided::contiguous(self.view.shape()), data: values })
         } else {
             Err(Error::new(
-                crate::error::ErrorKind::ShapeMismatch,
+                crate::core::error::ErrorKind::ShapeMismatch,
                 format!(
                     "{what}: expected {} elements (the param {:?}, read through the view) or {} (view-shaped {:?}), got {}",
                     self.view.param().numel(),
@@ -251,7 +281,7 @@ impl BlockSpec {
         };
         // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
         // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.
-        let mu_keep = crate::param::try_collect(mu.into_iter().zip(keep))?;
+        let mu_keep = crate::core::alloc::try_collect(mu.into_iter().zip(keep))?;
         let mut data = self.view.param().data_mut();
         self.tiling.map_runs_with(
             self.view.layout(),
@@ -269,7 +299,7 @@ impl BlockSpec {
     pub fn get_masks(&self, keep: &[u8]) -> Result<Vec<u8>> {
         check_grid_len("keep mask", self.grid_shape(), keep.len())?;
         let f = self.tiling.broadcast(&keep_to_factors(keep))?;
-        crate::param::try_collect(f.iter().map(|&x| (x != 0.0) as u8))
+        crate::core::alloc::try_collect(f.iter().map(|&x| (x != 0.0) as u8))
     }
 
     /// Block view of `values` (default the weights), as `View.block_view_of` lays it out.
@@ -285,7 +315,7 @@ impl BlockSpec {
             None => self.view.values(),
             Some(v) => {
                 let s = self.source(v, "values")?;
-                let mut out = crate::param::try_alloc(0, 0.0f32)?;
+                let mut out = crate::core::alloc::try_alloc(0, 0.0f32)?;
                 if out.try_reserve_exact(self.view.numel()).is_err() {
                     bail!(OutOfMemory, "block_view: cannot allocate {} elements", self.view.numel());
                 }

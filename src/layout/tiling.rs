@@ -1,141 +1,13 @@
-//! Strided layouts and their block tilings: the index arithmetic shared by views, block specs
-//! and couplings.
-//!
-//! A [`Strided`] layout maps a row-major index `i` of `shape` to the storage offset
-//! `sum_d i_d * stride_d` (storage offset 0, strides in elements, all non-negative), like
-//! `torch.as_strided` and `ndarray`'s raw views. A [`Tiling`] cuts that layout into a grid of
-//! equal blocks. Every element loop of the library is one of the walks defined here, so the
-//! hot paths see contiguous runs whenever the layout has any.
+//! A strided layout cut into a grid of equal blocks: the walks every block operation runs on
+//! (reductions, scaling, gathering blocks into runs), shaped so that hot paths see contiguous
+//! runs whenever the layout has any.
 
-use crate::error::{Error, ErrorKind, Result};
+use super::strided::Strided;
+use super::strided::for_each_offset;
+use crate::core::shape::{contiguous_strides, unravel};
+use crate::core::alloc::try_alloc;
+use crate::core::error::Result;
 use crate::kernels::{self, par, Reduction};
-use crate::param::try_alloc;
-
-/// `shape` + element `stride`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Strided {
-    pub shape: Vec<usize>,
-    pub stride: Vec<usize>,
-}
-
-impl Strided {
-    /// The contiguous row-major layout of `shape`.
-    pub fn contiguous(shape: &[usize]) -> Strided {
-        Strided { shape: shape.to_vec(), stride: contiguous_strides(shape) }
-    }
-
-    pub fn ndim(&self) -> usize {
-        self.shape.len()
-    }
-
-    pub fn numel(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    /// One past the largest reachable offset (0 for an empty layout); `None` on overflow.
-    pub fn cosize(&self) -> Option<usize> {
-        if self.shape.iter().any(|&s| s == 0) {
-            return Some(0);
-        }
-        self.shape.iter().zip(&self.stride).try_fold(1usize, |acc, (&s, &st)| {
-            (s - 1).checked_mul(st).and_then(|x| x.checked_add(acc))
-        })
-    }
-
-    /// True when two distinct indices reach the same storage element (writes through such a
-    /// layout would hit an element twice). Exact: a fast sufficient test first, then a bitmap
-    /// over the reachable offsets.
-    pub fn aliases(&self) -> bool {
-        // An empty layout reaches nothing (its other sizes and strides may be huge: the
-        // extent sum below would overflow).
-        if self.shape.iter().any(|&s| s == 0) {
-            return false;
-        }
-        let mut dims: Vec<(usize, usize)> = self
-            .shape
-            .iter()
-            .zip(&self.stride)
-            .filter(|(&s, _)| s > 1)
-            .map(|(&s, &st)| (st, s))
-            .collect();
-        if dims.iter().any(|&(st, _)| st == 0) {
-            return true;
-        }
-        dims.sort_unstable();
-        let mut extent = 1usize; // span covered by the smaller-stride dims
-        let mut nested = true;
-        for &(st, s) in &dims {
-            if st < extent {
-                nested = false;
-                break;
-            }
-            extent = st * (s - 1) + extent;
-        }
-        if nested {
-            return false;
-        }
-        // Interleaved strides: check exactly.
-        let cosize = self.cosize().unwrap_or(usize::MAX);
-        let mut seen = vec![0u64; cosize.div_ceil(64)];
-        let mut dup = false;
-        for_each_offset(self, |o| {
-            let (w, b) = (o / 64, 1u64 << (o % 64));
-            if seen[w] & b != 0 {
-                dup = true;
-            }
-            seen[w] |= b;
-        });
-        dup
-    }
-}
-
-/// Row-major strides of a contiguous `shape`.
-pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
-    let mut st = vec![1usize; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        st[d] = st[d + 1] * shape[d + 1].max(1);
-    }
-    st
-}
-
-/// Calls `f` with the storage offset of every element, in row-major index order.
-pub fn for_each_offset(l: &Strided, mut f: impl FnMut(usize)) {
-    if l.shape.iter().any(|&s| s == 0) {
-        return;
-    }
-    let n = l.ndim();
-    if n == 0 {
-        f(0);
-        return;
-    }
-    let mut idx = vec![0usize; n];
-    let mut off = 0usize;
-    loop {
-        f(off);
-        let mut d = n;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += l.stride[d];
-            if idx[d] < l.shape[d] {
-                break;
-            }
-            off -= l.stride[d] * idx[d];
-            idx[d] = 0;
-        }
-    }
-}
-
-/// Row-major multi-index of flat position `flat` in `shape`.
-pub fn unravel(mut flat: usize, shape: &[usize], out: &mut [usize]) {
-    for d in (0..shape.len()).rev() {
-        out[d] = flat % shape[d];
-        flat /= shape[d];
-    }
-}
 
 /// A layout cut into a grid of `block`-shaped blocks (`block` divides `shape` exactly).
 #[derive(Debug, Clone)]
@@ -575,41 +447,6 @@ struct RowGeom {
     stride: usize,
     other_strides: Vec<usize>,
     grid_step: usize,
-}
-
-/// Normalises a block shape as the seed does: `[]` means all ones, a value `<= 0` spans the
-/// whole dimension; then every size must be divisible by its block size.
-pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Result<Vec<usize>> {
-    if block.is_empty() {
-        return Ok(vec![1; shape.len()]);
-    }
-    if block.len() != shape.len() {
-        return Err(Error::new(
-            ErrorKind::BlockRankMismatch,
-            format!(
-                "{what}: block shape has {} dims {block:?} but the tensor is {}-D {shape:?}",
-                block.len(),
-                shape.len()
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(shape.len());
-    for (d, (&s, &b)) in shape.iter().zip(block).enumerate() {
-        let b = if b <= 0 { s } else { b as usize };
-        if b == 0 || s % b != 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidBlockShape,
-                format!("{what}: dim {d}: size {s} not divisible by block_shape[{d}]={b}"),
-            ));
-        }
-        out.push(b);
-    }
-    // A zero-size dimension accepts any block size (0 % b == 0): the block's element count
-    // must still fit in usize.
-    if out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).is_none() {
-        return Err(Error::new(ErrorKind::InvalidBlockShape, format!("{what}: block shape {out:?} has more elements than fit in memory")));
-    }
-    Ok(out)
 }
 
 /// `dst.copy_from_slice(src)` with the common short block widths as fixed-size copies (inlined
