@@ -1,8 +1,8 @@
 // Argument coercion: JS values to what the wasm exports take. Type checks only (the Rust core
 // checks every size, shape and value); arrays that view wasm memory are copied, because a call
 // may grow memory and detach them mid-call.
-import { argError, ShapeMismatchError, SparseKitError } from './errors.js';
-import { memoryBuffer } from './runtime.js';
+import { argError, call, SparseKitError } from './errors.js';
+import { memoryBuffer, R } from './runtime.js';
 import { Param } from './param.js';
 
 /** A flat array with its shape. */
@@ -150,13 +150,15 @@ function isShaped(x: unknown): x is Shaped<unknown> {
 /**
  * @internal Grid-shaped inputs (thresholds, multipliers, keep-masks) are flat arrays, or
  * `{data, shape}` whose shape must equal the grid's (a same-length array of another shape is a
- * `shape_mismatch`, never reinterpreted). The bindings take no shape, so this one check stays here.
+ * `shape_mismatch`, never reinterpreted; checked in wasm by checkGridShape). `expected` is null
+ * when the grid is unknown here (a block shape that does not divide: wasm refuses the call).
  */
 export function gridInput<T>(x: unknown, expected: number[] | null, what: string, conv: (x: unknown, what: string) => T): T {
   if (!isShaped(x)) return conv(x, what);
-  const shape = Array.from(dims(x.shape, `${what}.shape`));
-  if (expected && (shape.length !== expected.length || shape.some((s, i) => s !== expected[i]))) {
-    throw new ShapeMismatchError('shape_mismatch', `${what}: the grid is [${expected}], the input's shape is [${shape}]`);
+  const shape = dims(x.shape, `${what}.shape`);
+  if (expected) {
+    const grid = Float64Array.from(expected);
+    call(() => R().checkGridShape(what, grid, shape));
   }
   return conv(x.data, what);
 }
