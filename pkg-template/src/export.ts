@@ -1,5 +1,5 @@
 // Sparse storage formats of a pruned 2-D weight: CSR, block-CSR, and the 2:4 compressed form.
-import { argError, call } from './errors.js';
+import { call } from './errors.js';
 import { checkKeys, dims, f32, num, optsObject } from './convert.js';
 import type { Floats } from './convert.js';
 import type { Param } from './param.js';
@@ -46,9 +46,8 @@ export function toNm24(values: Floats | Param, shape: number[]): Nm24Matrix {
   return call(() => R().toNm24(v, s)) as Nm24Matrix;
 }
 
-/** Decodes toCsr / toBsr / toNm24 output back to a dense Float32Array (fields checked in wasm). */
+/** Decodes toCsr / toBsr / toNm24 output back to a dense Float32Array (every field checked in wasm). */
 export function sparseToDense(sparse: CsrMatrix | BsrMatrix | Nm24Matrix): Float32Array {
-  if (!sparse || typeof sparse !== 'object') throw argError('sparseToDense needs the object returned by toCsr/toBsr/toNm24');
   return call(() => R().sparseToDense(sparse));
 }
 
