@@ -14,10 +14,12 @@ export type Glue = Omit<typeof import('../wasm/st/sparsekit_wasm.js'), 'default'
 export type Variant = 'simd' | 'threads' | 'uninitialized';
 
 /**
- * What `init()` loads each variant from: a URL or path string, a URL, a Response, the bytes, or a
- * compiled WebAssembly.Module. Default: the `.wasm` files next to the package's glue modules.
+ * What `init()` loads a variant from: a URL or path string, a `URL`, a `Response`, the bytes
+ * (ArrayBuffer or a typed array), or a compiled `WebAssembly.Module`. Typed as strings and
+ * objects (a `WebAssembly.Module` is structurally any object anyway) so that projects without
+ * the DOM lib (Node with only @types/node) compile it; init() refuses anything else at run time.
  */
-export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+export type WasmSource = string | ArrayBuffer | ArrayBufferView | object;
 
 /** Where the two wasm builds are (as onnxruntime-web's `wasmPaths`): only the one used is loaded. */
 export interface WasmPaths {

@@ -44,6 +44,11 @@ test('the same with esnext.disposable in lib, and with target esnext', () => {
   assert.equal(esnext.status, 0, esnext.out);
 });
 
+test('a Node project without the DOM lib (lib es2022, @types/node) compiles the example', () => {
+  const r = tsc([...DEFAULT, '--lib', 'es2022', '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', '--noEmit', 'example.ts', 'entries.ts']);
+  assert.equal(r.status, 0, r.out);
+});
+
 test('a wrong call does not type-check', () => {
   const r = tsc([...DEFAULT, '--noEmit', 'wrong.ts']);
   assert.notEqual(r.status, 0, 'wrong.ts type-checked');
