@@ -38,11 +38,18 @@ if [ "$WASM" = 1 ] || [ ! -f pkg/wasm/st/sparsekit_wasm_bg.wasm ] || [ ! -f pkg/
   build_variant mt "--features threads" "$MT_FLAGS"
 fi
 
-# The JS/TS layer and package metadata.
-rm -rf pkg/src pkg/*.d.ts pkg/*.cjs
-cp -r pkg-template/. pkg/
-# CommonJS entry for require(): one bundled file over the same sources.
+# The JS/TS layer: the TypeScript sources (with the error codes read from the wasm build)
+# compiled by the project's own tsc into pkg/src (.js and the .d.ts the package ships).
+rm -rf pkg/src pkg/dist pkg/*.d.ts target-ts
+mkdir -p target-ts
+cp -r pkg-template/src target-ts/src
+cp pkg-template/tsconfig.json target-ts/tsconfig.json
+ln -s ../pkg/wasm target-ts/wasm
+node scripts/gen-error-codes.mjs pkg target-ts/src/error-codes.ts
+tsc -p target-ts/tsconfig.json
+cp pkg-template/package.json pkg/
+# CommonJS entry for require(): one bundled file over the same modules.
 esbuild pkg/src/node-cjs.js --bundle --format=cjs --platform=node --log-level=error \
   --outfile=pkg/dist/index.cjs --external:node:fs --external:node:path
-rm pkg/src/node-cjs.js
+rm pkg/src/node-cjs.js pkg/src/node-cjs.d.ts
 echo "[build] pkg/ ready: $(du -sh pkg | cut -f1) ($(ls -la pkg/wasm/st/sparsekit_wasm_bg.wasm | awk '{print $5}') B st, $(ls -la pkg/wasm/mt/sparsekit_wasm_bg.wasm | awk '{print $5}') B mt)"

@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const PKG = join(ROOT, 'pkg');
 
+// These tests exercise the built package: without it they fail here (never skip).
+for (const f of ['package.json', 'src/index.d.ts', 'dist/index.cjs', 'wasm/st/sparsekit_wasm_bg.wasm', 'wasm/mt/sparsekit_wasm_bg.wasm']) {
+  if (!existsSync(join(PKG, f))) throw new Error(`pkg/${f} is missing: build the package first (bash scripts/build.sh)`);
+}
+
 const TYPES = {
   '.html': 'text/html',
   '.js': 'text/javascript',
@@ -22,11 +27,12 @@ const TYPES = {
 
 /**
  * Serves `dir` on 127.0.0.1 (random port); `isolated` adds COOP/COEP; `extra` maps URL paths to
- * generated file contents. Returns {url, close}.
+ * generated file contents; `log` (an array) collects the requested paths. Returns {url, close}.
  */
-export async function serve(dir, { isolated, extra = {} }) {
+export async function serve(dir, { isolated, extra = {}, log = null }) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (log) log.push(path);
     if (path in extra) {
       const h = { 'Content-Type': TYPES[extname(path)] ?? 'text/plain', 'Cache-Control': 'no-store' };
       if (isolated) Object.assign(h, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });

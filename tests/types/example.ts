@@ -1,13 +1,50 @@
-// Compiled with `tsc --noEmit --strict` by tests/pkg/types.test.mjs: uses every public member
-// of sparsekit-wasm with its declared types.
+// Compiled by tests/pkg/types.test.mjs in a fresh consumer project that installed the packed
+// package (`tsc --strict --target es2022 --module nodenext`, with and without esnext.disposable):
+// uses every public member of sparsekit-wasm with its declared types.
 import init, {
-  initThreadPool, threads, variant, numThreads,
+  initThreadPool, threads, variant, numThreads, probeThreads, environment, ERROR_CODES, Owned,
+  DEFAULT_CONFIG, DEFAULT_RULE, NM24_RULE, describeRule, nmGroupLength, nm24ConfigFor, magnitudeAllocation, defaultPlan,
   Param, View, BlockSpec, BlockCoupling, ScopeSpec, ScopeCoupling, MagnitudeSearcher,
   SparseKitError, ShapeMismatchError, CouplingError,
   getNmpruneInfo, computeValid1dPatterns, mn1dBest, m4n2_1d, createAspMask, fill, reshape1d,
-  toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation,
+  toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation, Hessian, wandaScores, sparseGpt, relReconError,
+  type ConvGeometry, type SparseGptOptions,
   type Values, type ErrorCode, type Shaped, type CsrMatrix, type BsrMatrix, type Nm24Matrix, type ProgressCallback,
+  type Variant, type InitOptions, type WasmPaths, type WasmSource, type Environment, type Floats, type Mask, type GridInput,
+  type BlockViewOptions, type SoftThresholdOptions, type ScopeValues, type HardThresholdOptions, type ScopeMaskOptions,
+  type AspPattern, type PermutationOptions, type LayerConfig, type PlanRule, type PlanWeight, type PlanItem, type Plan,
+  type MagnitudeAllocation,
 } from 'sparsekit-wasm';
+
+/** The plan of the playground, reproduced: the default rule over two small layers. */
+export function plan(): number {
+  const weights: PlanWeight[] = [
+    { dims: [8, 4, 3, 3], op: 'Conv', data: new Float32Array(288) },
+    { dims: [16, 8], reduceAxis: 0, op: 'MatMul', data: Array.from({ length: 128 }, (_, i) => i / 128) },
+  ];
+  const rule: PlanRule = DEFAULT_RULE;
+  const p: Plan = defaultPlan(weights, rule);
+  const q: Plan = defaultPlan(weights, NM24_RULE);
+  const items: PlanItem[] = [...p.items, ...q.items];
+  const cfg: LayerConfig = { ...DEFAULT_CONFIG, criterion: 'soft' };
+  const alloc: MagnitudeAllocation = magnitudeAllocation(weights.map((w) => w.data), 0.25, 0.5);
+  const { cfg: c24, note }: { cfg: LayerConfig; note: string | null } = nm24ConfigFor([8, 4, 3, 3], undefined, 'Conv');
+  const s: string = describeRule() + describeRule(rule) + p.sentence;
+  void [items, cfg, c24, note, s, p.threshold];
+  return alloc.threshold + alloc.total + alloc.counts[0] + alloc.uncapped[0] + nmGroupLength([16, 8], 0);
+}
+
+/** Runtime variants: feature detection and per-variant wasm locations. */
+export async function runtime(): Promise<Variant> {
+  const env: Environment = environment();
+  const where: WasmSource = new URL('https://example.invalid/sk/st.wasm');
+  const paths: WasmPaths = { simd: where, threads: '/sk/mt.wasm' };
+  const opts: InitOptions = { threads: env.sharedMemory && env.worker && env.simd, wasmPaths: paths };
+  await init(opts);
+  const codes: readonly ErrorCode[] = ERROR_CODES;
+  void [codes, probeThreads(8)];
+  return variant();
+}
 
 export async function everything(): Promise<number> {
   await init();
@@ -36,7 +73,8 @@ export async function everything(): Promise<number> {
   const rc: { rows: Int32Array; cols: Int32Array } = view.toParamRc([0, 0]);
   view.applyMultiplier(new Float32Array(6), [2, 8]);
   view.applyMask(new Uint8Array(6), [2, 8]);
-  const bv: Shaped<Float32Array> = View.blockViewOf(vals, [12, 8], [4, 4], { reorder: true, merge: false });
+  const bvo: BlockViewOptions = { reorder: true, merge: false };
+  const bv: Shaped<Float32Array> = View.blockViewOf(vals, [12, 8], [4, 4], bvo);
   const be: Shaped<Float32Array> = View.broadcastBlockToElement(new Float32Array(6), [3, 2], [4, 4], false);
 
   const spec = new BlockSpec(view, [4, -1], 'w');
@@ -53,7 +91,13 @@ export async function everything(): Promise<number> {
   spec.max();
   spec.applyMask(new Uint8Array(3));
   spec.applyMultiplier(new Float32Array(3));
-  spec.softThreshold(new Float32Array(3), { conditioners: new Float32Array(96), maxIter: 20, atol: 1e-8, eps: 1e-7 });
+  const soft: SoftThresholdOptions<Values> = { conditioners: new Float32Array(96), maxIter: 20, atol: 1e-8, eps: 1e-7 };
+  spec.softThreshold(new Float32Array(3), soft);
+  const floats: Floats = [1, 2, 3];
+  const mask: Mask = [true, false, 1];
+  const grid: GridInput<Floats> = { data: floats, shape: [3, 1] };
+  spec.applyMultiplier(grid);
+  spec.applyMask({ data: mask, shape: [3, 1] });
   spec.hardThreshold(new Float32Array(3), p);
   const masks: Map<BlockSpec, Uint8Array> = spec.getMasks(new Uint8Array(3));
   const bview: Shaped<Float32Array> = spec.blockView(undefined, { merge: true });
@@ -83,7 +127,10 @@ export async function everything(): Promise<number> {
   scope.kthMid(norms, 1, 2);
   scope.hardThreshold({ sparsity: 0.5 });
   scope.hardThreshold({ nnz: 1, values: p });
-  scope.hardThreshold({ thresholds: new Float32Array(3) });
+  const hard: HardThresholdOptions<ScopeValues> = { thresholds: new Float32Array(3) };
+  scope.hardThreshold(hard);
+  const smo: ScopeMaskOptions = { nnz: 1, values: p };
+  scope.getMasks(smo);
   scope.getMasks({ nnz: 1 });
   scope.getMasks({ blockMask: new Uint8Array(3) });
   scope.getMasks({ sparsity: 0.5, blockScores: norms });
@@ -104,7 +151,8 @@ export async function everything(): Promise<number> {
   const w = new Float32Array(16);
   const m1: Uint8Array = mn1dBest(w, [2, 8], 4, 2);
   const m2: Uint8Array = m4n2_1d(w, [2, 8]);
-  const m3: Uint8Array = createAspMask(p, undefined, 'm4n2_2d_best');
+  const pattern: AspPattern = 'm4n2_2d_best';
+  const m3: Uint8Array = createAspMask(p, undefined, pattern);
   const m4: Uint8Array = createAspMask(w, [2, 8]);
   const f: number = fill(w);
   const r: { data: Float32Array; shape: number[]; paddedShape: number[] } = reshape1d(w, [2, 8], 4);
@@ -119,8 +167,23 @@ export async function everything(): Promise<number> {
   sparseToDense(bsr);
   sparseToDense(n24);
   const bytes: { dense: number; csr: number; bsr: number; nm24: number | null } = sparseBytes(w, [2, 8], [2, 4]);
-  const perm: { perm: Uint32Array; keptBefore: number; keptAfter: number; swaps: number } = searchPermutation(w, [2, 8], { m: 4, n: 2, maxSweeps: 2 });
+  const po: PermutationOptions = { m: 4, n: 2, maxSweeps: 2 };
+  const perm: { perm: Uint32Array; keptBefore: number; keptAfter: number; swaps: number } = searchPermutation(w, [2, 8], po);
 
+  // calibration-aware pruning: a 2x8 weight, 8 inputs; a conv input [1, 2, 3, 4] with 2x2 kernels
+  const h = new Hessian(8);
+  h.addRows(new Float32Array(4 * 8).fill(0.5), 4);
+  const geom: ConvGeometry = { kernelShape: [2, 2], strides: [1, 1], pads: [0, 0, 0, 0], dilations: [1, 1] };
+  h.addConv(new Float32Array(24).fill(0.25), [1, 2, 3, 4], geom);
+  const hc: number = h.cols + h.count;
+  const hm: Float32Array = h.matrix();
+  const hn: Float32Array = h.inputNorms();
+  const ws: Float32Array = wandaScores(view, h);
+  const before = view.values();
+  const go2: SparseGptOptions = { sparsity: 0.5, blockSize: 128, percDamp: 0.01 };
+  const keepMask: Uint8Array = sparseGpt(view, h, go2);
+  const rel: number = relReconError(before, view.values(), h);
+  h.free();
   try {
     new View(p, [100], [1]);
   } catch (e) {
@@ -130,11 +193,11 @@ export async function everything(): Promise<number> {
       void code;
     }
   }
-  {
-    using disposable = Param.fromArray([1, 2, 3], [3]);
-    void disposable.size;
-  }
-  for (const o of [searcher, global, scope2, scope, coupling, spec2, spec, full, view, p]) o.free();
-  void [active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
+  // `using` itself needs the consumer's esnext.disposable lib (tests/types/using.ts); the key works without it
+  const disposable = Param.fromArray([1, 2, 3], [3]);
+  disposable[Symbol.dispose]();
+  const owned: Owned[] = [searcher, global, scope2, scope, coupling, spec2, spec, full, view, p];
+  for (const o of owned) o.free();
+  void [hc, hm, hn, ws, keepMask, rel, active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
   return n;
 }

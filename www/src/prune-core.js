@@ -1,149 +1,15 @@
 // The pruning plan and its execution with sparsekit-wasm. Pure functions of their inputs: runs in the
 // page's Web Worker (prune-worker.js) and in Node. `sk` is the imported sparsekit-wasm module.
 
+import { DEFAULT_CONFIG } from 'sparsekit-wasm';
+
 const gcd = (a, b) => (b ? gcd(b, a % b) : a);
 
-/**
- * Base settings of a layer: the block, scope, sparsity and N:M fields every criterion starts from.
- * What a layer gets by default is chosen over the whole model by defaultPlan().
- */
-export const DEFAULT_CONFIG = Object.freeze({ criterion: 'nm', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4 });
-
-/**
- * The default rule (one click on "run" gives a meaningful pruning of any model): one model-wide
- * magnitude threshold over every prunable weight that prunes `target` of them, unstructured (1x1),
- * with no layer losing more than `cap` of its weights.
- *
- * Measured on the three PaddleOCR models (det / cls / rec) with onnxruntime on the page's inputs,
- * cosine similarity of the outputs, original vs pruned (tests/e2e/measure-defaults.mjs):
- *   this rule (25%, cap 50%)                 0.992 / 0.981 / 0.964
- *   the same threshold without the cap       0.992 / 0.982 / 0.732  (92% of rec's SE layers go)
- *   25% per layer (uniform)                  0.978 / 0.986 / 0.637
- *   2:4 wherever the reduction axis allows   0.000 / 0.683 / 0.585  (47% / 31% / 49% sparse)
- * One-shot 2:4 without fine-tuning breaks these compact models; it stays one click away (NM24_RULE).
- */
-export const DEFAULT_RULE = Object.freeze({ kind: 'magnitude', target: 0.25, cap: 0.5 });
-/** The 2:4 preset: 2:4 along the reduction axis wherever that axis holds a multiple of 4 (nm24ConfigFor). */
-export const NM24_RULE = Object.freeze({ kind: 'nm24' });
-
-/** The rule in one sentence (shown on the page). */
-export function describeRule(rule = DEFAULT_RULE) {
-  if (rule.kind === 'nm24') {
-    return '2:4 (N:M, groups of 4 along the reduction axis: input channels of a Conv, K of a MatMul/Gemm) on every weight whose reduction axis is a multiple of 4; the others stay dense.';
-  }
-  const pct = (x) => `${Math.round(x * 1000) / 10}%`;
-  return `Prune the ${pct(rule.target)} smallest-magnitude weights model-wide (one magnitude threshold over all Conv/Gemm/MatMul weights, unstructured), `
-    + `but never more than ${pct(rule.cap)} of any one layer.`;
-}
-
-/**
- * Length of the dimension N:M groups run along (the reduction axis, as nmMask() groups it): C/group
- * of a Conv weight (O, C/g, kh, kw), K of a MatMul / Gemm(transB=0) weight (K, N), K of a
- * Gemm(transB=1) weight (N, K); the flattened rest of a rank > 4 weight.
- */
-export function nmGroupLength(dims, reduceAxis) {
-  if (dims.length === 2 && reduceAxis === 0) return dims[0];
-  if (dims.length > 4) return dims.slice(1).reduce((a, b) => a * b, 1);
-  return dims.length === 1 ? dims[0] : dims[1];
-}
-
-const freshConfig = () => ({ ...DEFAULT_CONFIG, block: [...DEFAULT_CONFIG.block], scope: [...DEFAULT_CONFIG.scope] });
-
-/**
- * The 2:4 preset for one weight: 2:4 along the reduction axis where that axis holds a multiple of 4,
- * so that every group of 4 is complete and the layer is exactly 50% sparse in the hardware 2:4 form;
- * dense otherwise (depthwise convs with 1 channel per group, a first conv on 3 colour channels, …),
- * with the reason. ConvTranspose weights stay dense too. Returns {cfg, note}: note is null, or says
- * why the layer stays dense.
- */
-export function nm24ConfigFor(dims, reduceAxis, op = '') {
-  const cfg = freshConfig();
-  const len = nmGroupLength(dims, reduceAxis);
-  let note = null;
-  if (op === 'ConvTranspose') {
-    // (C_in, C_out/g, kh, kw): N:M groups (axis 1) would run along the outputs, not the reduction.
-    cfg.criterion = 'none';
-    note = `dense: the groups of ${cfg.n}:${cfg.m} would run along the output channels of a ConvTranspose weight, not its reduction axis`;
-  } else if (len % cfg.m !== 0) {
-    cfg.criterion = 'none';
-    note = `dense: ${cfg.n}:${cfg.m} groups run along the reduction axis, which holds ${len} element${len === 1 ? '' : 's'} here (not a multiple of ${cfg.m})`;
-  }
-  return { cfg, note };
-}
-
-/** Number of elements of a sorted (ascending) array that are < t. */
-function countBelow(sorted, t) {
-  let lo = 0, hi = sorted.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < t) lo = mid + 1; else hi = mid; }
-  return lo;
-}
-
-const fmtThr = (t) => (t === 0 ? '0' : t.toPrecision(3));
-
-/**
- * Model-wide magnitude allocation: the smallest threshold t such that pruning every weight with
- * |w| < t, but at most floor(cap * n) weights of a layer of n, prunes round(target * N) of the N
- * weights (more only where weights tie at t). Returns {threshold, counts, uncapped} where counts[i]
- * is the number of weights layer i loses and uncapped[i] the number the threshold alone would prune.
- * Deterministic: a function of the weights alone.
- */
-export function magnitudeAllocation(datas, target, cap) {
-  const sorted = datas.map((d) => {
-    const a = new Float32Array(d.length);
-    for (let i = 0; i < d.length; i++) a[i] = Math.abs(d[i]);
-    return a.sort();
-  });
-  const caps = sorted.map((s) => Math.floor(cap * s.length));
-  const N = sorted.reduce((a, s) => a + s.length, 0);
-  const K = Math.min(Math.round(target * N), caps.reduce((a, b) => a + b, 0));
-  const count = (t) => { let c = 0; for (let i = 0; i < sorted.length; i++) c += Math.min(countBelow(sorted[i], t), caps[i]); return c; };
-  // Binary search over the candidate thresholds (the distinct |w|, and +inf) in float order.
-  let lo = 0, hi = 0;
-  for (const s of sorted) if (s.length && s[s.length - 1] > hi) hi = s[s.length - 1];
-  hi = hi > 0 ? hi * 2 : 1;
-  if (K > 0) {
-    for (let it = 0; it < 200 && lo < hi; it++) {
-      const mid = lo + (hi - lo) / 2;
-      if (mid === lo || mid === hi) break;
-      if (count(mid) >= K) hi = mid; else lo = mid;
-    }
-  } else hi = 0;
-  const uncapped = sorted.map((s) => countBelow(s, hi));
-  return { threshold: hi, counts: uncapped.map((u, i) => Math.min(u, caps[i])), uncapped, total: N };
-}
-
-/**
- * The default settings of every prunable weight of a model, from the weights alone (no model run).
- * @param weights [{dims, reduceAxis, op, data: Float32Array}]
- * @param rule DEFAULT_RULE (magnitude threshold with a per-layer cap) or NM24_RULE
- * @returns {rule, sentence, threshold?, items: [{cfg, kind, note}]} with kind 'global' (the
- *   model-wide threshold decides), 'capped' (the cap decides), 'dense' (nothing pruned) or 'nm'.
- */
-export function defaultPlan(weights, rule = DEFAULT_RULE) {
-  const sentence = describeRule(rule);
-  if (rule.kind === 'nm24') {
-    const items = weights.map((w) => {
-      const { cfg, note } = nm24ConfigFor(w.dims, w.reduceAxis, w.op);
-      return { cfg, kind: cfg.criterion === 'nm' ? 'nm' : 'dense', note: note ?? '2:4 along the reduction axis (a multiple of 4 here)' };
-    });
-    return { rule, sentence, items };
-  }
-  const pct = (x) => `${(x * 100).toFixed(1)}%`;
-  const alloc = magnitudeAllocation(weights.map((w) => w.data), rule.target, rule.cap);
-  const thr = fmtThr(alloc.threshold);
-  const items = weights.map((w, i) => {
-    const n = w.data.length, k = alloc.counts[i], u = alloc.uncapped[i];
-    const cfg = { ...freshConfig(), criterion: 'hard', block: [1, 1], sparsity: n ? k / n : 0 };
-    if (k === 0) {
-      return { cfg: { ...cfg, criterion: 'none' }, kind: 'dense', note: `dense by default: none of its weights lies below the model-wide threshold |w| < ${thr}` };
-    }
-    if (k < u) {
-      return { cfg, kind: 'capped', note: `${pct(k / n)} (capped at ${pct(rule.cap)}: the model-wide threshold |w| < ${thr} would prune ${pct(u / n)} of this layer)` };
-    }
-    return { cfg, kind: 'global', note: `${pct(k / n)}: its weights below the model-wide threshold |w| < ${thr}` };
-  });
-  return { rule, sentence, threshold: alloc.threshold, items };
-}
+// The default plan (rule, allocation, 2:4 preset) is the package's documented export, so users can
+// reproduce what the page does; re-exported here for the page and its tests.
+export {
+  DEFAULT_CONFIG, DEFAULT_RULE, NM24_RULE, describeRule, nmGroupLength, nm24ConfigFor, magnitudeAllocation, defaultPlan,
+} from 'sparsekit-wasm';
 
 /**
  * How a weight is viewed and blocked: the 2-D view (rows, cols) is (O, rest) for Conv-like weights

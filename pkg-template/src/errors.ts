@@ -1,0 +1,82 @@
+// Error classes of the package and the conversion of whatever a wasm call threw into them.
+import { CORE_ERROR_CODES } from './error-codes.js';
+
+/**
+ * Codes the JS layer throws itself (no Rust `ErrorKind` stands behind them): a call before
+ * `init()` in a browser, and a wasm trap (a bug).
+ */
+const JS_ERROR_CODES = ['not_initialized', 'internal_error'] as const;
+
+/**
+ * Stable error codes (`err.code`): the core's `ErrorKind` list (generated from the wasm module at
+ * build time) and the two codes of the JS layer.
+ */
+export type ErrorCode = (typeof CORE_ERROR_CODES)[number] | (typeof JS_ERROR_CODES)[number];
+
+/** Every code an error of this package can carry, core codes first (their Rust order). */
+export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
+  ...CORE_ERROR_CODES,
+  ...JS_ERROR_CODES.filter((c) => !(CORE_ERROR_CODES as readonly string[]).includes(c)),
+]);
+
+/** Base class of every error the library throws. After any error no weight has changed. */
+export class SparseKitError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'SparseKitError';
+    this.code = code;
+  }
+}
+
+/** A length or shape that does not match (`code === 'shape_mismatch'`). */
+export class ShapeMismatchError extends SparseKitError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
+    this.name = 'ShapeMismatchError';
+  }
+}
+
+/** Coupled grids that do not align (`code === 'incompatible_coupling'`). */
+export class CouplingError extends SparseKitError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
+    this.name = 'CouplingError';
+  }
+}
+
+/** The classes the Rust bindings name in `err.name`. */
+const ERROR_CLASSES: Record<string, typeof SparseKitError> = { SparseKitError, ShapeMismatchError, CouplingError };
+
+/** @internal Turns what a wasm call threw into a SparseKitError (the glue's own errors included). */
+export function convertError(e: unknown): SparseKitError {
+  if (e instanceof SparseKitError) return e;
+  const err = e as { code?: unknown; name?: unknown; message?: unknown } | null | undefined;
+  if (err && typeof err.code === 'string' && typeof err.name === 'string' && ERROR_CLASSES[err.name]) {
+    return new ERROR_CLASSES[err.name](err.code as ErrorCode, String(err.message));
+  }
+  const msg = String((err && err.message) || e);
+  // wasm-bindgen's own checks on a freed or borrowed object
+  if (/null pointer passed to rust|recursive use of an object|attempted to take ownership/i.test(msg)) {
+    return new SparseKitError('use_after_free', `object used after free(): ${msg}`);
+  }
+  if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError) {
+    return new SparseKitError('internal_error', `internal error in the wasm module (please report): ${msg}`);
+  }
+  return new SparseKitError('invalid_arguments', msg);
+}
+
+/** @internal Runs one wasm call, rethrowing its error as a SparseKitError. */
+export function call<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw convertError(e);
+  }
+}
+
+/** @internal A wrong JS type or option (`invalid_arguments`). */
+export function argError(message: string): SparseKitError {
+  return new SparseKitError('invalid_arguments', message);
+}
