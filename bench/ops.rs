@@ -44,10 +44,7 @@ impl Case {
     /// The block spec of a block-shape name; `T..` is the transposed view `(cols, rows)`.
     pub fn spec(&self, block: &str) -> BlockSpec {
         let (view, b) = match block.strip_prefix('T') {
-            Some(b) => (
-                View::new(&self.param, &[self.cols as i64, self.rows as i64], &[1, self.cols as i64]).expect("view"),
-                b,
-            ),
+            Some(b) => (View::new(&self.param, &[self.cols as i64, self.rows as i64], &[1, self.cols as i64]).expect("view"), b),
             None => (View::from_param(&self.param), block),
         };
         let (bh, bw) = b.split_once('x').expect("block name");

@@ -89,7 +89,11 @@ fn main() {
         best = best.min(t.elapsed().as_secs_f64());
     }
     drop(a);
-    println!("{{\"kind\":\"membw\",\"env\":\"native\",\"bytes\":{},\"seconds\":{best:.6},\"gbps\":{:.3}}}", n * 4, (n * 4) as f64 / best / 1e9);
+    println!(
+        "{{\"kind\":\"membw\",\"env\":\"native\",\"bytes\":{},\"seconds\":{best:.6},\"gbps\":{:.3}}}",
+        n * 4,
+        (n * 4) as f64 / best / 1e9
+    );
 
     let sizes: &[(usize, usize)] = if quick { &[(768, 768), (4096, 4096)] } else { &[(768, 768), (4096, 4096), (4096, 11008)] };
     for &(r, c) in sizes {
@@ -115,7 +119,10 @@ fn main() {
                     let cc = OneAtATime(&case);
                     let d1 = st.install(|| cc.get().digest(op, block));
                     let d2 = mt.install(|| cc.get().digest(op, block));
-                    println!("{{\"kind\":\"check\",\"op\":\"{op}\",\"rows\":{r},\"cols\":{c},\"block\":\"{block}\",\"identical\":{}}}", d1 == d2);
+                    println!(
+                        "{{\"kind\":\"check\",\"op\":\"{op}\",\"rows\":{r},\"cols\":{c},\"block\":\"{block}\",\"identical\":{}}}",
+                        d1 == d2
+                    );
                     assert_eq!(d1, d2, "threaded result differs: {op} {r}x{c} {block}");
                 }
             }

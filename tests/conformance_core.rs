@@ -21,23 +21,18 @@ mod obs_runner;
 #[path = "support/oracles.rs"]
 mod oracles;
 
-use cases::{
-    contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tensor, tensor_json, u8s_json,
-    usizes, Outcome, Tensor, Tol,
-};
+use cases::{contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tensor, tensor_json, u8s_json, usizes, Outcome, Tensor, Tol};
 use coupling_prox_oracle::{coupling_adam_prox, OracleSpec};
 use serde_json::{json, Value};
 use sparsekit_wasm::{
-    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode,
-    BlockSpec, HardBy, Norm, Param, Result, ScopeCoupling, ScopeSpec, SoftOptions, View,
+    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode, BlockSpec, HardBy, Norm, Param, Result,
+    ScopeCoupling, ScopeSpec, SoftOptions, View,
 };
 use std::collections::BTreeMap;
 use Outcome::{Fail, Pass};
 
 fn orders(v: &Value) -> Vec<Vec<i64>> {
-    v.as_array()
-        .map(|a| a.iter().map(i64s).collect())
-        .unwrap_or_default()
+    v.as_array().map(|a| a.iter().map(i64s).collect()).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -52,10 +47,7 @@ struct P {
 fn make_param(v: &Value, params: &mut Vec<P>) -> Result<Param> {
     let t = tensor(v);
     let p = Param::new(t.f32(), &t.shape)?;
-    params.push(P {
-        param: p.clone(),
-        before: t.f32(),
-    });
+    params.push(P { param: p.clone(), before: t.f32() });
     Ok(p)
 }
 
@@ -69,20 +61,11 @@ fn make_view(param: &Param, v: Option<&Value>) -> Result<View> {
 fn make_spec(s: &Value, params: &mut Vec<P>) -> Result<BlockSpec> {
     let p = make_param(&s["param"], params)?;
     let view = make_view(&p, opt(s, "view"))?;
-    BlockSpec::new(
-        view,
-        &i64s(&s["block_shape"]),
-        s.get("name").and_then(|n| n.as_str()).map(String::from),
-    )
+    BlockSpec::new(view, &i64s(&s["block_shape"]), s.get("name").and_then(|n| n.as_str()).map(String::from))
 }
 
 fn make_coupling(specs: &Value, ord: &Value, params: &mut Vec<P>) -> Result<BlockCoupling> {
-    let specs = specs
-        .as_array()
-        .expect("specs")
-        .iter()
-        .map(|s| make_spec(s, params))
-        .collect::<Result<Vec<_>>>()?;
+    let specs = specs.as_array().expect("specs").iter().map(|s| make_spec(s, params)).collect::<Result<Vec<_>>>()?;
     BlockCoupling::new(specs, &orders(ord), None)
 }
 
@@ -105,24 +88,14 @@ fn build(case: &Value, params: &mut Vec<P>) -> Result<Target> {
             }
         },
         "BlockSpec" => Target::Spec(make_spec(case, params)?),
-        "BlockCoupling" => {
-            Target::Coupling(make_coupling(&case["specs"], &case["orders"], params)?)
-        }
+        "BlockCoupling" => Target::Coupling(make_coupling(&case["specs"], &case["orders"], params)?),
         "ScopeSpec" => {
             let spec = make_spec(case, params)?;
-            Target::Scope(ScopeSpec::new(
-                BlockNode::Spec(spec),
-                &i64s(&case["scope_shape"]),
-                None,
-            )?)
+            Target::Scope(ScopeSpec::new(BlockNode::Spec(spec), &i64s(&case["scope_shape"]), None)?)
         }
         "ScopeSpec[BlockCoupling]" => {
             let c = make_coupling(&case["specs"], &case["orders"], params)?;
-            Target::Scope(ScopeSpec::new(
-                BlockNode::Coupling(c),
-                &i64s(&case["scope_shape"]),
-                None,
-            )?)
+            Target::Scope(ScopeSpec::new(BlockNode::Coupling(c), &i64s(&case["scope_shape"]), None)?)
         }
         "ScopeCoupling" => {
             let scopes = case["scopes"]
@@ -177,12 +150,7 @@ fn node_values(specs: &[BlockSpec], v: Option<&Value>) -> Option<Vec<Vec<f32>>> 
         // Let the core refuse the count; pass what we have.
         return Some(list.iter().map(|x| tensor(x).f32()).collect());
     }
-    Some(
-        list.iter()
-            .zip(specs)
-            .map(|(x, s)| values_for(s, &tensor(x)))
-            .collect(),
-    )
+    Some(list.iter().zip(specs).map(|(x, s)| values_for(s, &tensor(x))).collect())
 }
 
 fn refs(v: &Option<Vec<Vec<f32>>>) -> Option<Vec<&[f32]>> {
@@ -210,10 +178,7 @@ fn norm_p(args: &Value) -> Result<Norm> {
 }
 
 fn all_params(params: &[P]) -> Vec<Value> {
-    params
-        .iter()
-        .map(|p| f32s_json(p.param.shape(), &p.param.data()))
-        .collect()
+    params.iter().map(|p| f32s_json(p.param.shape(), &p.param.data())).collect()
 }
 
 fn in_place_result(params: &[P]) -> BTreeMap<String, Value> {
@@ -231,20 +196,11 @@ fn one(k: &str, v: Value) -> BTreeMap<String, Value> {
 }
 
 /// The HardBy of a scope call (`nnz` / `sparsity` / `thresholds`), with the grid check.
-fn hard_by<'a>(
-    args: &Value,
-    t: &'a Option<Vec<f32>>,
-    tt: &Option<Tensor>,
-    grid: &[usize],
-) -> Result<HardBy<'a>> {
+fn hard_by<'a>(args: &Value, t: &'a Option<Vec<f32>>, tt: &Option<Tensor>, grid: &[usize]) -> Result<HardBy<'a>> {
     if let Some(tt) = tt {
         check_grid_shape("scope thresholds", grid, &tt.shape)?;
     }
-    HardBy::from_args(
-        t.as_deref(),
-        opt(args, "nnz").map(num),
-        opt(args, "sparsity").map(num),
-    )
+    HardBy::from_args(t.as_deref(), opt(args, "nnz").map(num), opt(args, "sparsity").map(num))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,12 +216,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
             if method == "broadcast_block_to_element" {
                 let bv = arg_t("block_values").unwrap();
                 let block = usizes(&args["block_shape"]);
-                let (d, s) = broadcast_block_to_element(
-                    &bv.f32(),
-                    &bv.shape,
-                    &block,
-                    args["fake"].as_bool().unwrap_or(false),
-                )?;
+                let (d, s) = broadcast_block_to_element(&bv.f32(), &bv.shape, &block, args["fake"].as_bool().unwrap_or(false))?;
                 return Ok(one("out", f32s_json(&s, &d)));
             }
             let v = view.as_ref().expect("view");
@@ -280,24 +231,15 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     let idx = arg_t("idx").unwrap();
                     let out = v.linear_offset(&idx.i64())?;
                     let shape = &idx.shape[..idx.shape.len().saturating_sub(1)];
-                    Ok(one(
-                        "out",
-                        tensor_json(shape, out.iter().map(|&x| x as f64)),
-                    ))
+                    Ok(one("out", tensor_json(shape, out.iter().map(|&x| x as f64))))
                 }
                 "to_param_rc" => {
                     let idx = arg_t("idx").unwrap();
                     let (r, c) = v.to_param_rc(&idx.i64())?;
                     let shape = &idx.shape[..idx.shape.len().saturating_sub(1)];
                     Ok(BTreeMap::from([
-                        (
-                            "rows".into(),
-                            tensor_json(shape, r.iter().map(|&x| x as f64)),
-                        ),
-                        (
-                            "cols".into(),
-                            tensor_json(shape, c.iter().map(|&x| x as f64)),
-                        ),
+                        ("rows".into(), tensor_json(shape, r.iter().map(|&x| x as f64))),
+                        ("cols".into(), tensor_json(shape, c.iter().map(|&x| x as f64))),
                     ]))
                 }
                 "block_view_of" => {
@@ -343,19 +285,12 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 "norms" => Ok(one("out", f32s_json(&grid, &s.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &s.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &s.max(vals)?))),
-                "nnz" => Ok(one(
-                    "value",
-                    json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?),
-                )),
+                "nnz" => Ok(one("value", json!(s.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = s.block_view(
                         vals,
-                        opt(args, "reorder")
-                            .and_then(|x| x.as_bool())
-                            .unwrap_or(true),
-                        opt(args, "merge")
-                            .and_then(|x| x.as_bool())
-                            .unwrap_or(false),
+                        opt(args, "reorder").and_then(|x| x.as_bool()).unwrap_or(true),
+                        opt(args, "merge").and_then(|x| x.as_bool()).unwrap_or(false),
                     )?;
                     Ok(one("out", f32s_json(&sh, &d)))
                 }
@@ -400,14 +335,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
             let vals = vr.as_deref();
             match method {
                 "info" => Ok(BTreeMap::from([
-                    (
-                        "block_shapes".into(),
-                        json!(c
-                            .specs()
-                            .iter()
-                            .map(|s| s.shape().to_vec())
-                            .collect::<Vec<_>>()),
-                    ),
+                    ("block_shapes".into(), json!(c.specs().iter().map(|s| s.shape().to_vec()).collect::<Vec<_>>())),
                     ("orders".into(), json!(c.orders())),
                     ("grid_shape".into(), json!(c.grid_shape())),
                     ("grid_ndim".into(), json!(c.grid_shape().len())),
@@ -418,10 +346,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 "norms" => Ok(one("out", f32s_json(&grid, &c.norms(norm_p(args)?, vals)?))),
                 "min" => Ok(one("out", f32s_json(&grid, &c.min(vals)?))),
                 "max" => Ok(one("out", f32s_json(&grid, &c.max(vals)?))),
-                "nnz" => Ok(one(
-                    "value",
-                    json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?),
-                )),
+                "nnz" => Ok(one("value", json!(c.nnz(opt(args, "eps").map(num).unwrap_or(1e-8))?))),
                 "block_view" => {
                     let (d, sh) = c.block_view(vals)?;
                     Ok(one("out", f32s_json(&sh, &d)))
@@ -442,11 +367,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     let k = arg_t("keep").unwrap();
                     check_grid_shape("keep", &grid, &k.shape)?;
                     let ms = c.get_masks(&k.u8())?;
-                    let out: Vec<Value> = ms
-                        .iter()
-                        .zip(c.specs())
-                        .map(|(m, s)| u8s_json(s.view().shape(), m))
-                        .collect();
+                    let out: Vec<Value> = ms.iter().zip(c.specs()).map(|(m, s)| u8s_json(s.view().shape(), m)).collect();
                     Ok(one("masks", Value::Array(out)))
                 }
                 "hard_threshold" => {
@@ -486,10 +407,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     shape.push(sc.numblk_per_scope());
                     Ok(one("out", f32s_json(&shape, &sc.block_norms(vals)?)))
                 }
-                "sparsity_to_nnz" => Ok(one(
-                    "value",
-                    json!(sc.sparsity_to_nnz(num(&args["sparsity"]))?),
-                )),
+                "sparsity_to_nnz" => Ok(one("value", json!(sc.sparsity_to_nnz(num(&args["sparsity"]))?))),
                 "hard_threshold" => {
                     let tt = arg_t("thresholds");
                     let t = tt.as_ref().map(|t| t.f32());
@@ -503,11 +421,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                         _ => unreachable!(),
                     };
                     let ms = sc.get_masks(k, vals, None)?;
-                    let out: Vec<Value> = ms
-                        .iter()
-                        .zip(&specs)
-                        .map(|(m, s)| u8s_json(s.view().shape(), m))
-                        .collect();
+                    let out: Vec<Value> = ms.iter().zip(&specs).map(|(m, s)| u8s_json(s.view().shape(), m)).collect();
                     Ok(one("masks", Value::Array(out)))
                 }
                 "soft_threshold" => {
@@ -515,9 +429,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     check_grid_shape("scope thresholds", &g, &t.shape)?;
                     let conds = node_values(&specs, opt(args, "conditioners"));
                     let cr = refs(&conds);
-                    let scale = opt(args, "scale")
-                        .and_then(|x| x.as_bool())
-                        .unwrap_or(false);
+                    let scale = opt(args, "scale").and_then(|x| x.as_bool()).unwrap_or(false);
                     sc.soft_threshold(&t.f32(), cr.as_deref(), scale, soft_opts(args))?;
                     Ok(in_place_result(params))
                 }
@@ -534,41 +446,21 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                 let list = v.as_array().expect("list per scope");
                 let mut out = Vec::new();
                 for (i, x) in list.iter().enumerate() {
-                    let specs = scc
-                        .scopes()
-                        .get(i)
-                        .map(|s| s.block().specs().to_vec())
-                        .unwrap_or_default();
+                    let specs = scc.scopes().get(i).map(|s| s.block().specs().to_vec()).unwrap_or_default();
                     out.push(node_values(&specs, Some(x)).unwrap());
                 }
                 Ok(Some(out))
             };
             let vals = per_scope("values")?;
-            let inner: Option<Vec<Vec<&[f32]>>> = vals.as_ref().map(|v| {
-                v.iter()
-                    .map(|s| s.iter().map(|x| x.as_slice()).collect())
-                    .collect()
-            });
-            let outer: Option<Vec<&[&[f32]]>> = inner
-                .as_ref()
-                .map(|v| v.iter().map(|s| s.as_slice()).collect());
+            let inner: Option<Vec<Vec<&[f32]>>> =
+                vals.as_ref().map(|v| v.iter().map(|s| s.iter().map(|x| x.as_slice()).collect()).collect());
+            let outer: Option<Vec<&[&[f32]]>> = inner.as_ref().map(|v| v.iter().map(|s| s.as_slice()).collect());
             let vals = outer.as_deref();
-            let all_specs: Vec<BlockSpec> = scc
-                .scopes()
-                .iter()
-                .flat_map(|s| s.block().specs().to_vec())
-                .collect();
+            let all_specs: Vec<BlockSpec> = scc.scopes().iter().flat_map(|s| s.block().specs().to_vec()).collect();
             match method {
                 "info" => Ok(BTreeMap::from([
                     ("grid_shape".into(), json!(scc.grid_shape())),
-                    (
-                        "scope_shapes".into(),
-                        json!(scc
-                            .scopes()
-                            .iter()
-                            .map(|s| s.scope_shape().to_vec())
-                            .collect::<Vec<_>>()),
-                    ),
+                    ("scope_shapes".into(), json!(scc.scopes().iter().map(|s| s.scope_shape().to_vec()).collect::<Vec<_>>())),
                     ("orders".into(), json!(scc.orders())),
                     ("numblk_per_scope".into(), json!(scc.numblk_per_scope())),
                     ("numel_per_scope".into(), json!(scc.numel_per_scope())),
@@ -579,10 +471,7 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     shape.push(scc.numblk_per_scope());
                     Ok(one("out", f32s_json(&shape, &scc.block_norms(vals)?)))
                 }
-                "sparsity_to_nnz" => Ok(one(
-                    "value",
-                    json!(scc.sparsity_to_nnz(num(&args["sparsity"]))?),
-                )),
+                "sparsity_to_nnz" => Ok(one("value", json!(scc.sparsity_to_nnz(num(&args["sparsity"]))?))),
                 "hard_threshold" => {
                     let tt = arg_t("thresholds");
                     let t = tt.as_ref().map(|t| t.f32());
@@ -595,35 +484,18 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
                     let t = tt.as_ref().map(|t| t.f32());
                     let by = hard_by(args, &t, &tt, &g)?;
                     let ms = scc.get_masks(by, vals, &mut |_, _| {})?;
-                    let out: Vec<Value> = ms
-                        .iter()
-                        .zip(&all_specs)
-                        .map(|(m, s)| u8s_json(s.view().shape(), m))
-                        .collect();
+                    let out: Vec<Value> = ms.iter().zip(&all_specs).map(|(m, s)| u8s_json(s.view().shape(), m)).collect();
                     Ok(one("masks", Value::Array(out)))
                 }
                 "soft_threshold" => {
                     let t = arg_t("thresholds").unwrap();
                     check_grid_shape("scope thresholds", &g, &t.shape)?;
                     let conds = per_scope("conditioners")?;
-                    let ci: Option<Vec<Vec<&[f32]>>> = conds.as_ref().map(|v| {
-                        v.iter()
-                            .map(|s| s.iter().map(|x| x.as_slice()).collect())
-                            .collect()
-                    });
-                    let co: Option<Vec<&[&[f32]]>> = ci
-                        .as_ref()
-                        .map(|v| v.iter().map(|s| s.as_slice()).collect());
-                    let scale = opt(args, "scale")
-                        .and_then(|x| x.as_bool())
-                        .unwrap_or(false);
-                    scc.soft_threshold(
-                        &t.f32(),
-                        co.as_deref(),
-                        scale,
-                        soft_opts(args),
-                        &mut |_, _| {},
-                    )?;
+                    let ci: Option<Vec<Vec<&[f32]>>> =
+                        conds.as_ref().map(|v| v.iter().map(|s| s.iter().map(|x| x.as_slice()).collect()).collect());
+                    let co: Option<Vec<&[&[f32]]>> = ci.as_ref().map(|v| v.iter().map(|s| s.as_slice()).collect());
+                    let scale = opt(args, "scale").and_then(|x| x.as_bool()).unwrap_or(false);
+                    scc.soft_threshold(&t.f32(), co.as_deref(), scale, soft_opts(args), &mut |_, _| {})?;
                     Ok(in_place_result(params))
                 }
                 m => panic!("unknown ScopeCoupling method {m}"),
@@ -635,15 +507,8 @@ fn run_op(case: &Value, target: &Target, params: &[P]) -> Result<BTreeMap<String
 fn params_unchanged(params: &[P]) -> Option<String> {
     for (i, p) in params.iter().enumerate() {
         let now = p.param.data();
-        if let Some(j) = now
-            .iter()
-            .zip(&p.before)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
-            return Some(format!(
-                "param {i} changed at flat {j}: {} -> {}",
-                p.before[j], now[j]
-            ));
+        if let Some(j) = now.iter().zip(&p.before).position(|(a, b)| a.to_bits() != b.to_bits()) {
+            return Some(format!("param {i} changed at flat {j}: {} -> {}", p.before[j], now[j]));
         }
     }
     None
@@ -654,9 +519,7 @@ fn params_unchanged(params: &[P]) -> Option<String> {
 /// into view layout succeeds. Our API accepts param layout, so there the call must succeed.
 fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
     let target = case["target"].as_str()?;
-    if !matches!(target, "BlockCoupling" | "ScopeSpec[BlockCoupling]")
-        || !case["op"].as_str()?.ends_with("soft_threshold")
-    {
+    if !matches!(target, "BlockCoupling" | "ScopeSpec[BlockCoupling]") || !case["op"].as_str()?.ends_with("soft_threshold") {
         return None;
     }
     if case["expect"]["error"].as_str() != Some("shape_mismatch") {
@@ -679,8 +542,7 @@ fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
         if t.shape == pshape && t.shape != vshape {
             let mut g = Vec::new();
             for_each_offset(&vshape, &vstride, |o| g.push(t.data[o]));
-            new_conds
-                .push(json!({"layout": "view", "dtype": "float32", "shape": vshape, "data": g}));
+            new_conds.push(json!({"layout": "view", "dtype": "float32", "shape": vshape, "data": g}));
             changed = true;
         } else {
             new_conds.push(c.clone());
@@ -696,10 +558,7 @@ fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
 
 /// Tolerance against the float64 oracle: the case itself has none (it expects an error), so the
 /// one of every other coupling soft-threshold case of the folder.
-const ORACLE_TOL: Tol = Tol {
-    rtol: 1e-3,
-    atol: 1e-5,
-};
+const ORACLE_TOL: Tol = Tol { rtol: 1e-3, atol: 1e-5 };
 
 /// The params after a param-layout coupling soft threshold against `coupling_adam_prox` on the
 /// same inputs; the view-layout call (`alt_out`) must give the same numbers too.
@@ -717,12 +576,7 @@ fn prox_oracle_params(case: &Value) -> Vec<Vec<f64>> {
                 Some(v) => (usizes(&v["shape"]), usizes(&v["stride"])),
                 None => (param.shape.clone(), contiguous_strides(&param.shape)),
             };
-            OracleSpec {
-                param: param.data,
-                view_shape,
-                view_stride,
-                block_shape: i64s(&s["block_shape"]),
-            }
+            OracleSpec { param: param.data, view_shape, view_stride, block_shape: i64s(&s["block_shape"]) }
         })
         .collect();
     let conds: Vec<Vec<f64>> = args["conditioners"]
@@ -745,10 +599,7 @@ fn prox_oracle_params(case: &Value) -> Vec<Vec<f64>> {
             }
         })
         .collect();
-    let ords: Vec<Vec<usize>> = orders(&case["orders"])
-        .iter()
-        .map(|o| o.iter().map(|&k| k as usize).collect())
-        .collect();
+    let ords: Vec<Vec<usize>> = orders(&case["orders"]).iter().map(|o| o.iter().map(|&k| k as usize).collect()).collect();
     coupling_adam_prox(
         &specs,
         &ords,
@@ -760,11 +611,7 @@ fn prox_oracle_params(case: &Value) -> Vec<Vec<f64>> {
     )
 }
 
-fn compare_with_prox_oracle(
-    case: &Value,
-    out: &BTreeMap<String, Value>,
-    alt_out: &BTreeMap<String, Value>,
-) -> Outcome {
+fn compare_with_prox_oracle(case: &Value, out: &BTreeMap<String, Value>, alt_out: &BTreeMap<String, Value>) -> Outcome {
     let want = prox_oracle_params(case);
     let Some(Value::Array(got)) = out.get("params") else {
         return Fail("no params after the call".into());
@@ -774,21 +621,11 @@ fn compare_with_prox_oracle(
     }
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let exp = tensor_json(&usizes(&g["shape"]), w.iter().copied());
-        if let Some(m) = cases::compare(
-            &format!("params[{i}] vs float64 oracle"),
-            &exp,
-            g,
-            ORACLE_TOL,
-        ) {
+        if let Some(m) = cases::compare(&format!("params[{i}] vs float64 oracle"), &exp, g, ORACLE_TOL) {
             return Fail(m);
         }
     }
-    match cases::compare(
-        "params (param vs view layout)",
-        &alt_out["params"],
-        &out["params"],
-        Tol::EXACT,
-    ) {
+    match cases::compare("params (param vs view layout)", &alt_out["params"], &out["params"], Tol::EXACT) {
         Some(m) => Fail(m),
         None => Pass,
     }
@@ -808,10 +645,7 @@ fn run_block_case(case: &Value, layout_cases: &mut Vec<String>) -> Outcome {
         if let Ok(alt_out) = alt_got {
             layout_cases.push(case["id"].as_str().unwrap_or("?").to_string());
             return match got {
-                Err(e) => Fail(format!(
-                    "param-layout coupling conditioners must be accepted, got {} ({e})",
-                    e.code()
-                )),
+                Err(e) => Fail(format!("param-layout coupling conditioners must be accepted, got {} ({e})", e.code())),
                 Ok(out) => compare_with_prox_oracle(case, &out, &alt_out),
             };
         }
@@ -820,9 +654,7 @@ fn run_block_case(case: &Value, layout_cases: &mut Vec<String>) -> Outcome {
     if let Some(kind) = case["expect"].get("error").and_then(Value::as_str) {
         return match got {
             Ok(_) => Fail(format!("expected error {kind}, the call succeeded")),
-            Err(e) if e.code() != kind => {
-                Fail(format!("expected error {kind}, got {} ({e})", e.code()))
-            }
+            Err(e) if e.code() != kind => Fail(format!("expected error {kind}, got {} ({e})", e.code())),
             Err(_) => match params_unchanged(&params) {
                 Some(m) => Fail(format!("refused with {kind} but wrote: {m}")),
                 None => Pass,
@@ -843,19 +675,14 @@ fn conformance() {
     let (_, failed) = cases::run_all(|case| {
         let op = case["op"].as_str()?;
         match op.split_once('.').map_or(op, |(class, _)| class) {
-            "View" | "BlockSpec" | "BlockCoupling" | "ScopeSpec" | "ScopeCoupling" => {
-                Some(run_block_case(case, &mut layout.borrow_mut()))
-            }
+            "View" | "BlockSpec" | "BlockCoupling" | "ScopeSpec" | "ScopeCoupling" => Some(run_block_case(case, &mut layout.borrow_mut())),
             "nm" => Some(nm_runner::run_case(case)),
             _ if obs_runner::handles(op) => Some(obs_runner::run_case(case)),
             _ => None,
         }
     });
     println!("param-layout coupling cases compared by numbers: {layout_cases:?}");
-    assert!(
-        !layout_cases.is_empty(),
-        "the param-layout coupling case (pub-0583) was not recognised"
-    );
+    assert!(!layout_cases.is_empty(), "the param-layout coupling case (pub-0583) was not recognised");
     assert_eq!(failed, 0, "{failed} conformance case(s) failed");
 }
 
@@ -863,10 +690,7 @@ fn conformance() {
 /// conditioners and expected numbers.
 #[test]
 fn prox_oracle_reproduces_the_coupling_cases() {
-    let dir = cases::case_folders()
-        .into_iter()
-        .find(|d| d.ends_with("sparsekit-cases"))
-        .expect("sparsekit-cases");
+    let dir = cases::case_folders().into_iter().find(|d| d.ends_with("sparsekit-cases")).expect("sparsekit-cases");
     let mut checked = 0;
     for f in cases::case_files(&dir) {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
@@ -881,17 +705,9 @@ fn prox_oracle_reproduces_the_coupling_cases() {
             .zip(case["expect"]["params"].as_array().unwrap())
             .map(|(w, e)| tensor_json(&usizes(&e["shape"]), w.iter().copied()))
             .collect();
-        let m = cases::compare(
-            "params",
-            &case["expect"]["params"],
-            &Value::Array(got),
-            Tol::of(&case, "params"),
-        );
+        let m = cases::compare("params", &case["expect"]["params"], &Value::Array(got), Tol::of(&case, "params"));
         assert!(m.is_none(), "{}: {}", case["id"], m.unwrap_or_default());
         checked += 1;
     }
-    assert!(
-        checked >= 10,
-        "only {checked} cases to check the oracle against"
-    );
+    assert!(checked >= 10, "only {checked} cases to check the oracle against");
 }

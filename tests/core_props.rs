@@ -10,13 +10,12 @@
 
 use proptest::prelude::*;
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
+use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
 use sparsekit_wasm::BlockCoupling;
 use sparsekit_wasm::ErrorKind;
 use sparsekit_wasm::Param;
-use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
 use sparsekit_wasm::View;
 use std::sync::atomic::{AtomicUsize, Ordering as AtOrd};
-
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic generator
@@ -313,7 +312,15 @@ fn check_in_place(seed: u64) -> Result<(), TestCaseError> {
                 .iter()
                 .zip(&prune)
                 .zip(&own)
-                .map(|((n, &p), &o)| if p { (n * 1.3 + 1e-3) as f32 } else if r.coin() { o } else { (n * 0.7) as f32 })
+                .map(|((n, &p), &o)| {
+                    if p {
+                        (n * 1.3 + 1e-3) as f32
+                    } else if r.coin() {
+                        o
+                    } else {
+                        (n * 0.7) as f32
+                    }
+                })
                 .collect();
             c.spec.hard_threshold(&t, None).unwrap();
             let mut want = c.data.clone();
@@ -409,7 +416,15 @@ fn gen_coupling(r: &mut Rng) -> CCase {
     let rank = r.range(1, 3);
     let aligned: Vec<usize> = (0..rank).map(|_| r.range(1, 3)).collect();
     let k = r.range(1, 3);
-    let mut c = CCase { params: vec![], datas: vec![], lays: vec![], blocks: vec![], orders: vec![], aligned: aligned.clone(), coupling: unsafe_placeholder() };
+    let mut c = CCase {
+        params: vec![],
+        datas: vec![],
+        lays: vec![],
+        blocks: vec![],
+        orders: vec![],
+        aligned: aligned.clone(),
+        coupling: unsafe_placeholder(),
+    };
     let mut specs = Vec::new();
     for i in 0..k {
         let order = if i == 0 && r.coin() { (0..rank).collect() } else { r.perm(rank) };
@@ -467,7 +482,10 @@ fn check_coupling(seed: u64) -> Result<(), TestCaseError> {
     let norms = c.coupling.norms(Norm::L2, None).unwrap();
     let mut want_norms = vec![0.0f64; na];
     for a in 0..na {
-        let ss: f64 = (0..c.params.len()).flat_map(|i| c.elems(i, a).into_iter().map(move |o| (i, o))).map(|(i, o)| (c.datas[i][o] as f64).powi(2)).sum();
+        let ss: f64 = (0..c.params.len())
+            .flat_map(|i| c.elems(i, a).into_iter().map(move |o| (i, o)))
+            .map(|(i, o)| (c.datas[i][o] as f64).powi(2))
+            .sum();
         want_norms[a] = ss.sqrt();
         prop_assert!(close(norms[a], want_norms[a], 1e-5, 1e-6));
     }
@@ -476,7 +494,10 @@ fn check_coupling(seed: u64) -> Result<(), TestCaseError> {
     prop_assert_eq!(&shape[..shape.len() - 1], &c.aligned[..]);
     let npb = c.coupling.numel_per_block();
     for a in 0..na {
-        let want: Vec<u32> = (0..c.params.len()).flat_map(|i| c.elems(i, a).into_iter().map(move |o| (i, o))).map(|(i, o)| c.datas[i][o].to_bits()).collect();
+        let want: Vec<u32> = (0..c.params.len())
+            .flat_map(|i| c.elems(i, a).into_iter().map(move |o| (i, o)))
+            .map(|(i, o)| c.datas[i][o].to_bits())
+            .collect();
         let got: Vec<u32> = bv[a * npb..(a + 1) * npb].iter().map(|x| x.to_bits()).collect();
         prop_assert_eq!(got, want);
     }
@@ -633,7 +654,8 @@ fn check_scope_coupling(seed: u64, ties: bool) -> Result<(), TestCaseError> {
         let block: Vec<usize> = (0..rank).map(|_| r.range(1, 2)).collect();
         let shape: Vec<usize> = (0..rank).map(|d| sg[d] * sshape[d] * block[d]).collect();
         let lay = gen_layout(&mut r, &shape);
-        let data: Vec<f32> = if ties { (0..numel(&lay.pshape)).map(|_| r.below(3) as f32 - 1.0).collect() } else { gen_data(&mut r, numel(&lay.pshape)) };
+        let data: Vec<f32> =
+            if ties { (0..numel(&lay.pshape)).map(|_| r.below(3) as f32 - 1.0).collect() } else { gen_data(&mut r, numel(&lay.pshape)) };
         let param = Param::from_slice(&data, &lay.pshape).unwrap();
         let view = View::new(&param, &to_i64(&lay.shape), &to_i64(&lay.stride)).unwrap();
         let spec = BlockSpec::new(view, &to_i64(&block), None).unwrap();
@@ -696,10 +718,9 @@ fn check_refusals(seed: u64) -> Result<(), TestCaseError> {
         0 => (ErrorKind::ShapeMismatch, c.spec.hard_threshold(&vec![1.0; nb + 1], None)),
         1 => (ErrorKind::ShapeMismatch, c.spec.apply_multiplier(&vec![0.0; nb + 1])),
         2 => (ErrorKind::ShapeMismatch, c.spec.apply_mask(&vec![0; nb + 2])),
-        3 => (
-            ErrorKind::InvalidEps,
-            c.spec.soft_threshold(&vec![0.1; nb], None, SoftOptions { eps: Some(-1e-3), ..SoftOptions::default() }),
-        ),
+        3 => {
+            (ErrorKind::InvalidEps, c.spec.soft_threshold(&vec![0.1; nb], None, SoftOptions { eps: Some(-1e-3), ..SoftOptions::default() }))
+        }
         4 => {
             // conditioners of neither the param's nor the view's length
             let n = numel(&c.lay.pshape).max(numel(&c.lay.shape)) + 1;
@@ -748,7 +769,11 @@ fn check_adam(seed: u64) -> Result<(), TestCaseError> {
         }
         for _ in 0..200 {
             let mid = 0.5 * (lo + hi);
-            if zeta(mid) < tb { lo = mid } else { hi = mid }
+            if zeta(mid) < tb {
+                lo = mid
+            } else {
+                hi = mid
+            }
         }
         let mu = 0.5 * (lo + hi);
         for &o in el {
@@ -853,7 +878,11 @@ fn aliasing_views_refuse_writes_but_read() {
     for (shape, stride) in [(vec![3i64, 4], vec![0i64, 1]), (vec![4, 4], vec![2, 1]), (vec![2, 3, 2], vec![4, 1, 1])] {
         let v = View::new(&p, &shape, &stride).unwrap();
         assert!(v.aliases(), "{shape:?} {stride:?}");
-        let lay = Lay { pshape: vec![3, 4], shape: shape.iter().map(|&x| x as usize).collect(), stride: stride.iter().map(|&x| x as usize).collect() };
+        let lay = Lay {
+            pshape: vec![3, 4],
+            shape: shape.iter().map(|&x| x as usize).collect(),
+            stride: stride.iter().map(|&x| x as usize).collect(),
+        };
         let block: Vec<usize> = vec![1; lay.shape.len()];
         let s = BlockSpec::new(v.clone(), &[], None).unwrap();
         let nb = s.numblk();

@@ -12,11 +12,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
+use sparsekit_wasm::scope::{kth_best, top_k};
+use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
 use sparsekit_wasm::BlockCoupling;
 use sparsekit_wasm::ErrorKind;
 use sparsekit_wasm::Param;
-use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-use sparsekit_wasm::scope::{kth_best, top_k};
 use sparsekit_wasm::View;
 
 const NAN: f32 = f32::NAN;
@@ -194,7 +194,8 @@ fn scope_coupling_joint_topk_with_nan() {
     let fresh = || {
         let p = Param::from_slice(&[NAN, 1.0, 2.0, 3.0], &[4]).unwrap();
         let q = Param::from_slice(&[0.5, NAN, -INF, 4.0], &[4]).unwrap();
-        let scope = |x: &Param| ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(x), &[1], None).unwrap()), &[], None).unwrap();
+        let scope =
+            |x: &Param| ScopeSpec::new(BlockNode::Spec(BlockSpec::new(View::from_param(x), &[1], None).unwrap()), &[], None).unwrap();
         let c = ScopeCoupling::new(vec![scope(&p), scope(&q)], &[], None).unwrap();
         (p, q, c)
     };
@@ -241,14 +242,9 @@ fn adam_step_confines_nan_and_inf_to_their_block() {
         d
     };
     let want = run(clean, h);
-    for (poison_w, poison_h) in [
-        (Some(NAN), None),
-        (Some(INF), None),
-        (Some(-INF), None),
-        (None, Some(NAN)),
-        (None, Some(INF)),
-        (None, Some(0.0)),
-    ] {
+    for (poison_w, poison_h) in
+        [(Some(NAN), None), (Some(INF), None), (Some(-INF), None), (None, Some(NAN)), (None, Some(INF)), (None, Some(0.0))]
+    {
         let (mut w, mut hh) = (clean, h);
         if let Some(x) = poison_w {
             w[2] = x;

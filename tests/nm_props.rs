@@ -4,11 +4,11 @@
 
 #[path = "support/oracles.rs"]
 mod oracles;
+use nm as nm2d;
+use nm as permute;
 use proptest::prelude::*;
 use sparsekit_wasm::ErrorKind;
 use sparsekit_wasm::{export, nm};
-use nm as nm2d;
-use nm as permute;
 
 /// Values that exercise ties (small integers, `±0.0`), the full finite range (subnormals, huge)
 /// and, rarely, infinities and NaN.
@@ -22,37 +22,19 @@ fn value() -> impl Strategy<Value = f32> {
 }
 
 fn finite() -> impl Strategy<Value = f32> {
-    prop_oneof![
-        (-3i8..=3).prop_map(f32::from),
-        -100.0f32..100.0f32,
-        Just(-0.0f32)
-    ]
+    prop_oneof![(-3i8..=3).prop_map(f32::from), -100.0f32..100.0f32, Just(-0.0f32)]
 }
 
 /// `(m, n, rows, cols, values)` with `cols % m == 0`.
 fn nm_matrix(max_m: usize) -> impl Strategy<Value = (usize, usize, usize, usize, Vec<f32>)> {
-    (1..=max_m)
-        .prop_flat_map(|m| (Just(m), 0..=m, 0usize..4, 0usize..4))
-        .prop_flat_map(|(m, n, rows, groups)| {
-            let cols = groups * m;
-            (
-                Just(m),
-                Just(n),
-                Just(rows),
-                Just(cols),
-                proptest::collection::vec(value(), rows * cols),
-            )
-        })
+    (1..=max_m).prop_flat_map(|m| (Just(m), 0..=m, 0usize..4, 0usize..4)).prop_flat_map(|(m, n, rows, groups)| {
+        let cols = groups * m;
+        (Just(m), Just(n), Just(rows), Just(cols), proptest::collection::vec(value(), rows * cols))
+    })
 }
 
 fn matrix4(max_tiles: usize) -> impl Strategy<Value = (usize, usize, Vec<f32>)> {
-    (1..=max_tiles, 1..=max_tiles).prop_flat_map(|(tr, tc)| {
-        (
-            Just(4 * tr),
-            Just(4 * tc),
-            proptest::collection::vec(finite(), 16 * tr * tc),
-        )
-    })
+    (1..=max_tiles, 1..=max_tiles).prop_flat_map(|(tr, tc)| (Just(4 * tr), Just(4 * tc), proptest::collection::vec(finite(), 16 * tr * tc)))
 }
 
 /// Magnitude rank key used by the spec: NaN lowest, `|-0.0| == 0`.
@@ -213,19 +195,16 @@ proptest! {
 }
 
 #[test]
-    fn oracle_uses_exact_sums() {
-        // {1e30, 1e-30} beats {1e30, 0}, although both round to 1e30 in f64.
-        let v = [1e30, 0.0, 1e-30, 0.0];
-        assert_eq!(
-            oracles::mn_1d_best_enumerate(&v, 1, 4, 4, 2).unwrap(),
-            vec![1, 0, 1, 0]
-        );
-        assert_eq!(nm::mn_1d_best(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
-        let mut a = oracles::ExactSum::default();
-        a.add(f32::MAX);
-        a.add(f32::MAX);
-        let mut b = oracles::ExactSum::default();
-        b.add(f32::MAX);
-        b.add(f32::from_bits(1));
-        assert!(a > b);
-    }
+fn oracle_uses_exact_sums() {
+    // {1e30, 1e-30} beats {1e30, 0}, although both round to 1e30 in f64.
+    let v = [1e30, 0.0, 1e-30, 0.0];
+    assert_eq!(oracles::mn_1d_best_enumerate(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
+    assert_eq!(nm::mn_1d_best(&v, 1, 4, 4, 2).unwrap(), vec![1, 0, 1, 0]);
+    let mut a = oracles::ExactSum::default();
+    a.add(f32::MAX);
+    a.add(f32::MAX);
+    let mut b = oracles::ExactSum::default();
+    b.add(f32::MAX);
+    b.add(f32::from_bits(1));
+    assert!(a > b);
+}

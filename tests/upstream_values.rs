@@ -22,10 +22,7 @@ fn whole(data: &[f32], shape: &[usize]) -> (Param, BlockSpec) {
 fn assert_all_close(got: &[f32], want: &[f64], rtol: f64, atol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            ((g as f64) - w).abs() <= atol + rtol * w.abs(),
-            "{what}: element {i} is {g}, expected {w} (rtol {rtol}, atol {atol})"
-        );
+        assert!(((g as f64) - w).abs() <= atol + rtol * w.abs(), "{what}: element {i} is {g}, expected {w} (rtol {rtol}, atol {atol})");
     }
 }
 
@@ -209,8 +206,7 @@ fn adam_step_optimality_on_random_data() {
         let (mut alive, mut dead) = (0, 0);
         for b in 0..nb {
             let (gr, gc) = (b / (cols / bc), b % (cols / bc));
-            let elems: Vec<usize> =
-                (0..br).flat_map(|i| (0..bc).map(move |j| (gr * br + i) * cols + gc * bc + j)).collect();
+            let elems: Vec<usize> = (0..br).flat_map(|i| (0..bc).map(move |j| (gr * br + i) * cols + gc * bc + j)).collect();
             if hv_norm[b] <= t[b] as f64 * (1.0 + 1e-6) {
                 dead += 1;
                 assert!(elems.iter().all(|&e| x[e] == 0.0), "trial {trial} block {b}: dead block not zeroed");
@@ -223,11 +219,7 @@ fn adam_step_optimality_on_random_data() {
             assert!(mu > 0.0, "trial {trial} block {b}: recovered mu {mu} <= 0");
             let norm: f64 = elems.iter().map(|&e| (h[e] as f64 * v[e] as f64 / (h[e] as f64 + mu)).powi(2)).sum::<f64>().sqrt();
             let lhs = mu * norm;
-            assert!(
-                (lhs - t[b] as f64).abs() <= 2e-4 * t[b] as f64,
-                "trial {trial} block {b}: mu*||x|| = {lhs}, threshold {}",
-                t[b]
-            );
+            assert!((lhs - t[b] as f64).abs() <= 2e-4 * t[b] as f64, "trial {trial} block {b}: mu*||x|| = {lhs}, threshold {}", t[b]);
             // Every element follows the same mu.
             for &e in &elems {
                 let want = h[e] as f64 * v[e] as f64 / (h[e] as f64 + mu);
@@ -265,11 +257,7 @@ fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
         sb.soft_threshold(&[tb], Some(&pick(&h)), opts).unwrap();
         let alone = pb.data().clone();
         let got = pick(&together);
-        assert_eq!(
-            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            "block {b}"
-        );
+        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "block {b}");
     }
 }
 
@@ -335,7 +323,9 @@ fn adam_batched_path_matches_the_whole_tensor_loop() {
         (seed >> 8) as f32 / (1u32 << 24) as f32
     };
     let mut checked = 0;
-    for (shape, block) in [([12, 40], [4, 4]), ([8, 36], [2, 2]), ([9, 20], [3, 5]), ([64, 48], [1, 16]), ([256, 6], [128, 1]), ([30, 30], [6, 6])] {
+    for (shape, block) in
+        [([12, 40], [4, 4]), ([8, 36], [2, 2]), ([9, 20], [3, 5]), ([64, 48], [1, 16]), ([256, 6], [128, 1]), ([30, 30], [6, 6])]
+    {
         let n = shape[0] * shape[1];
         let nb = n / (block[0] * block[1]);
         for trial in 0..4 {

@@ -121,7 +121,9 @@ fn nm24_bit_exact() {
 #[wasm_bindgen_test]
 fn prox_kernels_bit_exact() {
     let lanes_same = |a: &ProxLanes, b: &ProxLanes| {
-        (0..4).all(|k| same(a.lo[k], b.lo[k]) && same(a.hi[k], b.hi[k]) && same(a.mu[k], b.mu[k]) && a.iters[k] == b.iters[k] && a.go[k] == b.go[k])
+        (0..4).all(|k| {
+            same(a.lo[k], b.lo[k]) && same(a.hi[k], b.hi[k]) && same(a.mu[k], b.mu[k]) && a.iters[k] == b.iters[k] && a.go[k] == b.go[k]
+        })
     };
     for n in [4usize, 8, 16, 64, 128] {
         for seed in [3u64, 5, 9] {
@@ -150,7 +152,8 @@ fn prox_kernels_bit_exact() {
                 iters: [0, 3, 0, 1],
                 go: [u32::MAX, u32::MAX, u32::MAX, 0],
             };
-            for stop in [ProxStop::Converged { max_iter: 9, atol: 1e-3 }, ProxStop::Converged { max_iter: 30, atol: 0.0 }, ProxStop::At(12)] {
+            for stop in [ProxStop::Converged { max_iter: 9, atol: 1e-3 }, ProxStop::Converged { max_iter: 30, atol: 0.0 }, ProxStop::At(12)]
+            {
                 let (mut p, mut q) = (start, start);
                 for step in 0..40 {
                     let (gp, gq) = (scalar::prox_step4(&hx, &h, &mut p, stop), simd::prox_step4(&hx, &h, &mut q, stop));
@@ -169,7 +172,11 @@ fn prox_write_bit_exact() {
     let x = inputs(4 * 3 * 5 * 8, 21);
     // Conditioners with zeros of both signs (H + mu == 0 where mu == 0), NaN and infinities.
     let h: Vec<f32> = inputs(x.len(), 23).iter().map(|v| v.abs()).collect();
-    let mk: Vec<(f32, f32)> = [(0.0f32, 1.0f32), (0.0, 0.0), (0.37, 1.0), (0.37, 0.0), (-0.5, 1.0), (f32::NAN, 1.0), (2.5, -0.0)].into_iter().cycle().take(x.len()).collect();
+    let mk: Vec<(f32, f32)> = [(0.0f32, 1.0f32), (0.0, 0.0), (0.37, 1.0), (0.37, 0.0), (-0.5, 1.0), (f32::NAN, 1.0), (2.5, -0.0)]
+        .into_iter()
+        .cycle()
+        .take(x.len())
+        .collect();
     for chunk in [1usize, 3, 4, 8, 12, 16, 20] {
         let n = x.len() / chunk * chunk;
         for step in [1usize, 2] {

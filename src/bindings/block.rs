@@ -1,20 +1,18 @@
 //! `BlockSpec` and `BlockCoupling` classes.
 
 use super::convert::*;
+use super::param::RawView;
+use super::scope::{RawScopeCoupling, RawScopeSpec};
+use crate::block::{BlockCoupling, BlockSpec, Norm};
+use crate::core::error::{Error, ErrorKind};
+use crate::scope::{ScopeCoupling, ScopeSpec};
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use super::param::RawView;
-use super::scope::{RawScopeCoupling, RawScopeSpec};
-use crate::scope::{ScopeCoupling, ScopeSpec};
-use crate::block::{BlockCoupling, BlockSpec, Norm};
-use crate::core::error::{Error, ErrorKind};
-
 
 pub(super) fn norm_p(p: Option<f64>) -> Result<Norm, Error> {
     Norm::from_p(p.unwrap_or(2.0))
 }
-
 
 #[wasm_bindgen]
 pub struct RawBlockSpec {
@@ -113,9 +111,7 @@ pub(super) fn orders_from(v: &JsValue) -> Result<Vec<Vec<i64>>, Error> {
     }
     let raw: Vec<Vec<f64>> = serde_wasm_bindgen::from_value(v.clone())
         .map_err(|e| Error::new(ErrorKind::InvalidOrders, format!("orders must be an array of integer arrays: {e}")))?;
-    raw.iter()
-        .map(|o| ints(o, "orders").map_err(|e| Error::new(ErrorKind::InvalidOrders, e.message())))
-        .collect()
+    raw.iter().map(|o| ints(o, "orders").map_err(|e| Error::new(ErrorKind::InvalidOrders, e.message()))).collect()
 }
 
 #[wasm_bindgen]
@@ -150,7 +146,6 @@ impl RawCouplingBuilder {
 pub struct RawBlockCoupling {
     pub(super) inner: BlockCoupling,
 }
-
 
 #[wasm_bindgen]
 impl RawBlockCoupling {

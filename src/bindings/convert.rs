@@ -22,7 +22,6 @@ pub(super) fn arg_err(msg: impl Into<String>) -> JsValue {
     to_js(Error::new(ErrorKind::InvalidArguments, msg))
 }
 
-
 /// Integers from JS numbers (shapes, strides, block shapes, orders, indices).
 pub(super) fn ints(v: &[f64], what: &str) -> Result<Vec<i64>, Error> {
     v.iter()
@@ -142,7 +141,6 @@ pub(super) struct HardOpts {
 pub(super) fn hard_by<'a>(o: &HardOpts, thresholds: Option<&'a [f32]>) -> Result<HardBy<'a>, Error> {
     HardBy::from_args(thresholds, o.nnz, o.sparsity)
 }
-
 
 pub(super) fn nnz_value(k: f64) -> Result<usize, Error> {
     crate::scope::nnz_from_f64(k)

@@ -1,10 +1,10 @@
 //! Sparse storage exports (CSR, BSR, 2:4) and their decoders.
 
 use super::convert::*;
+use crate::export;
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use crate::export;
 
 /// CSR arrays of a 2-D weight: `{indptr, indices, values, shape, bytes}`.
 #[wasm_bindgen(js_name = toCsr)]
@@ -60,7 +60,10 @@ pub fn sparse_to_dense(o: JsValue) -> JsResult<Float32Array> {
     let shape: Vec<f64> = serde_wasm_bindgen::from_value(dense_from(&o, "shape")?).map_err(|e| arg_err(format!("shape: {e}")))?;
     let (r, c) = rows_cols(&shape)?;
     let u32s = |k: &str| -> Result<Vec<u32>, JsValue> {
-        dense_from(&o, k)?.dyn_ref::<js_sys::Uint32Array>().map(|a| a.to_vec()).ok_or_else(|| arg_err(format!("`{k}` must be a Uint32Array")))
+        dense_from(&o, k)?
+            .dyn_ref::<js_sys::Uint32Array>()
+            .map(|a| a.to_vec())
+            .ok_or_else(|| arg_err(format!("`{k}` must be a Uint32Array")))
     };
     let values = f32_array(&dense_from(&o, "values")?, "values").map_err(to_js)?;
     let meta = dense_from(&o, "meta")?;

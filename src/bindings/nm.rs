@@ -1,13 +1,12 @@
 //! N:M functions, the permutation search and `MagnitudeSearcher`.
 
 use super::convert::*;
-#[allow(unused_imports)]
-use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
-use wasm_bindgen::prelude::*;
 use super::param::RawParam;
 use crate::block::Param;
 use crate::nm;
-
+#[allow(unused_imports)]
+use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(js_name = getNmpruneInfo)]
 pub fn get_nmprune_info(pattern: &str) -> JsValue {
@@ -18,8 +17,6 @@ pub fn get_nmprune_info(pattern: &str) -> JsValue {
     let _ = Reflect::set(&o, &"n".into(), &(n as f64).into());
     o.into()
 }
-
-
 
 #[wasm_bindgen(js_name = computeValid1dPatterns)]
 pub fn compute_valid_1d_patterns(m: f64, n: f64) -> JsResult<Vec<u8>> {
@@ -57,8 +54,6 @@ pub fn reshape_1d(values: &[f32], shape: &[f64], m: f64) -> JsResult<JsValue> {
     let _ = Reflect::set(&o, &"paddedShape".into(), &shape_array(&ps));
     Ok(o)
 }
-
-
 
 /// ASP-style input-channel permutation search for an m:n mask of a `(rows, cols)` weight.
 #[wasm_bindgen(js_name = searchPermutation)]

@@ -1,12 +1,11 @@
 //! `Param` and `View` classes.
 
 use super::convert::*;
+use crate::block::{self as view, Param, View};
+use crate::core::error::Error;
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use crate::block::{self as view, Param, View};
-use crate::core::error::Error;
-
 
 #[wasm_bindgen]
 pub struct RawParam {

@@ -1,9 +1,9 @@
 //! Module-level exports: panic hook, error-code list, memory, build variant and thread pool.
 
+use crate::core::error::ErrorKind;
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use crate::core::error::ErrorKind;
 
 #[wasm_bindgen(start)]
 pub fn start() {

@@ -1,13 +1,12 @@
 //! `ScopeSpec` and `ScopeCoupling` classes.
 
+use super::block::{RawBlockCoupling, RawBlockSpec};
 use super::convert::*;
+use crate::core::error::{Error, ErrorKind};
+use crate::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use super::block::{RawBlockCoupling, RawBlockSpec};
-use crate::core::error::{Error, ErrorKind};
-use crate::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
-
 
 #[wasm_bindgen]
 pub struct RawScopeSpec {
@@ -154,7 +153,10 @@ impl RawScopeCoupling {
             .ok_or_else(|| to_js(Error::new(ErrorKind::InvalidArguments, format!("{what} must be an array with one entry per scope"))))?;
         let n = self.inner.scopes().len();
         if arr.length() as usize != n {
-            return Err(to_js(Error::new(ErrorKind::ShapeMismatch, format!("{what}: expected {n} entries (one per scope), got {}", arr.length()))));
+            return Err(to_js(Error::new(
+                ErrorKind::ShapeMismatch,
+                format!("{what}: expected {n} entries (one per scope), got {}", arr.length()),
+            )));
         }
         self.inner
             .scopes()
@@ -176,7 +178,13 @@ impl RawScopeCoupling {
         with_coupling_values(&v, |cv| self.inner.block_norms(cv)).map_err(to_js)
     }
     #[wasm_bindgen(js_name = hardThreshold)]
-    pub fn hard_threshold(&self, opts: JsValue, thresholds: Option<Vec<f32>>, values: JsValue, on_progress: Option<Function>) -> JsResult<()> {
+    pub fn hard_threshold(
+        &self,
+        opts: JsValue,
+        thresholds: Option<Vec<f32>>,
+        values: JsValue,
+        on_progress: Option<Function>,
+    ) -> JsResult<()> {
         let o: HardOpts = options(&opts, "hardThreshold options", HARD_KEYS).map_err(to_js)?;
         let by = hard_by(&o, thresholds.as_deref()).map_err(to_js)?;
         let v = self.vals(&values, "values")?;

@@ -2,8 +2,8 @@
 //! index map. One implementation for `BlockCoupling` and `ScopeCoupling`.
 
 use crate::bail;
-use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::alloc::try_collect;
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::shape::{contiguous_strides, unravel};
 
 /// Validates `order` as a permutation of `0..n` (negative axes count from the end).

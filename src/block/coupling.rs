@@ -5,13 +5,13 @@
 //! tensor `T` as `T.permute(inverse(order_i))`, precomputed here as an index map so that
 //! nothing is ever physically permuted.
 
-use crate::bail;
 use super::align::Alignment;
-use super::spec::{check_not_nan, euclid_factors, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
-use crate::core::error::Result;
-use crate::kernels::Reduction;
 use super::prox::{self, Bracket, Part};
+use super::spec::{check_not_nan, euclid_factors, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
+use crate::bail;
+use crate::core::error::Result;
 use crate::core::shape::check_grid_len;
+use crate::kernels::Reduction;
 
 #[derive(Debug, Clone)]
 pub struct BlockCoupling {
@@ -156,12 +156,8 @@ impl BlockCoupling {
             self.scale_unchecked(&euclid_factors(&norms, thresholds, eps));
             return Ok(());
         }
-        let sources = self
-            .specs
-            .iter()
-            .zip(&conds)
-            .map(|(s, c)| s.source(c.expect("checked"), "conditioners"))
-            .collect::<Result<Vec<_>>>()?;
+        let sources =
+            self.specs.iter().zip(&conds).map(|(s, c)| s.source(c.expect("checked"), "conditioners")).collect::<Result<Vec<_>>>()?;
         let (mu, keep) = {
             let datas: Vec<_> = self.specs.iter().map(|s| s.view().param().data()).collect();
             let parts: Vec<Part> = self

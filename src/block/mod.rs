@@ -10,8 +10,8 @@ mod spec;
 mod view;
 
 pub(crate) use align::Alignment;
-pub(crate) use spec::{check_not_nan, keep_to_factors, threshold_keep};
 pub use coupling::BlockCoupling;
 pub use param::Param;
+pub(crate) use spec::{check_not_nan, keep_to_factors, threshold_keep};
 pub use spec::{BlockSpec, Norm, SoftOptions, F32_EPS};
 pub use view::{block_view_of, broadcast_block_to_element, View};

@@ -7,8 +7,8 @@
 
 use crate::bail;
 use crate::core::alloc::try_alloc;
-use crate::core::shape::checked_numel;
 use crate::core::error::{Error, Result};
+use crate::core::shape::checked_numel;
 use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Rc;
 
@@ -60,7 +60,11 @@ impl Param {
     /// `RefCell` panic.
     pub fn check_not_busy(&self) -> Result<()> {
         if self.0.data.try_borrow_mut().is_err() {
-            bail!(ReentrantCall, "the param {:?} is in use by a running operation (a call from a progress callback?); retry after it returns", self.0.shape);
+            bail!(
+                ReentrantCall,
+                "the param {:?} is in use by a running operation (a call from a progress callback?); retry after it returns",
+                self.0.shape
+            );
         }
         Ok(())
     }

@@ -10,10 +10,10 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
+use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
 use crate::layout::{Strided, Tiling};
-use crate::core::alloc::try_alloc;
 
 /// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the 0/0 definition of
 /// BlockSpec's ([`kernels::scalar::prox_scaled`]).
@@ -143,7 +143,18 @@ impl Ctx<'_, '_> {
     /// Iteration-outer over all the quads: each quad's step is one dependency chain, and the
     /// quads' chains overlap. Per block it is the arithmetic of [`Ctx::step`], bit for bit.
     #[allow(clippy::too_many_arguments)]
-    fn run_quads(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], x: &[f32], h: &[f32], quads: usize, target: Option<usize>, pk: &mut Packed) {
+    fn run_quads(
+        &self,
+        states: &mut [State],
+        b0: usize,
+        blocks: &[usize],
+        ofs: &[usize],
+        x: &[f32],
+        h: &[f32],
+        quads: usize,
+        target: Option<usize>,
+        pk: &mut Packed,
+    ) {
         let n = ofs[1] - ofs[0];
         let nq = 4 * n;
         // Fully overwritten below: resized, not cleared (no zero-fill per batch).
@@ -209,7 +220,17 @@ impl Ctx<'_, '_> {
     /// phase 1 brackets and steps each block until its own convergence or `max_iter`; phase 2
     /// (`target = Some(K)`) steps every block up to `K`. Returns phase 1's `max_b k_b`.
     #[allow(clippy::too_many_arguments)]
-    fn run_batch(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], target: Option<usize>, pk: &mut Packed) -> usize {
+    fn run_batch(
+        &self,
+        states: &mut [State],
+        b0: usize,
+        blocks: &[usize],
+        ofs: &[usize],
+        xb: &mut [f32],
+        hb: &[f32],
+        target: Option<usize>,
+        pk: &mut Packed,
+    ) -> usize {
         let n0 = ofs[1] - ofs[0];
         let quads = if n0.is_multiple_of(4) && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
@@ -258,7 +279,11 @@ impl Ctx<'_, '_> {
             .iter()
             .map(|&b| {
                 let s = &states[b - b0];
-                if self.converged(s) { s.iters } else { self.max_iter }
+                if self.converged(s) {
+                    s.iters
+                } else {
+                    self.max_iter
+                }
             })
             .max()
             .unwrap_or(0)
@@ -329,10 +354,7 @@ pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, b
     let chunk = nb.div_ceil(tasks.max(1)).max(1);
 
     // Phase 1: bracket every block and run it until its own bracket is below atol.
-    let global = par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, None))
-        .into_iter()
-        .max()
-        .unwrap_or(0);
+    let global = par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, None)).into_iter().max().unwrap_or(0);
     // Phase 2: the seed only stops when all blocks are converged; continue the early ones.
     if states.iter().any(|s| s.iters < global) {
         par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, Some(global)));

@@ -5,13 +5,13 @@
 //! view's own row-major layout. Every in-place operation validates all its inputs before the
 //! first write.
 
-use crate::bail;
-use crate::core::error::{Error, Result};
-use crate::kernels::{nan_max, Reduction};
-use crate::layout::{normalize_block_shape, Strided, Tiling};
 use super::prox::{self, Bracket, Part};
 use super::view::{block_view_of, View};
+use crate::bail;
+use crate::core::error::{Error, Result};
 use crate::core::shape::check_grid_len;
+use crate::kernels::{nan_max, Reduction};
+use crate::layout::{normalize_block_shape, Strided, Tiling};
 
 /// `torch.finfo(float32).eps`, the seed's default `eps`.
 pub const F32_EPS: f32 = f32::EPSILON;

@@ -4,15 +4,15 @@
 //! must agree, sizes and strides must be non-negative and every reachable offset must lie inside
 //! the param (`cosize <= numel`).
 
-use crate::bail;
-use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::Reduction;
-use crate::core::shape::contiguous_strides;
-use crate::core::shape::check_grid_len;
-use crate::layout::{for_each_offset, normalize_block_shape, Strided, Tiling};
 use super::param::Param;
+use crate::bail;
 use crate::core::alloc::try_alloc;
+use crate::core::error::{Error, ErrorKind, Result};
+use crate::core::shape::check_grid_len;
 use crate::core::shape::checked_numel;
+use crate::core::shape::contiguous_strides;
+use crate::kernels::Reduction;
+use crate::layout::{for_each_offset, normalize_block_shape, Strided, Tiling};
 use std::cell::OnceCell;
 
 #[derive(Debug, Clone)]
@@ -26,8 +26,7 @@ pub struct View {
 fn non_negative(v: &[i64], what: &str) -> Result<Vec<usize>> {
     v.iter()
         .map(|&x| {
-            usize::try_from(x)
-                .map_err(|_| Error::new(ErrorKind::InvalidView, format!("View {what} must be non-negative, got {v:?}")))
+            usize::try_from(x).map_err(|_| Error::new(ErrorKind::InvalidView, format!("View {what} must be non-negative, got {v:?}")))
         })
         .collect()
 }
@@ -126,10 +125,10 @@ impl View {
         }
         idx.chunks_exact(n)
             .map(|ix| {
-                ix.iter().zip(&self.layout.stride).try_fold(0i64, |acc, (&i, &s)| {
-                    i.checked_mul(s as i64).and_then(|x| x.checked_add(acc))
-                })
-                .ok_or_else(|| Error::new(ErrorKind::InvalidArguments, format!("linear_offset: index {ix:?} overflows")))
+                ix.iter()
+                    .zip(&self.layout.stride)
+                    .try_fold(0i64, |acc, (&i, &s)| i.checked_mul(s as i64).and_then(|x| x.checked_add(acc)))
+                    .ok_or_else(|| Error::new(ErrorKind::InvalidArguments, format!("linear_offset: index {ix:?} overflows")))
             })
             .collect()
     }
@@ -211,11 +210,7 @@ pub fn block_view_of(t: &[f32], shape: &[usize], block: &[i64], reorder: bool, m
         bail!(OutOfMemory, "block_view_of: cannot allocate {n} elements");
     }
     for_each_offset(&Strided { shape: oshape.clone(), stride: ostride }, |o| out.push(t[o]));
-    let shape_out = if merge {
-        grid.iter().copied().chain(std::iter::once(b.iter().product())).collect()
-    } else {
-        oshape
-    };
+    let shape_out = if merge { grid.iter().copied().chain(std::iter::once(b.iter().product())).collect() } else { oshape };
     Ok((out, shape_out))
 }
 
@@ -229,12 +224,9 @@ pub fn broadcast_block_to_element(values: &[f32], grid: &[usize], block: &[usize
         bail!(InvalidBlockShape, "broadcast_block_to_element: block_shape[{d}] must be positive");
     }
     check_grid_len("block_values", grid, values.len())?;
-    let elem: Vec<usize> = grid
-        .iter()
-        .zip(block)
-        .map(|(g, b)| g.checked_mul(*b))
-        .collect::<Option<_>>()
-        .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("broadcast_block_to_element: grid {grid:?} x block {block:?} overflows")))?;
+    let elem: Vec<usize> = grid.iter().zip(block).map(|(g, b)| g.checked_mul(*b)).collect::<Option<_>>().ok_or_else(|| {
+        Error::new(ErrorKind::OutOfMemory, format!("broadcast_block_to_element: grid {grid:?} x block {block:?} overflows"))
+    })?;
     checked_numel(&elem)?;
     if fake {
         let shape = grid.iter().flat_map(|&g| [g, 1]).collect();

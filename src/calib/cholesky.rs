@@ -6,8 +6,8 @@
 //! triangular with a positive diagonal, so it is the (unique) upper factor.
 
 use crate::bail;
-use crate::core::error::Result;
 use crate::core::alloc::try_alloc;
+use crate::core::error::Result;
 
 /// Lower Cholesky factor of the symmetric `n x n` matrix `a` (row-major; only the lower
 /// triangle is read), in place: afterwards the lower triangle holds `L`, the upper is zero.

@@ -10,9 +10,9 @@
 
 use super::conv::ConvGeometry;
 use crate::bail;
+use crate::core::alloc::try_alloc;
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::kernels::gemm::{gemm_acc, Gemm};
-use crate::core::alloc::try_alloc;
 
 /// Input vectors per f32 Gram chunk (the error bound above scales with it).
 pub const CHUNK: usize = 64;
@@ -31,7 +31,9 @@ impl Hessian {
         if cols == 0 {
             bail!(InvalidArguments, "Hessian needs cols >= 1 (the number of inputs of the layer)");
         }
-        let n = cols.checked_mul(cols).ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("Hessian of {cols} inputs does not fit in memory")))?;
+        let n = cols
+            .checked_mul(cols)
+            .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("Hessian of {cols} inputs does not fit in memory")))?;
         Ok(Hessian { cols, count: 0, sum: try_alloc(n, 0.0)? })
     }
 

@@ -13,13 +13,13 @@ pub mod wanda;
 
 pub use conv::ConvGeometry;
 pub use hessian::Hessian;
-pub use sparsegpt::{sparse_gpt, SparseGptOptions};
 pub use recon::rel_recon_error;
+pub use sparsegpt::{sparse_gpt, SparseGptOptions};
 pub use wanda::wanda_scores;
 
 use crate::bail;
-use crate::core::error::Result;
 use crate::block::View;
+use crate::core::error::Result;
 
 /// `(rows, cols, row stride, col stride)` of a 2-D view (`param_not_2d` otherwise): rows are
 /// the map's outputs, cols its inputs.

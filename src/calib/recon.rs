@@ -11,7 +11,12 @@ use crate::core::error::Result;
 pub fn rel_recon_error(before: &[f32], after: &[f32], h: &Hessian) -> Result<f64> {
     let cols = h.cols();
     if before.len() != after.len() || before.len() % cols != 0 {
-        bail!(ShapeMismatch, "relReconError: before ({}) and after ({}) must both be rows x {cols} (the Hessian's cols)", before.len(), after.len());
+        bail!(
+            ShapeMismatch,
+            "relReconError: before ({}) and after ({}) must both be rows x {cols} (the Hessian's cols)",
+            before.len(),
+            after.len()
+        );
     }
     let hm = h.matrix_f64()?;
     let quad = |v: &[f64]| -> f64 {

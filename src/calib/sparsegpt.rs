@@ -11,10 +11,10 @@
 use super::cholesky::inverse_upper_factor;
 use super::{dims2, Hessian};
 use crate::bail;
+use crate::block::View;
+use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 use crate::kernels::gemm::{gemm_acc, Gemm};
-use crate::core::alloc::try_alloc;
-use crate::block::View;
 
 /// The options of `sparseGpt` as given (validated by [`sparse_gpt`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -76,7 +76,11 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     } else {
         let k = opts.keep.as_deref().unwrap_or(&[]);
         if k.len() != rows * cols {
-            bail!(ShapeMismatch, "sparseGpt: keep has {} elements, expected rows * cols = {rows} * {cols} (view-shaped, row-major)", k.len());
+            bail!(
+                ShapeMismatch,
+                "sparseGpt: keep has {} elements, expected rows * cols = {rows} * {cols} (view-shaped, row-major)",
+                k.len()
+            );
         }
         Select::Keep(k)
     };

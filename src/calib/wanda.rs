@@ -4,15 +4,20 @@
 
 use super::{dims2, Hessian};
 use crate::bail;
-use crate::core::error::Result;
-use crate::core::alloc::try_alloc;
 use crate::block::View;
+use crate::core::alloc::try_alloc;
+use crate::core::error::Result;
 
 /// View-shaped (rows x cols, row-major) scores of the 2-D view `w` against `h`.
 pub fn wanda_scores(w: &View, h: &Hessian) -> Result<Vec<f32>> {
     let (rows, cols, s0, s1) = dims2(w, "wandaScores")?;
     if h.cols() != cols {
-        bail!(ShapeMismatch, "wandaScores: the Hessian has {} inputs but the weight view {:?} has {cols} columns (rows = outputs, cols = inputs)", h.cols(), w.shape());
+        bail!(
+            ShapeMismatch,
+            "wandaScores: the Hessian has {} inputs but the weight view {:?} has {cols} columns (rows = outputs, cols = inputs)",
+            h.cols(),
+            w.shape()
+        );
     }
     let norms: Vec<f64> = h.diag_f64().into_iter().map(f64::sqrt).collect();
     let data = w.param().data();

@@ -49,11 +49,31 @@ impl ErrorKind {
     pub const ALL: [ErrorKind; 25] = {
         use ErrorKind::*;
         [
-            InvalidView, ViewOutOfBounds, BlockRankMismatch, InvalidBlockShape, ShapeMismatch,
-            InvalidOrders, IncompatibleCoupling, ScopeRankMismatch, InvalidScopeShape,
-            InvalidSparsity, InvalidNnz, InvalidArguments, InvalidEps, ParamNot2d, InvalidNmShape,
-            InvalidNmPattern, UnsupportedPattern, InvalidValue, AliasedView, OutOfMemory,
-            UseAfterFree, ReentrantCall, DetachedBuffer, SingularHessian, UnsupportedEnvironment,
+            InvalidView,
+            ViewOutOfBounds,
+            BlockRankMismatch,
+            InvalidBlockShape,
+            ShapeMismatch,
+            InvalidOrders,
+            IncompatibleCoupling,
+            ScopeRankMismatch,
+            InvalidScopeShape,
+            InvalidSparsity,
+            InvalidNnz,
+            InvalidArguments,
+            InvalidEps,
+            ParamNot2d,
+            InvalidNmShape,
+            InvalidNmPattern,
+            UnsupportedPattern,
+            InvalidValue,
+            AliasedView,
+            OutOfMemory,
+            UseAfterFree,
+            ReentrantCall,
+            DetachedBuffer,
+            SingularHessian,
+            UnsupportedEnvironment,
         ]
     };
 
@@ -131,9 +151,7 @@ impl Error {
     pub fn length_mismatch(context: &str, shape: &[usize], expected: usize, got: usize) -> Self {
         Error::new(
             ErrorKind::ShapeMismatch,
-            format!(
-                "{context}: expected {expected} elements (shape {shape:?}, flat row-major), got {got}"
-            ),
+            format!("{context}: expected {expected} elements (shape {shape:?}, flat row-major), got {got}"),
         )
     }
 

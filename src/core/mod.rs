@@ -6,4 +6,3 @@ pub mod error;
 pub mod shape;
 #[cfg(any(target_arch = "wasm32", feature = "threads", feature = "native-threads"))]
 pub mod threads;
-

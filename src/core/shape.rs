@@ -43,10 +43,7 @@ pub(crate) fn check_len(context: &str, len: usize, rows: usize, cols: usize) -> 
     match rows.checked_mul(cols) {
         Some(numel) if numel == len => Ok(()),
         Some(numel) => Err(Error::length_mismatch(context, &[rows, cols], numel, len)),
-        None => bail!(
-            ShapeMismatch,
-            "{context}: shape [{rows}, {cols}] overflows usize"
-        ),
+        None => bail!(ShapeMismatch, "{context}: shape [{rows}, {cols}] overflows usize"),
     }
 }
 

@@ -2,11 +2,10 @@
 
 use super::compressed::for_each_stored;
 use super::{to_u32, F32, U32};
-use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;
 use crate::core::shape::check_len;
-
 
 /// Block CSR: the matrix as a grid of `(bh, bw)` blocks; a block is stored (densely, row-major,
 /// `bh * bw` values) when any of its elements is non-zero. Block row `i` holds blocks
@@ -42,10 +41,7 @@ pub fn bsr_bytes(rows: usize, bh: usize, bw: usize, nblocks: usize) -> usize {
 
 pub(super) fn check_blocks(context: &str, rows: usize, cols: usize, bh: usize, bw: usize) -> Result<()> {
     if bh == 0 || bw == 0 || !rows.is_multiple_of(bh) || !cols.is_multiple_of(bw) {
-        bail!(
-            InvalidBlockShape,
-            "{context}: block ({bh}, {bw}) must be positive and divide the shape [{rows}, {cols}]"
-        );
+        bail!(InvalidBlockShape, "{context}: block ({bh}, {bw}) must be positive and divide the shape [{rows}, {cols}]");
     }
     Ok(())
 }
@@ -74,15 +70,7 @@ pub fn to_bsr(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usize) ->
         }
         indptr.push(to_u32("number of blocks", indices.len())?);
     }
-    Ok(Bsr {
-        rows,
-        cols,
-        bh,
-        bw,
-        indptr,
-        indices,
-        values: vals,
-    })
+    Ok(Bsr { rows, cols, bh, bw, indptr, indices, values: vals })
 }
 
 /// Dense `(rows, cols)` matrix of a BSR, after checking that it is well formed.
@@ -90,21 +78,10 @@ pub fn to_bsr(values: &[f32], rows: usize, cols: usize, bh: usize, bw: usize) ->
 /// Errors: bad block shape -> `InvalidBlockShape`; inconsistent lengths, non-monotone
 /// `indptr`, block columns out of range or not ascending -> `InvalidArguments`.
 pub fn bsr_to_dense(bsr: &Bsr) -> Result<Vec<f32>> {
-    let Bsr {
-        rows,
-        cols,
-        bh,
-        bw,
-        indptr,
-        indices,
-        values,
-    } = bsr;
+    let Bsr { rows, cols, bh, bw, indptr, indices, values } = bsr;
     let (rows, cols, bh, bw) = (*rows, *cols, *bh, *bw);
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(
-            ShapeMismatch,
-            "bsr_to_dense: shape [{rows}, {cols}] overflows usize"
-        );
+        bail!(ShapeMismatch, "bsr_to_dense: shape [{rows}, {cols}] overflows usize");
     };
     check_blocks("bsr_to_dense", rows, cols, bh, bw)?;
     let (brows, bcols, bsize) = (rows / bh, cols / bw, bh * bw);

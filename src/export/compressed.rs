@@ -18,11 +18,7 @@ pub(super) fn for_each_stored(
 ) -> Result<()> {
     let nrows = indptr.len() - 1;
     if indptr[0] != 0 || indptr[nrows] as usize != indices.len() {
-        bail!(
-            InvalidArguments,
-            "{context}: indptr must start at 0 and end at {}",
-            indices.len()
-        );
+        bail!(InvalidArguments, "{context}: indptr must start at 0 and end at {}", indices.len());
     }
     for r in 0..nrows {
         let (a, b) = (indptr[r] as usize, indptr[r + 1] as usize);
@@ -32,10 +28,7 @@ pub(super) fn for_each_stored(
         for k in a..b {
             let c = indices[k] as usize;
             if c >= ncols || (k > a && c <= indices[k - 1] as usize) {
-                bail!(
-                    InvalidArguments,
-                    "{context}: row {r} has column index {c}: out of range ({ncols} columns) or not ascending"
-                );
+                bail!(InvalidArguments, "{context}: row {r} has column index {c}: out of range ({ncols} columns) or not ascending");
             }
         }
     }

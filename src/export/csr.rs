@@ -2,11 +2,10 @@
 
 use super::compressed::for_each_stored;
 use super::{to_u32, F32, U32};
-use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;
 use crate::core::shape::check_len;
-
 
 /// Compressed sparse rows: row `r` holds `values[indptr[r]..indptr[r+1]]` at columns
 /// `indices[..]` (ascending).
@@ -54,13 +53,7 @@ pub fn to_csr(values: &[f32], rows: usize, cols: usize) -> Result<Csr> {
         }
         indptr.push(to_u32("nnz", vals.len())?);
     }
-    Ok(Csr {
-        rows,
-        cols,
-        indptr,
-        indices,
-        values: vals,
-    })
+    Ok(Csr { rows, cols, indptr, indices, values: vals })
 }
 
 /// Dense `(rows, cols)` matrix of a CSR, after checking that it is well formed.
@@ -68,19 +61,10 @@ pub fn to_csr(values: &[f32], rows: usize, cols: usize) -> Result<Csr> {
 /// Errors: inconsistent lengths, non-monotone `indptr`, or column indices out of range or not
 /// strictly ascending within a row -> `InvalidArguments`; shape overflow -> `ShapeMismatch`.
 pub fn csr_to_dense(csr: &Csr) -> Result<Vec<f32>> {
-    let Csr {
-        rows,
-        cols,
-        indptr,
-        indices,
-        values,
-    } = csr;
+    let Csr { rows, cols, indptr, indices, values } = csr;
     let (rows, cols) = (*rows, *cols);
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(
-            ShapeMismatch,
-            "csr_to_dense: shape [{rows}, {cols}] overflows usize"
-        );
+        bail!(ShapeMismatch, "csr_to_dense: shape [{rows}, {cols}] overflows usize");
     };
     if indptr.len() != rows + 1 || indices.len() != values.len() {
         bail!(

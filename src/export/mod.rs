@@ -15,8 +15,8 @@ mod compressed;
 mod csr;
 mod nm24;
 
-pub use bytes::{sparse_bytes, SparseBytes};
 pub use bsr::{bsr_bytes, bsr_to_dense, to_bsr, Bsr};
+pub use bytes::{sparse_bytes, SparseBytes};
 pub use csr::{csr_bytes, csr_to_dense, to_csr, Csr};
 pub use nm24::{nm24_bytes, nm24_to_dense, to_nm24, Nm24};
 
@@ -26,14 +26,9 @@ pub(crate) const U32: usize = 4;
 pub(crate) fn to_u32(what: &str, x: usize) -> Result<u32> {
     match u32::try_from(x) {
         Ok(v) => Ok(v),
-        Err(_) => bail!(
-            InvalidArguments,
-            "{what} = {x} does not fit the u32 indices of the format"
-        ),
+        Err(_) => bail!(InvalidArguments, "{what} = {x} does not fit the u32 indices of the format"),
     }
 }
-
-
 
 #[cfg(test)]
 mod tests {
@@ -57,10 +52,7 @@ mod tests {
         assert_eq!(csr_to_dense(&csr).unwrap(), W.to_vec());
         let mut bad = csr.clone();
         bad.indices[1] = 1;
-        assert_eq!(
-            csr_to_dense(&bad).unwrap_err().kind(),
-            ErrorKind::InvalidArguments
-        );
+        assert_eq!(csr_to_dense(&bad).unwrap_err().kind(), ErrorKind::InvalidArguments);
     }
 
     #[test]
@@ -78,14 +70,8 @@ mod tests {
         ] {
             assert_eq!(bsr_to_dense(&bad).unwrap_err().kind(), ErrorKind::InvalidArguments);
         }
-        assert_eq!(
-            to_bsr(&W, 4, 4, 3, 2).unwrap_err().kind(),
-            ErrorKind::InvalidBlockShape
-        );
-        assert_eq!(
-            to_bsr(&W, 4, 4, 0, 2).unwrap_err().kind(),
-            ErrorKind::InvalidBlockShape
-        );
+        assert_eq!(to_bsr(&W, 4, 4, 3, 2).unwrap_err().kind(), ErrorKind::InvalidBlockShape);
+        assert_eq!(to_bsr(&W, 4, 4, 0, 2).unwrap_err().kind(), ErrorKind::InvalidBlockShape);
     }
 
     #[test]
@@ -97,19 +83,10 @@ mod tests {
         assert_eq!(nm.byte_size(), 4 * 8 + 2);
         assert_eq!(nm24_to_dense(&nm).unwrap(), W.to_vec());
         let dense3 = [1.0, 1.0, 1.0, 0.0];
-        assert_eq!(
-            to_nm24(&dense3, 1, 4).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
-        assert_eq!(
-            to_nm24(&W[..12], 2, 6).unwrap_err().kind(),
-            ErrorKind::InvalidNmShape
-        );
+        assert_eq!(to_nm24(&dense3, 1, 4).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(to_nm24(&W[..12], 2, 6).unwrap_err().kind(), ErrorKind::InvalidNmShape);
         let mut bad = nm.clone();
         bad.meta[0] = 0b0101;
-        assert_eq!(
-            nm24_to_dense(&bad).unwrap_err().kind(),
-            ErrorKind::InvalidArguments
-        );
+        assert_eq!(nm24_to_dense(&bad).unwrap_err().kind(), ErrorKind::InvalidArguments);
     }
 }

@@ -1,11 +1,10 @@
 //! The 2:4 compressed form of sparse tensor cores, its byte size and its decoder.
 
 use super::F32;
-use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::bail;
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;
 use crate::core::shape::check_len;
-
 
 /// The 2:4 compressed form consumed by sparse tensor cores: every group of 4 consecutive
 /// elements of a row keeps 2 values (`values`, `(rows, cols/2)` row-major) and their two 2-bit
@@ -41,10 +40,7 @@ pub fn nm24_bytes(rows: usize, cols: usize) -> usize {
 
 fn check_nm24_shape(context: &str, rows: usize, cols: usize) -> Result<()> {
     if !cols.is_multiple_of(4) {
-        bail!(
-            InvalidNmShape,
-            "{context}: 2:4 groups need cols % 4 == 0, got shape [{rows}, {cols}]"
-        );
+        bail!(InvalidNmShape, "{context}: 2:4 groups need cols % 4 == 0, got shape [{rows}, {cols}]");
     }
     Ok(())
 }
@@ -65,18 +61,11 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
         let nz = g.iter().filter(|&&x| x != 0.0).count();
         if nz > 2 {
             let (r, j) = (q / (cols / 4), q % (cols / 4));
-            bail!(
-                InvalidNmPattern,
-                "to_nm24: group {j} of row {r} (columns {}..{}) has {nz} non-zeros; 2:4 allows 2",
-                4 * j,
-                4 * j + 4
-            );
+            bail!(InvalidNmPattern, "to_nm24: group {j} of row {r} (columns {}..{}) has {nz} non-zeros; 2:4 allows 2", 4 * j, 4 * j + 4);
         }
         // Non-zero positions first, then the lowest zero positions, then sort ascending.
         let mut pos = [0u8; 2];
-        let nonzero_first = (0..4u8)
-            .filter(|&p| g[p as usize] != 0.0)
-            .chain((0..4u8).filter(|&p| g[p as usize] == 0.0));
+        let nonzero_first = (0..4u8).filter(|&p| g[p as usize] != 0.0).chain((0..4u8).filter(|&p| g[p as usize] == 0.0));
         for (slot, p) in pos.iter_mut().zip(nonzero_first) {
             *slot = p;
         }
@@ -87,12 +76,7 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
         }
         meta[q / 2] |= (pos[0] | pos[1] << 2) << (4 * (q % 2));
     }
-    Ok(Nm24 {
-        rows,
-        cols,
-        values: vals,
-        meta,
-    })
+    Ok(Nm24 { rows, cols, values: vals, meta })
 }
 
 /// Dense `(rows, cols)` matrix of a 2:4 compressed form.
@@ -100,19 +84,11 @@ pub fn to_nm24(values: &[f32], rows: usize, cols: usize) -> Result<Nm24> {
 /// Errors: `cols % 4 != 0` -> `InvalidNmShape`; wrong `values`/`meta` lengths or a group whose
 /// positions are not strictly ascending -> `InvalidArguments`.
 pub fn nm24_to_dense(nm: &Nm24) -> Result<Vec<f32>> {
-    let Nm24 {
-        rows,
-        cols,
-        values,
-        meta,
-    } = nm;
+    let Nm24 { rows, cols, values, meta } = nm;
     let (rows, cols) = (*rows, *cols);
     check_nm24_shape("nm24_to_dense", rows, cols)?;
     let Some(numel) = rows.checked_mul(cols) else {
-        bail!(
-            ShapeMismatch,
-            "nm24_to_dense: shape [{rows}, {cols}] overflows usize"
-        );
+        bail!(ShapeMismatch, "nm24_to_dense: shape [{rows}, {cols}] overflows usize");
     };
     let groups = numel / 4;
     if values.len() != 2 * groups || meta.len() != groups.div_ceil(2) {
@@ -130,10 +106,7 @@ pub fn nm24_to_dense(nm: &Nm24) -> Result<Vec<f32>> {
         let nib = (meta[q / 2] >> (4 * (q % 2))) & 0xf;
         let (p0, p1) = (usize::from(nib & 3), usize::from(nib >> 2));
         if p0 >= p1 {
-            bail!(
-                InvalidArguments,
-                "nm24_to_dense: group {q} has positions ({p0}, {p1}); expected p0 < p1"
-            );
+            bail!(InvalidArguments, "nm24_to_dense: group {q} has positions ({p0}, {p1}); expected p0 < p1");
         }
         out[4 * q + p0] = values[2 * q];
         out[4 * q + p1] = values[2 * q + 1];

@@ -29,12 +29,7 @@ fn combine4(op: Reduction, a: v128, b: v128) -> v128 {
 
 #[inline(always)]
 fn horizontal(op: Reduction, v: v128) -> f32 {
-    let l = [
-        f32x4_extract_lane::<0>(v),
-        f32x4_extract_lane::<1>(v),
-        f32x4_extract_lane::<2>(v),
-        f32x4_extract_lane::<3>(v),
-    ];
+    let l = [f32x4_extract_lane::<0>(v), f32x4_extract_lane::<1>(v), f32x4_extract_lane::<2>(v), f32x4_extract_lane::<3>(v)];
     op.combine(op.combine(l[0], l[1]), op.combine(l[2], l[3]))
 }
 
@@ -70,12 +65,8 @@ pub fn reduce_chunk(op: Reduction, c: &[f32]) -> f32 {
     }
     if n4 < c.len() {
         // The remainder goes to lanes 0.., exactly as the scalar kernel does.
-        let mut lanes = [
-            f32x4_extract_lane::<0>(acc),
-            f32x4_extract_lane::<1>(acc),
-            f32x4_extract_lane::<2>(acc),
-            f32x4_extract_lane::<3>(acc),
-        ];
+        let mut lanes =
+            [f32x4_extract_lane::<0>(acc), f32x4_extract_lane::<1>(acc), f32x4_extract_lane::<2>(acc), f32x4_extract_lane::<3>(acc)];
         for (l, &x) in c[n4..].iter().enumerate() {
             let m = match op {
                 Reduction::SumAbs | Reduction::MaxAbs => x.abs(),
@@ -133,12 +124,8 @@ pub fn reduce_chunks(op: Reduction, row: &[f32], chunk: usize, acc: &mut [f32], 
                         v128_store(p, combine4(op, v128_load(p), r));
                     }
                 } else {
-                    let lanes = [
-                        f32x4_extract_lane::<0>(r),
-                        f32x4_extract_lane::<1>(r),
-                        f32x4_extract_lane::<2>(r),
-                        f32x4_extract_lane::<3>(r),
-                    ];
+                    let lanes =
+                        [f32x4_extract_lane::<0>(r), f32x4_extract_lane::<1>(r), f32x4_extract_lane::<2>(r), f32x4_extract_lane::<3>(r)];
                     for (l, &v) in lanes.iter().enumerate() {
                         let a = &mut acc[(j + l) * acc_stride];
                         *a = op.combine(*a, v);
@@ -241,12 +228,8 @@ pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
 
 #[inline(always)]
 fn finish_cond(acc: v128, n4: usize, q: impl Fn(usize) -> f32, n: usize) -> f32 {
-    let mut lanes = [
-        f32x4_extract_lane::<0>(acc),
-        f32x4_extract_lane::<1>(acc),
-        f32x4_extract_lane::<2>(acc),
-        f32x4_extract_lane::<3>(acc),
-    ];
+    let mut lanes =
+        [f32x4_extract_lane::<0>(acc), f32x4_extract_lane::<1>(acc), f32x4_extract_lane::<2>(acc), f32x4_extract_lane::<3>(acc)];
     for k in n4..n {
         let v = q(k);
         lanes[k - n4] += v * v;
@@ -285,12 +268,8 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
         // SAFETY: i + 16 <= values.len() == mask.len().
         unsafe {
             // k[e] = element e of the 4 groups (keys are < 2^31, so signed compares order them).
-            let [k0, k1, k2, k3] = transpose4(
-                keys4(load(values, i)),
-                keys4(load(values, i + 4)),
-                keys4(load(values, i + 8)),
-                keys4(load(values, i + 12)),
-            );
+            let [k0, k1, k2, k3] =
+                transpose4(keys4(load(values, i)), keys4(load(values, i + 4)), keys4(load(values, i + 8)), keys4(load(values, i + 12)));
             // p_ij (i < j): j beats i (strictly larger key); otherwise i beats j. -1 = true.
             let p01 = i32x4_gt(k1, k0);
             let p02 = i32x4_gt(k2, k0);
@@ -304,8 +283,7 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
             let b2 = i32x4_add(i32x4_add(v128_not(p02), v128_not(p12)), p23);
             let b3 = i32x4_add(i32x4_add(v128_not(p03), v128_not(p13)), v128_not(p23));
             let m1 = i32x4_splat(-2);
-            let [g0, g1, g2, g3] =
-                transpose4(i32x4_gt(b0, m1), i32x4_gt(b1, m1), i32x4_gt(b2, m1), i32x4_gt(b3, m1));
+            let [g0, g1, g2, g3] = transpose4(i32x4_gt(b0, m1), i32x4_gt(b1, m1), i32x4_gt(b2, m1), i32x4_gt(b3, m1));
             let bytes = i8x16_narrow_i16x8(i16x8_narrow_i32x4(g0, g1), i16x8_narrow_i32x4(g2, g3));
             v128_store(mask.as_mut_ptr().add(i) as *mut v128, v128_and(bytes, i8x16_splat(1)));
         }

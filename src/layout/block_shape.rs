@@ -11,11 +11,7 @@ pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Resu
     if block.len() != shape.len() {
         return Err(Error::new(
             ErrorKind::BlockRankMismatch,
-            format!(
-                "{what}: block shape has {} dims {block:?} but the tensor is {}-D {shape:?}",
-                block.len(),
-                shape.len()
-            ),
+            format!("{what}: block shape has {} dims {block:?} but the tensor is {}-D {shape:?}", block.len(), shape.len()),
         ));
     }
     let mut out = Vec::with_capacity(shape.len());

@@ -7,7 +7,6 @@
 //! equal blocks. Every element loop of the library is one of the walks defined here, so the
 //! hot paths see contiguous runs whenever the layout has any.
 
-
 mod block_shape;
 mod strided;
 mod tiling;

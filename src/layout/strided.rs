@@ -29,9 +29,7 @@ impl Strided {
         if self.shape.contains(&0) {
             return Some(0);
         }
-        self.shape.iter().zip(&self.stride).try_fold(1usize, |acc, (&s, &st)| {
-            (s - 1).checked_mul(st).and_then(|x| x.checked_add(acc))
-        })
+        self.shape.iter().zip(&self.stride).try_fold(1usize, |acc, (&s, &st)| (s - 1).checked_mul(st).and_then(|x| x.checked_add(acc)))
     }
 
     /// True when two distinct indices reach the same storage element (writes through such a
@@ -43,13 +41,7 @@ impl Strided {
         if self.shape.contains(&0) {
             return false;
         }
-        let mut dims: Vec<(usize, usize)> = self
-            .shape
-            .iter()
-            .zip(&self.stride)
-            .filter(|(&s, _)| s > 1)
-            .map(|(&s, &st)| (st, s))
-            .collect();
+        let mut dims: Vec<(usize, usize)> = self.shape.iter().zip(&self.stride).filter(|(&s, _)| s > 1).map(|(&s, &st)| (st, s)).collect();
         if dims.iter().any(|&(st, _)| st == 0) {
             return true;
         }

@@ -2,11 +2,11 @@
 //! (reductions, scaling, gathering blocks into runs), shaped so that hot paths see contiguous
 //! runs whenever the layout has any.
 
-use super::strided::Strided;
 use super::strided::for_each_offset;
-use crate::core::shape::{contiguous_strides, unravel};
+use super::strided::Strided;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
+use crate::core::shape::{contiguous_strides, unravel};
 use crate::kernels::{self, par, Reduction};
 
 /// A layout cut into a grid of `block`-shaped blocks (`block` divides `shape` exactly).

@@ -2,10 +2,10 @@
 //! `create_asp_mask` over them.
 
 use super::one_d::mn_1d_best;
-use super::two_d;
 use super::pattern::get_nmprune_info;
-use crate::core::alloc::try_alloc;
+use super::two_d;
 use crate::bail;
+use crate::core::alloc::try_alloc;
 use crate::core::error::{Error, Result};
 
 /// The patterns `create_asp_mask` understands.
@@ -76,19 +76,11 @@ impl AspLayout {
         };
         // A zero-sized dim does not make the other products safe: check both.
         let Some(rows) = rows.filter(|r| r.checked_mul(cols).is_some()) else {
-            bail!(
-                ShapeMismatch,
-                "create_asp_mask: shape {shape:?} overflows usize"
-            );
+            bail!(ShapeMismatch, "create_asp_mask: shape {shape:?} overflows usize");
         };
         let mut s = [1usize; 4];
         s[..shape.len()].copy_from_slice(shape);
-        Ok(AspLayout {
-            rows,
-            cols,
-            shape: s,
-            ndim: shape.len(),
-        })
+        Ok(AspLayout { rows, cols, shape: s, ndim: shape.len() })
     }
 
     /// Calls `f(tensor_flat, matrix_flat)` for every element, in tensor order.
@@ -138,12 +130,7 @@ pub fn create_asp_mask(values: &[f32], shape: &[usize], pattern: &str) -> Result
     let layout = AspLayout::new(shape)?;
     let numel = layout.rows * layout.cols;
     if numel != values.len() {
-        return Err(Error::length_mismatch(
-            "create_asp_mask",
-            shape,
-            numel,
-            values.len(),
-        ));
+        return Err(Error::length_mismatch("create_asp_mask", shape, numel, values.len()));
     }
     let contiguous = shape.len() <= 2;
     let matrix = if contiguous {

@@ -9,10 +9,10 @@
 //! magnitudes go to the lower index, which is exactly "the first maximising pattern in
 //! `itertools.combinations` order" of the seed. No comparison here is ever unordered.
 
-use crate::core::alloc::try_alloc;
-use crate::bail;
-use crate::core::error::Result;
 use super::pattern::check_nm;
+use crate::bail;
+use crate::core::alloc::try_alloc;
+use crate::core::error::Result;
 use crate::core::shape::check_len;
 use crate::kernels::order::{magnitude_key, rank_cmp};
 
@@ -21,32 +21,18 @@ use crate::kernels::order::{magnitude_key, rank_cmp};
 ///
 /// Returns `(groups, groups_shape, padded_shape)` with `padded_shape = [rows, ceil(cols/m)*m]`.
 /// Errors: wrong length -> `ShapeMismatch`; `m == 0` -> `InvalidNmPattern`.
-pub fn reshape_1d(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    m: usize,
-) -> Result<(Vec<f32>, [usize; 2], [usize; 2])> {
+pub fn reshape_1d(values: &[f32], rows: usize, cols: usize, m: usize) -> Result<(Vec<f32>, [usize; 2], [usize; 2])> {
     check_len("reshape_1d", values.len(), rows, cols)?;
     if m == 0 {
-        bail!(
-            InvalidNmPattern,
-            "reshape_1d: group size m must be >= 1, got 0"
-        );
+        bail!(InvalidNmPattern, "reshape_1d: group size m must be >= 1, got 0");
     }
     let padded_cols = cols.div_ceil(m) * m;
     let Some(total) = rows.checked_mul(padded_cols) else {
-        bail!(
-            ShapeMismatch,
-            "reshape_1d: padded shape [{rows}, {padded_cols}] overflows usize"
-        );
+        bail!(ShapeMismatch, "reshape_1d: padded shape [{rows}, {padded_cols}] overflows usize");
     };
     let mut out = try_alloc(total, 0.0f32)?;
     if cols > 0 {
-        for (dst, src) in out
-            .chunks_exact_mut(padded_cols)
-            .zip(values.chunks_exact(cols))
-        {
+        for (dst, src) in out.chunks_exact_mut(padded_cols).zip(values.chunks_exact(cols)) {
             dst[..cols].copy_from_slice(src);
         }
     }
@@ -54,14 +40,7 @@ pub fn reshape_1d(
 }
 
 /// Validates a `(rows, cols)` matrix for an `m:n` 1-D mask: length, pattern, `cols % m == 0`.
-fn check_nm_matrix(
-    context: &str,
-    len: usize,
-    rows: usize,
-    cols: usize,
-    m: usize,
-    n: usize,
-) -> Result<()> {
+fn check_nm_matrix(context: &str, len: usize, rows: usize, cols: usize, m: usize, n: usize) -> Result<()> {
     check_len(context, len, rows, cols)?;
     check_nm(m, n)?;
     if !cols.is_multiple_of(m) {
@@ -103,12 +82,7 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
         return;
     }
     scratch.clear();
-    scratch.extend(
-        group
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| (magnitude_key(x), i)),
-    );
+    scratch.extend(group.iter().enumerate().map(|(i, &x)| (magnitude_key(x), i)));
     scratch.select_nth_unstable_by(n - 1, |&a, &b| rank_cmp(a, b));
     mask.fill(0);
     for &(_, i) in &scratch[..n] {
@@ -163,12 +137,7 @@ pub fn fill(values: &[f32]) -> f64 {
 
 /// Sum of `|x|` over the kept elements (`mask != 0`), in f64; NaN entries count as 0.
 pub fn kept_magnitude(values: &[f32], mask: &[u8]) -> f64 {
-    values
-        .iter()
-        .zip(mask)
-        .filter(|&(x, &k)| k != 0 && !x.is_nan())
-        .map(|(x, _)| f64::from(x.abs()))
-        .sum()
+    values.iter().zip(mask).filter(|&(x, &k)| k != 0 && !x.is_nan()).map(|(x, _)| f64::from(x.abs())).sum()
 }
 
 #[cfg(test)]
@@ -204,20 +173,11 @@ mod tests {
     #[test]
     fn patterns_follow_combinations_order() {
         let p = compute_valid_1d_patterns(4, 2).unwrap();
-        assert_eq!(
-            p,
-            vec![1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1]
-        );
+        assert_eq!(p, vec![1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1]);
         assert_eq!(compute_valid_1d_patterns(3, 0).unwrap(), vec![0, 0, 0]);
         assert_eq!(compute_valid_1d_patterns(8, 4).unwrap().len(), 70 * 8);
-        assert_eq!(
-            compute_valid_1d_patterns(4, 5).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
-        assert_eq!(
-            compute_valid_1d_patterns(0, 0).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
+        assert_eq!(compute_valid_1d_patterns(4, 5).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(compute_valid_1d_patterns(0, 0).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
         let huge = compute_valid_1d_patterns(64, 32).unwrap_err();
         assert_eq!(huge.kind(), ErrorKind::InvalidNmPattern);
         assert!(huge.message().contains("limit"), "{}", huge.message());
@@ -226,20 +186,7 @@ mod tests {
 
     #[test]
     fn top_n_ties_nan_and_negative_zero() {
-        let v = [
-            -0.0,
-            0.0,
-            0.0,
-            0.0,
-            f32::NAN,
-            1.0,
-            f32::NAN,
-            0.0,
-            2.0,
-            -2.0,
-            2.0,
-            -2.0,
-        ];
+        let v = [-0.0, 0.0, 0.0, 0.0, f32::NAN, 1.0, f32::NAN, 0.0, 2.0, -2.0, 2.0, -2.0];
         let mask = m4n2_1d(&v, 1, 12).unwrap();
         assert_eq!(mask, vec![1, 1, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0]);
         // The large-group path (select) agrees with the small-group path.
@@ -251,26 +198,11 @@ mod tests {
     #[test]
     fn mn_1d_best_errors() {
         let v = [0.0f32; 12];
-        assert_eq!(
-            mn_1d_best(&v, 2, 6, 4, 2).unwrap_err().kind(),
-            ErrorKind::InvalidNmShape
-        );
-        assert_eq!(
-            mn_1d_best(&v, 3, 4, 4, 5).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
-        assert_eq!(
-            mn_1d_best(&v, 3, 4, 0, 0).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
-        assert_eq!(
-            mn_1d_best(&v, 3, 3, 4, 2).unwrap_err().kind(),
-            ErrorKind::ShapeMismatch
-        );
-        assert_eq!(
-            mn_1d_best(&v, usize::MAX, 2, 4, 2).unwrap_err().kind(),
-            ErrorKind::ShapeMismatch
-        );
+        assert_eq!(mn_1d_best(&v, 2, 6, 4, 2).unwrap_err().kind(), ErrorKind::InvalidNmShape);
+        assert_eq!(mn_1d_best(&v, 3, 4, 4, 5).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(mn_1d_best(&v, 3, 4, 0, 0).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(mn_1d_best(&v, 3, 3, 4, 2).unwrap_err().kind(), ErrorKind::ShapeMismatch);
+        assert_eq!(mn_1d_best(&v, usize::MAX, 2, 4, 2).unwrap_err().kind(), ErrorKind::ShapeMismatch);
         assert_eq!(mn_1d_best(&[], 0, 8, 4, 2).unwrap(), Vec::<u8>::new());
     }
 
@@ -280,10 +212,7 @@ mod tests {
         let (g, gs, ps) = reshape_1d(&v, 2, 3, 2).unwrap();
         assert_eq!(g, vec![1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0]);
         assert_eq!((gs, ps), ([4, 2], [2, 4]));
-        assert_eq!(
-            reshape_1d(&v, 2, 3, 0).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
+        assert_eq!(reshape_1d(&v, 2, 3, 0).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
     }
 
     #[test]

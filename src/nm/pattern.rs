@@ -32,10 +32,7 @@ pub fn check_nm(m: usize, n: usize) -> Result<()> {
         bail!(InvalidNmPattern, "N:M pattern needs m >= 1, got m = {m}");
     }
     if n > m {
-        bail!(
-            InvalidNmPattern,
-            "N:M pattern needs 0 <= n <= m, got n = {n} > m = {m}"
-        );
+        bail!(InvalidNmPattern, "N:M pattern needs 0 <= n <= m, got n = {n} > m = {m}");
     }
     Ok(())
 }

@@ -23,10 +23,10 @@
 //! `max_sweeps`. The result is a local optimum of single swaps (no regressions or stripe-group
 //! exhaustive search as in ASP's later versions), deterministic for a given input.
 
-use crate::core::alloc::try_alloc;
-use crate::bail;
-use crate::core::error::Result;
 use super::one_d::{kept_magnitude, mn_1d_best};
+use crate::bail;
+use crate::core::alloc::try_alloc;
+use crate::core::error::Result;
 use crate::core::shape::check_len;
 
 /// Outcome of [`search_permutation`].
@@ -47,13 +47,7 @@ pub struct PermutationResult {
 /// Kept magnitude of the best `m:n` mask of a `(rows, cols)` matrix.
 ///
 /// Errors: as [`mn_1d_best`].
-pub fn nm_kept_magnitude(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    m: usize,
-    n: usize,
-) -> Result<f64> {
+pub fn nm_kept_magnitude(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<f64> {
     let mask = mn_1d_best(values, rows, cols, m, n)?;
     Ok(kept_magnitude(values, &mask))
 }
@@ -62,12 +56,7 @@ pub fn nm_kept_magnitude(
 ///
 /// Errors: wrong length -> `ShapeMismatch`; `perm` not a permutation of `0..cols` ->
 /// `InvalidArguments`.
-pub fn permute_columns(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    perm: &[usize],
-) -> Result<Vec<f32>> {
+pub fn permute_columns(values: &[f32], rows: usize, cols: usize, perm: &[usize]) -> Result<Vec<f32>> {
     check_len("permute_columns", values.len(), rows, cols)?;
     check_permutation(perm, cols)?;
     let mut out = Vec::with_capacity(values.len());
@@ -93,19 +82,12 @@ pub fn invert_permutation(perm: &[usize]) -> Result<Vec<usize>> {
 
 fn check_permutation(perm: &[usize], len: usize) -> Result<()> {
     if perm.len() != len {
-        bail!(
-            InvalidArguments,
-            "permutation has {} entries, expected {len}",
-            perm.len()
-        );
+        bail!(InvalidArguments, "permutation has {} entries, expected {len}", perm.len());
     }
     let mut seen = vec![false; len];
     for &p in perm {
         if p >= len || std::mem::replace(&mut seen[p], true) {
-            bail!(
-                InvalidArguments,
-                "not a permutation of 0..{len}: entry {p} is out of range or repeated"
-            );
+            bail!(InvalidArguments, "not a permutation of 0..{len}: entry {p} is out of range or repeated");
         }
     }
     Ok(())
@@ -133,19 +115,14 @@ impl State {
         self.loss[base..base + m].fill(0.0);
         for r in 0..rows {
             self.scratch.clear();
-            self.scratch
-                .extend((0..m).map(|k| self.mag[(base + k) * rows + r]));
+            self.scratch.extend((0..m).map(|k| self.mag[(base + k) * rows + r]));
             self.scratch.sort_unstable_by(|a, b| b.total_cmp(a));
             let (nth, next) = (self.scratch[n - 1], self.scratch[n]);
             for k in 0..m {
                 let v = self.mag[(base + k) * rows + r];
                 // v is among the kept iff it is >= the n-th largest (a tie with it costs nothing:
                 // an equal value takes its place).
-                let (t, l) = if v >= nth {
-                    (next, f64::from(next) - f64::from(v))
-                } else {
-                    (nth, 0.0)
-                };
+                let (t, l) = if v >= nth { (next, f64::from(next) - f64::from(v)) } else { (nth, 0.0) };
                 self.thresh[(base + k) * rows + r] = t;
                 self.loss[base + k] += l;
             }
@@ -155,19 +132,11 @@ impl State {
     /// Gain of swapping slot `a` (group of `a`) with slot `b` (another group).
     fn gain(&self, a: usize, b: usize) -> f64 {
         let rows = self.rows;
-        let (ma, mb) = (
-            &self.mag[a * rows..(a + 1) * rows],
-            &self.mag[b * rows..(b + 1) * rows],
-        );
-        let (ta, tb) = (
-            &self.thresh[a * rows..(a + 1) * rows],
-            &self.thresh[b * rows..(b + 1) * rows],
-        );
+        let (ma, mb) = (&self.mag[a * rows..(a + 1) * rows], &self.mag[b * rows..(b + 1) * rows]);
+        let (ta, tb) = (&self.thresh[a * rows..(a + 1) * rows], &self.thresh[b * rows..(b + 1) * rows]);
         let mut add = 0.0f32;
         let mut acc = 0.0f64;
-        for (chunk, ((&xa, &xb), (&sa, &sb))) in
-            ma.iter().zip(mb).zip(ta.iter().zip(tb)).enumerate()
-        {
+        for (chunk, ((&xa, &xb), (&sa, &sb))) in ma.iter().zip(mb).zip(ta.iter().zip(tb)).enumerate() {
             // b's value enters a's group, a's value enters b's group.
             add += (xb - sa).max(0.0) + (xa - sb).max(0.0);
             if chunk % 64 == 63 {
@@ -201,22 +170,9 @@ pub fn sweeps_from_f64(x: f64) -> Result<usize> {
 ///
 /// Errors: wrong length -> `ShapeMismatch`; `n > m` or `m < 1` -> `InvalidNmPattern`;
 /// `cols % m != 0` -> `InvalidNmShape`.
-pub fn search_permutation(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    m: usize,
-    n: usize,
-    max_sweeps: usize,
-) -> Result<PermutationResult> {
+pub fn search_permutation(values: &[f32], rows: usize, cols: usize, m: usize, n: usize, max_sweeps: usize) -> Result<PermutationResult> {
     let kept_before = nm_kept_magnitude(values, rows, cols, m, n)?; // validates everything
-    let identity = PermutationResult {
-        perm: (0..cols).collect(),
-        kept_before,
-        kept_after: kept_before,
-        swaps: 0,
-        sweeps: 0,
-    };
+    let identity = PermutationResult { perm: (0..cols).collect(), kept_before, kept_after: kept_before, swaps: 0, sweeps: 0 };
     let groups = cols / m;
     if n == 0 || n == m || groups < 2 || rows == 0 || max_sweeps == 0 {
         return Ok(identity);
@@ -227,15 +183,8 @@ pub fn search_permutation(
             mag[c * rows + r] = if x.is_nan() { 0.0 } else { x.abs() };
         }
     }
-    let mut st = State {
-        rows,
-        m,
-        n,
-        mag,
-        thresh: try_alloc(values.len(), 0.0)?,
-        loss: try_alloc(cols, 0.0)?,
-        scratch: Vec::with_capacity(m),
-    };
+    let mut st =
+        State { rows, m, n, mag, thresh: try_alloc(values.len(), 0.0)?, loss: try_alloc(cols, 0.0)?, scratch: Vec::with_capacity(m) };
     for g in 0..groups {
         st.rebuild(g);
     }
@@ -277,13 +226,7 @@ pub fn search_permutation(
         // Only reachable through rounding of near-zero gains; never return a worse order.
         return Ok(PermutationResult { sweeps, ..identity });
     }
-    Ok(PermutationResult {
-        perm,
-        kept_before,
-        kept_after,
-        swaps,
-        sweeps,
-    })
+    Ok(PermutationResult { perm, kept_before, kept_after, swaps, sweeps })
 }
 
 #[cfg(test)]
@@ -308,29 +251,11 @@ mod tests {
     #[test]
     fn trivial_patterns_and_errors() {
         let w = [1.0f32; 16];
-        assert_eq!(
-            search_permutation(&w, 2, 8, 4, 4, 5).unwrap().perm,
-            (0..8).collect::<Vec<_>>()
-        );
-        assert_eq!(
-            search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind(),
-            ErrorKind::InvalidNmPattern
-        );
-        assert_eq!(
-            search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind(),
-            ErrorKind::InvalidNmShape
-        );
-        assert_eq!(
-            search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind(),
-            ErrorKind::ShapeMismatch
-        );
-        assert_eq!(
-            permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind(),
-            ErrorKind::InvalidArguments
-        );
-        assert_eq!(
-            invert_permutation(&[1, 2]).unwrap_err().kind(),
-            ErrorKind::InvalidArguments
-        );
+        assert_eq!(search_permutation(&w, 2, 8, 4, 4, 5).unwrap().perm, (0..8).collect::<Vec<_>>());
+        assert_eq!(search_permutation(&w, 2, 8, 4, 5, 5).unwrap_err().kind(), ErrorKind::InvalidNmPattern);
+        assert_eq!(search_permutation(&w, 2, 8, 3, 1, 5).unwrap_err().kind(), ErrorKind::InvalidNmShape);
+        assert_eq!(search_permutation(&w, 3, 8, 4, 2, 5).unwrap_err().kind(), ErrorKind::ShapeMismatch);
+        assert_eq!(permute_columns(&w, 2, 8, &[0; 8]).unwrap_err().kind(), ErrorKind::InvalidArguments);
+        assert_eq!(invert_permutation(&[1, 2]).unwrap_err().kind(), ErrorKind::InvalidArguments);
     }
 }

@@ -22,9 +22,7 @@ pub struct MagnitudeSearcher {
 
 impl Default for MagnitudeSearcher {
     fn default() -> Self {
-        MagnitudeSearcher {
-            pattern: "m4n2_1d".to_owned(),
-        }
+        MagnitudeSearcher { pattern: "m4n2_1d".to_owned() }
     }
 }
 
@@ -36,9 +34,7 @@ impl MagnitudeSearcher {
         if let AspPattern::OneD { m, n } = AspPattern::parse(pattern)? {
             crate::nm::check_nm(m, n)?;
         }
-        Ok(MagnitudeSearcher {
-            pattern: pattern.to_owned(),
-        })
+        Ok(MagnitudeSearcher { pattern: pattern.to_owned() })
     }
 
     pub fn pattern(&self) -> &str {
@@ -49,16 +45,12 @@ impl MagnitudeSearcher {
     /// `progress(done, total)` is called after each tensor.
     ///
     /// Errors: those of [`create_asp_mask`], with the tensor index in the message.
-    pub fn compute_masks(
-        &self,
-        tensors: &[(&[f32], &[usize])],
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<Vec<u8>>> {
+    pub fn compute_masks(&self, tensors: &[(&[f32], &[usize])], progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<Vec<u8>>> {
         let total = tensors.len();
         let mut masks = Vec::with_capacity(total);
         for (i, (data, shape)) in tensors.iter().enumerate() {
-            let mask = create_asp_mask(data, shape, &self.pattern)
-                .map_err(|e| Error::new(e.kind(), format!("tensor {i}: {}", e.message())))?;
+            let mask =
+                create_asp_mask(data, shape, &self.pattern).map_err(|e| Error::new(e.kind(), format!("tensor {i}: {}", e.message())))?;
             masks.push(mask);
             progress(i + 1, total);
         }
@@ -68,11 +60,7 @@ impl MagnitudeSearcher {
     /// Computes the masks of all `tensors`, then multiplies each weight by its mask in place
     /// (as the seed: a pruned `-x` becomes `-0.0`, a pruned NaN stays NaN). Returns the masks.
     /// `progress(done, total)` counts mask computations.
-    pub fn apply(
-        &self,
-        tensors: &mut [Tensor<'_>],
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<Vec<u8>>> {
+    pub fn apply(&self, tensors: &mut [Tensor<'_>], progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<Vec<u8>>> {
         let views: Vec<(&[f32], &[usize])> = tensors.iter().map(|t| (&*t.data, t.shape)).collect();
         let masks = self.compute_masks(&views, progress)?;
         for (t, mask) in tensors.iter_mut().zip(&masks) {
@@ -102,41 +90,19 @@ mod tests {
         let s = MagnitudeSearcher::default();
         let mut calls = Vec::new();
         {
-            let mut ts = [
-                Tensor {
-                    data: &mut a,
-                    shape: &[1, 4],
-                },
-                Tensor {
-                    data: &mut b,
-                    shape: &[2, 3],
-                },
-            ];
-            let err = s
-                .apply(&mut ts, &mut |d, t| calls.push((d, t)))
-                .unwrap_err();
+            let mut ts = [Tensor { data: &mut a, shape: &[1, 4] }, Tensor { data: &mut b, shape: &[2, 3] }];
+            let err = s.apply(&mut ts, &mut |d, t| calls.push((d, t))).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidNmShape);
         }
         assert_eq!(a, vec![1.0, -2.0, 3.0, -4.0]);
         assert_eq!(calls, vec![(1, 2)]);
-        let masks = s
-            .apply(
-                &mut [Tensor {
-                    data: &mut a,
-                    shape: &[4],
-                }],
-                &mut |_, _| {},
-            )
-            .unwrap();
+        let masks = s.apply(&mut [Tensor { data: &mut a, shape: &[4] }], &mut |_, _| {}).unwrap();
         assert_eq!(masks, vec![vec![0, 0, 1, 1]]);
         assert_eq!(a[..2], [0.0, -0.0]);
         assert!(a[1].is_sign_negative());
         assert_eq!(a[2..], [3.0, -4.0]);
         assert_eq!(MagnitudeSearcher::new("m3n9_1d").unwrap_err().kind(), ErrorKind::InvalidNmPattern);
         assert_eq!(MagnitudeSearcher::new("m0n0_1d").unwrap_err().kind(), ErrorKind::InvalidNmPattern);
-        assert_eq!(
-            MagnitudeSearcher::new("2:4").unwrap_err().kind(),
-            ErrorKind::UnsupportedPattern
-        );
+        assert_eq!(MagnitudeSearcher::new("2:4").unwrap_err().kind(), ErrorKind::UnsupportedPattern);
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! Magnitudes are ranked as in [`crate::nm`]: `|-0.0| == 0`, NaN below every number.
 
-use crate::core::alloc::try_alloc;
 use crate::bail;
+use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 use crate::core::shape::check_len;
 use crate::kernels::order::magnitude_key;
@@ -49,13 +49,7 @@ pub const VALID_2D_PATTERNS: [[u8; 4]; NUM_2D_PATTERNS] = {
 /// The 90 valid tiles as flat 0/1 keep-masks, `(90, 4, 4)` row-major, in the order of
 /// [`VALID_2D_PATTERNS`].
 pub fn valid_2d_patterns() -> Vec<u8> {
-    VALID_2D_PATTERNS
-        .iter()
-        .flat_map(|rows| {
-            rows.iter()
-                .flat_map(|&p| (0..4).map(move |c| (ROW_PATTERNS[p as usize] >> c) & 1))
-        })
-        .collect()
+    VALID_2D_PATTERNS.iter().flat_map(|rows| rows.iter().flat_map(|&p| (0..4).map(move |c| (ROW_PATTERNS[p as usize] >> c) & 1))).collect()
 }
 
 /// Checks the matrix for tiling: length, and both dimensions multiples of 4.
@@ -73,12 +67,7 @@ fn check_tiles(context: &str, len: usize, rows: usize, cols: usize) -> Result<()
 
 /// Runs `tile_mask` on every 4x4 tile (gathered row-major) and scatters its 16-bit keep mask
 /// (bit `4*r + c`) into the full keep-mask.
-fn for_each_tile(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    mut tile_mask: impl FnMut(&[f32; 16]) -> u16,
-) -> Result<Vec<u8>> {
+fn for_each_tile(values: &[f32], rows: usize, cols: usize, mut tile_mask: impl FnMut(&[f32; 16]) -> u16) -> Result<Vec<u8>> {
     let mut mask = try_alloc(values.len(), 0u8)?;
     let mut tile = [0.0f32; 16];
     for tr in (0..rows).step_by(4) {
@@ -138,9 +127,7 @@ fn best_tile(tile: &[f32; 16]) -> u16 {
 }
 
 fn tile_bits(rows: &[u8; 4]) -> u16 {
-    rows.iter().enumerate().fold(0, |acc, (r, &p)| {
-        acc | (u16::from(ROW_PATTERNS[p as usize]) << (4 * r))
-    })
+    rows.iter().enumerate().fold(0, |acc, (r, &p)| acc | (u16::from(ROW_PATTERNS[p as usize]) << (4 * r)))
 }
 
 /// ASP's greedy on one tile: visit the 16 entries by decreasing `|x|` (ties to the lower
@@ -229,20 +216,12 @@ mod tests {
 
     #[test]
     fn best_beats_or_ties_greedy_and_errors() {
-        let v: Vec<f32> = (0..64)
-            .map(|i| ((i * 37 % 23) as f32 - 11.0) * 0.5)
-            .collect();
+        let v: Vec<f32> = (0..64).map(|i| ((i * 37 % 23) as f32 - 11.0) * 0.5).collect();
         let g = m4n2_2d_greedy(&v, 8, 8).unwrap();
         let b = m4n2_2d_best(&v, 8, 8).unwrap();
         assert!(crate::nm::kept_magnitude(&v, &b) >= crate::nm::kept_magnitude(&v, &g));
         assert_eq!(m4n2_2d_best(&v, 4, 16).unwrap().len(), 64);
-        assert_eq!(
-            m4n2_2d_best(&v, 2, 32).unwrap_err().kind(),
-            ErrorKind::InvalidNmShape
-        );
-        assert_eq!(
-            m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind(),
-            ErrorKind::ShapeMismatch
-        );
+        assert_eq!(m4n2_2d_best(&v, 2, 32).unwrap_err().kind(), ErrorKind::InvalidNmShape);
+        assert_eq!(m4n2_2d_greedy(&v, 8, 4).unwrap_err().kind(), ErrorKind::ShapeMismatch);
     }
 }

@@ -9,12 +9,12 @@
 //! (the lower wins). A [`ScopeCoupling`] aligns several scope grids and lets the blocks of all
 //! coupled scopes compete together, which is how model-wide ("global") pruning is expressed.
 
-use crate::bail;
-use crate::block::{check_not_nan, keep_to_factors, SoftOptions};
-use crate::block::Alignment;
-use crate::core::error::Result;
 use super::select::top_k;
 use super::spec::{sparsity_to_nnz, HardBy, NodeValues, ScopeSpec};
+use crate::bail;
+use crate::block::Alignment;
+use crate::block::{check_not_nan, keep_to_factors, SoftOptions};
+use crate::core::error::Result;
 use crate::core::shape::check_grid_len;
 
 /// Several scope specs whose scope grids, permuted by `orders`, coincide; the blocks of all

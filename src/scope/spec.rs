@@ -6,14 +6,14 @@
 //! (the lower wins). A [`ScopeCoupling`] aligns several scope grids and lets the blocks of all
 //! coupled scopes compete together, which is how model-wide ("global") pruning is expressed.
 
-use crate::bail;
-use crate::block::{check_not_nan, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
-use crate::block::BlockCoupling;
-use crate::core::error::Result;
-use crate::core::shape::{contiguous_strides, unravel};
-use crate::core::alloc::try_collect;
 use super::select::{kth_best, top_k};
+use crate::bail;
+use crate::block::BlockCoupling;
+use crate::block::{check_not_nan, keep_to_factors, threshold_keep, BlockSpec, Norm, SoftOptions};
+use crate::core::alloc::try_collect;
+use crate::core::error::Result;
 use crate::core::shape::check_grid_len;
+use crate::core::shape::{contiguous_strides, unravel};
 
 /// What a scope groups: one block spec or a coupling of several.
 #[derive(Debug, Clone)]

@@ -59,9 +59,7 @@ fn flatten(v: &Value, out: &mut Vec<f64>) {
 
 /// Whether a tensor's entries are float32 (the default when no dtype is given).
 pub fn is_float(v: &Value) -> bool {
-    v.get("dtype")
-        .and_then(Value::as_str)
-        .is_none_or(|d| d.starts_with("float"))
+    v.get("dtype").and_then(Value::as_str).is_none_or(|d| d.starts_with("float"))
 }
 
 /// `{dtype, shape, data}` -> Tensor; float entries are rounded to f32, so their bits are the case's.
@@ -77,18 +75,12 @@ pub fn tensor(v: &Value) -> Tensor {
 
 pub fn usizes(v: &Value) -> Vec<usize> {
     v.as_array()
-        .map(|a| {
-            a.iter()
-                .map(|x| usize::try_from(x.as_u64().expect("non-negative integer")).expect("usize"))
-                .collect()
-        })
+        .map(|a| a.iter().map(|x| usize::try_from(x.as_u64().expect("non-negative integer")).expect("usize")).collect())
         .unwrap_or_default()
 }
 
 pub fn i64s(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .map(|a| a.iter().map(|x| x.as_i64().expect("integer")).collect())
-        .unwrap_or_default()
+    v.as_array().map(|a| a.iter().map(|x| x.as_i64().expect("integer")).collect()).unwrap_or_default()
 }
 
 /// `args[k]` unless absent or `null`.
@@ -153,25 +145,15 @@ pub struct Tol {
 }
 
 impl Tol {
-    pub const EXACT: Tol = Tol {
-        rtol: 0.0,
-        atol: 0.0,
-    };
+    pub const EXACT: Tol = Tol { rtol: 0.0, atol: 0.0 };
 
     /// The tolerance of the expected quantity `key`: a case's `tol` is either one `{rtol, atol}`
     /// for every quantity, or a map from quantity to `{rtol, atol}`.
     pub fn of(case: &Value, key: &str) -> Tol {
         let t = &case["tol"];
-        let t = if t.get(key).is_some_and(Value::is_object) {
-            &t[key]
-        } else {
-            t
-        };
+        let t = if t.get(key).is_some_and(Value::is_object) { &t[key] } else { t };
         let get = |k: &str| t.get(k).map_or(0.0, num);
-        Tol {
-            rtol: get("rtol"),
-            atol: get("atol"),
-        }
+        Tol { rtol: get("rtol"), atol: get("atol") }
     }
 }
 
@@ -201,10 +183,7 @@ pub fn compare(path: &str, exp: &Value, got: &Value, tol: Tol) -> Option<String>
             Value::Object(_) => {
                 let mut data = Vec::new();
                 flatten(&got["data"], &mut data);
-                Tensor {
-                    shape: usizes(&got["shape"]),
-                    data,
-                }
+                Tensor { shape: usizes(&got["shape"]), data }
             }
             other => return Some(format!("{path}: got {other}, expected a tensor")),
         };
@@ -213,16 +192,9 @@ pub fn compare(path: &str, exp: &Value, got: &Value, tol: Tol) -> Option<String>
     match (exp, got) {
         (Value::Array(ea), Value::Array(ga)) => {
             if ea.len() != ga.len() {
-                return Some(format!(
-                    "{path}: {} entries, expected {}",
-                    ga.len(),
-                    ea.len()
-                ));
+                return Some(format!("{path}: {} entries, expected {}", ga.len(), ea.len()));
             }
-            ea.iter()
-                .zip(ga)
-                .enumerate()
-                .find_map(|(i, (e, g))| compare(&format!("{path}[{i}]"), e, g, tol))
+            ea.iter().zip(ga).enumerate().find_map(|(i, (e, g))| compare(&format!("{path}[{i}]"), e, g, tol))
         }
         (Value::Bool(e), g) => {
             let gb = match g {
@@ -232,9 +204,7 @@ pub fn compare(path: &str, exp: &Value, got: &Value, tol: Tol) -> Option<String>
             };
             (gb != *e).then(|| format!("{path}: got {gb}, expected {e}"))
         }
-        (Value::Number(_) | Value::String(_), Value::Number(_) | Value::String(_))
-            if !is_text(exp) && !is_text(got) =>
-        {
+        (Value::Number(_) | Value::String(_), Value::Number(_) | Value::String(_)) if !is_text(exp) && !is_text(got) => {
             let (e, g) = (num(exp), num(got));
             (!close(g, e, tol)).then(|| format!("{path}: got {g}, expected {e}"))
         }
@@ -245,31 +215,19 @@ pub fn compare(path: &str, exp: &Value, got: &Value, tol: Tol) -> Option<String>
 /// A string that is not one of the non-finite spellings.
 fn is_text(v: &Value) -> bool {
     v.as_str().is_some_and(|s| {
-        !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "nan" | "inf" | "infinity" | "+inf" | "+infinity" | "-inf" | "-infinity"
-        )
+        !matches!(s.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity" | "+inf" | "+infinity" | "-inf" | "-infinity")
     })
 }
 
 /// Element-wise comparison of two decoded tensors, naming the first differing n-d index.
 pub fn compare_data(path: &str, exp: &Tensor, got: &Tensor, tol: Tol) -> Option<String> {
     if exp.shape != got.shape {
-        return Some(format!(
-            "{path}: shape {:?}, expected {:?}",
-            got.shape, exp.shape
-        ));
+        return Some(format!("{path}: shape {:?}, expected {:?}", got.shape, exp.shape));
     }
     if exp.data.len() != got.data.len() {
-        return Some(format!(
-            "{path}: {} elements, expected {}",
-            got.data.len(),
-            exp.data.len()
-        ));
+        return Some(format!("{path}: {} elements, expected {}", got.data.len(), exp.data.len()));
     }
-    let bad: Vec<usize> = (0..exp.data.len())
-        .filter(|&i| !close(got.data[i], exp.data[i], tol))
-        .collect();
+    let bad: Vec<usize> = (0..exp.data.len()).filter(|&i| !close(got.data[i], exp.data[i], tol)).collect();
     let &first = bad.first()?;
     let mut idx = vec![0; exp.shape.len()];
     let mut r = first;
@@ -313,12 +271,7 @@ pub fn case_folders() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", root.display()))
         .map(|e| e.expect("dir entry").path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with("-cases"))
-        })
+        .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-cases")))
         .collect();
     dirs.sort();
     dirs
@@ -335,11 +288,7 @@ pub fn case_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_case_file)
-        })
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(is_case_file))
         .collect();
     files.sort();
     files
@@ -348,20 +297,13 @@ pub fn case_files(dir: &Path) -> Vec<PathBuf> {
 fn index_ids(dir: &Path) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(dir.join("index.json")).ok()?;
     let idx: Value = serde_json::from_str(&text).ok()?;
-    let mut ids: Vec<String> = idx
-        .as_array()?
-        .iter()
-        .filter_map(|e| e["id"].as_str().map(String::from))
-        .collect();
+    let mut ids: Vec<String> = idx.as_array()?.iter().filter_map(|e| e["id"].as_str().map(String::from)).collect();
     ids.sort();
     Some(ids)
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
 
 /// Runs every case of every folder through `dispatch`, which returns `None` for an op it does not
@@ -376,16 +318,10 @@ pub fn run_all(dispatch: impl Fn(&Value) -> Option<Outcome>) -> (usize, usize) {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let files = case_files(dir);
         let (mut p, mut f) = (0, 0);
-        let ids: Vec<String> = files
-            .iter()
-            .map(|f| f.file_stem().unwrap().to_string_lossy().to_string())
-            .collect();
+        let ids: Vec<String> = files.iter().map(|f| f.file_stem().unwrap().to_string_lossy().to_string()).collect();
         if index_ids(dir).as_ref() != Some(&ids) {
             f += 1;
-            failures.push(format!(
-                "{name}/index.json does not list exactly the {} case files",
-                ids.len()
-            ));
+            failures.push(format!("{name}/index.json does not list exactly the {} case files", ids.len()));
         }
         for file in &files {
             let text = std::fs::read_to_string(file).expect("readable case");
@@ -397,20 +333,14 @@ pub fn run_all(dispatch: impl Fn(&Value) -> Option<Outcome>) -> (usize, usize) {
                     continue;
                 }
             };
-            let outcome =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&case)))
-                    .unwrap_or_else(|p| {
-                        Some(Outcome::Fail(format!("panicked: {}", panic_text(&*p))))
-                    })
-                    .unwrap_or_else(|| Outcome::Fail(format!("no runner knows op {}", case["op"])));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&case)))
+                .unwrap_or_else(|p| Some(Outcome::Fail(format!("panicked: {}", panic_text(&*p)))))
+                .unwrap_or_else(|| Outcome::Fail(format!("no runner knows op {}", case["op"])));
             match outcome {
                 Outcome::Pass => p += 1,
                 Outcome::Fail(m) => {
                     f += 1;
-                    failures.push(format!(
-                        "{name}/{}: {m}",
-                        case["id"].as_str().unwrap_or("?")
-                    ));
+                    failures.push(format!("{name}/{}: {m}", case["id"].as_str().unwrap_or("?")));
                 }
             }
         }
@@ -429,19 +359,13 @@ pub fn run_all(dispatch: impl Fn(&Value) -> Option<Outcome>) -> (usize, usize) {
 mod close_rules {
     use super::*;
 
-    const T: Tol = Tol {
-        rtol: 1e-3,
-        atol: 1e-5,
-    };
+    const T: Tol = Tol { rtol: 1e-3, atol: 1e-5 };
 
     #[test]
     fn infinities_must_be_equal() {
         assert!(close(f64::INFINITY, f64::INFINITY, T));
         assert!(close(f64::NEG_INFINITY, f64::NEG_INFINITY, T));
-        assert!(
-            !close(1e30, f64::INFINITY, T),
-            "a finite value never matches +Inf, whatever rtol"
-        );
+        assert!(!close(1e30, f64::INFINITY, T), "a finite value never matches +Inf, whatever rtol");
         assert!(!close(f64::INFINITY, 1e30, T));
         assert!(!close(f64::NEG_INFINITY, f64::INFINITY, T));
     }
@@ -451,14 +375,7 @@ mod close_rules {
         assert!(close(f64::NAN, f64::NAN, T));
         assert!(!close(f64::NAN, 0.0, T));
         assert!(!close(0.0, f64::NAN, T));
-        assert!(!close(
-            f64::NAN,
-            1.0,
-            Tol {
-                rtol: f64::INFINITY,
-                atol: f64::INFINITY
-            }
-        ));
+        assert!(!close(f64::NAN, 1.0, Tol { rtol: f64::INFINITY, atol: f64::INFINITY }));
     }
 
     #[test]
@@ -470,17 +387,12 @@ mod close_rules {
 
     #[test]
     fn decoder_reads_non_finite_strings() {
-        let t = tensor(
-            &json!({"dtype": "float32", "shape": [3], "data": ["NaN", "Infinity", "-Infinity"]}),
-        );
+        let t = tensor(&json!({"dtype": "float32", "shape": [3], "data": ["NaN", "Infinity", "-Infinity"]}));
         assert!(t.data[0].is_nan() && t.data[1] == f64::INFINITY && t.data[2] == f64::NEG_INFINITY);
         let e = json!({"dtype": "float32", "shape": [2], "data": [1.0, "Infinity"]});
         assert!(compare("x", &e, &tensor_json(&[2], [1.0, f64::INFINITY]), T).is_none());
         assert!(compare("x", &e, &tensor_json(&[2], [1.0, 3e38]), T).is_some());
-        assert!(
-            compare("x", &e, &tensor_json(&[1, 2], [1.0, f64::INFINITY]), T).is_some(),
-            "shape differs"
-        );
+        assert!(compare("x", &e, &tensor_json(&[1, 2], [1.0, f64::INFINITY]), T).is_some(), "shape differs");
     }
 
     #[test]

@@ -40,31 +40,18 @@ pub fn coupling_adam_prox(
     eps: f64,
 ) -> Vec<Vec<f64>> {
     let ndim = specs[0].view_shape.len();
-    let ords: Vec<Vec<usize>> = if orders.is_empty() {
-        vec![(0..ndim).collect(); specs.len()]
-    } else {
-        orders.to_vec()
-    };
+    let ords: Vec<Vec<usize>> = if orders.is_empty() { vec![(0..ndim).collect(); specs.len()] } else { orders.to_vec() };
     let blocks_of: Vec<Vec<usize>> = specs
         .iter()
         .map(|s| {
             if s.block_shape.is_empty() {
                 vec![1; ndim]
             } else {
-                s.block_shape
-                    .iter()
-                    .zip(&s.view_shape)
-                    .map(|(&b, &n)| if b <= 0 { n } else { b as usize })
-                    .collect()
+                s.block_shape.iter().zip(&s.view_shape).map(|(&b, &n)| if b <= 0 { n } else { b as usize }).collect()
             }
         })
         .collect();
-    let grid0: Vec<usize> = specs[0]
-        .view_shape
-        .iter()
-        .zip(&blocks_of[0])
-        .map(|(n, b)| n / b)
-        .collect();
+    let grid0: Vec<usize> = specs[0].view_shape.iter().zip(&blocks_of[0]).map(|(n, b)| n / b).collect();
     let aligned: Vec<usize> = ords[0].iter().map(|&k| grid0[k]).collect();
     // (spec, param offset) of every element of every joint block, aligned row-major, spec after spec.
     let blocks: Vec<Vec<(usize, usize)>> = indices(&aligned)
@@ -77,9 +64,7 @@ pub fn coupling_adam_prox(
                     b[k] = a[j];
                 }
                 for e in indices(&blocks_of[i]) {
-                    let off = (0..ndim)
-                        .map(|d| (b[d] * blocks_of[i][d] + e[d]) * s.view_stride[d])
-                        .sum();
+                    let off = (0..ndim).map(|d| (b[d] * blocks_of[i][d] + e[d]) * s.view_stride[d]).sum();
                     els.push((i, off));
                 }
             }
@@ -88,22 +73,12 @@ pub fn coupling_adam_prox(
         .collect();
     let x0 = |&(i, o): &(usize, usize)| specs[i].param[o];
     let h = |&(i, o): &(usize, usize)| conditioners[i][o];
-    let norm = |blk: &[(usize, usize)], f: &dyn Fn(&(usize, usize)) -> f64| {
-        blk.iter().map(|e| f(e).powi(2)).sum::<f64>().sqrt()
-    };
-    let d: Vec<f64> = blocks
-        .iter()
-        .zip(thresholds)
-        .map(|(b, &t)| norm(b, &|e| h(e) * x0(e)) - t)
-        .collect();
+    let norm = |blk: &[(usize, usize)], f: &dyn Fn(&(usize, usize)) -> f64| blk.iter().map(|e| f(e).powi(2)).sum::<f64>().sqrt();
+    let d: Vec<f64> = blocks.iter().zip(thresholds).map(|(b, &t)| norm(b, &|e| h(e) * x0(e)) - t).collect();
     let hmin = |b: &[(usize, usize)]| b.iter().map(h).fold(f64::INFINITY, f64::min);
     let hmax = |b: &[(usize, usize)]| b.iter().map(h).fold(f64::NEG_INFINITY, f64::max);
-    let mut lo: Vec<f64> = (0..blocks.len())
-        .map(|g| (thresholds[g] * hmin(&blocks[g]) / d[g].max(eps)).max(0.0))
-        .collect();
-    let mut hi: Vec<f64> = (0..blocks.len())
-        .map(|g| (thresholds[g] * hmax(&blocks[g]) / d[g].max(eps)).max(0.0))
-        .collect();
+    let mut lo: Vec<f64> = (0..blocks.len()).map(|g| (thresholds[g] * hmin(&blocks[g]) / d[g].max(eps)).max(0.0)).collect();
+    let mut hi: Vec<f64> = (0..blocks.len()).map(|g| (thresholds[g] * hmax(&blocks[g]) / d[g].max(eps)).max(0.0)).collect();
     let mut mu: Vec<f64> = lo.iter().zip(&hi).map(|(l, h)| (l + h) / 2.0).collect();
     for _ in 0..max_iter {
         for g in 0..blocks.len() {
@@ -116,13 +91,7 @@ pub fn coupling_adam_prox(
             }
             mu[g] = (lo[g] + hi[g]) / 2.0;
         }
-        if lo
-            .iter()
-            .zip(&hi)
-            .map(|(l, h)| (l - h).abs())
-            .fold(0.0, f64::max)
-            < atol
-        {
+        if lo.iter().zip(&hi).map(|(l, h)| (l - h).abs()).fold(0.0, f64::max) < atol {
             break;
         }
     }

@@ -15,12 +15,7 @@ fn matrix(args: &Value) -> (Vec<f32>, usize, usize) {
 }
 
 fn count(args: &Value, k: &str) -> usize {
-    usize::try_from(
-        args[k]
-            .as_u64()
-            .unwrap_or_else(|| panic!("{k}: non-negative integer")),
-    )
-    .expect("usize")
+    usize::try_from(args[k].as_u64().unwrap_or_else(|| panic!("{k}: non-negative integer"))).expect("usize")
 }
 
 fn out(v: Value) -> BTreeMap<String, Value> {
@@ -42,19 +37,14 @@ fn run(op: &str, args: &Value) -> Result<std::result::Result<BTreeMap<String, Va
         "nm.reshape_1d" => {
             let (v, rows, cols) = matrix(args);
             let (g, gs, ps) = nm::reshape_1d(&v, rows, cols, count(args, "m"))?;
-            BTreeMap::from([
-                ("out".to_string(), f32s_json(&gs, &g)),
-                ("padded_shape".to_string(), json!(ps)),
-            ])
+            BTreeMap::from([("out".to_string(), f32s_json(&gs, &g)), ("padded_shape".to_string(), json!(ps))])
         }
         "nm.mn_1d_best" => {
             let (v, rows, cols) = matrix(args);
             let (m, n) = (count(args, "m"), count(args, "n"));
             let mask = nm::mn_1d_best(&v, rows, cols, m, n)?;
             if super::oracles::mn_1d_best_enumerate(&v, rows, cols, m, n)? != mask {
-                return Ok(Err(
-                    "mn_1d_best differs from the brute-force enumeration".into()
-                ));
+                return Ok(Err("mn_1d_best differs from the brute-force enumeration".into()));
             }
             out(u8s_json(&[rows, cols], &mask))
         }
@@ -64,18 +54,10 @@ fn run(op: &str, args: &Value) -> Result<std::result::Result<BTreeMap<String, Va
         }
         "nm.create_asp_mask" => {
             let t = tensor(&args["tensor"]);
-            let pattern = opt(args, "pattern")
-                .and_then(Value::as_str)
-                .unwrap_or("m4n2_1d");
-            out(u8s_json(
-                &t.shape,
-                &nm::create_asp_mask(&t.f32(), &t.shape, pattern)?,
-            ))
+            let pattern = opt(args, "pattern").and_then(Value::as_str).unwrap_or("m4n2_1d");
+            out(u8s_json(&t.shape, &nm::create_asp_mask(&t.f32(), &t.shape, pattern)?))
         }
-        "nm.fill" => BTreeMap::from([(
-            "value".to_string(),
-            json!(nm::fill(&tensor(&args["x"]).f32())),
-        )]),
+        "nm.fill" => BTreeMap::from([("value".to_string(), json!(nm::fill(&tensor(&args["x"]).f32())))]),
         other => panic!("no N:M runner for op {other}"),
     }))
 }
@@ -84,16 +66,11 @@ fn run(op: &str, args: &Value) -> Result<std::result::Result<BTreeMap<String, Va
 pub fn run_case(case: &Value) -> Outcome {
     let op = case["op"].as_str().unwrap_or("");
     let expect = &case["expect"];
-    match (
-        run(op, &case["args"]),
-        expect.get("error").and_then(Value::as_str),
-    ) {
+    match (run(op, &case["args"]), expect.get("error").and_then(Value::as_str)) {
         (Ok(Err(why)), _) => Outcome::Fail(why),
         (Ok(Ok(_)), Some(kind)) => Outcome::Fail(format!("expected error {kind}, got a result")),
         (Err(e), Some(kind)) if e.code() == kind => Outcome::Pass,
-        (Err(e), Some(kind)) => {
-            Outcome::Fail(format!("expected error {kind}, got {} ({e})", e.code()))
-        }
+        (Err(e), Some(kind)) => Outcome::Fail(format!("expected error {kind}, got {} ({e})", e.code())),
         (Err(e), None) => Outcome::Fail(format!("unexpected error {} ({e})", e.code())),
         (Ok(Ok(got)), None) => cases::check_expect(case, &got),
     }

@@ -4,9 +4,7 @@
 
 use super::cases::{self, for_each_offset, i64s, num, tensor, usizes, Outcome, Tensor, Tol};
 use serde_json::Value;
-use sparsekit_wasm::calib::{
-    rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions,
-};
+use sparsekit_wasm::calib::{rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions};
 use sparsekit_wasm::{BlockNode, BlockSpec, Error, Param, ScopeSpec, View};
 
 fn f32s(t: &Value) -> Vec<f32> {
@@ -25,16 +23,9 @@ fn shape(t: &Value) -> Vec<usize> {
 /// `got` against the expected tensor `exp` with the case's tolerance for quantity `key`.
 fn close(case: &Value, key: &str, got: &[f32], exp: &Value) -> Result<(), String> {
     let e = tensor(exp);
-    let g = Tensor {
-        shape: e.shape.clone(),
-        data: got.iter().map(|&x| f64::from(x)).collect(),
-    };
+    let g = Tensor { shape: e.shape.clone(), data: got.iter().map(|&x| f64::from(x)).collect() };
     if got.len() != e.data.len() {
-        return Err(format!(
-            "{key}: {} values, expected {}",
-            got.len(),
-            e.data.len()
-        ));
+        return Err(format!("{key}: {} values, expected {}", got.len(), e.data.len()));
     }
     match cases::compare_data(key, &e, &g, Tol::of(case, key)) {
         Some(m) => Err(m),
@@ -54,9 +45,7 @@ fn hessian_call(h: &mut Hessian, call: &Value) -> Result<(), Error> {
     let x = f32s(&call["x"]);
     match call["op"].as_str().unwrap() {
         "add_rows" => {
-            let n = call
-                .get("n")
-                .map_or(shape(&call["x"])[0], |v| num(v) as usize);
+            let n = call.get("n").map_or(shape(&call["x"])[0], |v| num(v) as usize);
             h.add_rows(&x, n)
         }
         "add_conv" => {
@@ -68,9 +57,7 @@ fn hessian_call(h: &mut Hessian, call: &Value) -> Result<(), Error> {
                 pads: opt("pads"),
                 dilations: opt("dilations"),
             };
-            let input_shape = call
-                .get("input_shape")
-                .map_or_else(|| ints(&call["x"]["shape"]), ints);
+            let input_shape = call.get("input_shape").map_or_else(|| ints(&call["x"]["shape"]), ints);
             h.add_conv(&x, &input_shape, &geo)
         }
         op => panic!("unknown call {op}"),
@@ -95,10 +82,7 @@ fn run(case: &Value) -> Result<(), String> {
     let err_where = expect.get("where").and_then(Value::as_str);
     for (i, call) in calls.iter().enumerate() {
         let before = (h.count(), h.matrix().unwrap());
-        match (
-            hessian_call(&mut h, call),
-            err_where == Some("call") && i + 1 == calls.len(),
-        ) {
+        match (hessian_call(&mut h, call), err_where == Some("call") && i + 1 == calls.len()) {
             (Ok(()), false) => {}
             (Err(e), true) => {
                 kind_is(&e, err_kind.unwrap(), "Hessian call")?;
@@ -107,12 +91,7 @@ fn run(case: &Value) -> Result<(), String> {
                 }
                 return Ok(());
             }
-            (Ok(()), true) => {
-                return Err(format!(
-                    "Hessian call {i} succeeded, expected {}",
-                    err_kind.unwrap()
-                ))
-            }
+            (Ok(()), true) => return Err(format!("Hessian call {i} succeeded, expected {}", err_kind.unwrap())),
             (Err(e), false) => return Err(format!("Hessian call {i} failed: {e}")),
         }
     }
@@ -123,12 +102,7 @@ fn run(case: &Value) -> Result<(), String> {
                 return Err(format!("count {} != {}", h.count(), expect["count"]));
             }
             close(case, "matrix", &h.matrix().unwrap(), &expect["matrix"])?;
-            close(
-                case,
-                "input_norms",
-                &h.input_norms(),
-                &expect["input_norms"],
-            )
+            close(case, "input_norms", &h.input_norms(), &expect["input_norms"])
         }
         "wanda_scores" => {
             let (p, v) = weight(case);
@@ -160,12 +134,7 @@ fn run(case: &Value) -> Result<(), String> {
             }
             if let Some(nm) = args.get("nm") {
                 let nm = ints(nm);
-                let m = sparsekit_wasm::nm::create_asp_mask(
-                    &scores,
-                    &[rows, cols],
-                    &format!("m{}n{}_1d", nm[1], nm[0]),
-                )
-                .unwrap();
+                let m = sparsekit_wasm::nm::create_asp_mask(&scores, &[rows, cols], &format!("m{}n{}_1d", nm[1], nm[0])).unwrap();
                 if m != u8s(&expect["nm_mask"]) {
                     return Err("wanda N:M mask differs".into());
                 }
@@ -187,11 +156,7 @@ fn run(case: &Value) -> Result<(), String> {
             };
             let data0 = p.data().clone();
             let h0 = (h.count(), h.matrix().unwrap());
-            let w0 = if v.ndim() == 2 {
-                v.values().unwrap()
-            } else {
-                vec![]
-            };
+            let w0 = if v.ndim() == 2 { v.values().unwrap() } else { vec![] };
             let res = sparse_gpt(&v, &h, &opts);
             if (h.count(), h.matrix().unwrap()) != h0 {
                 return Err("sparseGpt changed the Hessian".into());
@@ -199,27 +164,15 @@ fn run(case: &Value) -> Result<(), String> {
             let mask = match (res, err_kind) {
                 (Err(e), Some(k)) => {
                     kind_is(&e, k, "sparseGpt")?;
-                    let same = p
-                        .data()
-                        .iter()
-                        .zip(&data0)
-                        .all(|(a, b)| a.to_bits() == b.to_bits());
-                    return if same {
-                        Ok(())
-                    } else {
-                        Err("a refused sparseGpt changed the weights".into())
-                    };
+                    let same = p.data().iter().zip(&data0).all(|(a, b)| a.to_bits() == b.to_bits());
+                    return if same { Ok(()) } else { Err("a refused sparseGpt changed the weights".into()) };
                 }
                 (Ok(_), Some(k)) => return Err(format!("sparseGpt succeeded, expected {k}")),
                 (Err(e), None) => return Err(format!("sparseGpt failed: {e}")),
                 (Ok(m), None) => m,
             };
             if mask != u8s(&expect["mask"]) {
-                let diff = mask
-                    .iter()
-                    .zip(u8s(&expect["mask"]))
-                    .filter(|(a, b)| **a != *b)
-                    .count();
+                let diff = mask.iter().zip(u8s(&expect["mask"])).filter(|(a, b)| **a != *b).count();
                 return Err(format!("mask differs in {diff} places"));
             }
             let after = p.data().clone();
@@ -230,10 +183,7 @@ fn run(case: &Value) -> Result<(), String> {
                 return Err("an element outside the view changed".into());
             }
             let rel = rel_recon_error(&w0, &v.values().unwrap(), &h).unwrap();
-            let (exp, tol) = (
-                num(&expect["rel_recon_error"]),
-                Tol::of(case, "rel_recon_error"),
-            );
+            let (exp, tol) = (num(&expect["rel_recon_error"]), Tol::of(case, "rel_recon_error"));
             if cases::close(rel, exp, tol) {
                 Ok(())
             } else {

@@ -20,11 +20,7 @@ impl ExactSum {
         let exp = (bits >> 23) & 0xff;
         let frac = u128::from(bits & 0x7f_ffff);
         // x = mant * 2^(shift - 149), with mant < 2^24 and shift <= 253.
-        let (mant, shift) = if exp == 0 {
-            (frac, 0)
-        } else {
-            (frac | 0x80_0000, exp - 1)
-        };
+        let (mant, shift) = if exp == 0 { (frac, 0) } else { (frac | 0x80_0000, exp - 1) };
         let mut add = mant << (shift % 64); // < 2^87
         let mut carry = 0u128;
         for limb in &mut self.0[(shift / 64) as usize..] {
@@ -77,13 +73,7 @@ fn pattern_score(group: &[f32], pattern: &[u8]) -> (usize, ExactSum, std::cmp::R
 ///
 /// Errors: as [`mn_1d_best`], plus `InvalidNmPattern` when `C(m, n)` exceeds the enumeration
 /// limit.
-pub fn mn_1d_best_enumerate(
-    values: &[f32],
-    rows: usize,
-    cols: usize,
-    m: usize,
-    n: usize,
-) -> Result<Vec<u8>> {
+pub fn mn_1d_best_enumerate(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<Vec<u8>> {
     // The same argument checks (and errors) as the fast path: it refuses exactly what we must.
     sparsekit_wasm::nm::mn_1d_best(values, rows, cols, m, n)?;
     let patterns = compute_valid_1d_patterns(m, n)?;
