@@ -12,6 +12,7 @@ const G = await import('./graphs.mjs');
 const INPUTS = {
   residual: { x: [1, 4, 8, 8] }, concat: { x: [1, 3, 8, 8] }, depthwise: { x: [1, 4, 6, 6] },
   flattenGemm: { x: [1, 3, 4, 4] }, mlp: { x: [1, 10, 16] }, unhandled: { x: [1, 3, 5, 5] },
+  convTranspose: { x: [1, 3, 4, 4] },
 };
 
 const groupOf = (groups, producer) => groups.find((g) => g.producers.some((p) => p.startsWith(producer)));
@@ -64,6 +65,14 @@ test('MatMul chain: hidden features with their bias and the next weight rows', (
   const g = groupOf(groups, 'matmul_0');
   assert.equal(g.prunable, true, g.reason);
   assert.deepEqual(members(g), ['W1:1', 'W2:0', 'b1:0']);
+});
+
+test('ConvTranspose: input channels on weight axis 0, output channels on axis 1', () => {
+  const { groups } = findChannelGroups(OnnxModel.parse(G.convTranspose()));
+  assert.deepEqual(members(groupOf(groups, 'conv_0')), ['c1.b:0', 'c1.w:0', 'ct.w:0']);
+  const t = groupOf(groups, 'convtranspose_2');
+  assert.equal(t.prunable, true, t.reason);
+  assert.deepEqual(members(t), ['c2.w:1', 'ct.b:0', 'ct.w:1']);
 });
 
 test('an unhandled op keeps its group whole, with the reason', () => {

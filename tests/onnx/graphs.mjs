@@ -170,7 +170,21 @@ export const unhandled = (store) => makeModel({
   ],
 });
 
-export const GRAPHS = { residual, concat, depthwise, flattenGemm, mlp, unhandled };
+/** x -> conv (8) -> Relu -> ConvTranspose (8 -> 6, stride 2) -> Sigmoid -> conv (6 -> 2) -> y */
+export const convTranspose = (store) => makeModel({
+  store,
+  inputs: [['x', [1, 3, 4, 4]]], outputs: [['y', [1, 2, 8, 8]]],
+  inits: { ...conv('c1', 8, 3, 1), 'ct.w': { dims: [8, 6, 2, 2] }, 'ct.b': { dims: [6], scale: 0.1 }, ...conv('c2', 2, 6, 1) },
+  nodes: [
+    ['Conv', ['x', 'c1.w', 'c1.b'], ['a']],
+    ['Relu', ['a'], ['r']],
+    ['ConvTranspose', ['r', 'ct.w', 'ct.b'], ['t'], { strides: [2, 2] }],
+    ['Sigmoid', ['t'], ['s']],
+    ['Conv', ['s', 'c2.w', 'c2.b'], ['y']],
+  ],
+});
+
+export const GRAPHS = { residual, concat, depthwise, flattenGemm, mlp, unhandled, convTranspose };
 
 export function tmpDir(prefix = 'sk-onnx-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -6,7 +6,7 @@
 // Removing a channel deletes its slices everywhere, so the file shrinks and the model runs faster.
 // Anything not understood keeps its group whole (with the reason): never a broken graph.
 import * as sk from 'sparsekit-wasm';
-import { OnnxModel, attrInt, attrInts, toNum, type NodeProto, type TensorProto } from './model.js';
+import { OnnxModel, attr, attrInt, attrInts, toNum, type NodeProto, type TensorProto } from './model.js';
 import { OnnxError } from './errors.js';
 import { checkSparsity, layerReport, type LayerReport, type ProgressFn, type PruneReport } from './prune.js';
 
@@ -161,13 +161,25 @@ export function findChannelGroups(model: OnnxModel): ChannelAnalysis {
       const wd = dimsOf(w.t);
       const group = attrInt(n, 'group', 1);
       const rank = wd.length;
+      const xok = x && !x.flat && posAxis(x) === 1 && x.rep === 1;
+      if (x && !xok) block(x, `${op} ${nodeName(n)} reads it along another axis`);
       if (op === 'ConvTranspose') {
-        block(x, `ConvTranspose ${nodeName(n)} (input channels not followed)`);
-        tracks.set(out, { ids: newSpace(wd[1] * group, nodeName(n), `ConvTranspose ${nodeName(n)} (output channels not followed)`), axis: 1, rank, rep: 1 });
+        // Weight (C_in, C_out / group, kh, kw): input channels on axis 0, output channels on axis 1.
+        if (group !== 1 || attr(n, 'output_shape')) {
+          block(x, `ConvTranspose ${nodeName(n)} with groups or an explicit output shape`);
+          tracks.set(out, { ids: newSpace(wd[1] * group, nodeName(n), `ConvTranspose ${nodeName(n)} with groups or an explicit output shape`), axis: 1, rank, rep: 1 });
+          continue;
+        }
+        if (xok) {
+          if (x!.ids.length === wd[0]) addSlices(x!, w.name, 0);
+          else block(x, `ConvTranspose ${nodeName(n)} expects ${wd[0]} input channels, the graph gives ${x!.ids.length}`);
+        }
+        const tr: Track = { ids: newSpace(wd[1], nodeName(n)), axis: 1, rank, rep: 1 };
+        addSlices(tr, w.name, 1);
+        if (b) addSlices(tr, b.name, 0);
+        tracks.set(out, tr);
         continue;
       }
-      const xok = x && !x.flat && posAxis(x) === 1 && x.rep === 1;
-      if (x && !xok) block(x, `Conv ${nodeName(n)} reads it along another axis`);
       if (group === 1) {
         if (xok) {
           if (x!.ids.length === wd[1]) addSlices(x!, w.name, 1);
