@@ -129,3 +129,14 @@ test('layer scope removes round(fraction * channels) of each prunable group, and
   const r2 = removeChannels(m2, { fraction: 0.99 });
   assert.ok(r2.groups.removed.every((g) => g.channelsAfter === 1));
 });
+
+test('kept channels round to a multiple of roundTo (default 8): 32 hidden features at 0.3 keep 24, exact keeps 22', () => {
+  const a = OnnxModel.parse(G.mlp());
+  removeChannels(a, { fraction: 0.3 });
+  assert.deepEqual(a.weight('W1').dims, [16, 24]);
+  assert.deepEqual(a.weight('W2').dims, [24, 8]);
+  const b = OnnxModel.parse(G.mlp());
+  removeChannels(b, { fraction: 0.3, roundTo: 1 });
+  assert.deepEqual(b.weight('W1').dims, [16, 22]);
+  assert.throws(() => removeChannels(OnnxModel.parse(G.mlp()), { fraction: 0.3, roundTo: 0 }), (e) => e.code === 'invalid_value');
+});

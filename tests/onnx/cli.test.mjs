@@ -140,6 +140,7 @@ test('bad input: exit code != 0, one clear stderr line, no output file', () => {
     [[files.residual, '--frobnicate'], 2, /Unknown option '--frobnicate'/],
     [[files.residual, '--sparsity', '0.5', '--nm', '2:4'], 2, /exactly one of/],
     [[files.residual, '--channels', '1'], 2, /below 1/],
+    [[files.residual, '--channels', '0.3', '--round-to', '0'], 2, /--round-to needs a positive integer/],
     [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--calib', 'synthetic'], 2, /calibration API/],
     [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt'], 2, /calibration API/],
     [[files.residual, '--sparsity', '0.5', '--block', '4by4'], 2, /--block must be RxC/],

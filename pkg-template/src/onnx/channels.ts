@@ -63,6 +63,12 @@ export interface ChannelOptions {
   /** Fraction of channels to remove per group (scope 'layer') or over the model ('global'), in [0, 1). */
   fraction: number;
   scope?: 'layer' | 'global';
+  /**
+   * Kept channels per group rounded to the nearest multiple of this (default 8; 1 = exact). Runtimes
+   * block channels by 8 or 16 for SIMD (onnxruntime's NCHWc layout): a Conv left with, say, 33
+   * channels falls off that fast path and can run slower than the unpruned model.
+   */
+  roundTo?: number;
   /** 'remove' (default) deletes the channels; 'mask' zeroes every slice of them and keeps the shapes. */
   apply?: 'remove' | 'mask';
   onProgress?: ProgressFn;
@@ -464,6 +470,8 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
   const fraction = checkSparsity(opts.fraction, 'channel fraction');
   if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
   const scope = opts.scope ?? 'layer';
+  const roundTo = opts.roundTo ?? 8;
+  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
   const { groups, channelsOf, depthwise } = findChannelGroups(model);
   const consts = model.constants();
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
@@ -515,18 +523,24 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
       const w = spec.view.shape[1];
       return Uint8Array.from({ length: n }, (_, c) => (m && m[c * w] ? 1 : 0));
     };
+    // Kept count of a group: rounded to the nearest multiple of roundTo, at least one (or roundTo).
+    const rounded = (k: number, n: number) => {
+      if (roundTo <= 1 || n <= roundTo) return Math.max(1, k);
+      return Math.min(n, Math.max(roundTo, Math.round(k / roundTo) * roundTo));
+    };
+    const counts = new Map<number, number>();
     if (scope === 'global' && scopes.length) {
       const coupled = new sk.ScopeCoupling(scopes, undefined, 'model');
       owned.push(coupled);
       const masks = coupled.getMasks({ sparsity: fraction });
-      live.forEach((gr, i) => keepOf.set(gr.id, keepFrom(masks, scopes[i])));
+      live.forEach((gr, i) => counts.set(gr.id, keepFrom(masks, scopes[i]).reduce((a, b) => a + b, 0)));
     } else {
-      live.forEach((gr, i) => {
-        const n = gr.channels;
-        const nnz = Math.max(1, Math.floor((1 - fraction) * n + 0.5));
-        keepOf.set(gr.id, keepFrom(scopes[i].getMasks({ nnz }), scopes[i]));
-      });
+      live.forEach((gr) => counts.set(gr.id, Math.floor((1 - fraction) * gr.channels + 0.5)));
     }
+    live.forEach((gr, i) => {
+      const nnz = rounded(counts.get(gr.id)!, gr.channels);
+      keepOf.set(gr.id, keepFrom(scopes[i].getMasks({ nnz }), scopes[i]));
+    });
   } finally {
     for (const o of owned) o.free();
   }
@@ -604,7 +618,7 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
   const zeros = layers.reduce((a, l) => a + l.zeros, 0);
   return {
     mode: 'channels',
-    options: { channels: fraction, scope, apply: mask ? 'mask' : 'remove' },
+    options: { channels: fraction, scope, roundTo, apply: mask ? 'mask' : 'remove' },
     params: { before, after, prunableBefore, prunableAfter },
     zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
     layers,
