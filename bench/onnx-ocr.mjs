@@ -42,8 +42,10 @@ async function session(file) {
 function cosine(a, b) {
   let ab = 0, aa = 0, bb = 0;
   for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
-  return ab / Math.sqrt(aa * bb);
+  // null when one output is all zeros (cosine undefined): a collapsed output, reported as such
+  return aa * bb > 0 ? ab / Math.sqrt(aa * bb) : null;
 }
+const fmtCos = (c) => (c === null ? 'undefined (an output is all zeros)' : c.toFixed(4));
 const maxAbs = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
@@ -96,7 +98,7 @@ for (const key of ['det', 'rec']) {
     checker: checker(outFile),
   };
   results.channels[key] = r;
-  console.log(`${key} --channels ${fraction} (${opt.scope}, round to ${roundTo}): params ${report.params.before} -> ${report.params.after} (${(100 * r.paramsSmaller).toFixed(1)}% fewer), file ${r.fileBytes.before} -> ${r.fileBytes.after} B (${(100 * r.fileSmaller).toFixed(1)}% smaller), median ${r.latencyMs.before.toFixed(2)} -> ${r.latencyMs.after.toFixed(2)} ms (${r.speedup.toFixed(2)}x, ${opt.threads} thread(s)), cosine ${r.cosine.toFixed(4)}, removed vs masked max |diff| ${r.removedVsMaskedMaxAbs.toExponential(2)}, checker: ${r.checker}`);
+  console.log(`${key} --channels ${fraction} (${opt.scope}, round to ${roundTo}): params ${report.params.before} -> ${report.params.after} (${(100 * r.paramsSmaller).toFixed(1)}% fewer), file ${r.fileBytes.before} -> ${r.fileBytes.after} B (${(100 * r.fileSmaller).toFixed(1)}% smaller), median ${r.latencyMs.before.toFixed(2)} -> ${r.latencyMs.after.toFixed(2)} ms (${r.speedup.toFixed(2)}x, ${opt.threads} thread(s)), cosine ${fmtCos(r.cosine)}, removed vs masked max |diff| ${r.removedVsMaskedMaxAbs.toExponential(2)}, checker: ${r.checker}`);
   for (const s of [s0, s1, sm]) await s.release?.();
 }
 
@@ -122,7 +124,7 @@ for (const key of ['cls', 'rec', 'det']) {
     const cos = cosine((await s0.run(feeds))[k].data, (await s1.run(feeds))[k].data);
     const r = { reportedSparsity: report.sparsity, fileSparsity: fileZeros / report.params.prunableAfter, layersMismatched: mismatch, denseLayers: report.layers.filter((l) => l.note).length, layers: report.layers.length, cosine: cos, checker: checker(out) };
     results.masks[`${key} ${args.join(' ')}`] = r;
-    console.log(`${key} ${args.join(' ')}: runs in onnxruntime-node; reported sparsity ${(100 * r.reportedSparsity).toFixed(2)}% = file ${(100 * r.fileSparsity).toFixed(2)}% (${mismatch} layers differ), ${r.denseLayers}/${r.layers} layers dense, cosine ${cos.toFixed(4)}, checker: ${r.checker}`);
+    console.log(`${key} ${args.join(' ')}: runs in onnxruntime-node; reported sparsity ${(100 * r.reportedSparsity).toFixed(2)}% = file ${(100 * r.fileSparsity).toFixed(2)}% (${mismatch} layers differ), ${r.denseLayers}/${r.layers} layers dense, cosine ${fmtCos(cos)}, checker: ${r.checker}`);
     await s0.release?.(); await s1.release?.();
   }
 }

@@ -16,8 +16,12 @@ interface Slice {
   axis: number;
   pos: number;
   rep: number;
-  /** 'weight': float data sliced; 'shape': an int shape constant whose entry `axis` counts channels. */
-  kind: 'weight' | 'shape';
+  /**
+   * 'weight': float data sliced and scored; 'stat': sliced, not scored (BN running mean / variance:
+   * not weights, and their scale would swamp the norms); 'shape': an int shape constant whose entry
+   * `axis` counts channels.
+   */
+  kind: 'weight' | 'stat' | 'shape';
 }
 
 /** The channels a value carries along one axis. */
@@ -36,7 +40,7 @@ interface Track {
 export interface GroupMember {
   tensor: string;
   axis: number;
-  kind: 'weight' | 'shape';
+  kind: 'weight' | 'stat' | 'shape';
 }
 
 /** A dependency group: channels that are removed together, in `channels` competing units. */
@@ -254,7 +258,7 @@ export function findChannelGroups(model: OnnxModel): ChannelAnalysis {
         blockAll(`${op} ${nodeName(n)} with computed or mis-shaped parameters`);
         continue;
       }
-      for (const p of params) addSlices(x, p!.name, 0);
+      params.forEach((p: { name: string } | undefined, k: number) => addSlices(x, p!.name, 0, k >= 2 ? 'stat' : 'weight'));
       tracks.set(out, x);
       continue;
     }
