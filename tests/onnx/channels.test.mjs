@@ -140,3 +140,12 @@ test('kept channels round to a multiple of roundTo (default 8): 32 hidden featur
   assert.deepEqual(b.weight('W1').dims, [16, 22]);
   assert.throws(() => removeChannels(OnnxModel.parse(G.mlp()), { fraction: 0.3, roundTo: 0 }), (e) => e.code === 'invalid_value');
 });
+
+test('filter: only the accepted groups lose channels', () => {
+  const m = OnnxModel.parse(G.residual());
+  const r = removeChannels(m, { fraction: 0.5, filter: (g) => g.producers.includes('conv_6') });
+  assert.deepEqual(r.groups.removed.map((g) => g.producers), [['conv_6']]);
+  assert.deepEqual(m.weight('A.w').dims, [8, 4, 3, 3]);
+  assert.deepEqual(m.weight('C.w').dims, [3, 8, 1, 1]);
+  assert.deepEqual(m.weight('fc.w').dims, [5, 3]);
+});

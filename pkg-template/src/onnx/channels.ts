@@ -73,6 +73,8 @@ export interface ChannelOptions {
    * channels falls off that fast path and can run slower than the unpruned model.
    */
   roundTo?: number;
+  /** Only groups this accepts are pruned (default: every prunable group). */
+  filter?: (group: ChannelGroup) => boolean;
   /** 'remove' (default) deletes the channels; 'mask' zeroes every slice of them and keeps the shapes. */
   apply?: 'remove' | 'mask';
   onProgress?: ProgressFn;
@@ -483,7 +485,7 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
   const prunableBefore = model.prunable().reduce((a, w) => a + w.numel, 0);
   const cache = new Map<string, Float32Array>();
   const floatOf = (name: string) => cache.get(name) ?? cache.set(name, model.readFloat(consts.get(name)!.tensor)).get(name)!;
-  const live = groups.filter((gr) => gr.prunable);
+  const live = groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
 
   // Score: one BlockCoupling per group, one spec per member tensor axis: a (channels, slice) Param.
   const owned: { free(): void }[] = [];

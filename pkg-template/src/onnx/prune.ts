@@ -109,32 +109,41 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
   const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
   const notes = new Map<OnnxWeight, string | undefined>();
   const owned: { free(): void }[] = [];
+  // One weight in wasm memory at a time unless the scope is the whole model.
+  const load = (w: OnnxWeight) => {
+    const v = w.view!;
+    const param = sk.Param.fromArray(model.readFloat(w), v.transposed ? [v.cols, v.rows] : [v.rows, v.cols]);
+    const view = new sk.View(param, v.shape, v.stride);
+    const { block, note } = fitBlock(v.rows, v.cols, want);
+    notes.set(w, note);
+    const spec = new sk.BlockSpec(view, block, w.name);
+    const scopeSpec = new sk.ScopeSpec(spec, scope === 'row' ? [1, -1] : [-1, -1], w.name);
+    return { w, param, scopeSpec, objs: [scopeSpec, spec, view, param] };
+  };
   try {
-    const items = ws.map((w) => {
-      const v = w.view!;
-      const param = sk.Param.fromArray(model.readFloat(w), v.transposed ? [v.cols, v.rows] : [v.rows, v.cols]);
-      const view = new sk.View(param, v.shape, v.stride);
-      const { block, note } = fitBlock(v.rows, v.cols, want);
-      notes.set(w, note);
-      const spec = new sk.BlockSpec(view, block, w.name);
-      const scopeSpec = new sk.ScopeSpec(spec, scope === 'row' ? [1, -1] : [-1, -1], w.name);
-      owned.push(scopeSpec, spec, view, param);
-      return { w, param, scopeSpec };
-    });
-    if (scope === 'global' && items.length) {
+    let layers: LayerReport[];
+    if (scope === 'global' && ws.length) {
+      const items = ws.map((w) => { const it = load(w); owned.push(...it.objs); return it; });
       const coupled = new sk.ScopeCoupling(items.map((i) => i.scopeSpec), undefined, 'model');
       owned.push(coupled);
       coupled.hardThreshold({ sparsity, onProgress: (d, t) => opts.onProgress?.(d, t, 'model-wide threshold') });
+      layers = items.map(({ w, param }) => {
+        model.writeFloat(w, param.toArray());
+        return layerReport(model, w, w.dims.slice(), notes.get(w));
+      });
     } else {
-      items.forEach((it, i) => {
-        it.scopeSpec.hardThreshold({ sparsity });
-        opts.onProgress?.(i + 1, items.length, it.w.name);
+      layers = ws.map((w, i) => {
+        const it = load(w);
+        try {
+          it.scopeSpec.hardThreshold({ sparsity });
+          model.writeFloat(w, it.param.toArray());
+        } finally {
+          for (const o of it.objs) o.free();
+        }
+        opts.onProgress?.(i + 1, ws.length, w.name);
+        return layerReport(model, w, w.dims.slice(), notes.get(w));
       });
     }
-    const layers = items.map(({ w, param }) => {
-      model.writeFloat(w, param.toArray());
-      return layerReport(model, w, w.dims.slice(), notes.get(w));
-    });
     return { mode: 'sparsity', options: { sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
   } finally {
     for (const o of owned) o.free();
