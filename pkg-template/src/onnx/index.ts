@@ -4,6 +4,10 @@ export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, ValueInfo, T
 export { OnnxError } from './errors.js';
 export type { OnnxReason } from './errors.js';
 export { halfToFloat, floatToHalf } from './fp16.js';
+export { pruneSparsity, pruneNm, parseNm } from './prune.js';
+export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
+export { findChannelGroups, removeChannels } from './channels.js';
+export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from './channels.js';
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
 
