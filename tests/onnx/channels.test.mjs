@@ -149,3 +149,35 @@ test('filter: only the accepted groups lose channels', () => {
   assert.deepEqual(m.weight('C.w').dims, [3, 8, 1, 1]);
   assert.deepEqual(m.weight('fc.w').dims, [5, 3]);
 });
+
+test('channel removal on external data: written back external, same outputs as in memory', async () => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { ModelProto, loadOnnx, saveOnnx } = await import('./.out/src/onnx/index.js');
+  const dir = G.tmpDir();
+  const src = path.join(dir, 'm.onnx');
+  const model = ModelProto.decode(G.concat());
+  const parts = [];
+  let off = 0;
+  for (const t of model.graph.initializer) {
+    parts.push(Buffer.from(t.raw_data));
+    t.external_data = [{ key: 'location', value: 'w.bin' }, { key: 'offset', value: String(off) }, { key: 'length', value: String(t.raw_data.length) }];
+    t.data_location = 1;
+    t.raw_data = new Uint8Array(0);
+    off += parts.at(-1).length;
+  }
+  fs.writeFileSync(path.join(dir, 'w.bin'), Buffer.concat(parts));
+  fs.writeFileSync(src, ModelProto.encode(model).finish());
+  const ext = await loadOnnx(src);
+  removeChannels(ext, { fraction: 0.5 });
+  await saveOnnx(ext, path.join(dir, 'out.onnx'));
+  const back = await loadOnnx(path.join(dir, 'out.onnx'));
+  assert.equal(back.weight('c3.w').storage, 'external');
+  assert.deepEqual(back.weight('c3.w').dims, [3, 5, 1, 1]);
+  const mem = OnnxModel.parse(G.concat());
+  removeChannels(mem, { fraction: 0.5 });
+  const feeds = G.feedsFor(null, INPUTS.concat);
+  const a = await G.run(path.join(dir, 'out.onnx'), feeds);
+  const b = await G.run(mem.encode(), feeds);
+  assert.equal(G.maxAbsDiff(a.y.data, b.y.data), 0);
+});
