@@ -181,3 +181,22 @@ test('channel removal on external data: written back external, same outputs as i
   const b = await G.run(mem.encode(), feeds);
   assert.equal(G.maxAbsDiff(a.y.data, b.y.data), 0);
 });
+
+test('a value read implicitly by an If subgraph keeps its group whole', async () => {
+  const { ModelProto } = await import('./.out/src/onnx/index.js');
+  const model = ModelProto.decode(G.unhandled());
+  const g = model.graph;
+  // replace the Softmax by If(cond) { Identity(a) } else { Identity(a) }
+  const branch = (name) => ({ name, node: [{ op_type: 'Identity', input: ['a'], output: [`${name}_out`] }], output: [{ name: `${name}_out` }] });
+  const i = g.node.findIndex((n) => n.op_type === 'Softmax');
+  g.node[i] = ModelProto.lookupType('onnx.NodeProto').fromObject({
+    op_type: 'If', name: 'if_1', input: ['cond'], output: ['s'],
+    attribute: [{ name: 'then_branch', type: 5, g: branch('then') }, { name: 'else_branch', type: 5, g: branch('else') }],
+  });
+  g.input.push({ name: 'cond', type: { tensor_type: { elem_type: 9, shape: { dim: [] } } } });
+  const m = OnnxModel.parse(ModelProto.encode(model).finish());
+  const { groups } = findChannelGroups(m);
+  const c1 = groupOf(groups, 'conv_0');
+  assert.equal(c1.prunable, false);
+  assert.match(c1.reason, /subgraph of If if_1/);
+});

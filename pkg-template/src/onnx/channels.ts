@@ -380,6 +380,24 @@ export function findChannelGroups(model: OnnxModel): ChannelAnalysis {
   }
 
   for (const o of g.output) block(tracks.get(o.name), `it reaches graph output "${o.name}", whose shape is kept`);
+  // Subgraphs (If / Loop / Scan bodies) may read outer values without listing them as inputs.
+  const subgraphReads = (graphs: { node: NodeProto[] }[], acc: Set<string>) => {
+    for (const sg of graphs) {
+      for (const sn of sg.node) {
+        for (const i of sn.input) acc.add(i);
+        for (const a of sn.attribute) subgraphReads([...(a.g ? [a.g] : []), ...(a.graphs ?? [])], acc);
+      }
+    }
+    return acc;
+  };
+  for (const n of g.node) {
+    for (const a of n.attribute) {
+      if (!a.g && !(a.graphs && a.graphs.length)) continue;
+      for (const name of subgraphReads([...(a.g ? [a.g] : []), ...(a.graphs ?? [])], new Set())) {
+        block(tracks.get(name), `the subgraph of ${n.op_type} ${nodeName(n)} reads it`);
+      }
+    }
+  }
   // A member tensor with uses outside its channel group would change shape under them.
   // The nodes that finally read a tensor (through Cast / Identity).
   const usesOf = (name: string, acc: NodeProto[] = []): NodeProto[] => {
