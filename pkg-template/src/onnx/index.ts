@@ -1,6 +1,6 @@
 // sparsekit-wasm/onnx: read, inspect, prune and write ONNX models (browsers and Node).
 export { OnnxModel, MemoryExternalSource, ModelProto, DT, dtypeName, transpose } from './model.js';
-export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, ValueInfo, TensorProto } from './model.js';
+export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto } from './model.js';
 export { OnnxError } from './errors.js';
 export type { OnnxReason } from './errors.js';
 export { halfToFloat, floatToHalf } from './fp16.js';

@@ -46,6 +46,15 @@ export interface ExternalSource {
   read(location: string, offset: number, length: number): Uint8Array;
 }
 
+/**
+ * Where the new bytes of changed external tensors go until the model is written: memory by default,
+ * a scratch file in Node (loadOnnxFile), so that pruning a model larger than memory holds one tensor.
+ */
+export interface SpillStore {
+  put(bytes: Uint8Array): number;
+  get(ref: number, length: number): Uint8Array;
+}
+
 /** External data files given as bytes, keyed by file name. */
 export class MemoryExternalSource implements ExternalSource {
   private files = new Map<string, Uint8Array>();
@@ -100,6 +109,8 @@ export interface OnnxWeight {
 
 /** Options of OnnxModel.parse. */
 export interface ParseOptions {
+  /** Where changed external tensors wait for the write (default: memory). */
+  spill?: SpillStore;
   /** External data files (bytes by name), or a source that reads them on demand. */
   externalFiles?: Map<string, Uint8Array> | Record<string, Uint8Array> | ExternalSource;
   fileName?: string;
@@ -137,7 +148,8 @@ export class OnnxModel {
   readonly fileName: string;
   readonly external: ExternalSource;
   /** New bytes of external tensors that were written (the source files are never modified). */
-  private overrides = new Map<TensorProto, Uint8Array>();
+  private overrides = new Map<TensorProto, Uint8Array | { ref: number; length: number }>();
+  private readonly spill?: SpillStore;
   weights: OnnxWeight[] = [];
 
   /** Decodes and validates a model; throws OnnxError (reason not_onnx / truncated / corrupt). */
@@ -162,6 +174,7 @@ export class OnnxModel {
     this.model = model;
     this.byteLength = byteLength;
     this.fileName = opts.fileName ?? 'model.onnx';
+    this.spill = opts.spill;
     const ext = opts.externalFiles;
     this.external = ext && typeof (ext as ExternalSource).read === 'function' && typeof (ext as ExternalSource).has === 'function'
       ? (ext as ExternalSource)
@@ -288,7 +301,7 @@ export class OnnxModel {
     const numel = prod(t.dims.map(toNum));
     const size = esz * numel;
     const ov = this.overrides.get(t);
-    if (ov) return ov;
+    if (ov) return ov instanceof Uint8Array ? ov : this.spill!.get(ov.ref, ov.length);
     const storage = storageOf(t);
     if (storage === 'external') {
       const { loc, offset } = this.externalRef(t, size);
@@ -331,7 +344,10 @@ export class OnnxModel {
     if (bytes.length !== size) throw new OnnxError('bad_mask', `${bytes.length} bytes for tensor "${t.name}" of ${size}`, 'shape_mismatch');
     const storage = storageOf(t);
     if (dims) t.dims = dims.slice();
-    if (storage === 'external') { this.overrides.set(t, new Uint8Array(bytes)); return; }
+    if (storage === 'external') {
+      this.overrides.set(t, this.spill ? { ref: this.spill.put(bytes), length: bytes.length } : new Uint8Array(bytes));
+      return;
+    }
     if (storage === 'raw_data' || storage === 'empty') { t.raw_data = new Uint8Array(bytes); return; }
     const typed = typedFieldOf(t)!;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -1,8 +1,9 @@
 // Node file I/O of ONNX models: external data read on demand (a tensor at a time, never whole
 // files), and saving through temporary files renamed at the end, so a failed run leaves no output.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { OnnxModel, basename, type ExternalSource } from './model.js';
+import { OnnxModel, basename, type ExternalSource, type SpillStore } from './model.js';
 import { OnnxError } from './errors.js';
 
 /** External data files next to the model, read with positioned reads when a tensor is needed. */
@@ -41,6 +42,39 @@ export class FileExternalSource implements ExternalSource {
   }
 }
 
+/**
+ * Changed external tensors appended to an unlinked scratch file in the temp directory (the space is
+ * freed when the process ends): memory holds one tensor at a time.
+ */
+export class FileSpillStore implements SpillStore {
+  private fd: number;
+  private size = 0;
+  constructor() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-onnx-'));
+    const p = path.join(dir, 'spill.bin');
+    this.fd = fs.openSync(p, 'w+');
+    fs.unlinkSync(p);
+    fs.rmdirSync(dir);
+  }
+  put(bytes: Uint8Array): number {
+    const at = this.size;
+    let done = 0;
+    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return at;
+  }
+  get(ref: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(this.fd, out, done, length - done, ref + done);
+      if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of changed tensors ends early');
+      done += n;
+    }
+    return out;
+  }
+}
+
 /** Reads an .onnx file; its external data files are looked up next to it. */
 export function loadOnnxFile(file: string): OnnxModel {
   let bytes: Uint8Array;
@@ -50,7 +84,10 @@ export function loadOnnxFile(file: string): OnnxModel {
     const code = (e as NodeJS.ErrnoException).code;
     throw new OnnxError('no_file', `cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (e as Error).message}`);
   }
-  return OnnxModel.parse(bytes, { externalFiles: new FileExternalSource(path.dirname(path.resolve(file))), fileName: basename(file) });
+  const external = new FileExternalSource(path.dirname(path.resolve(file)));
+  const probe = OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file) });
+  if (!probe.externalTensors().length) return probe;
+  return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore() });
 }
 
 /** What saveOnnxFile wrote. */
