@@ -82,6 +82,27 @@ test('an unhandled op keeps its group whole, with the reason', () => {
   assert.match(g.reason, /Softmax/);
 });
 
+// Folding a removed channel's constant into the consumers' biases is exact where no consumer is a
+// zero-padded kxk conv: there the removed model computes what the model with only those channels'
+// filters zeroed (each then outputs a constant) computes.
+for (const name of ['concat', 'flattenGemm', 'mlp']) {
+  test(`removed == filters-zeroed (constant channels) where the fold is exact: ${name}`, async () => {
+    const bytes = G.GRAPHS[name]('raw');
+    const removed = OnnxModel.parse(bytes);
+    const constant = OnnxModel.parse(bytes);
+    const r = removeChannels(removed, { fraction: 0.5, scope: 'layer' });
+    removeChannels(constant, { fraction: 0.5, scope: 'layer', apply: 'constant' });
+    assert.ok(r.groups.removed.length > 0);
+    const feeds = G.feedsFor(null, INPUTS[name]);
+    const a = await G.run(removed.encode(), feeds);
+    const b = await G.run(constant.encode(), feeds);
+    for (const k of Object.keys(a)) {
+      const scale = Math.max(1e-3, ...Array.from(b[k].data, Math.abs));
+      assert.ok(G.maxAbsDiff(a[k].data, b[k].data) <= 1e-5 * scale, `max diff ${G.maxAbsDiff(a[k].data, b[k].data)}`);
+    }
+  });
+}
+
 for (const [name, make] of Object.entries(G.GRAPHS)) {
   for (const scope of ['layer', 'global']) {
     for (const store of ['raw', 'fp16']) {
