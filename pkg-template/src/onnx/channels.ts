@@ -104,6 +104,8 @@ export interface ChannelOptions {
    * the constant that 'remove' folds (equal to 'remove' where the fold is exact).
    */
   apply?: 'remove' | 'mask' | 'constant';
+  /** Fold removed channels' constants into the consumers' biases (default true; false: they read zero). */
+  fold?: boolean;
   onProgress?: ProgressFn;
 }
 
@@ -118,6 +120,12 @@ const erf = (x: number) => { // Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)
   const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
   return x < 0 ? -y : y;
 };
+
+/** A string attribute (bytes in the proto). */
+function attrStr(n: NodeProto, name: string): string {
+  const s = attr(n, name)?.s;
+  return s === undefined ? '' : typeof s === 'string' ? s : new TextDecoder().decode(s);
+}
 
 /** The scalar function of an elementwise op (for a removed channel's constant), or undefined. */
 function unaryFn(n: NodeProto, clip: [number, number]): ((v: number) => number) | undefined {
@@ -293,10 +301,14 @@ export function findChannelGroups(model: OnnxModel): ChannelAnalysis {
         // Depthwise: output channel c is input channel c.
         depthwise.push({ node: n, weight: w.name });
         const per = prod(wd.slice(1));
+        // With zero padding a constant input gives a constant output only away from the borders; on
+        // the small maps of late stages every position is near a border, so the channel is no longer
+        // a constant there (measured: folding its interior value broke PaddleOCR rec). Not folded.
+        const padded = per > 1 && ((attrInts(n, 'pads') ?? []).some((p) => p !== 0) || /^SAME/.test(attrStr(n, 'auto_pad')));
         const tr: Track = {
           ids: x!.ids.slice(), axis: 1, rank, rep: 1,
           cv: (c) => {
-            const v = x!.cv?.(c);
+            const v = padded ? undefined : x!.cv?.(c);
             if (v === undefined) return undefined;
             let s = 0;
             for (let k = 0; k < per; k++) s += vals(w.name)[c * per + k];
@@ -837,7 +849,7 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
     if (removed) removedGroups.push({ id: gr.id, producers: gr.producers, channelsBefore: gr.channels, channelsAfter: gr.channels - removed });
   }
   const mask = opts.apply === 'mask' || opts.apply === 'constant';
-  const fold = opts.apply === 'constant' ? { biases: 0, created: 0, unknown: 0 } : foldConstants(model, live, keepOf, channelsOf, drops, floatOf);
+  const fold = opts.apply === 'constant' || opts.fold === false ? { biases: 0, created: 0, unknown: 0 } : foldConstants(model, live, keepOf, channelsOf, drops, floatOf);
   // Apply, one tensor axis at a time (a Conv weight loses output channels and input channels).
   const byTensor = new Map<string, Drop[]>();
   for (const [k, d] of drops) {
