@@ -1,0 +1,135 @@
+// Node file I/O of ONNX models: external data read on demand (a tensor at a time, never whole
+// files), and saving through temporary files renamed at the end, so a failed run leaves no output.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OnnxModel, basename, type ExternalSource, type SpillStore } from './model.js';
+import { OnnxError } from './errors.js';
+
+/** External data files next to the model, read with positioned reads when a tensor is needed. */
+export class FileExternalSource implements ExternalSource {
+  private fds = new Map<string, { fd: number; size: number }>();
+  constructor(readonly dir: string) {}
+  private open(loc: string) {
+    const name = basename(loc);
+    let f = this.fds.get(name);
+    if (!f) {
+      const p = path.join(this.dir, name);
+      const fd = fs.openSync(p, 'r');
+      f = { fd, size: fs.fstatSync(fd).size };
+      this.fds.set(name, f);
+    }
+    return f;
+  }
+  has(loc: string) {
+    try { this.open(loc); return true; } catch { return false; }
+  }
+  size(loc: string) { return this.open(loc).size; }
+  read(loc: string, offset: number, length: number) {
+    const { fd } = this.open(loc);
+    const out = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(fd, out, done, length - done, offset + done);
+      if (n <= 0) throw new OnnxError('truncated', `external data file "${basename(loc)}" ends before offset ${offset + length}`);
+      done += n;
+    }
+    return out;
+  }
+  close() {
+    for (const { fd } of this.fds.values()) fs.closeSync(fd);
+    this.fds.clear();
+  }
+}
+
+/**
+ * Changed external tensors appended to an unlinked scratch file in the temp directory (the space is
+ * freed when the process ends): memory holds one tensor at a time.
+ */
+export class FileSpillStore implements SpillStore {
+  private fd: number;
+  private size = 0;
+  constructor() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-onnx-'));
+    const p = path.join(dir, 'spill.bin');
+    this.fd = fs.openSync(p, 'w+');
+    fs.unlinkSync(p);
+    fs.rmdirSync(dir);
+  }
+  put(bytes: Uint8Array): number {
+    const at = this.size;
+    let done = 0;
+    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return at;
+  }
+  get(ref: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(this.fd, out, done, length - done, ref + done);
+      if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of changed tensors ends early');
+      done += n;
+    }
+    return out;
+  }
+}
+
+/** Reads an .onnx file; its external data files are looked up next to it. */
+export function loadOnnxFile(file: string): OnnxModel {
+  let bytes: Uint8Array;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new OnnxError('no_file', `cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (e as Error).message}`);
+  }
+  const external = new FileExternalSource(path.dirname(path.resolve(file)));
+  const probe = OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file) });
+  if (!probe.externalTensors().length) return probe;
+  return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore() });
+}
+
+/** What saveOnnxFile wrote. */
+export interface SavedFiles {
+  model: string;
+  modelBytes: number;
+  /** The external data file (when the model has external tensors). */
+  data?: string;
+  dataBytes: number;
+}
+
+/**
+ * Writes the model to `file` (and its external tensors to `file + '.data'`), each first to a
+ * temporary name in the same directory, renamed only when everything was written.
+ */
+export function saveOnnxFile(model: OnnxModel, file: string): SavedFiles {
+  const dir = path.dirname(path.resolve(file));
+  const tag = `.tmp-${process.pid}-${Date.now().toString(36)}`;
+  const modelTmp = path.join(dir, `.${basename(file)}${tag}`);
+  const dataName = `${basename(file)}.data`;
+  const dataTmp = path.join(dir, `.${dataName}${tag}`);
+  let fd = -1;
+  let dataBytes = 0;
+  try {
+    let encoded: Uint8Array;
+    if (model.externalTensors().length) {
+      fd = fs.openSync(dataTmp, 'w');
+      encoded = model.encode({
+        location: dataName,
+        sink: (b) => { fs.writeSync(fd, b); dataBytes += b.length; },
+      });
+      fs.closeSync(fd);
+      fd = -1;
+    } else {
+      encoded = model.encode();
+    }
+    fs.writeFileSync(modelTmp, encoded);
+    if (dataBytes || fs.existsSync(dataTmp)) fs.renameSync(dataTmp, path.join(dir, dataName));
+    fs.renameSync(modelTmp, path.resolve(file));
+    return { model: path.resolve(file), modelBytes: encoded.length, data: fs.existsSync(path.join(dir, dataName)) && model.externalTensors().length ? path.join(dir, dataName) : undefined, dataBytes };
+  } finally {
+    if (fd >= 0) fs.closeSync(fd);
+    for (const p of [modelTmp, dataTmp]) if (fs.existsSync(p)) fs.unlinkSync(p);
+  }
+}

@@ -1,0 +1,197 @@
+// Pruning the weights of an ONNX model in place with the sparsekit core: block magnitude pruning at
+// a sparsity (per row, per layer or model-wide), or N:M along the reduction axis. Every figure of the
+// report is counted from the tensors as they will be written (after float16 rounding).
+import * as sk from 'sparsekit-wasm';
+import { OnnxModel, type OnnxWeight } from './model.js';
+import { OnnxError } from './errors.js';
+
+export type Scope = 'row' | 'layer' | 'global';
+export type ProgressFn = (done: number, total: number, label: string) => void;
+
+export interface PruneOptions {
+  /** Fraction of blocks to remove in each scope, in [0, 1]. */
+  sparsity?: number;
+  /** Keep n of every m consecutive weights along the reduction axis. */
+  nm?: [number, number];
+  /** Block shape on the 2-D view (rows = outputs, cols = inputs); default [1, 1]. */
+  block?: [number, number];
+  /** Where blocks compete: each output row, each layer (default), or the whole model. */
+  scope?: Scope;
+  onProgress?: ProgressFn;
+}
+
+/** One weight in a report. */
+export interface LayerReport {
+  name: string;
+  op: string;
+  shapeBefore: number[];
+  shapeAfter: number[];
+  dtype: string;
+  params: number;
+  zeros: number;
+  sparsity: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Why the layer was left as it was or pruned differently than asked. */
+  note?: string;
+}
+
+export interface PruneReport {
+  mode: 'sparsity' | 'nm' | 'channels';
+  options: Record<string, unknown>;
+  /** Parameters of the prunable weights, and of every float constant, before / after. */
+  params: { before: number; after: number; prunableBefore: number; prunableAfter: number };
+  /** Zeros among the prunable weights after pruning, and their fraction. */
+  zeros: number;
+  sparsity: number;
+  layers: LayerReport[];
+}
+
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+const ESIZE: Record<number, number> = { 1: 4, 10: 2, 16: 2, 11: 8 };
+
+export function countZeros(v: Float32Array): number {
+  let z = 0;
+  for (let i = 0; i < v.length; i++) if (v[i] === 0) z++;
+  return z;
+}
+
+/** A layer's report entry from its tensor as it stands now. */
+export function layerReport(model: OnnxModel, w: OnnxWeight, shapeBefore: number[], note?: string): LayerReport {
+  const v = model.readFloat(w);
+  const zeros = countZeros(v);
+  const es = ESIZE[w.dtype] ?? 4;
+  const r: LayerReport = {
+    name: w.name, op: w.op, shapeBefore, shapeAfter: w.dims.slice(), dtype: w.dtypeName,
+    params: v.length, zeros, sparsity: v.length ? zeros / v.length : 0,
+    bytesBefore: shapeBefore.reduce((a, b) => a * b, 1) * es, bytesAfter: v.length * es,
+  };
+  if (note) r.note = note;
+  return r;
+}
+
+export function checkSparsity(s: unknown, what = 'sparsity'): number {
+  if (typeof s !== 'number' || !Number.isFinite(s) || s < 0 || s > 1) {
+    throw new OnnxError('unsupported', `${what} must be a number in [0, 1] (got ${String(s)})`, 'invalid_sparsity');
+  }
+  return s;
+}
+
+/** A block dim that does not divide the view falls back to gcd(block, dim). */
+function fitBlock(rows: number, cols: number, want: [number, number]): { block: [number, number]; note?: string } {
+  const block: [number, number] = [
+    rows % want[0] === 0 ? want[0] : gcd(want[0], rows),
+    cols % want[1] === 0 ? want[1] : gcd(want[1], cols),
+  ];
+  const note = block[0] !== want[0] || block[1] !== want[1]
+    ? `block ${want[0]}x${want[1]} does not divide the ${rows}x${cols} view: used ${block[0]}x${block[1]}`
+    : undefined;
+  return { block, note };
+}
+
+function totals(model: OnnxModel, layers: LayerReport[], before: number, prunableBefore: number) {
+  const after = model.weights.reduce((a, w) => a + w.numel, 0);
+  const prunableAfter = layers.reduce((a, l) => a + l.params, 0);
+  const zeros = layers.reduce((a, l) => a + l.zeros, 0);
+  return { params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0 };
+}
+
+/** Magnitude pruning of blocks at a sparsity (see PruneOptions); in place. */
+export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport {
+  const sparsity = checkSparsity(opts.sparsity);
+  const want = opts.block ?? [1, 1];
+  if (want.length !== 2 || !want.every((b) => Number.isInteger(b) && b >= 1)) {
+    throw new OnnxError('unsupported', `block must be two positive integers (got ${want.join('x')})`, 'invalid_block_shape');
+  }
+  const scope = opts.scope ?? 'layer';
+  const ws = model.prunable();
+  const before = model.weights.reduce((a, w) => a + w.numel, 0);
+  const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
+  const notes = new Map<OnnxWeight, string | undefined>();
+  const owned: { free(): void }[] = [];
+  // One weight in wasm memory at a time unless the scope is the whole model.
+  const load = (w: OnnxWeight) => {
+    const v = w.view!;
+    const param = sk.Param.fromArray(model.readFloat(w), v.transposed ? [v.cols, v.rows] : [v.rows, v.cols]);
+    const view = new sk.View(param, v.shape, v.stride);
+    const { block, note } = fitBlock(v.rows, v.cols, want);
+    notes.set(w, note);
+    const spec = new sk.BlockSpec(view, block, w.name);
+    const scopeSpec = new sk.ScopeSpec(spec, scope === 'row' ? [1, -1] : [-1, -1], w.name);
+    return { w, param, scopeSpec, objs: [scopeSpec, spec, view, param] };
+  };
+  try {
+    let layers: LayerReport[];
+    if (scope === 'global' && ws.length) {
+      const items = ws.map((w) => { const it = load(w); owned.push(...it.objs); return it; });
+      const coupled = new sk.ScopeCoupling(items.map((i) => i.scopeSpec), undefined, 'model');
+      owned.push(coupled);
+      coupled.hardThreshold({ sparsity, onProgress: (d, t) => opts.onProgress?.(d, t, 'model-wide threshold') });
+      layers = items.map(({ w, param }) => {
+        model.writeFloat(w, param.toArray());
+        return layerReport(model, w, w.dims.slice(), notes.get(w));
+      });
+    } else {
+      layers = ws.map((w, i) => {
+        const it = load(w);
+        try {
+          it.scopeSpec.hardThreshold({ sparsity });
+          model.writeFloat(w, it.param.toArray());
+        } finally {
+          for (const o of it.objs) o.free();
+        }
+        opts.onProgress?.(i + 1, ws.length, w.name);
+        return layerReport(model, w, w.dims.slice(), notes.get(w));
+      });
+    }
+    return { mode: 'sparsity', options: { sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
+  } finally {
+    for (const o of owned) o.free();
+  }
+}
+
+/** Parses "2:4" into [2, 4] (keep n of every m). */
+export function parseNm(s: string): [number, number] {
+  const m = /^(\d+):(\d+)$/.exec(String(s).trim());
+  const n = m ? [Number(m[1]), Number(m[2])] as [number, number] : undefined;
+  if (!n || n[1] < 1 || n[0] < 1 || n[0] > n[1]) {
+    throw new OnnxError('unsupported', `--nm must be N:M with 1 <= N <= M, e.g. 2:4 (got "${s}")`, 'invalid_nm_pattern');
+  }
+  return n;
+}
+
+/**
+ * N:M along the reduction axis: the input channels of a Conv (groups as NVIDIA ASP forms them, per
+ * kernel position), K of a MatMul / Gemm weight. A layer whose reduction length is not a multiple of
+ * M stays dense with a note; if no layer fits, this throws (invalid_nm_shape).
+ */
+export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
+  const [n, m] = opts.nm!;
+  const pattern = `m${m}n${n}_1d`;
+  const ws = model.prunable();
+  const before = model.weights.reduce((a, w) => a + w.numel, 0);
+  const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
+  const conv = (w: OnnxWeight) => w.op === 'Conv' && w.dims.length === 4;
+  const notes = ws.map((w) => {
+    if (w.op === 'ConvTranspose') return 'dense: N:M groups of a ConvTranspose weight would run along its outputs';
+    const len = conv(w) ? w.dims[1] : w.view!.cols;
+    return len % m === 0 ? undefined
+      : `dense: the reduction axis holds ${len} input ${conv(w) ? 'channels per kernel position' : 'elements'}, not a multiple of ${m}`;
+  });
+  // Refused before any change when nothing fits.
+  if (ws.length && notes.every((x) => x !== undefined)) {
+    throw new OnnxError('unsupported', `--nm ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
+  }
+  const layers: LayerReport[] = ws.map((w, i) => {
+    if (notes[i] === undefined) {
+      const v = w.view!;
+      const mask = conv(w)
+        ? sk.createAspMask(model.readFloat(w), w.dims, pattern)
+        : sk.createAspMask(model.readView(w), [v.rows, v.cols], pattern);
+      model.applyMask(w, mask, { layout: conv(w) ? 'stored' : 'view' });
+    }
+    opts.onProgress?.(i + 1, ws.length, w.name);
+    return layerReport(model, w, w.dims.slice(), notes[i]);
+  });
+  return { mode: 'nm', options: { nm: `${n}:${m}` }, ...totals(model, layers, before, prunableBefore), layers };
+}
