@@ -3,9 +3,10 @@
 // it, by magnitude, Wanda and SparseGPT, at 50% unstructured and 2:4. Same pipeline as the playground
 // (www/src/calib/), run with onnxruntime-node.
 //   node bench/calibration.mjs [--quick] [--models cls,rec,det] [--calib N] [--heldout N]
-//        [--block 128] [--damp 0.01] [--one-pass] [--criteria magnitude,wanda,sparsegpt] [--dense-grouped]
+//        [--block 128] [--damp 0.01] [--one-pass] [--criteria magnitude,wanda,sparsegpt] [--scopes all,group1]
 //        [--out bench/out/calibration.json]
-// --dense-grouped leaves grouped/depthwise Convs dense (only group-1 Conv, Gemm and MatMul are pruned).
+// Scopes: 'all' prunes every Conv/Gemm/MatMul that allows the pattern; 'group1' leaves grouped and
+// depthwise Convs dense (a depthwise filter has only kh*kw weights; halving each one is what hurts).
 // Writes bench/out/calibration.json and prints a markdown table.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,7 +35,7 @@ const heldOutCount = Number(opt('heldout', quick ? 4 : 16));
 const blockSize = Number(opt('block', 128));
 const percDamp = Number(opt('damp', 0.01));
 const sequential = !args.includes('--one-pass');
-const denseGrouped = args.includes('--dense-grouped');
+const scopes = opt('scopes', 'all').split(',');
 const outFile = path.resolve(opt('out', path.join(ROOT, 'bench/out/calibration.json')));
 const targets = [{ label: '50% unstructured', sparsity: 0.5 }, { label: '2:4', nm: [2, 4] }];
 
@@ -51,11 +52,11 @@ for (const key of models) {
   const calibration = makeInputSet(base, { count: calibCount, set: 'calibration', normalization: spec.normalization });
   const heldOut = makeInputSet(base, { count: heldOutCount, set: 'heldOut', normalization: spec.normalization });
   const reference = await runSet(runner, bytes, heldOut);
-  for (const t of targets) {
+  for (const scope of scopes) for (const t of targets) {
     for (const criterion of criteria) {
       const model = OnnxModel.parse(bytes);
       const t0 = Date.now();
-      const plan = (l) => (denseGrouped && l.group > 1 ? null : { criterion, ...(t.nm ? { nm: t.nm } : { sparsity: t.sparsity }) }));
+      const plan = (l) => (scope === 'group1' && l.group > 1 ? null : { criterion, ...(t.nm ? { nm: t.nm } : { sparsity: t.sparsity }) });
       const rep = await calibratePrune({ model, runner, engine, calibration, plan, sequential, blockSize, percDamp,
         onProgress: ({ done, total }) => { if (process.stderr.isTTY) process.stderr.write(`\r[${key} ${t.label} ${criterion}] ${done.toFixed(1)}/${total}   `); } });
       const pruned = model.encode();
@@ -67,32 +68,32 @@ for (const key of models) {
       for (const l of rep.layers) if (l.used !== criterion) fallbacks[l.used] = (fallbacks[l.used] ?? 0) + 1;
       const relErrs = rep.layers.filter((l) => l.relError != null).map((l) => l.relError);
       const row = {
-        model: key, target: t.label, criterion, cosine: cmp.cosine, minCosine: cmp.min,
+        model: key, scope, target: t.label, criterion, cosine: cmp.cosine, minCosine: cmp.min,
         layersPruned: pruneable.length, layersTotal: rep.layers.length, fallbacks,
         weightSparsity: zeros / numel, meanRelError: relErrs.length ? relErrs.reduce((a, b) => a + b, 0) / relErrs.length : null,
         seconds: (Date.now() - t0) / 1000, passes: rep.passes,
         layers: rep.layers.map(({ name, op, rows, cols, used, sparsity, relError, notes }) => ({ name, op, rows, cols, used, sparsity, relError, notes })),
       };
       results.push(row);
-      process.stderr.write(`\r[${key} ${t.label} ${criterion}] cosine ${cmp.cosine.toFixed(4)} (min ${cmp.min.toFixed(4)}), ${pruneable.length}/${rep.layers.length} layers, ${(row.weightSparsity * 100).toFixed(1)}% of their weights zero, ${row.seconds.toFixed(1)} s\n`);
+      process.stderr.write(`\r[${key} ${scope} ${t.label} ${criterion}] cosine ${cmp.cosine.toFixed(4)} (min ${cmp.min.toFixed(4)}), ${pruneable.length}/${rep.layers.length} layers, ${(row.weightSparsity * 100).toFixed(1)}% of their weights zero, ${row.seconds.toFixed(1)} s\n`);
     }
   }
 }
 
 const out = {
   date: new Date().toISOString(), host: `${os.cpus().length} cores, node ${process.version}`, engine: engine.name,
-  settings: { calibration: calibCount, layers: denseGrouped ? 'group-1 Conv, Gemm, MatMul (grouped/depthwise Conv dense)' : 'every Conv, Gemm, MatMul that allows the pattern', heldOut: heldOutCount, blockSize, percDamp, sequential, quick,
+  settings: { calibration: calibCount, scopes: { all: 'every Conv, Gemm, MatMul that allows the pattern', group1: 'the same without grouped/depthwise Convs (left dense)' }, heldOut: heldOutCount, blockSize, percDamp, sequential, quick,
     inputs: 'generated document pages (det, 320x320) / text lines (cls, rec, 48x192); held-out seeds disjoint from calibration seeds' },
   results,
 };
 fs.mkdirSync(path.dirname(outFile), { recursive: true });
 fs.writeFileSync(outFile, JSON.stringify(out, null, 1));
 
-const lines = ['| model | target | magnitude | Wanda | SparseGPT | layers pruned | weights zero |', '|---|---|---|---|---|---|---|'];
-for (const key of models) for (const t of targets) {
-  const rows = results.filter((r) => r.model === key && r.target === t.label);
+const lines = ['| model | layers | target | magnitude | Wanda | SparseGPT | layers pruned | weights zero |', '|---|---|---|---|---|---|---|---|'];
+for (const key of models) for (const scope of scopes) for (const t of targets) {
+  const rows = results.filter((r) => r.model === key && r.scope === scope && r.target === t.label);
   const c = (name) => { const r = rows.find((x) => x.criterion === name); return r ? r.cosine.toFixed(3) : '–'; };
   const r0 = rows[0];
-  lines.push(`| ${key} | ${t.label} | ${c('magnitude')} | ${c('wanda')} | ${c('sparsegpt')} | ${r0 ? `${r0.layersPruned}/${r0.layersTotal}` : ''} | ${r0 ? `${(r0.weightSparsity * 100).toFixed(1)}%` : ''} |`);
+  lines.push(`| ${key} | ${scope === 'all' ? 'all' : 'group-1 only'} | ${t.label} | ${c('magnitude')} | ${c('wanda')} | ${c('sparsegpt')} | ${r0 ? `${r0.layersPruned}/${r0.layersTotal}` : ''} | ${r0 ? `${(r0.weightSparsity * 100).toFixed(1)}%` : ''} |`);
 }
 console.log(lines.join('\n'));
