@@ -81,13 +81,21 @@ function pruneMatrix(engine, stored, shape, h, used, target, blockSize, percDamp
 }
 
 /**
+ * SparseGPT's update solves a least-squares problem in the layer's inputs: with fewer calibration
+ * vectors than inputs (a 1x1 Conv after global pooling sees one vector per image) it fits the
+ * calibration set, not the data, and the held-out output gets worse than with no update at all.
+ * Below this many vectors per input a layer asked for SparseGPT gets Wanda (said in its notes).
+ */
+export const MIN_VECTORS_PER_INPUT = 4;
+
+/**
  * Prunes one layer's weight.
  * @param p {engine, layer, stored: Float32Array (storage layout), stats: {h?} | {groups: [h per group]},
  *   criterion: 'magnitude'|'wanda'|'sparsegpt', target: {sparsity} | {nm: [n, m]}, blockSize, percDamp}
  *   A grouped Conv is G independent linear maps: each group's rows get their own Hessian (groups).
  * @returns {data (storage layout), used (the criterion applied), notes, relError (null without H), sparsity}
  */
-export function pruneLayer({ engine, layer, stored, stats = {}, criterion, target, blockSize = 128, percDamp = 0.01 }) {
+export function pruneLayer({ engine, layer, stored, stats = {}, criterion, target, blockSize = 128, percDamp = 0.01, minVectors = MIN_VECTORS_PER_INPUT }) {
   const notes = [];
   if (target.nm && !allowsNm(layer, target.nm[1])) {
     return { data: stored, used: 'dense', notes: [`${target.nm.join(':')} needs ${layer.op === 'Conv' ? 'channels per group and ' : ''}columns in multiples of ${target.nm[1]}: stays dense`], relError: 0, sparsity: sparsityOf(stored) };
@@ -95,6 +103,10 @@ export function pruneLayer({ engine, layer, stored, stats = {}, criterion, targe
   const hs = stats.groups ?? (stats.h ? [stats.h] : null);
   let used = criterion;
   if (criterion !== 'magnitude' && !hs) { used = 'magnitude'; notes.push(`${layer.note ?? 'no input statistics'}: magnitude instead of ${criterion}`); }
+  if (used === 'sparsegpt' && hs.some((h) => h.count < minVectors * layer.cols)) {
+    used = 'wanda';
+    notes.push(`${hs[0].count} calibration vectors for ${layer.cols} inputs: too few to fit SparseGPT's update (needs ${minVectors}× the inputs); Wanda instead`);
+  }
   if (stats.groups && used !== 'magnitude') notes.push(`${layer.note}: ${stats.groups.length} Hessians of ${layer.cols} inputs, one per group`);
   let data;
   if (used === 'magnitude' || hs.length === 1) {
