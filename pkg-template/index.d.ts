@@ -367,3 +367,80 @@ export function searchPermutation(
   shape: number[],
   opts?: { m?: number; n?: number; maxSweeps?: number },
 ): { perm: Uint32Array; keptBefore: number; keptAfter: number; swaps: number };
+
+// ------------------------------------------------------------------ calibration-aware pruning
+// A linear map y = W x with W as a 2-D view: rows = outputs, cols = inputs. A PyTorch Linear /
+// ONNX Gemm(transB=1) / Conv [O, C*kh*kw] weight is that as stored; an ONNX MatMul weight (K, N)
+// is its transposed View: shape [N, K], stride [1, N] (no copy).
+
+/** ONNX Conv attributes (group 1) for {@link Hessian.addConv}. */
+export interface ConvGeometry {
+  /** [kh, kw]. */
+  kernelShape: [number, number];
+  /** [sh, sw], default [1, 1]. */
+  strides?: [number, number];
+  /** [top, left, bottom, right], default [0, 0, 0, 0]. */
+  pads?: [number, number, number, number];
+  /** [dh, dw], default [1, 1]. */
+  dilations?: [number, number];
+}
+
+/**
+ * Input statistics of one linear map with `cols` inputs: `count` vectors and the mean of x xᵀ
+ * (accumulated in f32 chunks of 64 vectors folded into f64: error below 4e-6·sqrt(H_aa H_bb)).
+ * A refused call (wrong length, non-finite input, bad conv attributes) changes nothing.
+ */
+export class Hessian {
+  constructor(cols: number);
+  readonly cols: number;
+  /** Input vectors added so far. */
+  readonly count: number;
+  /** Adds n input vectors, row-major n x cols. */
+  addRows(x: Float32Array, n: number): void;
+  /**
+   * Adds one vector per output position of every image of a Conv input x of shape
+   * inputShape = [N, C, H, W], in the weight's (c, i, j) order (zero padding included);
+   * C*kh*kw must equal cols.
+   */
+  addConv(x: Float32Array, inputShape: [number, number, number, number], conv: ConvGeometry): void;
+  /** Mean of x xᵀ, cols x cols row-major (all zeros while count is 0). */
+  matrix(): Float32Array;
+  /** sqrt(diag(matrix())): the RMS of each input. */
+  inputNorms(): Float32Array;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * Wanda scores |W_ij| * inputNorms_j, view-shaped (rows x cols). Wanda's mask: per-row top-k,
+ * i.e. ScopeSpec(BlockSpec(w, [1, 1]), [1, -1]) with these scores (param layout) as values, or
+ * createAspMask(scores, [rows, cols], 'm{M}n{N}_1d') for N:M.
+ */
+export function wandaScores(w: Param | View, h: Hessian): Float32Array;
+
+/** Options of {@link sparseGpt}: exactly one of sparsity / nm / keep. */
+export interface SparseGptOptions {
+  /** Fraction pruned in every block of columns (rows may keep different counts). */
+  sparsity?: number;
+  /** [n, m]: keep n of every m consecutive inputs in each row (cols and blockSize multiples of m). */
+  nm?: [number, number];
+  /** A given keep-mask (view-shaped, 1 keeps): only the reconstruction runs. */
+  keep?: Uint8Array;
+  /** Columns per lazy block, default 128. */
+  blockSize?: number;
+  /** Damping as a fraction of mean(diag H), default 0.01; raise it on `singular_hessian`. */
+  percDamp?: number;
+}
+
+/**
+ * SparseGPT (optimal-brain-surgeon pruning with lazy block updates, API.md) in place on the 2-D
+ * view `w`: the pruned weights become 0 and the kept ones compensate. Returns the keep-mask
+ * (view-shaped). `h` is not changed; a refused call changes no weight.
+ */
+export function sparseGpt(w: Param | View, h: Hessian, opts: SparseGptOptions): Uint8Array;
+
+/**
+ * Relative reconstruction error sqrt(tr((W-Ŵ) H (W-Ŵ)ᵀ) / tr(W H Wᵀ)) of a pruning, from the
+ * view's values before (W) and after (Ŵ) it (view.values()), with the undamped h.matrix().
+ */
+export function relReconError(before: Float32Array, after: Float32Array, h: Hessian): number;

@@ -16,6 +16,8 @@ use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
+mod calib;
+
 type JsResult<T> = Result<T, JsValue>;
 
 /// A JS `Error` with `.name` (the class to rethrow as) and `.code` (the stable code).

@@ -23,6 +23,7 @@ pub mod nm2d;
 pub mod permute;
 pub mod export;
 pub mod magnitude;
+pub mod calib;
 
 #[cfg(target_arch = "wasm32")]
 pub mod bindings;

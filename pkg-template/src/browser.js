@@ -1,8 +1,10 @@
 // Browser entry: `await init()` loads the threaded build where threads can run (see
 // canUseThreads), else the single-threaded SIMD128 build. Same API and results either way.
 import { bind, variant } from './api.js';
+import { bindCalib } from './calib.js';
 
 export * from './api.js';
+export { Hessian, wandaScores, sparseGpt, relReconError } from './calib.js';
 
 let ready = null;
 let glue = null;
@@ -32,6 +34,7 @@ export default function init(opts = {}) {
       glue = threaded ? await import('../wasm/mt/sparsekit_wasm.js') : await import('../wasm/st/sparsekit_wasm.js');
       await glue.default(opts.moduleOrPath ? { module_or_path: opts.moduleOrPath } : undefined);
       bind(glue, threaded ? 'threads' : 'simd');
+      bindCalib(glue);
     })();
     ready.catch(() => {
       ready = null;

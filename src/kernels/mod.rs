@@ -14,6 +14,7 @@
 //! contiguous chunk, combined as `(l0 + l1) + (l2 + l3)`, then added to the accumulator), so the
 //! SIMD and scalar results are bit-for-bit equal.
 
+pub mod gemm;
 pub mod par;
 pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]

@@ -1,0 +1,140 @@
+//! `Hessian`: the input statistics `H = mean(x xᵀ)` of one linear map.
+//!
+//! Accumulation: input vectors go in chunks of [`CHUNK`] rows; each chunk's Gram matrix is
+//! computed in f32 by the GEMM kernel (upper triangle) and folded into an f64 sum. Error bound:
+//! a chunk entry sums at most `CHUNK` f32 products, so its error is at most
+//! `(CHUNK + 1) u Σ|x_a x_b|` with `u = 2⁻²⁴`, and the f64 fold adds nothing that matters; hence
+//! `|ΔH_ab| <= 65 · 2⁻²⁴ · sqrt(H_aa H_bb) ≈ 3.9e-6 · sqrt(H_aa H_bb)` (Cauchy-Schwarz), below
+//! the conformance tolerance (`1e-5 · max diag H`). A chunk bounds the error, unlike an f32
+//! running sum whose error grows with the number of vectors.
+
+use super::conv::ConvGeometry;
+use crate::bail;
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::param::try_alloc;
+
+/// Input vectors per f32 Gram chunk (the error bound above scales with it).
+pub const CHUNK: usize = 64;
+
+#[derive(Debug, Clone)]
+pub struct Hessian {
+    cols: usize,
+    count: u64,
+    /// Σ x xᵀ, upper triangle (row-major `cols x cols`; the lower part is unused).
+    sum: Vec<f64>,
+}
+
+impl Hessian {
+    /// An empty accumulator for `cols` inputs (`cols >= 1`).
+    pub fn new(cols: usize) -> Result<Hessian> {
+        if cols == 0 {
+            bail!(InvalidArguments, "Hessian needs cols >= 1 (the number of inputs of the layer)");
+        }
+        let n = cols.checked_mul(cols).ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("Hessian of {cols} inputs does not fit in memory")))?;
+        Ok(Hessian { cols, count: 0, sum: try_alloc(n, 0.0)? })
+    }
+
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Input vectors added so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Adds `n` input vectors, `x` row-major `n x cols`. Refuses (changing nothing) a length
+    /// other than `n * cols` or a non-finite value.
+    pub fn add_rows(&mut self, x: &[f32], n: usize) -> Result<()> {
+        match n.checked_mul(self.cols) {
+            Some(len) if len == x.len() => {}
+            _ => bail!(ShapeMismatch, "Hessian.addRows: x has {} elements, expected n * cols = {n} * {}", x.len(), self.cols),
+        }
+        check_finite(x, "Hessian.addRows")?;
+        let mut gram = try_alloc(self.cols * self.cols, 0.0f32)?;
+        for chunk in x.chunks(CHUNK * self.cols) {
+            self.add_chunk(chunk, &mut gram);
+        }
+        self.count += n as u64;
+        Ok(())
+    }
+
+    /// Adds one vector per output position of every image of an ONNX Conv (group 1) input
+    /// `x` of shape `input_shape = [N, C, H, W]`, in the weight's `(c, i, j)` order. The im2col
+    /// rows are built [`CHUNK`] at a time, never all at once.
+    pub fn add_conv(&mut self, x: &[f32], input_shape: &[i64], conv: &ConvGeometry) -> Result<()> {
+        let g = conv.resolve(input_shape, x.len(), self.cols)?;
+        check_finite(x, "Hessian.addConv")?;
+        let mut gram = try_alloc(self.cols * self.cols, 0.0f32)?;
+        let mut rows = try_alloc(CHUNK * self.cols, 0.0f32)?;
+        let total = g.vectors();
+        let mut done = 0;
+        while done < total {
+            let k = CHUNK.min(total - done);
+            g.im2col(x, done, k, &mut rows[..k * self.cols]);
+            self.add_chunk(&rows[..k * self.cols], &mut gram);
+            done += k;
+        }
+        self.count += total as u64;
+        Ok(())
+    }
+
+    /// Folds the Gram matrix of up to `CHUNK` contiguous rows into the f64 sum.
+    fn add_chunk(&mut self, rows: &[f32], gram: &mut [f32]) {
+        let c = self.cols;
+        let k = rows.len() / c;
+        gram.fill(0.0);
+        let g = Gemm { m: c, n: c, k, a_rs: 1, a_ks: c, ldb: c, ldc: c, upper: true };
+        gemm_acc(&g, rows, rows, gram);
+        for i in 0..c {
+            let (s, gr) = (&mut self.sum[i * c + i..(i + 1) * c], &gram[i * c + i..(i + 1) * c]);
+            for (s, &v) in s.iter_mut().zip(gr) {
+                *s += v as f64;
+            }
+        }
+    }
+
+    /// `mean(x xᵀ)` in f64, full symmetric `cols x cols` (all zeros while `count == 0`).
+    pub fn matrix_f64(&self) -> Result<Vec<f64>> {
+        let c = self.cols;
+        let mut m = try_alloc(c * c, 0.0f64)?;
+        if self.count == 0 {
+            return Ok(m);
+        }
+        let inv = 1.0 / self.count as f64;
+        for i in 0..c {
+            for j in i..c {
+                let v = self.sum[i * c + j] * inv;
+                m[i * c + j] = v;
+                m[j * c + i] = v;
+            }
+        }
+        Ok(m)
+    }
+
+    /// [`Self::matrix_f64`] rounded to f32 (what JS sees).
+    pub fn matrix(&self) -> Result<Vec<f32>> {
+        Ok(self.matrix_f64()?.into_iter().map(|v| v as f32).collect())
+    }
+
+    /// The mean of `x_j²` for every input j (the diagonal of the matrix), f64.
+    pub fn diag_f64(&self) -> Vec<f64> {
+        let c = self.cols;
+        let inv = if self.count == 0 { 0.0 } else { 1.0 / self.count as f64 };
+        (0..c).map(|j| self.sum[j * c + j] * inv).collect()
+    }
+
+    /// `sqrt(diag(matrix()))`: the RMS of each input.
+    pub fn input_norms(&self) -> Vec<f32> {
+        self.diag_f64().into_iter().map(|d| d.sqrt() as f32).collect()
+    }
+}
+
+/// `invalid_value` at the first NaN or infinity.
+fn check_finite(x: &[f32], what: &str) -> Result<()> {
+    if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+        bail!(InvalidValue, "{what}: input element {i} is {} (calibration inputs must be finite)", x[i]);
+    }
+    Ok(())
+}
