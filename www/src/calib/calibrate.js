@@ -39,10 +39,11 @@ function addGrouped(hs, x, [N, C, H, W], conv) {
  * @param p.plan (layer) => null (leave dense) | {criterion: 'magnitude'|'wanda'|'sparsegpt', sparsity} | {criterion, nm: [n, m]}
  * @param p.sequential default true; false captures every input from the unpruned model in one pass
  * @param p.onProgress ({done, total, phase, layer}) with done/total in layers (fractional while capturing)
+ * @param p.minVectors SparseGPT only where the layer saw >= minVectors calibration vectors per input (layer-prune.js)
  * @param p.signal an AbortSignal: cancels between model runs and layers (CancelledError)
  * @returns {layers: [...per-layer report], engine, sequential, calibration: count, passes, ms}
  */
-export async function calibratePrune({ model, runner, engine, calibration, plan, sequential = true, blockSize = 128, percDamp = 0.01,
+export async function calibratePrune({ model, runner, engine, calibration, plan, sequential = true, blockSize = 128, percDamp = 0.01, minVectors,
   onProgress = () => {}, signal } = {}) {
   const t0 = Date.now();
   const layers = findLayers(model).filter((l) => plan(l));
@@ -83,7 +84,7 @@ export async function calibratePrune({ model, runner, engine, calibration, plan,
       const s = stats.get(l) ?? {};
       const t1 = Date.now();
       const target = want.nm ? { nm: want.nm } : { sparsity: want.sparsity };
-      const res = pruneLayer({ engine, layer: l, stored: model.readFloat(l.weight), stats: s, criterion: want.criterion, target, blockSize, percDamp });
+      const res = pruneLayer({ engine, layer: l, stored: model.readFloat(l.weight), stats: s, criterion: want.criterion, target, blockSize, percDamp, minVectors });
       model.writeFloat(l.weight, res.data);
       for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free?.();
       reports.push({ name: l.name, node: l.node, op: l.op, dims: l.weight.dims, rows: l.rows, cols: l.cols, transposed: l.transposed,
