@@ -75,8 +75,8 @@ test('SparseGPT beats magnitude at 2:4 on cls in the page; the calibrated export
   await page.getByTestId('model-file').setInputFiles(CLS);
   await page.waitForSelector('#calib-layers tbody tr');
   await page.getByTestId('preset-sparsegpt-24').click();
-  await page.getByTestId('calib-pages').fill('16');
-  await page.getByTestId('calib-heldout').fill('8');
+  await page.getByTestId('calib-pages').fill('32');
+  await page.getByTestId('calib-heldout').fill('16');
 
   await page.getByTestId('calib-compare').click();
   await page.getByTestId('compare-sparsegpt').waitFor({ timeout: 600_000 });

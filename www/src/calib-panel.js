@@ -46,6 +46,7 @@ export function initCalibPanel({ showError, download }) {
       const e = td(r && r.relError != null ? r.relError.toFixed(4) : r ? '—' : '');
       e.dataset.testid = 'calib-relerr';
       td(r ? r.notes.join('; ') : (l.note ?? ''));
+      tbody.append(tr);
     }
   }
 
