@@ -52,7 +52,11 @@ export async function calibratePrune({ model, runner, engine, calibration, plan,
   const reports = [];
   let done = 0, passes = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
+  // onnxruntime-web's wasm backend can settle its promises without ever leaving the microtask queue:
+  // a macrotask turn per group lets a worker receive its 'cancel' message (and the page repaint).
+  const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
   for (const group of captureGroups(layers, sequential)) {
+    await yieldTurn();
     check();
     const needs = group.filter((l) => plan(l).criterion !== 'magnitude' && l.stats);
     const stats = new Map();

@@ -7,6 +7,7 @@ export async function runSet(runner, bytes, set, signal) {
   try {
     const outs = [];
     for (const { feeds } of set) {
+      await new Promise((resolve) => setTimeout(resolve, 0));   // a turn for a 'cancel' message (calibrate.js)
       if (signal?.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError', code: 'cancelled' });
       const o = await session.run(feeds);
       const r = {};
