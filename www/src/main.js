@@ -4,6 +4,7 @@ import { OnnxModel, OnnxError } from './onnx-model.js';
 import { resolveInputShape, compareOutputs } from './model-input.js';
 import { defaultPlan, DEFAULT_RULE, NM24_RULE, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
+import { initCalibPanel } from './calib-panel.js';
 
 const $ = (id) => document.getElementById(id);
 const newPruneWorker = () => new Worker(new URL('./prune-worker.js', import.meta.url), { type: 'module' });
@@ -117,6 +118,8 @@ function request(worker, msg, transfer = [], onProgress) {
 }
 
 // ---------------------------------------------------------------- loading
+let loadGen = 0;   // bumped by every load: a slower, older load (the start-up default) must not win
+
 async function loadFiles(files) {
   files = [...files];
   if (!files.length) return;
@@ -125,6 +128,8 @@ async function loadFiles(files) {
     showError(`None of the chosen files is an .onnx model (${files.map((f) => f.name).join(', ')}).`);
     return;
   }
+  loadGen++;
+  resetModel();                                      // now, not after the reads: no stale rows meanwhile
   const external = new Map();
   for (const f of files) if (f !== onnx) external.set(f.name, new Uint8Array(await f.arrayBuffer()));
   await loadBytes(onnx.name, new Uint8Array(await onnx.arrayBuffer()), external);
@@ -132,11 +137,14 @@ async function loadFiles(files) {
 
 async function loadDefault() {
   const url = $('default-model').value;
+  const gen = ++loadGen;
   setStatus('downloading the default model…');
   try {
     const res = await fetch(url);
     if (!res.ok) throw new Error(`HTTP ${res.status} for ${url}`);
-    await loadBytes(url.split('/').pop(), new Uint8Array(await res.arrayBuffer()), new Map());
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (gen !== loadGen) return;                     // the user chose another model meanwhile
+    await loadBytes(url.split('/').pop(), bytes, new Map());
   } catch (e) {
     showError(`Could not load the default model: ${e.message}`);
   } finally { setStatus(''); }
@@ -147,6 +155,8 @@ function resetModel() {
   $('config-card').hidden = true;
   $('results-card').hidden = true;
   $('model-info').hidden = true;
+  $('layers').querySelector('tbody').replaceChildren();
+  calibPanel?.setModel(null);
 }
 
 async function loadBytes(name, bytes, external) {
@@ -171,6 +181,7 @@ async function loadBytes(name, bytes, external) {
   renderModelInfo();
   renderLayerTable();
   $('config-card').hidden = false;
+  calibPanel.setModel(model, bytes, name, external.size > 0);
   if (!state.layers.length) showError(`${name} has no Conv, ConvTranspose, Gemm or MatMul weights to prune.`);
   updateRunButton();
 }
@@ -625,6 +636,8 @@ function exportModel() {
 
 // ---------------------------------------------------------------- wiring
 const heatmap = new Heatmap($('heatmap'), $('tooltip'));
+// var: resetModel() may run before this line only in theory; it checks calibPanel?.
+var calibPanel = initCalibPanel({ showError, download });
 $('model-file').addEventListener('change', (e) => { loadFiles(e.target.files); e.target.value = ''; });
 $('load-default').addEventListener('click', loadDefault);
 const drop = $('drop');
@@ -661,3 +674,6 @@ window.addEventListener('resize', () => {
   resizeTimer = setTimeout(() => { if (state.results && state.selected != null) { heatmap.fit(); drawHistogram($('histogram'), state.results.find((r) => r.id === state.selected)); drawBars(); } }, 150);
 });
 updateRunButton();
+
+// The page opens with its default model loaded (?model=none opens it empty).
+if (!/^none$/i.test(new URLSearchParams(location.search).get('model') ?? '')) loadDefault();

@@ -1,0 +1,133 @@
+// End-to-end test of the playground's calibration card in headless Chromium: the page opens with its
+// default model; on the PaddleOCR direction classifier, SparseGPT at 2:4 must beat magnitude at 2:4 on
+// held-out inputs; the calibrated export must be exactly 2:4 wherever the report says it pruned; a
+// cancelled run must stop without an error.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import { OnnxModel } from '../../www/src/onnx-model.js';
+import { findLayers } from '../../www/src/calib/layers.js';
+import { viewValues } from '../../www/src/calib/layer-prune.js';
+import { ROOT, CLS, tmpDir, runModel } from './helpers.mjs';
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+let server, browser, baseUrl;
+const serverLog = [];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+before(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}/`;
+  server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => serverLog.push(String(d)));
+  server.stderr.on('data', (d) => serverLog.push(String(d)));
+  const end = Date.now() + 15 * 60_000;
+  for (;;) {
+    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${serverLog.join('')}`);
+    try { if ((await fetch(baseUrl)).ok) break; } catch { /* not yet */ }
+    if (Date.now() > end) throw new Error(`server did not come up:\n${serverLog.join('')}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode == null) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
+});
+
+async function openPage(query = '') {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  await page.goto(baseUrl + query);
+  await page.waitForSelector('#engine.ok, #engine.bad', { timeout: 60_000 });
+  return { context, page, problems };
+}
+
+test('the page opens with its default model loaded', async () => {
+  const { context, page, problems } = await openPage();
+  await page.waitForSelector('#layers tbody tr', { timeout: 60_000 });
+  assert.ok(await page.locator('#layers tbody tr').count() >= 40);
+  assert.equal(await page.locator('#calib-card').isHidden(), false);
+  assert.ok(await page.locator('#calib-layers tbody tr').count() >= 40);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('SparseGPT beats magnitude at 2:4 on cls in the page; the calibrated export is exactly 2:4', async () => {
+  const { context, page, problems } = await openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(CLS);
+  await page.waitForSelector('#calib-layers tbody tr');
+  await page.getByTestId('preset-sparsegpt-24').click();
+  await page.getByTestId('calib-pages').fill('32');
+  await page.getByTestId('calib-heldout').fill('16');
+
+  await page.getByTestId('calib-compare').click();
+  await page.getByTestId('compare-sparsegpt').waitFor({ timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const cos = {};
+  for (const c of ['magnitude', 'wanda', 'sparsegpt']) cos[c] = Number(await page.getByTestId(`compare-${c}`).textContent());
+  assert.ok(cos.sparsegpt > cos.magnitude, `SparseGPT ${cos.sparsegpt} > magnitude ${cos.magnitude} at 2:4`);
+
+  await page.getByTestId('calib-run').click();
+  await page.getByTestId('calib-cosine').waitFor({ timeout: 600_000 });
+  const shown = Number(await page.getByTestId('calib-cosine').textContent());
+  assert.ok(Math.abs(shown - cos.sparsegpt) < 1e-4, `the run reproduces the comparison's SparseGPT cosine (${shown} vs ${cos.sparsegpt})`);
+  const relErrs = (await page.getByTestId('calib-relerr').allTextContents()).filter((t) => /^\d/.test(t)).map(Number);
+  assert.ok(relErrs.length >= 30 && relErrs.every((e) => e >= 0 && e < 1), `per-layer reconstruction errors shown (${relErrs.length})`);
+
+  const file = path.join(tmpDir('sk-calib-'), 'cls.calibrated.onnx');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('calib-export').click()]);
+  await dl.saveAs(file);
+  const orig = OnnxModel.parse(fs.readFileSync(CLS));
+  const out = OnnxModel.parse(fs.readFileSync(file));
+  let pruned = 0;
+  const before = new Map(findLayers(orig).map((l) => [l.name, l]));
+  for (const l of findLayers(out)) {
+    const v = viewValues(out.readFloat(l.weight), l);
+    const v0 = viewValues(orig.readFloat(before.get(l.name).weight), l);
+    const allows = l.cols % 4 === 0 && (l.op !== 'Conv' || l.weight.dims[1] % 4 === 0);
+    if (!allows) { assert.deepEqual(Array.from(v), Array.from(v0), `${l.name} stays dense`); continue; }
+    pruned++;
+    for (let i = 0; i < v.length; i += 4) {
+      const nz = (v[i] !== 0) + (v[i + 1] !== 0) + (v[i + 2] !== 0) + (v[i + 3] !== 0);
+      assert.ok(nz <= 2, `${l.name}: group at ${i} keeps ${nz} of 4`);
+    }
+  }
+  assert.ok(pruned >= 30, `${pruned} layers pruned 2:4`);
+  const res = await runModel(file, out);                 // the export runs in onnxruntime-node
+  assert.ok(Object.values(res).every((a) => a.every(Number.isFinite)));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('cancel stops a calibration run without an error', async () => {
+  const { context, page } = await openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(CLS);
+  await page.waitForSelector('#calib-layers tbody tr');
+  await page.getByTestId('calib-pages').fill('64');
+  await page.getByTestId('calib-run').click();
+  await page.waitForFunction(() => document.getElementById('calib-status').textContent.includes('layers'), null, { timeout: 120_000 });
+  await page.getByTestId('calib-cancel').click();
+  await page.waitForFunction(() => document.getElementById('calib-status').textContent === 'cancelled', null, { timeout: 120_000 });
+  assert.equal(await page.getByTestId('error').count(), 0);
+  assert.equal(await page.getByTestId('calib-cosine').count(), 0);
+  assert.equal(await page.getByTestId('calib-run').isDisabled(), false);
+  await context.close();
+});
