@@ -48,6 +48,12 @@ ln -s ../pkg/wasm target-ts/wasm
 node scripts/gen-error-codes.mjs pkg target-ts/src/error-codes.ts
 tsc -p target-ts/tsconfig.json
 cp pkg-template/package.json pkg/
+# The ONNX module and the CLI: the module imports the package by its own name (resolved through
+# node_modules/sparsekit-wasm -> pkg), so it compiles against the core's generated types.
+mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
+cp pkg-template/tsconfig.onnx.json target-ts/tsconfig.onnx.json
+tsc -p target-ts/tsconfig.onnx.json
+rm -rf pkg/bin && cp -r pkg-template/bin pkg/bin && chmod +x pkg/bin/*.js
 # CommonJS entry for require(): one bundled file over the same modules.
 esbuild pkg/src/node-cjs.js --bundle --format=cjs --platform=node --log-level=error \
   --outfile=pkg/dist/index.cjs --external:node:fs --external:node:path

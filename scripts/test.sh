@@ -43,7 +43,7 @@ CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-test RUSTF
   | grep -vE '^\[WARN\].*wasm-pack version' | grep -E 'test result|^test |running|panicked|error' 
 
 section "node --test (the built package, as users import it)"
-NODE_TESTS=$(ls tests/js/*.test.mjs tests/pkg/*.test.mjs tests/e2e/*.test.mjs 2>/dev/null || true)
+NODE_TESTS=$(ls tests/js/*.test.mjs tests/pkg/*.test.mjs tests/onnx/*.test.mjs tests/e2e/*.test.mjs)
 node --test --test-concurrency=1 $NODE_TESTS
 
 if [ -f scripts/fuzz.sh ]; then

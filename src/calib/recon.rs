@@ -10,7 +10,7 @@ use crate::core::error::Result;
 /// pruning; computed in f64. 0 when both sides are 0 (nothing to lose).
 pub fn rel_recon_error(before: &[f32], after: &[f32], h: &Hessian) -> Result<f64> {
     let cols = h.cols();
-    if before.len() != after.len() || before.len() % cols != 0 {
+    if before.len() != after.len() || !before.len().is_multiple_of(cols) {
         bail!(
             ShapeMismatch,
             "relReconError: before ({}) and after ({}) must both be rows x {cols} (the Hessian's cols)",

@@ -69,7 +69,7 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
         }
         let (n, m) = (n as usize, m as usize);
         let user_bs = opts.block_size.map_or(128, |b| b as usize);
-        if cols % m != 0 || user_bs % m != 0 {
+        if cols % m != 0 || !user_bs.is_multiple_of(m) {
             bail!(InvalidNmShape, "sparseGpt: nm [{n}, {m}] needs cols ({cols}) and blockSize ({user_bs}) to be multiples of m");
         }
         Select::Nm(n, m)

@@ -62,7 +62,7 @@ pub fn gemm_acc_scalar(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
             // p outer, j inner: each element still sees p in order (and natively this
             // autovectorizes without changing any element's sequence of operations).
             for j in g.col_start(i)..g.n {
-                row[j] = row[j] + av * brow[j];
+                row[j] += av * brow[j];
             }
         }
     }
@@ -139,7 +139,7 @@ mod simd {
                     for r in 0..4 {
                         let mut s = *cr[r].add(j);
                         for p in 0..g.k {
-                            s = s + *ar[r].add(p * g.a_ks) * *b.add(p * g.ldb + j);
+                            s += *ar[r].add(p * g.a_ks) * *b.add(p * g.ldb + j);
                         }
                         *cr[r].add(j) = s;
                     }
@@ -162,7 +162,7 @@ mod simd {
                 while j < g.n {
                     let mut s = *cr.add(j);
                     for p in 0..g.k {
-                        s = s + *ar.add(p * g.a_ks) * *b.add(p * g.ldb + j);
+                        s += *ar.add(p * g.a_ks) * *b.add(p * g.ldb + j);
                     }
                     *cr.add(j) = s;
                     j += 1;

@@ -85,14 +85,14 @@ export function packPackage() {
   return join(out, name);
 }
 
-/** A temp project with `files` written and the tarball installed (offline: no dependencies). */
+/** A temp project with `files` written and the tarball installed (its one dependency, protobufjs, from the npm cache when it is there). */
 export function projectWith(tarball, files, prefix = 'sk-app-') {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   for (const [name, text] of Object.entries(files)) {
     execFileSync('mkdir', ['-p', join(dir, name, '..')]);
     writeFile(join(dir, name), text);
   }
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error', tarball], { cwd: dir, stdio: 'pipe' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: dir, stdio: 'pipe' });
   return dir;
 }
 
