@@ -227,6 +227,7 @@ async function prune(args) {
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(full.files.bytesBefore)} -> ${fmtBytes(full.files.bytesAfter)}`);
   const sub = subgraphNote(model);
   if (sub) console.log(sub);
+  if (report.folded?.biases) console.log(`removed channels' constant outputs folded into ${report.folded.biases} consumer biases (${report.folded.created} created)${report.folded.unknown ? `; ${report.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (report.groups?.kept?.length) console.log(`${report.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
   console.log(`wrote ${saved.model}${saved.data ? ` and ${saved.data}` : ''}`);
 }
