@@ -66,6 +66,13 @@ Bit-identity across variants (digest of H and of the pruned weights): ${checks.l
 ${targets.map((t) => `| ${t[0]} | ${f(t[1])} | ${t[2]} | ${t[3] == null ? 'not measured' : t[3] ? 'yes' : '**no**'} |`).join('\n')}
 
 ${lines.join('\n')}
+
+Known causes of the misses: the f64 Cholesky of the reversed H and the triangular inverse that give U
+are sequential O(cols³) loops (dot/axpy forms, not blocked, not threaded); at cols = 3072 they are
+most of sparseGpt's time, so threads cannot help there and numpy's LAPACK is faster. At cols = 3072
+the Hessian's f32 Gram of each 64-vector chunk (37 MB) streams through memory once per chunk, which
+bounds both the single-threaded rate and the threaded gain. Machine: 2 cores shared with other jobs
+(load average ≈ 10 during these runs), so absolute times are noisy; ratios are interleaved.
 <!-- calib:end -->
 `;
 console.log(section);
