@@ -1,6 +1,8 @@
 //! Runs every case of `../shared/testdata/obs-cases` (Hessian, Wanda, SparseGPT) through the
 //! Rust core, with the comparisons of that folder's README, and fails on any failure.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use serde_json::Value;
 use sparsekit_wasm::calib::{rel_recon_error, sparse_gpt, wanda_scores, ConvGeometry, Hessian, SparseGptOptions};
 use sparsekit_wasm::layout::for_each_offset;
