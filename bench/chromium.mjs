@@ -1,11 +1,13 @@
 // Runs bench/browser in headless Chromium (playwright-core, the system Chromium) and prints
-// its records as JSON lines. Usage: node bench/chromium.mjs [--quick]
+// its records as JSON lines. Usage: node bench/chromium.mjs [--quick] [--calib]
 import { chromium } from 'playwright-core';
 import { serve } from './serve.mjs';
 
 const quick = process.argv.includes('--quick');
+const calib = process.argv.includes('--calib'); // calibration kernels only (bench/calib-suite.mjs)
 const server = await serve();
-const url = `http://127.0.0.1:${server.address().port}/browser/index.html${quick ? '?quick' : ''}`;
+const query = [quick && 'quick', calib && 'calib'].filter(Boolean).join('&');
+const url = `http://127.0.0.1:${server.address().port}/browser/index.html${query ? `?${query}` : ''}`;
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',

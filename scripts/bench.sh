@@ -25,3 +25,12 @@ node --no-liftoff bench/node.mjs $QUICK > bench/out/node.jsonl
 echo "[bench] chromium"
 node bench/chromium.mjs $QUICK > bench/out/chromium.jsonl
 node bench/report.mjs
+echo "[bench] calibration kernels (node, chromium, numpy reference)"
+node --no-liftoff bench/calib-node.mjs $QUICK > bench/out/calib-node.jsonl
+node bench/chromium.mjs --calib $QUICK > bench/out/calib-chromium.jsonl
+if python3 -c 'import numpy' 2>/dev/null; then
+  OPENBLAS_NUM_THREADS=1 python3 bench/calib_ref.py $QUICK > bench/out/calib-numpy.jsonl
+else
+  echo "[bench] numpy not installed (pip install numpy): no numpy reference"
+fi
+node bench/calib-report.mjs

@@ -3,6 +3,8 @@
 //! inverses, strided and transposed views give the same bits as contiguous weights, and
 //! `addConv` equals `addRows` of an explicitly built im2col matrix.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use proptest::prelude::*;
 use sparsekit_wasm::calib::{sparse_gpt, ConvGeometry, Hessian, SparseGptOptions};
 use sparsekit_wasm::{Param, View};

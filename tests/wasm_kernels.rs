@@ -192,3 +192,33 @@ fn prox_write_bit_exact() {
         }
     }
 }
+
+/// The calibration GEMM (`C += A·B`): SIMD128 against the scalar oracle for every remainder
+/// of the 4x8 register tile, strided `A` (the Hessian's `Xᵀ`), `upper` mode and NaN/∞ inputs,
+/// and the row-band split used by threads (`gemm_acc`) against one serial call.
+#[wasm_bindgen_test]
+fn gemm_bit_exact() {
+    use sparsekit_wasm::kernels::gemm::{gemm_acc, gemm_acc_scalar, gemm_acc_simd, Gemm};
+    for (seed, m, n, k) in [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)] {
+        for transposed_a in [false, true] {
+            for upper in [false, true] {
+                if upper && m != n {
+                    continue;
+                }
+                let (a_rs, a_ks) = if transposed_a { (1, m) } else { (k, 1) };
+                let a = inputs(m * k, seed);
+                let b = inputs(k * (n + 3), seed + 11);
+                let ldc = n + 2;
+                let c0 = inputs(m * ldc, seed + 23);
+                let g = Gemm { m, n, k, a_rs, a_ks, ldb: n + 3, ldc, upper };
+                let (mut x, mut y, mut z) = (c0.clone(), c0.clone(), c0.clone());
+                gemm_acc_scalar(&g, &a, &b, &mut x);
+                gemm_acc_simd(&g, &a, &b, &mut y);
+                gemm_acc(&g, &a, &b, &mut z);
+                for i in 0..x.len() {
+                    assert!(same(x[i], y[i]) && same(x[i], z[i]), "m{m} n{n} k{k} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}", x[i], y[i], z[i]);
+                }
+            }
+        }
+    }
+}

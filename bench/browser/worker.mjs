@@ -1,9 +1,10 @@
 // Chromium part of the bench (a Web Worker of a cross-origin-isolated page): the SIMD128 and
 // threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
 import { runInterleaved, wasmMembw, SIZES } from '../suite.mjs';
+import { runCalibInterleaved } from '../calib-suite.mjs';
 
 onmessage = async (e) => {
-  const { quick, threads } = e.data;
+  const { quick, threads, calib } = e.data;
   const sizes = quick ? SIZES.slice(0, 2) : SIZES;
   const log = (record) => postMessage({ record });
   try {
@@ -23,6 +24,12 @@ onmessage = async (e) => {
       log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...info });
       if (variant === 'simd') log(wasmMembw(glue, 'chromium', variant));
       variants.push({ name: variant, mod: glue });
+    }
+    if (calib) {
+      // Calibration kernels only (bench/calib-suite.mjs): SIMD128 single-threaded vs threaded.
+      runCalibInterleaved('chromium', variants, { quick, log });
+      postMessage({ done: true });
+      return;
     }
     // The JS soft threshold of the largest size alone takes about a minute: left out here.
     runInterleaved('chromium', [...variants, { name: 'js' }], {

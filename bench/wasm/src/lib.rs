@@ -72,3 +72,51 @@ pub fn bench_bw_sum() -> f32 {
 pub fn bench_bw_free() {
     BW.with(|b| *b.borrow_mut() = Vec::new());
 }
+
+// ---------------------------------------------------------------- calibration (bench/calib.rs)
+
+#[path = "../../calib.rs"]
+mod calib;
+
+thread_local! {
+    static CALIB: RefCell<Option<calib::CalibCase>> = const { RefCell::new(None) };
+}
+
+/// Allocates a calibration case: a `rows x cols` weight, `nvec` input vectors, their Hessian.
+#[wasm_bindgen]
+pub fn bench_calib_prepare(rows: usize, cols: usize, nvec: usize) {
+    CALIB.with(|c| {
+        *c.borrow_mut() = None;
+        *c.borrow_mut() = Some(calib::CalibCase::new(rows, cols, nvec));
+    });
+}
+
+/// `hessian` (accumulate nvec vectors) or `sparsegpt` (in place; restore after); a checksum.
+#[wasm_bindgen]
+pub fn bench_calib_run(op: &str) -> f64 {
+    CALIB.with(|c| {
+        let b = c.borrow();
+        let case = b.as_ref().expect("bench_calib_prepare first");
+        match op {
+            "hessian" => case.hessian(),
+            "sparsegpt" => case.sparse_gpt(),
+            _ => panic!("unknown calib op {op}"),
+        }
+    })
+}
+
+#[wasm_bindgen]
+pub fn bench_calib_restore() {
+    CALIB.with(|c| c.borrow().as_ref().expect("bench_calib_prepare first").restore());
+}
+
+/// Bit digest of the Hessian and of the SparseGPT result (identical across variants).
+#[wasm_bindgen]
+pub fn bench_calib_digest() -> String {
+    CALIB.with(|c| format!("{:016x}", c.borrow().as_ref().expect("bench_calib_prepare first").digest()))
+}
+
+#[wasm_bindgen]
+pub fn bench_calib_free() {
+    CALIB.with(|c| *c.borrow_mut() = None);
+}
