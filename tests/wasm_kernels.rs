@@ -199,7 +199,9 @@ fn prox_write_bit_exact() {
 #[wasm_bindgen_test]
 fn gemm_bit_exact() {
     use sparsekit_wasm::kernels::gemm::{gemm_acc, gemm_acc_scalar, gemm_acc_simd, Gemm};
-    for (seed, m, n, k) in [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)] {
+    for (seed, m, n, k) in
+        [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)]
+    {
         for transposed_a in [false, true] {
             for upper in [false, true] {
                 if upper && m != n {
@@ -216,7 +218,13 @@ fn gemm_bit_exact() {
                 gemm_acc_simd(&g, &a, &b, &mut y);
                 gemm_acc(&g, &a, &b, &mut z);
                 for i in 0..x.len() {
-                    assert!(same(x[i], y[i]) && same(x[i], z[i]), "m{m} n{n} k{k} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}", x[i], y[i], z[i]);
+                    assert!(
+                        same(x[i], y[i]) && same(x[i], z[i]),
+                        "m{m} n{n} k{k} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}",
+                        x[i],
+                        y[i],
+                        z[i]
+                    );
                 }
             }
         }
