@@ -130,4 +130,10 @@ ${tl.join('\n')}
 ## Tables
 ${lines.join('\n')}
 `;
-writeFileSync(new URL('../RESULTS.md', out), md);
+// Sections that other writers own (calibration kernels: calib-report.mjs; measured quality and
+// channel removal: by hand from bench/out/calibration.json and docs/onnx.md) start at the first
+// `<!-- ...:begin -->` marker and are kept as they are.
+const resPath = new URL('../RESULTS.md', out);
+const prev = existsSync(resPath) ? readFileSync(resPath, 'utf8') : '';
+const keep = prev.search(/<!-- [a-z]+:begin -->/);
+writeFileSync(resPath, keep >= 0 ? `${md.trimEnd()}\n\n${prev.slice(keep)}` : md);

@@ -34,3 +34,5 @@ else
   echo "[bench] numpy not installed (pip install numpy): no numpy reference"
 fi
 node bench/calib-report.mjs
+echo "[bench] the playground default plan (defaultPlan) on the PaddleOCR models"
+node bench/plan.mjs | tee bench/out/plan.jsonl
