@@ -169,7 +169,7 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
 }
 
 /// Four bisection states side by side, lane `k` being one block (the Adam-conditioned step,
-/// see `crate::prox`). Blocks go in fours so that one SIMD division serves four blocks, and
+/// see `block::prox`). Blocks go in fours so that one SIMD division serves four blocks, and
 /// many such groups are stepped in turn so that their dependency chains (divide, sum, square
 /// root, compare, halve) overlap instead of each waiting on its own latency.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
