@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { build } from './build.mjs';
 
 build();
-const { OnnxModel } = await import('./.out/src/onnx/index.js');
-const { findChannelGroups, removeChannels } = await import('./.out/src/onnx/channels.js');
+const { OnnxModel } = await import('sparsekit-wasm/onnx');
+const { findChannelGroups, removeChannels } = await import('sparsekit-wasm/onnx');
 const G = await import('./graphs.mjs');
 
 const INPUTS = {
@@ -174,7 +174,7 @@ test('filter: only the accepted groups lose channels', () => {
 test('channel removal on external data: written back external, same outputs as in memory', async () => {
   const fs = await import('node:fs');
   const path = await import('node:path');
-  const { ModelProto, loadOnnx, saveOnnx } = await import('./.out/src/onnx/index.js');
+  const { ModelProto, loadOnnx, saveOnnx } = await import('sparsekit-wasm/onnx');
   const dir = G.tmpDir();
   const src = path.join(dir, 'm.onnx');
   const model = ModelProto.decode(G.concat());
@@ -204,7 +204,7 @@ test('channel removal on external data: written back external, same outputs as i
 });
 
 test('a value read implicitly by an If subgraph keeps its group whole', async () => {
-  const { ModelProto } = await import('./.out/src/onnx/index.js');
+  const { ModelProto } = await import('sparsekit-wasm/onnx');
   const model = ModelProto.decode(G.unhandled());
   const g = model.graph;
   // replace the Softmax by If(cond) { Identity(a) } else { Identity(a) }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { build, CLI } from './build.mjs';
 
 build();
-const { OnnxModel, loadOnnx } = await import('./.out/src/onnx/index.js');
+const { OnnxModel, loadOnnx } = await import('sparsekit-wasm/onnx');
 const G = await import('./graphs.mjs');
 
 let dir;

