@@ -82,7 +82,12 @@ export default defineConfig({
   base: './',
   publicDir: false,
   resolve: {
-    alias: { 'sparsekit-wasm': PKG },   // the bundled single-threaded fallback
+    // Array form: the subpath entry must match before the package entry (which would map
+    // 'sparsekit-wasm/onnx' to PKG/onnx). The bundled copy is the single-threaded fallback.
+    alias: [
+      { find: /^sparsekit-wasm\/onnx$/, replacement: path.join(PKG, 'src/onnx/index.js') },
+      { find: /^sparsekit-wasm$/, replacement: PKG },
+    ],
   },
   plugins: [nodeModuleAssets()],
   worker: { format: 'es' },

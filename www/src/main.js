@@ -5,6 +5,7 @@ import { resolveInputShape, compareOutputs } from './model-input.js';
 import { defaultPlan, DEFAULT_RULE, NM24_RULE, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
 import { initCalibPanel } from './calib-panel.js';
+import { initChannelsPanel } from './channels-panel.js';
 
 const $ = (id) => document.getElementById(id);
 const newPruneWorker = () => new Worker(new URL('./prune-worker.js', import.meta.url), { type: 'module' });
@@ -157,6 +158,7 @@ function resetModel() {
   $('model-info').hidden = true;
   $('layers').querySelector('tbody').replaceChildren();
   calibPanel?.setModel(null);
+  channelsPanel?.setModel(null);
 }
 
 async function loadBytes(name, bytes, external) {
@@ -182,6 +184,7 @@ async function loadBytes(name, bytes, external) {
   renderLayerTable();
   $('config-card').hidden = false;
   calibPanel.setModel(model, bytes, name, external.size > 0);
+  channelsPanel.setModel(bytes, name, external.size > 0);
   if (!state.layers.length) showError(`${name} has no Conv, ConvTranspose, Gemm or MatMul weights to prune.`);
   updateRunButton();
 }
@@ -647,6 +650,7 @@ function exportModel() {
 const heatmap = new Heatmap($('heatmap'), $('tooltip'));
 // var: resetModel() may run before this line only in theory; it checks calibPanel?.
 var calibPanel = initCalibPanel({ showError, download });
+var channelsPanel = initChannelsPanel({ showError, download, evalRequest: (msg) => request(evalWorker, msg), inputSpecs });
 $('model-file').addEventListener('change', (e) => { loadFiles(e.target.files); e.target.value = ''; });
 $('load-default').addEventListener('click', loadDefault);
 const drop = $('drop');

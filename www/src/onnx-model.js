@@ -1,8 +1,7 @@
-// Reading, editing and re-encoding ONNX models with protobufjs and the ONNX schema (onnx-schema.js).
+// Reading, editing and re-encoding ONNX models with protobufjs and the ONNX schema of sparsekit-wasm/onnx.
 // Works in the browser, in a worker and in Node (the tests use it on the real PaddleOCR models).
 import protobuf from 'protobufjs';
-import { ONNX_PROTO } from './onnx-schema.js';
-import { halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
+import { ONNX_PROTO, halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from 'sparsekit-wasm/onnx';
 
 const root = protobuf.parse(ONNX_PROTO, { keepCase: true }).root;
 export const ModelProto = root.lookupType('onnx.ModelProto');

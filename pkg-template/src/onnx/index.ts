@@ -3,7 +3,9 @@ export { OnnxModel, MemoryExternalSource, ModelProto, DT, dtypeName, transpose }
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto } from './model.js';
 export { OnnxError } from './errors.js';
 export type { OnnxReason } from './errors.js';
-export { halfToFloat, floatToHalf } from './fp16.js';
+export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
+/** The ONNX schema text (protobufjs), for tools that decode / re-encode models themselves. */
+export { ONNX_PROTO } from './schema.js';
 export { pruneSparsity, pruneNm, parseNm } from './prune.js';
 export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
 export { findChannelGroups, removeChannels } from './channels.js';

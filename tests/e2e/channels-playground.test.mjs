@@ -1,0 +1,117 @@
+// End-to-end test of the playground's "remove channels" card in headless Chromium, on the PaddleOCR
+// direction classifier: the groups listed must be those sparsekit-wasm/onnx finds in Node (members on
+// hover); removing 30% per group must shrink the parameter count and the file; the exported model must
+// parse, hold the parameter count the page reported, and run in onnxruntime-node with the original's
+// output shapes, close to the page's cosine.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import ort from 'onnxruntime-node';
+import { loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
+import { resolveInputShape, makeInputData, ORT_TYPES, compareOutputs } from '../../www/src/model-input.js';
+import { OnnxModel } from '../../www/src/onnx-model.js';
+import { ROOT, CLS, tmpDir } from './helpers.mjs';
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+let server, browser, baseUrl;
+const serverLog = [];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+before(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}/`;
+  server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => serverLog.push(String(d)));
+  server.stderr.on('data', (d) => serverLog.push(String(d)));
+  const end = Date.now() + 15 * 60_000;
+  for (;;) {
+    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${serverLog.join('')}`);
+    try { if ((await fetch(baseUrl)).ok) break; } catch { /* not yet */ }
+    if (Date.now() > end) throw new Error(`server did not come up:\n${serverLog.join('')}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode == null) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
+});
+
+/** Outputs and their shapes on the page's deterministic input (shapes resolved as the page does). */
+async function run(file) {
+  const model = OnnxModel.parse(fs.readFileSync(file));
+  const session = await ort.InferenceSession.create(file);
+  const feeds = {};
+  for (const inp of model.inputs) {
+    const shape = resolveInputShape(inp, model.outputs);
+    feeds[inp.name] = new ort.Tensor(ORT_TYPES[inp.elemType] ?? 'float32', makeInputData(shape, inp.elemType), shape);
+  }
+  const out = await session.run(feeds);
+  const data = {}, dims = {};
+  for (const [k, v] of Object.entries(out)) { data[k] = v.data; dims[k] = Array.from(v.dims); }
+  await session.release?.();
+  return { data, dims };
+}
+
+test('remove channels on cls: fewer parameters, a smaller file, an export that runs with the original output shapes', async (t) => {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  await page.goto(baseUrl + '?model=none');
+  await page.getByTestId('model-file').setInputFiles(CLS);
+  await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
+
+  const orig = await loadOnnx(fs.readFileSync(CLS));
+  const expected = findChannelGroups(orig).groups;
+  const rows = page.locator('#channels-groups tbody tr');
+  assert.equal(await rows.count(), expected.length, 'one row per channel group');
+  const prunable = expected.find((g) => g.prunable && g.members.length > 1);
+  const hover = await page.locator(`#channels-groups tbody tr[data-group="${prunable.id}"]`).getAttribute('title');
+  for (const m of prunable.members) assert.ok(hover.includes(m.tensor), `hover lists member ${m.tensor}`);
+
+  await page.getByTestId('channels-fraction').fill('30');
+  await page.getByTestId('channels-scope').selectOption('layer');
+  await page.getByTestId('channels-runs').fill('3');
+  await page.getByTestId('channels-run').click();
+  await page.getByTestId('channels-cosine').waitFor({ timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const summary = page.getByTestId('channels-summary');
+  const pBefore = Number(await summary.getAttribute('data-params-before'));
+  const pAfter = Number(await summary.getAttribute('data-params-after'));
+  assert.ok(pAfter < pBefore * 0.9, `parameters ${pBefore} -> ${pAfter}`);
+  assert.match(await page.getByTestId('channels-latency').textContent(), /^[\d.]+ → [\d.]+ ms$/);
+  const pageCos = Number(await page.getByTestId('channels-cosine').textContent());
+  assert.ok(pageCos > 0 && pageCos <= 1.00001, `page cosine ${pageCos}`);
+
+  const file = path.join(tmpDir('sk-channels-'), 'cls.channels.onnx');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);
+  await dl.saveAs(file);
+  assert.ok(fs.statSync(file).size < fs.statSync(CLS).size * 0.9, 'the exported file is smaller');
+  const out = await loadOnnx(fs.readFileSync(file));
+  assert.equal(out.weights.reduce((a, w) => a + w.numel, 0), pAfter, 'the export holds the reported parameter count');
+  assert.equal(orig.weights.reduce((a, w) => a + w.numel, 0), pBefore);
+  const a = await run(CLS), b = await run(file);
+  assert.deepEqual(b.dims, a.dims, 'same output names and shapes');
+  assert.ok(Object.values(b.data).every((v) => v.every(Number.isFinite)));
+  const cos = compareOutputs(a.data, b.data).cosine;
+  assert.ok(Math.abs(cos - pageCos) < 1e-3, `Node cosine ${cos} matches the page's ${pageCos}`);
+  t.diagnostic(`params ${pBefore} -> ${pAfter}; file ${fs.statSync(CLS).size} -> ${fs.statSync(file).size} B; latency ${await page.getByTestId('channels-latency').textContent()}; cosine page ${pageCos}, node ${cos.toFixed(5)}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
