@@ -13,6 +13,14 @@ export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from 
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
 
+/**
+ * The Node file helpers, loaded only when a path is used. The specifier is computed so that
+ * bundlers (Vite, webpack, esbuild) do not pull node:fs into browser builds.
+ */
+function nodeIo(): Promise<typeof import('./node-io.js')> {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./node-io.js', import.meta.url).href);
+}
+
 const isNode = typeof process !== 'undefined' && !!(process as { versions?: { node?: string } }).versions?.node;
 
 /**
@@ -21,13 +29,13 @@ const isNode = typeof process !== 'undefined' && !!(process as { versions?: { no
 export async function loadOnnx(src: string | Uint8Array | ArrayBuffer, opts: ParseOptions = {}): Promise<OnnxModel> {
   if (typeof src !== 'string') return OnnxModel.parse(src, opts);
   if (!isNode) throw new OnnxError('unsupported', 'loading a model from a path needs Node: pass the bytes in a browser', 'unsupported_environment');
-  const io = await import('./node-io.js');
+  const io = await nodeIo();
   return io.loadOnnxFile(src);
 }
 
 /** Node only: writes the model (and its external data as `<file>.data`) via temporary files. */
 export async function saveOnnx(model: OnnxModel, file: string) {
   if (!isNode) throw new OnnxError('unsupported', 'saving to a path needs Node: use model.encode() in a browser', 'unsupported_environment');
-  const io = await import('./node-io.js');
+  const io = await nodeIo();
   return io.saveOnnxFile(model, file);
 }
