@@ -2,22 +2,14 @@
 import { CORE_ERROR_CODES } from './error-codes.js';
 
 /**
- * Codes the JS layer throws itself (no Rust `ErrorKind` stands behind them): a call before
- * `init()` in a browser, and a wasm trap (a bug).
+ * Stable error codes (`err.code`): the core's `ErrorKind` list, generated from the wasm module at
+ * build time. It includes the two codes only the JS layer throws (`not_initialized` before
+ * `init()` in a browser, `internal_error` for a wasm trap), so Rust holds the one list.
  */
-const JS_ERROR_CODES = ['not_initialized', 'internal_error'] as const;
+export type ErrorCode = (typeof CORE_ERROR_CODES)[number];
 
-/**
- * Stable error codes (`err.code`): the core's `ErrorKind` list (generated from the wasm module at
- * build time) and the two codes of the JS layer.
- */
-export type ErrorCode = (typeof CORE_ERROR_CODES)[number] | (typeof JS_ERROR_CODES)[number];
-
-/** Every code an error of this package can carry, core codes first (their Rust order). */
-export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
-  ...CORE_ERROR_CODES,
-  ...JS_ERROR_CODES.filter((c) => !(CORE_ERROR_CODES as readonly string[]).includes(c)),
-]);
+/** Every code an error of this package can carry, in the Rust order. */
+export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([...CORE_ERROR_CODES]);
 
 /** Base class of every error the library throws. After any error no weight has changed. */
 export class SparseKitError extends Error {
