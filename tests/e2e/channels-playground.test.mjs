@@ -6,49 +6,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
 import { loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
 import { resolveInputShape, makeInputData, ORT_TYPES, compareOutputs } from '../../www/src/model-input.js';
 import { OnnxModel } from '../../www/src/onnx-model.js';
-import { ROOT, CLS, tmpDir } from './helpers.mjs';
+import { CLS, tmpDir, startPlayground } from './helpers.mjs';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-let server, browser, baseUrl;
-const serverLog = [];
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
+let playground;
 
 before(async () => {
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}/`;
-  server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout.on('data', (d) => serverLog.push(String(d)));
-  server.stderr.on('data', (d) => serverLog.push(String(d)));
-  const end = Date.now() + 15 * 60_000;
-  for (;;) {
-    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${serverLog.join('')}`);
-    try { if ((await fetch(baseUrl)).ok) break; } catch { /* not yet */ }
-    if (Date.now() > end) throw new Error(`server did not come up:\n${serverLog.join('')}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  playground = await startPlayground();
 });
 
 after(async () => {
-  await browser?.close();
-  if (server && server.exitCode == null) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
+  await playground?.stop();
 });
 
 /** Outputs and their shapes on the page's deterministic input (shapes resolved as the page does). */
@@ -68,12 +40,7 @@ async function run(file) {
 }
 
 test('remove channels on cls: fewer parameters, a smaller file, an export that runs with the original output shapes', async (t) => {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(baseUrl + '?model=none');
+  const { context, page, problems } = await playground.openPage('?model=none');
   await page.getByTestId('model-file').setInputFiles(CLS);
   await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
 

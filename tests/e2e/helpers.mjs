@@ -1,8 +1,11 @@
 // Shared helpers of the playground tests: model paths, onnxruntime-node runs, fixture models.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
 import { OnnxModel, ModelProto, DT } from '../../www/src/onnx-model.js';
 import { resolveInputShape, makeInputData, ORT_TYPES } from '../../www/src/model-input.js';
@@ -122,4 +125,58 @@ export async function loadSparsekit() {
   if (mod.ready && typeof mod.ready.then === 'function') await mod.ready;
   if (typeof mod.default === 'function') await mod.default();
   return mod;
+}
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+/**
+ * Serves the playground (scripts/serve.sh, builds it if needed) on a free loopback port and
+ * launches headless Chromium. Returns `{ baseUrl, browser, firstResponse, openPage, stop }`; `firstResponse`
+ * is the page's first successful response (for header checks). The server's output is in the
+ * errors thrown when it exits or does not come up within 15 minutes.
+ */
+export async function startPlayground() {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}/`;
+  const log = [];
+  const server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => log.push(String(d)));
+  server.stderr.on('data', (d) => log.push(String(d)));
+  const stopServer = () => {
+    if (server.exitCode == null) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
+  };
+  const end = Date.now() + 15 * 60_000;
+  let firstResponse;
+  for (;;) {
+    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${log.join('')}`);
+    try { const r = await fetch(baseUrl); if (r.ok) { firstResponse = r; break; } } catch { /* not yet */ }
+    if (Date.now() > end) { stopServer(); throw new Error(`server did not come up:\n${log.join('')}`); }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  return {
+    baseUrl, browser, firstResponse,
+    /** A fresh context on the page (with `query`), once the engine badge says loaded or failed; page errors are collected. */
+    async openPage(query = '') {
+      const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+      const page = await context.newPage();
+      const problems = [];
+      page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      await page.goto(baseUrl + query);
+      await page.waitForSelector('#engine.ok, #engine.bad', { timeout: 60_000 });
+      return { context, page, problems };
+    },
+    async stop() { await browser.close(); stopServer(); },
+  };
 }

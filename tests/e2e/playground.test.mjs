@@ -4,69 +4,25 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { chromium } from 'playwright-core';
 import { OnnxModel } from '../../www/src/onnx-model.js';
 import { compareOutputs } from '../../www/src/model-input.js';
 import { nmViolations, defaultPlan, DEFAULT_RULE } from '../../www/src/prune-core.js';
-import { ROOT, REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel } from './helpers.mjs';
+import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, startPlayground } from './helpers.mjs';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-let server, browser, baseUrl;
-const serverLog = [];
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function waitForServer(url, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (server.exitCode != null) throw new Error(`serve.sh exited with ${server.exitCode}:\n${serverLog.join('')}`);
-    try { const r = await fetch(url); if (r.ok) return r; } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`server did not come up in ${ms} ms:\n${serverLog.join('')}`);
-}
+let playground;
 
 before(async () => {
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}/`;
-  server = spawn('bash', ['scripts/serve.sh'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout.on('data', (d) => serverLog.push(String(d)));
-  server.stderr.on('data', (d) => serverLog.push(String(d)));
-  const res = await waitForServer(baseUrl, 15 * 60_000);
-  assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin');
-  assert.equal(res.headers.get('cross-origin-embedder-policy'), 'require-corp');
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  playground = await startPlayground();
+  assert.equal(playground.firstResponse.headers.get('cross-origin-opener-policy'), 'same-origin');
+  assert.equal(playground.firstResponse.headers.get('cross-origin-embedder-policy'), 'require-corp');
 });
 
 after(async () => {
-  await browser?.close();
-  if (server && server.exitCode == null) {
-    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ }
-  }
+  await playground?.stop();
 });
 
-async function openPage(query = '') {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(baseUrl + query);
-  await page.waitForSelector('#engine.ok, #engine.bad', { timeout: 60_000 });
-  return { context, page, problems };
-}
+const openPage = (query) => playground.openPage(query);
 
 async function save(page, testid, file) {
   const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
