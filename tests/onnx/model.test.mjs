@@ -134,3 +134,34 @@ test('bad input: typed errors with a stable code and a reason', async () => {
   const mm = OnnxModel.parse(bytes);
   assert.throws(() => mm.applyMask(mm.weight('A.w'), new Uint8Array(3)), (e) => e.code === 'shape_mismatch');
 });
+
+test('before any weight is read: missing external files, reduction axes, output ranks', () => {
+  const src = path.join(dir, 'ext3.onnx');
+  externalize(G.residual(), src);
+  const bytes = fs.readFileSync(src);
+  assert.deepEqual(OnnxModel.parse(bytes).missingExternalFiles(), ['ext3.onnx.bin']);
+  const given = OnnxModel.parse(bytes, { externalFiles: new Map([['ext3.onnx.bin', fs.readFileSync(src + '.bin')]]) });
+  assert.deepEqual(given.missingExternalFiles(), []);
+  assert.deepEqual(OnnxModel.parse(G.residual()).missingExternalFiles(), [], 'no external data: nothing missing');
+
+  const r = OnnxModel.parse(G.residual());
+  assert.deepEqual(['A.w', 'fc.w', 'A.b'].map((n) => r.weight(n).reduceAxis), [1, 1, 1], 'Conv, Gemm transB = 1, a bias');
+  assert.equal(OnnxModel.parse(G.flattenGemm()).weight('fc.w').reduceAxis, 0, 'Gemm transB = 0 stores (K, N)');
+  assert.equal(OnnxModel.parse(G.mlp()).weight('W1').reduceAxis, 0, 'MatMul stores (K, N)');
+
+  assert.deepEqual(r.outputs.map((o) => [o.rank, o.dims]), [[2, [1, 5]]]);
+  const noShape = ModelProto.decode(G.residual());
+  delete noShape.graph.output[0].type.tensor_type.shape;
+  assert.deepEqual(OnnxModel.parse(ModelProto.encode(noShape).finish()).outputs.map((o) => [o.rank, o.dims]), [[-1, []]], 'unknown rank is not a scalar');
+});
+
+test('an empty tensor written back stays without a data field (unchanged bytes)', () => {
+  const model = ModelProto.decode(G.residual());
+  model.graph.initializer.push({ name: 'empty', dims: [0], data_type: DT.FLOAT });
+  const bytes = ModelProto.encode(model).finish();
+  const m = OnnxModel.parse(bytes);
+  const w = m.weight('empty');
+  assert.deepEqual([w.storage, w.numel], ['empty', 0]);
+  m.writeFloat(w, new Float32Array(0));
+  assert.equal(Buffer.compare(Buffer.from(m.encode()), Buffer.from(bytes)), 0);
+});

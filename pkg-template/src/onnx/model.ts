@@ -102,6 +102,12 @@ export interface OnnxWeight {
   group: number;
   /** Every use, as `Op#inputIndex`. */
   consumers: string[];
+  /**
+   * The axis of the stored tensor that the dot product runs over (where N:M groups run, and what
+   * sparsekit-wasm's defaultPlan / nm24ConfigFor take): 0 for a stored (K, N) weight (MatMul's B,
+   * Gemm's B with transB = 0), 1 otherwise.
+   */
+  reduceAxis: 0 | 1;
   prunable: boolean;
   /** Present when prunable. */
   view?: WeightView;
@@ -248,6 +254,7 @@ export class OnnxModel {
       const use = weightUse(name);
       const op = use ? use.node.op_type : '';
       const numel = prod(dims);
+      const transposed = !!use && (op === 'MatMul' || (op === 'Gemm' && !attrInt(use.node, 'transB', 0)));
       const w: OnnxWeight = {
         name, source, tensor, dims, numel,
         dtype: tensor.data_type, dtypeName: dtypeName(tensor.data_type),
@@ -255,11 +262,11 @@ export class OnnxModel {
         op, node: use ? use.node.name || `${op}_${use.ni}` : '',
         group: use && op === 'Conv' ? attrInt(use.node, 'group', 1) : 1,
         consumers: (consumers.get(name) ?? []).map((c) => `${c.node.op_type}#${c.index}`),
+        reduceAxis: transposed ? 0 : 1,
         prunable: false,
       };
       if (use && dims.length >= 2 && numel > 0) {
-        const transB = op === 'Gemm' ? attrInt(use.node, 'transB', 0) : 1;
-        w.view = viewOf(dims, op === 'MatMul' || (op === 'Gemm' && !transB));
+        w.view = viewOf(dims, transposed);
         // MatMul weights of rank > 2 (batched) have no single 2-D view.
         w.prunable = !(op === 'MatMul' && dims.length > 2) && !(op === 'Gemm' && dims.length !== 2);
         if (!w.prunable) delete w.view;
@@ -344,6 +351,8 @@ export class OnnxModel {
     if (bytes.length !== size) throw new OnnxError('bad_mask', `${bytes.length} bytes for tensor "${t.name}" of ${size}`, 'shape_mismatch');
     const storage = storageOf(t);
     if (dims) t.dims = dims.slice();
+    // An empty tensor stays without a data field: an empty raw_data would change the encoded bytes.
+    if (storage === 'empty' && bytes.length === 0) return;
     if (storage === 'external') {
       this.overrides.set(t, this.spill ? { ref: this.spill.put(bytes), length: bytes.length } : new Uint8Array(bytes));
       return;
@@ -463,6 +472,20 @@ export class OnnxModel {
   }
 
   /**
+   * External data files the model refers to that its source cannot read: a browser page asks the
+   * user for these before anything reads a weight (which would throw reason missing_external).
+   */
+  missingExternalFiles(): string[] {
+    const missing = new Set<string>();
+    for (const t of this.externalTensors()) {
+      const e = t.external_data.find((x: any) => x.key === 'location');
+      const loc = e ? String(e.value) : '';
+      if (!this.external.has(loc)) missing.add(basename(loc));
+    }
+    return [...missing];
+  }
+
+  /**
    * Encodes the model. External tensors are appended to `sink` (one new data file named `location`,
    * offsets aligned to 64 bytes) and their references rewritten into the encoded bytes only: the
    * in-memory model keeps reading from its sources. Without external tensors `sink` is not called.
@@ -508,6 +531,8 @@ export interface ValueInfo {
   name: string;
   elemType: number;
   dims: (number | string)[];
+  /** Number of dims, or -1 when the graph declares no shape (unknown rank, not a scalar). */
+  rank: number;
 }
 
 function valueInfo(v: any): ValueInfo {
@@ -515,7 +540,7 @@ function valueInfo(v: any): ValueInfo {
   const dims = tt && tt.shape
     ? tt.shape.dim.map((d: any) => (d.value === 'dim_value' ? toNum(d.dim_value) : d.dim_param || '?'))
     : [];
-  return { name: v.name, elemType: tt ? tt.elem_type : 0, dims };
+  return { name: v.name, elemType: tt ? tt.elem_type : 0, dims, rank: tt && tt.shape ? dims.length : -1 };
 }
 
 export function storageOf(t: TensorProto): OnnxWeight['storage'] {
