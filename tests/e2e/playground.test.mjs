@@ -5,10 +5,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OnnxModel } from '../../www/src/onnx-model.js';
+import { OnnxModel } from 'sparsekit-wasm/onnx';
 import { compareOutputs } from '../../www/src/model-input.js';
 import { nmViolations, defaultPlan, DEFAULT_RULE } from '../../www/src/prune-core.js';
-import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, startPlayground } from './helpers.mjs';
+import { DT } from 'sparsekit-wasm/onnx';
+import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground } from './helpers.mjs';
 
 let playground;
 
@@ -290,11 +291,12 @@ test('a model with an external data file: picked together, pruned, exported as .
   await page.getByTestId('export').click();
   const until = Date.now() + 20_000;
   while (files.size < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual([...files.keys()].sort(), ['model_ext.pruned.onnx', 'weights.bin']);
+  assert.deepEqual([...files.keys()].sort(), ['model_ext.pruned.onnx', 'weights.bin'], 'the data file keeps its name');
   for (const [name, d] of files) await d.saveAs(path.join(out, name));
   const data = fs.readFileSync(path.join(out, 'weights.bin'));
-  assert.equal(data.length, fs.statSync(dataPath).size);
   const m = OnnxModel.parse(fs.readFileSync(path.join(out, 'model_ext.pruned.onnx')), { externalFiles: { 'weights.bin': data } });
+  assert.deepEqual([m.externalLocations, m.missingExternalFiles()], [['weights.bin'], []]);
+  assert.ok(Math.abs(data.length - fs.statSync(dataPath).size) < 64 * 4, `as large as the input's data file (${data.length} bytes)`);
   const src = OnnxModel.parse(fs.readFileSync(CLS));
   const srcW = src.weights.filter((x) => x.prunable);
   const plan = defaultPlan(srcW.map((x) => ({ dims: x.dims, reduceAxis: x.reduceAxis, op: x.op, data: src.readFloat(x) })));
@@ -306,6 +308,44 @@ test('a model with an external data file: picked together, pruned, exported as .
   assert.ok(zeros >= plan.items[i].cfg.sparsity - 1e-9, `${w.name} pruned in the data file (${zeros})`);
   const res = await runModel(path.join(out, 'model_ext.pruned.onnx'), m);
   for (const x of Object.values(res)) assert.ok(x.every(Number.isFinite));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// FLOAT16 weights behind Cast nodes (as fp16 exports store them): listed with their dtype, pruned by the
+// default settings in float32, exported as FLOAT16 with exactly the pruned values.
+test('a FLOAT16 model: loaded, pruned and exported as FLOAT16', async () => {
+  const { context, page, problems } = await openPage();
+  const dir = tmpDir();
+  const file = path.join(dir, 'cls_fp16.onnx');
+  fs.writeFileSync(file, makeFp16Model(CLS));
+  await page.getByTestId('model-file').setInputFiles(file);
+  await page.waitForSelector('#layers tbody tr');
+  assert.equal(await page.getByTestId('error').count(), 0);
+  const src = OnnxModel.parse(fs.readFileSync(file));
+  const half = src.prunable().filter((w) => w.dtype === DT.FLOAT16);
+  assert.ok(half.length > 40);
+  assert.equal(await page.locator('#layers tbody tr', { hasText: 'float16' }).count(), half.length, 'rows show the data type');
+  await page.getByTestId('run').click();
+  await page.getByTestId('cosine').waitFor({ timeout: 120_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const pageCosine = parseFloat(await page.getByTestId('cosine').textContent());
+  const onnxPath = await save(page, 'export', path.join(dir, 'cls_fp16.pruned.onnx'));
+  const masks = JSON.parse(fs.readFileSync(await save(page, 'export-masks', path.join(dir, 'masks.json')), 'utf8'));
+  const bin = fs.readFileSync(await save(page, 'export-masks-bin', path.join(dir, 'masks.bin')));
+  const out = OnnxModel.parse(fs.readFileSync(onnxPath));
+  let pruned = 0;
+  for (const L of masks.layers) {
+    const w = out.weight(L.name), w0 = src.weight(L.name);
+    assert.equal(w.dtype, w0.dtype, `${L.name} keeps its data type`);
+    assert.equal(L.dtype, w0.dtypeName);
+    const v = out.readFloat(w), o = src.readFloat(w0), mask = bin.subarray(L.offset, L.offset + L.length);
+    for (let i = 0; i < v.length; i++) if (v[i] !== (mask[i] ? o[i] : 0)) assert.fail(`${L.name}[${i}] = ${v[i]}, not ${o[i]} x mask ${mask[i]}`);
+    if (w.dtype === DT.FLOAT16) pruned += L.length - L.nnz;
+  }
+  assert.ok(pruned > 1000, `float16 weights were pruned (${pruned})`);
+  const cmp = compareOutputs(await runModel(file, src), await runModel(onnxPath, out));
+  assert.ok(Math.abs(cmp.cosine - pageCosine) < 2e-3, `node cosine ${cmp.cosine} vs page ${pageCosine}`);
   assert.deepEqual(problems, []);
   await context.close();
 });

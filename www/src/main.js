@@ -1,6 +1,6 @@
 // The sparsity playground: load an ONNX model, configure pruning per layer, prune in a Web Worker
 // with sparsekit-wasm, inspect the masks, compare the models with onnxruntime-web, export.
-import { OnnxModel, OnnxError } from './onnx-model.js';
+import { OnnxModel, OnnxError } from 'sparsekit-wasm/onnx';
 import { resolveInputShape, compareOutputs } from './model-input.js';
 import { defaultPlan, DEFAULT_RULE, NM24_RULE, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
@@ -177,7 +177,8 @@ async function loadBytes(name, bytes, external) {
     return;
   }
   Object.assign(state, { fileName: name, bytes, external, model });
-  state.layers = model.weights.filter((w) => w.prunable).map((w) => ({ w }));
+  // A layer's id is its row index: the worker's results and the layer picker refer to it.
+  state.layers = model.prunable().map((w, id) => ({ w, id }));
   state.others = model.weights.filter((w) => !w.prunable);
   computeDefaults();
   renderModelInfo();
@@ -263,7 +264,7 @@ function renderLayerTable() {
     mk('nm', 4, 'N:M pattern, e.g. 2:4');
     makeCell(tr, '').className = 'result';
     tr.addEventListener('change', (e) => readRow(layer, e.target));
-    tr.addEventListener('click', (e) => { if (e.target.tagName === 'TD' && state.results) selectLayer(layer.w.id); });
+    tr.addEventListener('click', (e) => { if (e.target.tagName === 'TD' && state.results) selectLayer(layer.id); });
     writeRow(layer);
     tbody.append(tr);
   }
@@ -275,7 +276,7 @@ function renderLayerTable() {
   for (const w of state.others.slice(0, 500)) {
     const tr = document.createElement('tr');
     makeCell(tr, w.name).className = 'name';
-    makeCell(tr, w.op ? `${w.op} (${w.role})` : 'unused');
+    makeCell(tr, useOf(w));
     makeCell(tr, w.dims.join('×') || 'scalar');
     makeCell(tr, fmtInt(w.numel)).className = 'num';
     ob.append(tr);
@@ -285,6 +286,13 @@ function renderLayerTable() {
   const sel = $('bulk-op');
   sel.replaceChildren(new Option(`every (${state.layers.length})`, '*'));
   for (const op of ops) sel.add(new Option(`${op} (${state.layers.filter((l) => l.w.op === op).length})`, op));
+}
+
+/** How the graph uses a tensor that is not pruned, e.g. "Conv (input 2)" for a bias. */
+function useOf(w) {
+  if (w.op) return `${w.op} (weight)`;
+  const [op, index] = (w.consumers[0] ?? '').split('#');
+  return op ? `${op} (input ${index})` : 'unused';
 }
 
 // ---------------------------------------------------------------- default settings
@@ -439,8 +447,8 @@ async function runPruning() {
   const t0 = performance.now();
   try {
     const model = state.model;
-    const layers = state.layers.map(({ w, cfg }) => ({
-      id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: model.readFloat(w), cfg: { ...cfg },
+    const layers = state.layers.map(({ w, id, cfg }) => ({
+      id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: model.readFloat(w), cfg: { ...cfg },
     }));
     setStatus(`pruning ${layers.length} layers…`);
     const res = await request(pruneWorker, { type: 'prune', layers, global: { enabled: globalOn, sparsity: 1 - keepPct / 100 } },
@@ -450,9 +458,8 @@ async function runPruning() {
       });
     // Write the pruned weights into a fresh copy of the original model and re-encode it.
     const fresh = OnnxModel.parse(state.bytes, { externalFiles: state.external, fileName: state.fileName });
-    const byId = new Map(fresh.weights.map((w) => [w.id, w]));
-    for (const r of res.results) fresh.writeFloat(byId.get(r.id), r.data);
-    state.pruned = { bytes: fresh.encode(), external: fresh.externalData() };
+    for (const r of res.results) fresh.writeFloat(fresh.weight(r.name), r.data);
+    state.pruned = encodeWithData(fresh);
     state.results = res.results;
     state.pruneMs = res.ms;
     const ms = performance.now() - t0;
@@ -469,6 +476,23 @@ async function runPruning() {
     progress.hidden = true;
     updateRunButton();
   }
+}
+
+/**
+ * The model's bytes and its external data as {bytes, external: Map name -> bytes}. External tensors
+ * go to one data file: the name of the original one (so the export pairs as the input did), or
+ * `<name>.pruned.onnx.data` when the input spread them over several files.
+ */
+function encodeWithData(model) {
+  const locs = model.externalLocations;
+  if (!locs.length) return { bytes: model.encode(), external: new Map() };
+  const location = locs.length === 1 ? locs[0] : `${baseName()}.pruned.onnx.data`;
+  const chunks = [];
+  const bytes = model.encode({ location, sink: (b) => chunks.push(b.slice()) });
+  const data = new Uint8Array(chunks.reduce((a, c) => a + c.length, 0));
+  let off = 0;
+  for (const c of chunks) { data.set(c, off); off += c.length; }
+  return { bytes, external: new Map([[location, data]]) };
 }
 
 function totals(results) {
@@ -503,7 +527,7 @@ function renderResults() {
   stat('BSR', fmtBytes(t.bsr), null, `${(t.bsr / t.dense * 100).toFixed(0)}% of dense`);
   stat('2:4 form', fmtBytes(t.nm24), null, `${t.nm24Layers}/${results.length} layers 2:4; others dense`);
   for (const r of results) {
-    const layer = state.layers.find((l) => l.w.id === r.id);
+    const layer = state.layers[r.id];
     const cell = layer.row.querySelector('.result');
     cell.textContent = pct(r.sparsity);
     cell.title = [`${r.pattern}${r.global ? ' (global)' : ''}`, ...r.notes].join('\n');
@@ -622,7 +646,7 @@ function masksPayload() {
     global: $('global-enabled').checked ? { enabled: true, keep: Number($('global-keep').value) / 100 } : { enabled: false },
     binary: { file: `${baseName()}.masks.bin`, encoding: 'one uint8 per element (1 keeps, 0 prunes), in the weight\'s storage order, layers concatenated' },
     layers: state.results.map((r, i) => {
-      const w = state.model.weights[r.id];
+      const { w } = state.layers[r.id];
       const entry = {
         name: r.name, op: w.op, shape: r.dims, dtype: w.dtypeName, view: [r.rows, r.cols], criterion: r.criterion, pattern: r.pattern,
         global: !!r.global, block: r.block, scope: r.scope, reduceAxis: r.reduceAxis, sparsity: r.sparsity, nnz: r.nnz, numel: r.numel,
@@ -643,7 +667,7 @@ function masksPayload() {
 function exportModel() {
   if (!state.pruned) return;
   download(`${baseName()}.pruned.onnx`, state.pruned.bytes);
-  for (const [name, data] of state.pruned.external) if (state.external.has(name)) download(name, data);
+  for (const [name, data] of state.pruned.external) download(name, data);
 }
 
 // ---------------------------------------------------------------- wiring
