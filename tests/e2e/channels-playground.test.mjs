@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
+import { OnnxModel, loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
 import { resolveInputShape, makeInputData, ORT_TYPES, compareOutputs } from '../../www/src/model-input.js';
-import { OnnxModel } from '../../www/src/onnx-model.js';
 import { CLS, tmpDir, startPlayground } from './helpers.mjs';
 
 let playground;

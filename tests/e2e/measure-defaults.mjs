@@ -4,7 +4,7 @@
 // Not a test (node --test skips it); run: node tests/e2e/measure-defaults.mjs [det,cls,rec] [label-regex]
 import fs from 'node:fs';
 import { pruneLayers, defaultPlan, nm24ConfigFor, nmGroupLength, magnitudeAllocation } from '../../www/src/prune-core.js';
-import { OnnxModel } from '../../www/src/onnx-model.js';
+import { OnnxModel } from 'sparsekit-wasm/onnx';
 import { compareOutputs } from '../../www/src/model-input.js';
 import { DET, CLS, REC, runModel, loadSparsekit } from './helpers.mjs';
 
@@ -58,13 +58,12 @@ for (const name of names) {
   for (const [label, c] of Object.entries(candidates)) {
     if (filter && !filter.test(label)) continue;
     const cfgs = c.whole ? c.whole(layers) : layers.map((l) => c.per(l));
-    const res = pruneLayers(sk, layers.map((l, i) => ({ id: l.w.id, name: l.w.name, dims: l.w.dims, reduceAxis: l.w.reduceAxis, data: Float32Array.from(l.data),
+    const res = pruneLayers(sk, layers.map((l, i) => ({ id: i, name: l.w.name, dims: l.w.dims, reduceAxis: l.w.reduceAxis, data: Float32Array.from(l.data),
       cfg: { criterion: 'none', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...(cfgs[i] ?? {}) } })),
     c.global != null ? { enabled: true, sparsity: c.global } : { enabled: false });
     const fresh = OnnxModel.parse(bytes);
-    const byId = new Map(fresh.weights.map((w) => [w.id, w]));
     let z = 0, n = 0;
-    for (const r of res) { fresh.writeFloat(byId.get(r.id), r.data); z += r.numel - r.nnz; n += r.numel; }
+    for (const r of res) { fresh.writeFloat(fresh.weight(r.name), r.data); z += r.numel - r.nnz; n += r.numel; }
     const cmp = compareOutputs(base, await runModel(fresh.encode(), fresh));
     console.log(`| ${name} | ${label} | ${(z / n * 100).toFixed(1)}% | ${cmp.cosine.toFixed(3)} | ${cmp.maxAbs.toPrecision(3)} |`);
   }

@@ -9,7 +9,7 @@ const sk = await loadSparsekit();
 
 function layerOf(model, name, cfg) {
   const w = model.weights.find((x) => x.name === name);
-  return { id: w.id, name, dims: w.dims, reduceAxis: w.reduceAxis, data: model.readFloat(w), cfg: { block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...cfg } };
+  return { id: model.weights.indexOf(w), name, dims: w.dims, reduceAxis: w.reduceAxis, data: model.readFloat(w), cfg: { block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...cfg } };
 }
 
 function checkTopK(r, original) {
@@ -147,7 +147,7 @@ test('2:4 preset: 2:4 along the reduction axis where it holds a multiple of 4, d
 
 test('2:4 preset on the default model (det): every eligible weight exactly 2:4, the rest dense', () => {
   const m = parseFile(DET);
-  const layers = m.weights.filter((w) => w.prunable).map((w) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
+  const layers = m.weights.filter((w) => w.prunable).map((w, id) => ({ id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg }));
   const res = pruneLayers(sk, layers);
   let nm = 0;
   for (const r of res) {
@@ -192,7 +192,7 @@ for (const [label, file] of [['det', DET], ['cls', CLS], ['rec', REC]]) {
     const ws = m.weights.filter((w) => w.prunable);
     const plan = defaultPlan(ws.map((w) => ({ dims: w.dims, reduceAxis: w.reduceAxis, op: w.op, data: m.readFloat(w) })));
     assert.equal(plan.rule, DEFAULT_RULE);
-    const layers = ws.map((w, i) => ({ id: w.id, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: plan.items[i].cfg }));
+    const layers = ws.map((w, i) => ({ id: i, name: w.name, dims: w.dims, reduceAxis: w.reduceAxis, data: m.readFloat(w), cfg: plan.items[i].cfg }));
     const res = pruneLayers(sk, layers);
     let zeros = 0, numel = 0;
     res.forEach((r, i) => {

