@@ -7,10 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import ort from 'onnxruntime-node';
 import { OnnxModel, loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
-import { resolveInputShape, makeInputData, ORT_TYPES, compareOutputs } from '../../www/src/model-input.js';
-import { CLS, tmpDir, startPlayground } from './helpers.mjs';
+import { compareOutputs } from '../../www/src/model-input.js';
+import { CLS, tmpDir, runModelOutputs, startPlayground } from './helpers.mjs';
 
 let playground;
 
@@ -22,21 +21,8 @@ after(async () => {
   await playground?.stop();
 });
 
-/** Outputs and their shapes on the page's deterministic input (shapes resolved as the page does). */
-async function run(file) {
-  const model = OnnxModel.parse(fs.readFileSync(file));
-  const session = await ort.InferenceSession.create(file);
-  const feeds = {};
-  for (const inp of model.inputs) {
-    const shape = resolveInputShape(inp, model.outputs);
-    feeds[inp.name] = new ort.Tensor(ORT_TYPES[inp.elemType] ?? 'float32', makeInputData(shape, inp.elemType), shape);
-  }
-  const out = await session.run(feeds);
-  const data = {}, dims = {};
-  for (const [k, v] of Object.entries(out)) { data[k] = v.data; dims[k] = Array.from(v.dims); }
-  await session.release?.();
-  return { data, dims };
-}
+/** Outputs and their shapes on the page's deterministic input. */
+const run = (file) => runModelOutputs(file, OnnxModel.parse(fs.readFileSync(file)));
 
 test('remove channels on cls: fewer parameters, a smaller file, an export that runs with the original output shapes', async (t) => {
   const { context, page, problems } = await playground.openPage('?model=none');

@@ -21,8 +21,11 @@ export function tmpDir(prefix = 'sk-playground-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Runs a model (bytes or a path) on the deterministic input the page uses; returns {name: Float32Array}. */
-export async function runModel(modelOrPath, parsed) {
+/**
+ * Runs a model (bytes or a path; `parsed` gives its inputs) on the deterministic input the page uses,
+ * shapes resolved as the page does; returns {data: {name: values}, dims: {name: number[]}}.
+ */
+export async function runModelOutputs(modelOrPath, parsed) {
   const session = await ort.InferenceSession.create(modelOrPath);
   const feeds = {};
   for (const inp of parsed.inputs) {
@@ -30,10 +33,15 @@ export async function runModel(modelOrPath, parsed) {
     feeds[inp.name] = new ort.Tensor(ORT_TYPES[inp.elemType] ?? 'float32', makeInputData(shape, inp.elemType), shape);
   }
   const out = await session.run(feeds);
-  const res = {};
-  for (const k of Object.keys(out)) res[k] = out[k].data;
+  const data = {}, dims = {};
+  for (const [k, v] of Object.entries(out)) { data[k] = v.data; dims[k] = Array.from(v.dims); }
   await session.release?.();
-  return res;
+  return { data, dims };
+}
+
+/** The outputs of runModelOutputs alone: {name: values}. */
+export async function runModel(modelOrPath, parsed) {
+  return (await runModelOutputs(modelOrPath, parsed)).data;
 }
 
 /** Moves every float Constant of the graph into an initializer (so that it can become external data). */
