@@ -51,20 +51,11 @@ self.onmessage = async (ev) => {
       executionProviders: ['wasm'],
       externalData: externalData && externalData.length ? externalData : undefined,
     });
-    const feeds = {};
-    for (const inp of inputs) {
-      feeds[inp.name] = new ort.Tensor(ORT_TYPES[inp.elemType] ?? 'float32', makeInputData(inp.shape, inp.elemType), inp.shape);
-    }
+    const feeds = feedsOf(inputs);
     const t1 = performance.now();
     const out = await session.run(feeds);
     const t2 = performance.now();
-    const outputs = {};
-    const shapes = {};
-    for (const [k, v] of Object.entries(out)) {
-      outputs[k] = v.data instanceof Float32Array ? v.data : Float32Array.from(v.data, Number);
-      shapes[k] = v.dims;
-    }
-    self.postMessage({ type: 'outputs', jobId, outputs, shapes, loadMs: t1 - t0, runMs: t2 - t1 });
+    self.postMessage({ type: 'outputs', jobId, ...floatOutputs(out), loadMs: t1 - t0, runMs: t2 - t1 });
   } catch (e) {
     self.postMessage({ type: 'error', jobId, error: { name: e?.name ?? 'Error', message: String(e?.message ?? e) } });
   } finally {

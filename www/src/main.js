@@ -505,20 +505,23 @@ function totals(results) {
   return t;
 }
 
+/** One figure of a totals row: value (with a test id), label, optional sub-line. */
+function statTile(label, value, testid, sub) {
+  const d = document.createElement('div'); d.className = 'stat';
+  const v = document.createElement('div'); v.className = 'value'; v.textContent = value; if (testid) v.dataset.testid = testid;
+  const l = document.createElement('div'); l.className = 'label'; l.textContent = label;
+  d.append(v, l);
+  if (sub) { const s = document.createElement('div'); s.className = 'sub'; s.textContent = sub; d.append(s); }
+  return d;
+}
+
 function renderResults() {
   const results = state.results;
   $('results-card').hidden = false;
   const t = totals(results);
   const box = $('totals');
   box.replaceChildren();
-  const stat = (label, value, testid, sub) => {
-    const d = document.createElement('div'); d.className = 'stat';
-    const v = document.createElement('div'); v.className = 'value'; v.textContent = value; if (testid) v.dataset.testid = testid;
-    const l = document.createElement('div'); l.className = 'label'; l.textContent = label;
-    d.append(v, l);
-    if (sub) { const s = document.createElement('div'); s.className = 'sub'; s.textContent = sub; d.append(s); }
-    box.append(d);
-  };
+  const stat = (label, value, testid, sub) => box.append(statTile(label, value, testid, sub));
   stat('total sparsity', pct(t.sparsity), 'total-sparsity', `over ${results.length} prunable weights`);
   stat('parameters', fmtInt(t.params));
   stat('non-zeros', fmtInt(t.nnz));
@@ -590,12 +593,7 @@ async function evaluate() {
     box.replaceChildren();
     const big = document.createElement('div');
     big.className = 'totals';
-    const stat = (label, value, testid) => {
-      const d = document.createElement('div'); d.className = 'stat';
-      const v = document.createElement('div'); v.className = 'value'; v.textContent = value; if (testid) v.dataset.testid = testid;
-      const l = document.createElement('div'); l.className = 'label'; l.textContent = label;
-      d.append(v, l); big.append(d);
-    };
+    const stat = (label, value, testid) => big.append(statTile(label, value, testid));
     stat('cosine similarity', cmp.cosine.toFixed(5), 'cosine');
     stat('max |Δ|', fmtNum(cmp.maxAbs), 'max-abs-diff');
     stat('inference (original)', `${state.baseline.run.runMs.toFixed(0)} ms`);
