@@ -45,7 +45,8 @@ export function parseNpy(bytes: Uint8Array, what = 'npy'): NpyArray {
   if (!spec || order === '>' || (order === '|' && spec[0] > 1)) throw bad(what, `dtype '${descr}' is not handled (little-endian float16/32/64, int8-64, uint8-64, bool)`);
   const body = start + hlen;
   if (bytes.length - body < n * spec[0]) throw bad(what, `${bytes.length - body} data bytes for shape (${shape.join(', ')}) of '${descr}' (${n * spec[0]} needed): truncated`);
-  const copy = bytes.slice(body, body + n * spec[0]); // aligned, owned
+  const copy = new Uint8Array(n * spec[0]); // aligned and owned (a Node Buffer's slice() is a view of a shared pool)
+  copy.set(bytes.subarray(body, body + n * spec[0]));
   const data = spec[1](copy.buffer, n);
   return { dtype: kind, shape, data };
 }
