@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build, CLI, ROOT } from './build.mjs';
+import { writeNpy } from './npy.mjs';
 
 build();
 const { OnnxModel, loadOnnx } = await import('sparsekit-wasm/onnx');
@@ -23,17 +24,6 @@ before(() => {
   files.fp16 = path.join(dir, 'fp16.onnx');
   fs.writeFileSync(files.fp16, G.residual('fp16'));
 });
-
-/** A NumPy .npy file (format 1.0, C order) of float32 / int64 values. */
-export function writeNpy(file, data, shape) {
-  const descr = data instanceof BigInt64Array ? '<i8' : '<f4';
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
-  const head = Buffer.alloc(10);
-  Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]).copy(head);
-  head.writeUInt16LE(header.length, 8);
-  fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
-}
 
 function badNpyDir() {
   const d = path.join(dir, 'bad-npy');

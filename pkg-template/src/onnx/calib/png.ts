@@ -14,6 +14,7 @@ export function decodePng(bytes: Uint8Array, inflate: (z: Uint8Array) => Uint8Ar
   let pos = 8, w = 0, h = 0, depth = 0, ctype = 0, interlace = 0;
   let palette: Uint8Array | undefined, trns: Uint8Array | undefined;
   const idat: Uint8Array[] = [];
+  let ended = false;
   while (pos + 8 <= bytes.length) {
     const len = dv.getUint32(pos);
     const type = String.fromCharCode(...bytes.subarray(pos + 4, pos + 8));
@@ -25,9 +26,10 @@ export function decodePng(bytes: Uint8Array, inflate: (z: Uint8Array) => Uint8Ar
     } else if (type === 'PLTE') palette = body;
     else if (type === 'tRNS') trns = body;
     else if (type === 'IDAT') idat.push(body);
-    else if (type === 'IEND') break;
+    else if (type === 'IEND') { ended = true; break; }
     pos += 12 + len;
   }
+  if (!ended) throw bad(what, 'the file ends before its IEND chunk: truncated');
   if (!w || !h || !idat.length) throw bad(what, 'no image data (IHDR / IDAT missing)');
   if (interlace) throw bad(what, 'interlaced PNG: save it without interlacing');
   const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[ctype];
