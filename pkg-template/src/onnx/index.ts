@@ -8,7 +8,7 @@ export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16Array
 export { ONNX_PROTO } from './schema.js';
 export { pruneSparsity, pruneNm, parseNm } from './prune.js';
 export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
-export { findChannelGroups, removeChannels } from './channels.js';
+export { findChannelGroups, removeChannels, planChannels } from './channels.js';
 export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from './channels.js';
 // Calibration-aware pruning of whole models (Wanda / SparseGPT per layer, sequential capture with the
 // caller's onnxruntime), and the calibration inputs: generated, or read from files.
@@ -31,6 +31,8 @@ export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort
 export { runSet, compareSets, outputAsFloat } from './calib/evaluate.js';
 export type { Outputs } from './calib/evaluate.js';
 export { CancelledError } from './calib/cancel.js';
+export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
+export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
 import type { CalibrationDirOptions } from './calib/samples-dir.js';
 export type { CalibrationDirOptions };
 import type { InputSample } from './calib/inputs.js';
