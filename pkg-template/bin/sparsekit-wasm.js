@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir } from '../src/onnx/index.js';
+import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir, removeChannelsCalibrated } from '../src/onnx/index.js';
 import { pruneSparsity, pruneNm, parseNm, checkSparsity } from '../src/onnx/prune.js';
 import { removeChannels, findChannelGroups } from '../src/onnx/channels.js';
 
@@ -44,6 +44,10 @@ Run '${PROG} <command> --help' for a command's options.`,
                           rest); DIR holds <sample>.npy or <sample>.png files (single-input models)
                           or one folder per sample with <input>.npy per input (docs/onnx.md)
   --calib-count N         samples to generate, or the first N of DIR (default 16)
+                          with --channels: channels scored by weight x input RMS, and each consumer
+                          of removed channels compensated before the removal (wanda: the measured
+                          mean of what it loses goes into its bias; sparsegpt: its kept inputs are
+                          also reconstructed)
   --damp P                sparsegpt damping as a fraction of mean(diag H) (default 0.1)
   --one-pass              capture every layer's input from the unpruned model in one pass
                           (faster; by default layer k is calibrated after layers < k are pruned)
@@ -206,9 +210,9 @@ async function prune(args) {
   }
   let calib;
   if (calibrated) {
-    if (channels !== undefined) throw new UsageError(`--channels with --method ${method} is not supported yet: use --method magnitude`);
     if (block) throw new UsageError(`--block applies to --method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
-    if (values.scope !== undefined) throw new UsageError(`--scope applies to --method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
+    if (values.scope !== undefined && channels === undefined) throw new UsageError(`--scope applies to --method magnitude or --channels (wanda prunes per output row, sparsegpt per block of columns)`);
+    if (values['one-pass'] && channels !== undefined) throw new UsageError('--one-pass applies to --sparsity / --nm (channel compensation is sequential)');
     const count = values['calib-count'] === undefined ? 16 : Number(values['calib-count']);
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`--calib-count needs a positive integer (got "${values['calib-count']}")`);
     const damp = values.damp === undefined ? 0.1 : num('damp', values.damp);
@@ -225,11 +229,11 @@ async function prune(args) {
   const model = await loadOnnx(file);
   const t0 = Date.now();
   let report;
-  if (calib) report = await calibrated_(model, { method, sparsity, nm, calib, quiet: values.quiet });
+  const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
+  if (calib) report = await calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet: values.quiet, onProgress });
   else if (sparsity !== undefined) report = pruneSparsity(model, { sparsity, block, scope, onProgress: onProgress('prune') });
   else if (nm) report = pruneNm(model, { nm, onProgress: onProgress('prune') });
   else {
-    const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
     report = removeChannels(model, { fraction: channels, scope, roundTo, onProgress: onProgress('channels') });
   }
   const saved = await saveOnnx(model, out);
@@ -248,7 +252,7 @@ async function prune(args) {
     fs.writeFileSync(tmp, JSON.stringify(full, null, 2) + '\n');
     fs.renameSync(tmp, values.report);
   }
-  if (calib) {
+  if (calib && channels === undefined) {
     console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), l.method, fmtPct(l.sparsity), l.relError == null ? '-' : l.relError.toFixed(4), l.note ?? '']),
       ['layer', 'op', 'shape', 'method', 'zeros', 'rel. error', 'note']));
   } else {
@@ -257,7 +261,11 @@ async function prune(args) {
   }
   const p = report.params;
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(full.files.bytesBefore)} -> ${fmtBytes(full.files.bytesAfter)}`);
-  if (calib) {
+  if (calib && report.compensation) {
+    const used = {};
+    for (const c of report.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
+    console.log(`calibration: ${report.options.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}; channels scored with activation-aware norms; ${report.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
+  } else if (calib) {
     const used = {};
     for (const l of report.layers) used[l.method] = (used[l.method] ?? 0) + 1;
     console.log(`calibration: ${report.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}, ${report.sequential ? 'sequential' : 'one pass'} (${report.passes} capture passes over the samples); methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -283,7 +291,7 @@ async function loadOrt() {
 }
 
 /** Calibration-aware pruning (Wanda / SparseGPT) with progress lines per layer on stderr. */
-async function calibrated_(model, { method, sparsity, nm, calib, quiet }) {
+async function calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet, onProgress }) {
   const ort = await loadOrt();
   const calibration = calib.src === 'synthetic'
     ? makeInputSet(model, { count: calib.count })
@@ -291,16 +299,23 @@ async function calibrated_(model, { method, sparsity, nm, calib, quiet }) {
   const bar = progress(quiet);
   const tty = process.stderr.isTTY;
   let last = '';
+  const calibProgress = ({ done, total, phase, layer }) => {
+    if (quiet || phase === 'done') return;
+    const key = `${phase} ${layer}`;
+    if (tty) bar(phase)(Math.floor(done), total, layer);
+    else if (key !== last) process.stderr.write(`${phase}: ${Math.min(total, Math.floor(done) + 1)}/${total} ${layer}${phase === 'capture' ? ` (${calibration.length} samples)` : ''}\n`);
+    last = key;
+  };
+  const sessionOptions = { logSeverityLevel: 3 };
+  if (channels !== undefined) {
+    return removeChannelsCalibrated(model, {
+      ort, sessionOptions, calibration, method, fraction: channels, scope, roundTo, percDamp: calib.damp,
+      onProgress: onProgress('channels'), onCalibProgress: calibProgress,
+    });
+  }
   return calibratePrune(model, {
-    ort, sessionOptions: { logSeverityLevel: 3 }, calibration, criterion: method, ...(nm ? { nm } : { sparsity }),
-    sequential: calib.sequential, percDamp: calib.damp,
-    onProgress: ({ done, total, phase, layer }) => {
-      if (quiet || phase === 'done') return;
-      const key = `${phase} ${layer}`;
-      if (tty) bar(phase)(Math.floor(done), total, layer);
-      else if (key !== last) process.stderr.write(`${phase}: ${Math.min(total, Math.floor(done) + 1)}/${total} ${layer}${phase === 'capture' ? ` (${calibration.length} samples)` : ''}\n`);
-      last = key;
-    },
+    ort, sessionOptions, calibration, criterion: method, ...(nm ? { nm } : { sparsity }),
+    sequential: calib.sequential, percDamp: calib.damp, onProgress: calibProgress,
   });
 }
 

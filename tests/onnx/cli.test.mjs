@@ -263,3 +263,20 @@ test('prune cls --method sparsegpt --nm 2:4 with --calib synthetic and with a --
   assert.deepEqual(reports.dir.layers.map((l) => l.zeros), reports.synthetic.layers.map((l) => l.zeros));
   assert.deepEqual(reports.dir.layers.map((l) => l.relError), reports.synthetic.layers.map((l) => l.relError));
 });
+
+test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in the report, runs', async () => {
+  const out = path.join(dir, 'residual-ch-calib.onnx');
+  const r = cli('prune', files.residual, '-o', out, '--channels', '0.5', '--round-to', '1', '--method', 'sparsegpt', '--calib-count', '8', '--report', out + '.json');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /consumers of removed channels compensated/);
+  assert.match(r.err, /^capture: /m);
+  const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
+  assert.equal(report.method, 'sparsegpt');
+  assert.ok(report.params.after < report.params.before);
+  assert.ok(report.compensation.length > 0 && report.compensation.every((c) => ['sparsegpt', 'mean'].includes(c.method)));
+  const y = await G.run(out, G.feedsFor(null, { x: [1, 4, 8, 8] }));
+  assert.deepEqual(y.y.dims, [1, 5]);
+  const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--one-pass');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--one-pass applies to --sparsity/);
+});

@@ -658,7 +658,8 @@ function foldConstants(model: OnnxModel, live: ChannelGroup[], keepOf: Map<numbe
     channelsOf.get(gr.id)!.forEach((ch, c) => {
       if (keep[c]) return;
       for (const sl of ch.slices) {
-        if (!sl.fold) continue;
+        // A consumer given a biasShift has its removed slices zeroed: its shift says what they were worth.
+        if (!sl.fold || biasShift?.has(sl.fold.weight)) continue;
         const v = sl.fold.value();
         if (v === undefined || !Number.isFinite(v) || !Number.isFinite(sl.fold.scale)) { unknown++; continue; }
         if (v === 0) continue;
