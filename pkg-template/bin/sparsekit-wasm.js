@@ -300,7 +300,8 @@ async function calibrated_(model, { method, sparsity, nm, channels, scope, round
   const tty = process.stderr.isTTY;
   let last = '';
   const calibProgress = ({ done, total, phase, layer }) => {
-    if (quiet || phase === 'done') return;
+    if (quiet) return;
+    if (phase === 'done') { if (tty && last) process.stderr.write('\n'); last = ''; return; }
     const key = `${phase} ${layer}`;
     if (tty) bar(phase)(Math.floor(done), total, layer);
     else if (key !== last) process.stderr.write(`${phase}: ${Math.min(total, Math.floor(done) + 1)}/${total} ${layer}${phase === 'capture' ? ` (${calibration.length} samples)` : ''}\n`);
