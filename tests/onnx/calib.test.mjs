@@ -177,6 +177,10 @@ test('calibratePrune: refused options change no weight; float16 weights; one pas
 
   const ctl = new AbortController();
   const m2 = O.OnnxModel.parse(bytes);
-  await assert.rejects(O.calibratePrune(m2, { ort: runner, calibration, sparsity: 0.5, signal: ctl.signal, onProgress: (p) => { if (p.done >= 1) ctl.abort(); } }),
+  const w2 = m2.prunable().map((w) => Array.from(m2.readFloat(w)));
+  let pruned = 0;
+  await assert.rejects(O.calibratePrune(m2, { ort: runner, calibration, sparsity: 0.5, signal: ctl.signal, onProgress: (p) => { pruned = p.done; if (p.done >= 2) ctl.abort(); } }),
     (e) => e instanceof O.CancelledError && e.code === 'cancelled');
+  assert.ok(pruned >= 2, 'cancelled after layers were pruned');
+  assert.deepEqual(m2.prunable().map((w) => Array.from(m2.readFloat(w))), w2, 'a cancelled run puts the weights back');
 });

@@ -70,3 +70,19 @@ test('planChannels with the same options is the decision removeChannels applies;
   assert.notDeepEqual(c.encode(), a.encode());
   assert.throws(() => O.removeChannels(O.OnnxModel.parse(bytes), { fraction: 0.5, keep: new Map([[[...plan.keys()][0], new Uint8Array(1)]]) }), (e) => e.code === 'shape_mismatch');
 });
+
+test('refused or cancelled calibrated removal leaves the model as it was', async () => {
+  const bytes = G.residual();
+  const { calibration } = await sets(bytes);
+  const m = O.OnnxModel.parse(bytes);
+  const before = m.encode();
+  await assert.rejects(O.removeChannelsCalibrated(m, { ort: runner, calibration, fraction: 1 }), (e) => e.code === 'invalid_sparsity');
+  await assert.rejects(O.removeChannelsCalibrated(m, { ort: runner, calibration, fraction: 0.5, method: 'obs' }), (e) => e.code === 'invalid_arguments');
+  await assert.rejects(O.removeChannelsCalibrated(m, { ort: runner, calibration: [], fraction: 0.5 }), (e) => e.code === 'invalid_arguments');
+  const ctl = new AbortController();
+  let pruned = 0;
+  await assert.rejects(O.removeChannelsCalibrated(m, { ort: runner, calibration, fraction: 0.5, roundTo: 1, method: 'sparsegpt', signal: ctl.signal,
+    onCalibProgress: (p) => { if (p.phase === 'prune') { pruned++; if (pruned >= 2) ctl.abort(); } } }), (e) => e.code === 'cancelled');
+  assert.ok(pruned >= 2);
+  assert.deepEqual(m.encode(), before);
+});

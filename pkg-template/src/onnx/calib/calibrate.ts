@@ -144,55 +144,63 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const reports: CalibLayerReport[] = [];
   let done = 0, passes = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  // onnxruntime-web's wasm backend can settle its promises without ever leaving the microtask queue:
-  // a macrotask turn per group lets a worker receive its 'cancel' message (and a page repaint).
-  const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
-  for (const group of captureGroups(layers, sequential)) {
-    await yieldTurn();
-    check();
-    const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(target.nm && !allowsNm(l, target.nm[1])));
-    const stats = new Map<CalibLayer, LayerStats>();
-    try {
-      if (needs.length) {
-        const names = [...new Set(needs.map((l) => l.input).filter((n) => !graphInputs.has(n)))];
-        for (const l of needs) stats.set(l, l.stats === 'grouped' ? { groups: Array.from({ length: l.group }, () => new sk.Hessian(l.cols)) } : { h: new sk.Hessian(l.cols) });
-        const session = await runner.createSession(withExtraOutputs(model, names));
-        passes++;
-        try {
-          for (let k = 0; k < calibration.length; k++) {
-            check();
-            onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name });
-            const { feeds } = calibration[k];
-            const out = names.length ? await session.run(feeds, names) : {};
-            for (const l of needs) {
-              const t: RunOutput | undefined = out[l.input] ?? (feeds[l.input] as RunOutput | undefined);
-              if (!t) throw new OnnxError('bad_calibration', `the calibration sample ${k} does not feed "${l.input}"`, 'invalid_value');
-              const x = asF32(t), s = stats.get(l)!;
-              if (l.stats === 'conv') s.h!.addConv(x, t.dims, l.conv!);
-              else if (l.stats === 'grouped') addGrouped(s.groups!, x, t.dims, l.conv!);
-              else s.h!.addRows(x, x.length / l.cols);
+  // A failed or cancelled run puts back every weight it changed.
+  const originals = new Map<CalibLayer, Float32Array>();
+  try {
+    // onnxruntime-web's wasm backend can settle its promises without ever leaving the microtask queue:
+    // a macrotask turn per group lets a worker receive its 'cancel' message (and a page repaint).
+    const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
+    for (const group of captureGroups(layers, sequential)) {
+      await yieldTurn();
+      check();
+      const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(target.nm && !allowsNm(l, target.nm[1])));
+      const stats = new Map<CalibLayer, LayerStats>();
+      try {
+        if (needs.length) {
+          const names = [...new Set(needs.map((l) => l.input).filter((n) => !graphInputs.has(n)))];
+          for (const l of needs) stats.set(l, l.stats === 'grouped' ? { groups: Array.from({ length: l.group }, () => new sk.Hessian(l.cols)) } : { h: new sk.Hessian(l.cols) });
+          const session = await runner.createSession(withExtraOutputs(model, names));
+          passes++;
+          try {
+            for (let k = 0; k < calibration.length; k++) {
+              check();
+              onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name });
+              const { feeds } = calibration[k];
+              const out = names.length ? await session.run(feeds, names) : {};
+              for (const l of needs) {
+                const t: RunOutput | undefined = out[l.input] ?? (feeds[l.input] as RunOutput | undefined);
+                if (!t) throw new OnnxError('bad_calibration', `the calibration sample ${k} does not feed "${l.input}"`, 'invalid_value');
+                const x = asF32(t), s = stats.get(l)!;
+                if (l.stats === 'conv') s.h!.addConv(x, t.dims, l.conv!);
+                else if (l.stats === 'grouped') addGrouped(s.groups!, x, t.dims, l.conv!);
+                else s.h!.addRows(x, x.length / l.cols);
+              }
             }
-          }
-        } finally { await session.release(); }
+          } finally { await session.release(); }
+        }
+        for (const l of group) {
+          check();
+          onProgress({ done, total, phase: 'prune', layer: l.name });
+          const t1 = Date.now();
+          const shapeBefore = l.weight.dims.slice();
+          const requested = criterionOf.get(l)!;
+          const stored = model.readFloat(l.weight);
+          const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target, blockSize, percDamp, minVectors });
+          if (res.method !== 'dense') { originals.set(l, stored); model.writeFloat(l.weight, res.data); }
+          reports.push({
+            ...layerReport(model, l.weight, shapeBefore, res.notes.length ? res.notes.join('; ') : undefined),
+            node: l.node, view: { rows: l.rows, cols: l.cols, transposed: l.transposed, group: l.group },
+            requested, method: res.method, relError: res.relError, notes: res.notes, ms: Date.now() - t1,
+          });
+          done++;
+        }
+      } finally {
+        for (const s of stats.values()) for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free();
       }
-      for (const l of group) {
-        check();
-        onProgress({ done, total, phase: 'prune', layer: l.name });
-        const t1 = Date.now();
-        const shapeBefore = l.weight.dims.slice();
-        const requested = criterionOf.get(l)!;
-        const res = pruneLayer({ layer: l, stored: model.readFloat(l.weight), stats: stats.get(l), criterion: requested, target, blockSize, percDamp, minVectors });
-        if (res.method !== 'dense') model.writeFloat(l.weight, res.data);
-        reports.push({
-          ...layerReport(model, l.weight, shapeBefore, res.notes.length ? res.notes.join('; ') : undefined),
-          node: l.node, view: { rows: l.rows, cols: l.cols, transposed: l.transposed, group: l.group },
-          requested, method: res.method, relError: res.relError, notes: res.notes, ms: Date.now() - t1,
-        });
-        done++;
-      }
-    } finally {
-      for (const s of stats.values()) for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free();
     }
+  } catch (e) {
+    for (const [l, w] of originals) model.writeFloat(l.weight, w);
+    throw e;
   }
   onProgress({ done: total, total, phase: 'done', layer: '' });
   const after = model.weights.reduce((a, w) => a + w.numel, 0);

@@ -10,6 +10,7 @@ import { transpose } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { halfArrayToFloat } from '../fp16.js';
 import { findChannelGroups, planChannels, removeChannels, type ChannelOptions } from '../channels.js';
+import { checkSparsity } from '../prune.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
 import { pruneLayer, viewValues, MIN_VECTORS_PER_INPUT } from './layer-prune.js';
 import { toRunner, type ModelRunner, type OrtLike, type RunOutput } from './ort-runner.js';
@@ -112,6 +113,10 @@ interface Cut { axis: number; positions: Set<number> }
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
+  const fraction = checkSparsity(opts.fraction, 'channel fraction');
+  if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
+  const roundTo = opts.roundTo ?? 8;
+  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
   if (!Array.isArray(opts.calibration) || !opts.calibration.length) throw new OnnxError('unsupported', 'calibration needs at least one sample', 'invalid_arguments');
   if (model.externalTensors().length) {
     throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
@@ -172,59 +177,67 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   const reports: ConsumerReport[] = [];
   const todo = ordered.filter((l) => cuts.has(l.name));
   let done = 0;
-  for (const group of captureGroups(todo, true)) {
-    check();
-    const stats = new Map(group.map((l) => [l.name, {
-      moments: new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols),
-      h: method === 'sparsegpt' ? new sk.Hessian(l.cols) : undefined,
-    }]));
-    try {
-      onCalibProgress({ done, total: todo.length, phase: 'capture', layer: group[0].name });
-      const byInput = new Map<string, CalibLayer[]>();
-      for (const l of group) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
-      await capture(runner, model, [...byInput.keys()], calibration, (name, t) => {
-        const x = asF32(t);
-        for (const l of byInput.get(name)!) {
+  // A failed or cancelled run puts back every weight it changed.
+  const originals = new Map<CalibLayer, Float32Array>();
+  try {
+    for (const group of captureGroups(todo, true)) {
+      check();
+      const stats = new Map(group.map((l) => [l.name, {
+        moments: new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols),
+        h: method === 'sparsegpt' ? new sk.Hessian(l.cols) : undefined,
+      }]));
+      try {
+        onCalibProgress({ done, total: todo.length, phase: 'capture', layer: group[0].name });
+        const byInput = new Map<string, CalibLayer[]>();
+        for (const l of group) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
+        await capture(runner, model, [...byInput.keys()], calibration, (name, t) => {
+          const x = asF32(t);
+          for (const l of byInput.get(name)!) {
+            const s = stats.get(l.name)!;
+            s.moments.add(x, t.dims, l.stats === 'conv');
+            if (s.h) { if (l.stats === 'conv') s.h.addConv(x, t.dims, l.conv!); else s.h.addRows(x, x.length / l.cols); }
+          }
+        }, check);
+        for (const l of group) {
+          check();
+          onCalibProgress({ done, total: todo.length, phase: 'prune', layer: l.name });
           const s = stats.get(l.name)!;
-          s.moments.add(x, t.dims, l.stats === 'conv');
-          if (s.h) { if (l.stats === 'conv') s.h.addConv(x, t.dims, l.conv!); else s.h.addRows(x, x.length / l.cols); }
+          const cut = cuts.get(l.name)!;
+          const dims = l.weight.dims;
+          // Keep-mask in the stored layout (the cut positions of the slice axis), then in the view's.
+          const stored = new Uint8Array(l.weight.numel).fill(1);
+          const inner = dims.slice(cut.axis + 1).reduce((a, b) => a * b, 1), outer = dims.slice(0, cut.axis).reduce((a, b) => a * b, 1);
+          for (let o = 0; o < outer; o++) for (const p of cut.positions) stored.fill(0, (o * dims[cut.axis] + p) * inner, (o * dims[cut.axis] + p + 1) * inner);
+          const keepView = l.transposed ? transpose(stored, l.cols, l.rows) : stored;
+          const w0 = model.readFloat(l.weight);
+          const useGpt = !!s.h && s.h.count >= minVectors * l.cols;
+          const notes: string[] = [];
+          if (s.h && !useGpt) notes.push(`${s.h.count} calibration vectors for ${l.cols} inputs: too few for SparseGPT's update; means only`);
+          const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp });
+          // (W - W')·mean(x) per output, in the view layout (a Conv column (c, i, j) sees channel c's mean).
+          const mu = s.moments.mean();
+          const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
+          const per = l.stats === 'conv' ? l.cols / mu.length : 1;
+          const shift = new Float64Array(l.rows);
+          for (let o = 0; o < l.rows; o++) {
+            let acc = 0;
+            for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
+            shift[o] = acc;
+          }
+          originals.set(l, w0);
+          model.writeFloat(l.weight, res.data);
+          biasShift.set(l.name, shift);
+          reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
+            method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
+          done++;
         }
-      }, check);
-      for (const l of group) {
-        check();
-        onCalibProgress({ done, total: todo.length, phase: 'prune', layer: l.name });
-        const s = stats.get(l.name)!;
-        const cut = cuts.get(l.name)!;
-        const dims = l.weight.dims;
-        // Keep-mask in the stored layout (the cut positions of the slice axis), then in the view's.
-        const stored = new Uint8Array(l.weight.numel).fill(1);
-        const inner = dims.slice(cut.axis + 1).reduce((a, b) => a * b, 1), outer = dims.slice(0, cut.axis).reduce((a, b) => a * b, 1);
-        for (let o = 0; o < outer; o++) for (const p of cut.positions) stored.fill(0, (o * dims[cut.axis] + p) * inner, (o * dims[cut.axis] + p + 1) * inner);
-        const keepView = l.transposed ? transpose(stored, l.cols, l.rows) : stored;
-        const w0 = model.readFloat(l.weight);
-        const useGpt = !!s.h && s.h.count >= minVectors * l.cols;
-        const notes: string[] = [];
-        if (s.h && !useGpt) notes.push(`${s.h.count} calibration vectors for ${l.cols} inputs: too few for SparseGPT's update; means only`);
-        const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp });
-        // (W - W')·mean(x) per output, in the view layout (a Conv column (c, i, j) sees channel c's mean).
-        const mu = s.moments.mean();
-        const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
-        const per = l.stats === 'conv' ? l.cols / mu.length : 1;
-        const shift = new Float64Array(l.rows);
-        for (let o = 0; o < l.rows; o++) {
-          let acc = 0;
-          for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
-          shift[o] = acc;
-        }
-        model.writeFloat(l.weight, res.data);
-        biasShift.set(l.name, shift);
-        reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
-          method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
-        done++;
+      } finally {
+        for (const s of stats.values()) s.h?.free();
       }
-    } finally {
-      for (const s of stats.values()) s.h?.free();
     }
+  } catch (e) {
+    for (const [l, w] of originals) model.writeFloat(l.weight, w);
+    throw e;
   }
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
