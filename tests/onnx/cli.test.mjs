@@ -191,6 +191,7 @@ async function checkCalibrated(out, report, nm) {
     assert.equal(v.filter((x) => x === 0).length, l.zeros, `${l.name}: reported zeros = file zeros`);
     assert.ok(['magnitude', 'wanda', 'sparsegpt', 'dense'].includes(l.method), `${l.name}: method ${l.method}`);
     if (l.method !== 'magnitude' && l.method !== 'dense') assert.ok(l.relError >= 0 && l.relError < 1, `${l.name}: relError ${l.relError}`);
+    if (l.method === 'dense') assert.equal(l.relError, 0, `${l.name}: a dense layer changed nothing`);
     if (nm && l.method !== 'dense') {
       for (let i = 0; i < v.length; i += nm[1]) {
         let nz = 0;

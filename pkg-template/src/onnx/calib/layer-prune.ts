@@ -117,7 +117,7 @@ export interface LayerPruneResult {
   data: Float32Array;
   method: MethodUsed;
   notes: string[];
-  /** API.md step 5 over the calibration inputs; null without statistics. */
+  /** API.md step 5 over the calibration inputs; 0 for a layer left dense, null without statistics. */
   relError: number | null;
 }
 
@@ -135,7 +135,7 @@ export function pruneLayer(p: {
   if (!keep && target.nm && !allowsNm(layer, target.nm[1])) {
     const why = layer.op === 'ConvTranspose' ? 'N:M groups of a ConvTranspose weight would run along its outputs'
       : `${target.nm.join(':')} needs ${layer.op === 'Conv' ? 'channels per group and ' : ''}columns in multiples of ${target.nm[1]}`;
-    return { data: stored, method: 'dense', notes: [`${why}: stays dense`], relError: null };
+    return { data: stored, method: 'dense', notes: [`${why}: stays dense`], relError: 0 };
   }
   const hs = stats.groups ?? (stats.h ? [stats.h] : null);
   let used: Criterion = criterion;
