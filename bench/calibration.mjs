@@ -1,7 +1,7 @@
 // Quality of calibration-aware pruning on the playground's PaddleOCR models (cls, rec, det):
 // output cosine on held-out document inputs after pruning every Conv/Gemm/MatMul layer that allows
 // it, by magnitude, Wanda and SparseGPT, at 50% unstructured and 2:4. Same pipeline as the playground
-// (www/src/calib/), run with onnxruntime-node.
+// (sparsekit-wasm/onnx calibratePrune), run with onnxruntime-node.
 //   node bench/calibration.mjs [--quick] [--models cls,rec,det] [--calib N] [--heldout N]
 //        [--block 128] [--damp 0.01] [--one-pass] [--criteria magnitude,wanda,sparsegpt] [--scopes all,group1]
 //        [--out bench/out/calibration.json]
@@ -12,13 +12,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import ort from 'onnxruntime-node';
-import { OnnxModel } from '../www/src/onnx-model.js';
-import { makeInputSet } from '../www/src/calib/input-sets.js';
-import { makeOrtRunner } from '../www/src/calib/ort-runner.js';
-import { makeEngine } from '../www/src/calib/engine.js';
-import { calibratePrune } from '../www/src/calib/calibrate.js';
-import { runSet, compareSets } from '../www/src/calib/evaluate.js';
-import { ROOT, MODELS, loadSparsekit } from '../tests/e2e/helpers.mjs';
+import { OnnxModel, makeInputSet, makeOrtRunner, calibratePrune, runSet, compareSets } from 'sparsekit-wasm/onnx';
+import { ROOT, MODELS } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
@@ -39,10 +34,8 @@ const scopes = opt('scopes', 'all').split(',');
 const outFile = path.resolve(opt('out', path.join(ROOT, 'bench/out/calibration.json')));
 const targets = [{ label: '50% unstructured', sparsity: 0.5 }, { label: '2:4', nm: [2, 4] }];
 
-const sk = await loadSparsekit();
-const engine = makeEngine(sk);
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-console.error(`[calibration] engine: ${engine.name}; calibration ${calibCount}, held-out ${heldOutCount}, block ${blockSize}, percDamp ${percDamp}, ${sequential ? 'sequential' : 'one pass'}`);
+console.error(`[calibration] calibration ${calibCount}, held-out ${heldOutCount}, block ${blockSize}, percDamp ${percDamp}, ${sequential ? 'sequential' : 'one pass'}`);
 
 const results = [];
 for (const key of models) {
@@ -56,23 +49,23 @@ for (const key of models) {
     for (const criterion of criteria) {
       const model = OnnxModel.parse(bytes);
       const t0 = Date.now();
-      const plan = (l) => (scope === 'group1' && l.group > 1 ? null : { criterion, ...(t.nm ? { nm: t.nm } : { sparsity: t.sparsity }) });
-      const rep = await calibratePrune({ model, runner, engine, calibration, plan, sequential, blockSize, percDamp,
+      const rep = await calibratePrune(model, { ort: runner, calibration, sequential, blockSize, percDamp,
+        criterion: (l) => (scope === 'group1' && l.group > 1 ? 'dense' : criterion), ...(t.nm ? { nm: t.nm } : { sparsity: t.sparsity }),
         onProgress: ({ done, total }) => { if (process.stderr.isTTY) process.stderr.write(`\r[${key} ${t.label} ${criterion}] ${done.toFixed(1)}/${total}   `); } });
       const pruned = model.encode();
       const cmp = compareSets(reference, await runSet(runner, pruned, heldOut));
-      const pruneable = rep.layers.filter((l) => l.used !== 'dense');
-      const numel = rep.layers.reduce((a, l) => a + l.rows * l.cols, 0);
-      const zeros = rep.layers.reduce((a, l) => a + l.sparsity * l.rows * l.cols, 0);
+      const pruneable = rep.layers.filter((l) => l.method !== 'dense');
+      const numel = rep.layers.reduce((a, l) => a + l.params, 0);
+      const zeros = rep.layers.reduce((a, l) => a + l.zeros, 0);
       const fallbacks = {};
-      for (const l of rep.layers) if (l.used !== criterion) fallbacks[l.used] = (fallbacks[l.used] ?? 0) + 1;
+      for (const l of rep.layers) if (l.method !== criterion) fallbacks[l.method] = (fallbacks[l.method] ?? 0) + 1;
       const relErrs = rep.layers.filter((l) => l.relError != null).map((l) => l.relError);
       const row = {
         model: key, scope, target: t.label, criterion, cosine: cmp.cosine, minCosine: cmp.min,
         layersPruned: pruneable.length, layersTotal: rep.layers.length, fallbacks,
         weightSparsity: zeros / numel, meanRelError: relErrs.length ? relErrs.reduce((a, b) => a + b, 0) / relErrs.length : null,
         seconds: (Date.now() - t0) / 1000, passes: rep.passes,
-        layers: rep.layers.map(({ name, op, rows, cols, used, sparsity, relError, notes }) => ({ name, op, rows, cols, used, sparsity, relError, notes })),
+        layers: rep.layers.map(({ name, op, view, method, sparsity, relError, notes }) => ({ name, op, rows: view.rows, cols: view.cols, used: method, sparsity, relError, notes })),
       };
       results.push(row);
       process.stderr.write(`\r[${key} ${scope} ${t.label} ${criterion}] cosine ${cmp.cosine.toFixed(4)} (min ${cmp.min.toFixed(4)}), ${pruneable.length}/${rep.layers.length} layers, ${(row.weightSparsity * 100).toFixed(1)}% of their weights zero, ${row.seconds.toFixed(1)} s\n`);
@@ -81,7 +74,7 @@ for (const key of models) {
 }
 
 const out = {
-  date: new Date().toISOString(), host: `${os.cpus().length} cores, node ${process.version}`, engine: engine.name,
+  date: new Date().toISOString(), host: `${os.cpus().length} cores, node ${process.version}`, engine: 'sparsekit-wasm (Node, single-threaded SIMD128)',
   settings: { calibration: calibCount, scopes: { all: 'every Conv, Gemm, MatMul that allows the pattern', group1: 'the same without grouped/depthwise Convs (left dense)' }, heldOut: heldOutCount, blockSize, percDamp, sequential, quick,
     inputs: 'generated document pages (det, 320x320) / text lines (cls, rec, 48x192); held-out seeds disjoint from calibration seeds' },
   results,

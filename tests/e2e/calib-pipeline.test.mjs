@@ -1,22 +1,15 @@
-// The calibration pipeline (www/src/calib/) in Node with onnxruntime-node on the real PaddleOCR
+// The calibration pipeline (sparsekit-wasm/onnx, as the playground's worker runs it) in Node with onnxruntime-node on the real PaddleOCR
 // direction classifier: inputs, layer discovery, one-pass vs sequential capture, SparseGPT against
 // Wanda on the same statistics, the exact N:M pattern, and cancellation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import ort from 'onnxruntime-node';
-import { OnnxModel } from '../../www/src/onnx-model.js';
-import { renderPage } from '../../www/src/calib/doc-pages.js';
-import { makeInputSet, SEED_BASE } from '../../www/src/calib/input-sets.js';
-import { findLayers, captureGroups } from '../../www/src/calib/layers.js';
-import { makeOrtRunner } from '../../www/src/calib/ort-runner.js';
-import { makeEngine } from '../../www/src/calib/engine.js';
-import { calibratePrune, CancelledError } from '../../www/src/calib/calibrate.js';
-import { viewValues } from '../../www/src/calib/layer-prune.js';
-import { CLS, loadSparsekit } from './helpers.mjs';
+import {
+  OnnxModel, renderPage, makeInputSet, SEED_BASE, findLayers, captureGroups, makeOrtRunner, calibratePrune, CancelledError, viewValues,
+} from 'sparsekit-wasm/onnx';
+import { CLS } from './helpers.mjs';
 
-const sk = await loadSparsekit();
-const engine = makeEngine(sk);
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1 });
 const bytes = fs.readFileSync(CLS);
 
@@ -43,20 +36,20 @@ test('cls: layers, views and capture groups', () => {
   assert.equal(captureGroups(layers, true).length, 54);       // a chain: every layer needs its own pass
 });
 
-test(`one pass, same statistics: SparseGPT reconstructs better than Wanda; exact 2:4 (${engine.name})`, async () => {
+test('one pass, same statistics: SparseGPT reconstructs better than Wanda; exact 2:4', async () => {
   const calibration = makeInputSet(OnnxModel.parse(bytes), { count: 8, set: 'calibration' });
   const runs = {};
   for (const criterion of ['wanda', 'sparsegpt']) {
     const model = OnnxModel.parse(bytes);
-    const rep = await calibratePrune({ model, runner, engine, calibration, sequential: false, minVectors: 0,
-      plan: (l) => (l.group === 1 ? { criterion, nm: [2, 4] } : null) });
+    const rep = await calibratePrune(model, { ort: runner, calibration, sequential: false, minVectors: 0,
+      criterion: (l) => (l.group === 1 ? criterion : 'dense'), nm: [2, 4] });
     runs[criterion] = { model, rep };
   }
   const w = runs.wanda.rep.layers, s = runs.sparsegpt.rep.layers;
   assert.equal(s.length, w.length);
   let better = 0, compared = 0;
   for (let i = 0; i < s.length; i++) {
-    if (s[i].used !== 'sparsegpt') continue;
+    if (s[i].method !== 'sparsegpt') continue;
     compared++;
     if (s[i].relError <= w[i].relError + 1e-6) better++;
   }
@@ -64,7 +57,7 @@ test(`one pass, same statistics: SparseGPT reconstructs better than Wanda; exact
   const m = runs.sparsegpt.model;
   for (const l of findLayers(m)) {
     const r = s.find((x) => x.name === l.name);
-    if (!r || r.used === 'dense') continue;
+    if (!r || r.method === 'dense') continue;
     const v = viewValues(m.readFloat(l.weight), l);
     for (let k = 0; k < v.length; k += 4) assert.ok((v[k] !== 0) + (v[k + 1] !== 0) + (v[k + 2] !== 0) + (v[k + 3] !== 0) <= 2, `${l.name} group ${k}`);
   }
@@ -74,8 +67,8 @@ test('an aborted signal stops the pipeline with CancelledError and no further pa
   const calibration = makeInputSet(OnnxModel.parse(bytes), { count: 2, set: 'calibration' });
   const ctl = new AbortController();
   let seen = 0;
-  await assert.rejects(calibratePrune({ model: OnnxModel.parse(bytes), runner, engine, calibration,
-    plan: () => ({ criterion: 'sparsegpt', sparsity: 0.5 }), signal: ctl.signal,
+  await assert.rejects(calibratePrune(OnnxModel.parse(bytes), { ort: runner, calibration,
+    criterion: 'sparsegpt', sparsity: 0.5, signal: ctl.signal,
     onProgress: ({ done }) => { seen++; if (done >= 3) ctl.abort(); } }), (e) => e instanceof CancelledError && e.code === 'cancelled');
   assert.ok(seen > 0);
 });

@@ -6,9 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OnnxModel } from '../../www/src/onnx-model.js';
-import { findLayers } from '../../www/src/calib/layers.js';
-import { viewValues } from '../../www/src/calib/layer-prune.js';
+import { OnnxModel, findLayers, viewValues } from 'sparsekit-wasm/onnx';
 import { CLS, tmpDir, runModel, startPlayground } from './helpers.mjs';
 
 let playground;

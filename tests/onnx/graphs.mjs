@@ -62,7 +62,7 @@ export function makeModel({ inputs, outputs, nodes, inits = {}, seed = 7, store 
   }
   const model = {
     ir_version: 8, producer_name: 'sparsekit-wasm tests', opset_import: [{ domain: '', version: opset }],
-    graph: { name: 'g', node: graphNodes, initializer, input: inputs.map(([n, d]) => vi(n, d)), output: outputs.map(([n, d]) => vi(n, d)) },
+    graph: { name: 'g', node: graphNodes, initializer, input: inputs.map(([n, d, e]) => vi(n, d, e)), output: outputs.map(([n, d]) => vi(n, d)) },
   };
   return ModelProto.encode(ModelProto.fromObject(model)).finish();
 }

@@ -1,8 +1,8 @@
 // The calibration card of the playground: criterion per layer and presets (magnitude / Wanda /
 // SparseGPT), calibration options, progress and cancel, per-layer relative reconstruction error, the
 // held-out output cosine, and the side-by-side comparison of the three criteria (calib-worker.js).
-import { findLayers } from './calib/layers.js';
-import { resolveInputShape } from './model-input.js';
+// The layers and input shapes come from the package's ONNX module (the model parsed by it here).
+import { OnnxModel, findLayers, resolveInputShape, isDensePrediction } from 'sparsekit-wasm/onnx';
 import { loadUserImages } from './calib/user-images.js';
 
 const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
@@ -41,7 +41,7 @@ export function initCalibPanel({ showError, download }) {
       sel.addEventListener('change', () => { if (sel.value) perLayer[l.name] = sel.value; else delete perLayer[l.name]; });
       td(sel);
       const r = byName.get(l.name);
-      td(r ? r.used : '');
+      td(r ? r.method : '');
       td(r ? `${(r.sparsity * 100).toFixed(1)}%` : '');
       const e = td(r && r.relError != null ? r.relError.toFixed(4) : r ? '—' : '');
       e.dataset.testid = 'calib-relerr';
@@ -153,7 +153,7 @@ export function initCalibPanel({ showError, download }) {
     /** A new model was loaded (external data: calibration is not offered). */
     setModel(m, b, name, hasExternal) {
       if (busy) { worker.terminate(); worker = newWorker(); setBusy(false, ''); }
-      model = hasExternal ? null : m; bytes = b; fileName = name; pruned = null;
+      model = hasExternal || !m ? null : OnnxModel.parse(b); bytes = b; fileName = name; pruned = null;
       for (const k of Object.keys(perLayer)) delete perLayer[k];
       layers = model ? findLayers(model) : [];
       $('calib-card').hidden = !m;
@@ -161,7 +161,7 @@ export function initCalibPanel({ showError, download }) {
       $('calib-export').hidden = true;
       $('calib-compare-table').hidden = true;
       $('calib-summary').replaceChildren();
-      $('calib-norm').value = m && m.outputs.some((o) => o.rank === 4) ? 'imagenet' : 'symmetric';
+      $('calib-norm').value = model && isDensePrediction(model) ? 'imagenet' : 'symmetric';
       renderTable(null);
       setBusy(false, '');
     },

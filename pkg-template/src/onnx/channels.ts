@@ -11,7 +11,7 @@ import { OnnxError } from './errors.js';
 import { checkSparsity, layerReport, type LayerReport, type ProgressFn, type PruneReport } from './prune.js';
 
 /** A tensor slice that goes with one channel: positions [pos, pos + rep) of `axis` of `tensor`. */
-interface Slice {
+export interface Slice {
   tensor: string;
   axis: number;
   pos: number;
@@ -31,7 +31,7 @@ interface Slice {
 }
 
 /** Where a removed channel's constant output goes: into the bias of `node` (a Conv / Gemm / MatMul). */
-interface Fold {
+export interface Fold {
   node: NodeProto;
   weight: string;
   /** The weight axis of the consumer's outputs (its bias index). */
@@ -104,6 +104,22 @@ export interface ChannelOptions {
   apply?: 'remove' | 'mask' | 'constant';
   /** Fold removed channels' constants into the consumers' biases (default true; false: they read zero). */
   fold?: boolean;
+  /**
+   * The decision, per group id: 1 keeps a channel (as planChannels returns it). Groups without an
+   * entry are scored as usual. Calibration decides first, changes the consumers, then removes.
+   */
+  keep?: Map<number, Uint8Array>;
+  /**
+   * Scoring weights of the consumers' input slices, per consumer weight name: a factor per position
+   * along the slice's axis (e.g. the RMS of that input channel: activation-aware scores).
+   */
+  inputScale?: Map<string, ArrayLike<number>>;
+  /**
+   * Added to a consumer's bias with the removal, per consumer weight name: one value per output, in
+   * the units of the weight times its input (scaled like the folded constants: Gemm alpha / beta).
+   * Calibration puts the measured mean of what the consumer loses there.
+   */
+  biasShift?: Map<string, ArrayLike<number>>;
   onProgress?: ProgressFn;
 }
 
@@ -621,16 +637,29 @@ type Drops = Map<string, Drop>;
  * Reads every value from `floatOf` before any tensor changes; updates `floatOf`'s cache and `drops`.
  */
 function foldConstants(model: OnnxModel, live: ChannelGroup[], keepOf: Map<number, Uint8Array>,
-  channelsOf: ChannelAnalysis['channelsOf'], drops: Drops, floatOf: (name: string) => Float32Array) {
+  channelsOf: ChannelAnalysis['channelsOf'], drops: Drops, floatOf: (name: string) => Float32Array, biasShift?: ChannelOptions['biasShift']) {
   const consts = model.constants();
   const delta = new Map<NodeProto, { fold: Fold; add: Float64Array }>();
   let unknown = 0;
+  if (biasShift?.size) {
+    const shifted = new Set<string>();
+    for (const gr of live) for (const ch of channelsOf.get(gr.id)!) for (const sl of ch.slices) {
+      const f = sl.fold;
+      const shift = f && biasShift.get(f.weight);
+      if (!f || !shift || shifted.has(f.weight)) continue;
+      shifted.add(f.weight);
+      const n = toNum(consts.get(f.weight)!.tensor.dims[f.outAxis]);
+      if (shift.length !== n) throw new OnnxError('unsupported', `biasShift of "${f.weight}" has ${shift.length} values for ${n} outputs`, 'shape_mismatch');
+      delta.set(f.node, { fold: f, add: Float64Array.from(shift, (v) => v * f.scale) });
+    }
+  }
   for (const gr of live) {
     const keep = keepOf.get(gr.id)!;
     channelsOf.get(gr.id)!.forEach((ch, c) => {
       if (keep[c]) return;
       for (const sl of ch.slices) {
-        if (!sl.fold) continue;
+        // A consumer given a biasShift has its removed slices zeroed: its shift says what they were worth.
+        if (!sl.fold || biasShift?.has(sl.fold.weight)) continue;
         const v = sl.fold.value();
         if (v === undefined || !Number.isFinite(v) || !Number.isFinite(sl.fold.scale)) { unknown++; continue; }
         if (v === 0) continue;
@@ -701,7 +730,7 @@ function foldConstants(model: OnnxModel, live: ChannelGroup[], keepOf: Map<numbe
 }
 
 /** The values of one channel's slices of a float tensor, row-major over (slice positions, the rest). */
-function gatherSlice(data: Float32Array, dims: number[], axis: number, pos: number, rep: number): Float32Array {
+function gatherSlice(data: Float32Array, dims: number[], axis: number, pos: number, rep: number, scale?: ArrayLike<number>): Float32Array {
   const outer = prod(dims.slice(0, axis));
   const inner = prod(dims.slice(axis + 1));
   const out = new Float32Array(outer * rep * inner);
@@ -709,6 +738,8 @@ function gatherSlice(data: Float32Array, dims: number[], axis: number, pos: numb
   for (let o = 0; o < outer; o++) {
     const base = (o * dims[axis] + pos) * inner;
     out.set(data.subarray(base, base + rep * inner), k);
+    // Position p of the axis weighted by scale[p] (activation-aware scores).
+    if (scale) for (let p = 0; p < rep; p++) for (let i = 0; i < inner; i++) out[k + p * inner + i] *= scale[pos + p];
     k += rep * inner;
   }
   return out;
@@ -731,28 +762,32 @@ function deleteAlong(data: Float32Array, dims: number[], axis: number, keep: num
 }
 
 /**
- * Removes the fraction `fraction` of channels, by the L2 norm of all their members (per group, or
- * model-wide with each group's norms scaled by 1/sqrt(elements per channel)). At least one channel
- * of every group stays. In place; returns the report (groups kept whole listed with their reason).
+ * The channels removeChannels would keep (1) per prunable group id, scored as it scores them (or
+ * taken from `opts.keep`), without changing the model.
  */
-export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneReport & { groups: { removed: object[]; kept: object[] }; folded: { biases: number; created: number; unknown: number } } {
+export function planChannels(model: OnnxModel, opts: ChannelOptions, analysis: ChannelAnalysis = findChannelGroups(model),
+  floatOf?: (name: string) => Float32Array): Map<number, Uint8Array> {
   const fraction = checkSparsity(opts.fraction, 'channel fraction');
-  if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
   const scope = opts.scope ?? 'layer';
   const roundTo = opts.roundTo ?? 8;
-  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
-  const { groups, channelsOf, depthwise } = findChannelGroups(model);
+  const { groups, channelsOf } = analysis;
   const consts = model.constants();
-  const before = model.weights.reduce((a, w) => a + w.numel, 0);
-  const shapesBefore = new Map(model.prunable().map((w) => [w.name, w.dims.slice()]));
-  const prunableBefore = model.prunable().reduce((a, w) => a + w.numel, 0);
-  const cache = new Map<string, Float32Array>();
-  const floatOf = (name: string) => cache.get(name) ?? cache.set(name, model.readFloat((consts.get(name) ?? model.constants().get(name)!).tensor)).get(name)!;
-  const live = groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
-
+  if (!floatOf) {
+    const cache = new Map<string, Float32Array>();
+    floatOf = (name: string) => cache.get(name) ?? cache.set(name, model.readFloat(consts.get(name)!.tensor)).get(name)!;
+  }
+  const allLive = groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
   // Score: one BlockCoupling per group, one spec per member tensor axis: a (channels, slice) Param.
   const owned: { free(): void }[] = [];
   const keepOf = new Map<number, Uint8Array>();
+  const given = opts.keep ?? new Map<number, Uint8Array>();
+  for (const gr of allLive) {
+    const k = given.get(gr.id);
+    if (!k) continue;
+    if (k.length !== gr.channels) throw new OnnxError('unsupported', `keep of group ${gr.id} has ${k.length} entries for ${gr.channels} channels`, 'shape_mismatch');
+    keepOf.set(gr.id, Uint8Array.from(k, (v) => (v ? 1 : 0)));
+  }
+  const live = allLive.filter((gr) => !keepOf.has(gr.id));
   try {
     const scopes: sk.ScopeSpec[] = [];
     live.forEach((gr, gi) => {
@@ -767,10 +802,10 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
       const specs = weightMembers.map((m) => {
         const t = consts.get(m.tensor)!.tensor;
         const dims = t.dims.map(toNum);
-        const data = floatOf(m.tensor);
+        const data = floatOf!(m.tensor);
         const rows = chans.map((ch) => {
           const sl = ch.slices.find((s) => s.tensor === m.tensor && s.axis === m.axis);
-          return sl ? gatherSlice(data, dims, sl.axis, sl.pos, sl.rep) : undefined;
+          return sl ? gatherSlice(data, dims, sl.axis, sl.pos, sl.rep, sl.fold ? opts.inputScale?.get(m.tensor) : undefined) : undefined;
         });
         const width = Math.max(...rows.map((r) => r?.length ?? 0));
         const flat = new Float32Array(chans.length * width);
@@ -820,6 +855,31 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
     for (const o of owned) o.free();
   }
 
+  return keepOf;
+}
+
+/**
+ * Removes the fraction `fraction` of channels, by the L2 norm of all their members (per group, or
+ * model-wide with each group's norms scaled by 1/sqrt(elements per channel)). At least one channel
+ * of every group stays. In place; returns the report (groups kept whole listed with their reason).
+ */
+export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneReport & { groups: { removed: object[]; kept: object[] }; folded: { biases: number; created: number; unknown: number } } {
+  const fraction = checkSparsity(opts.fraction, 'channel fraction');
+  if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
+  const scope = opts.scope ?? 'layer';
+  const roundTo = opts.roundTo ?? 8;
+  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
+  const { groups, channelsOf, depthwise } = findChannelGroups(model);
+  const consts = model.constants();
+  const before = model.weights.reduce((a, w) => a + w.numel, 0);
+  const shapesBefore = new Map(model.prunable().map((w) => [w.name, w.dims.slice()]));
+  const prunableBefore = model.prunable().reduce((a, w) => a + w.numel, 0);
+  const cache = new Map<string, Float32Array>();
+  const floatOf = (name: string) => cache.get(name) ?? cache.set(name, model.readFloat((consts.get(name) ?? model.constants().get(name)!).tensor)).get(name)!;
+  const live = groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
+
+  const keepOf = planChannels(model, opts, { groups, channelsOf, depthwise }, floatOf);
+
   // Never empty a group; a whole-zero channel scores 0 and goes first, which is the intent.
   const drops: Drops = new Map();
   const removedGroups: object[] = [];
@@ -841,7 +901,7 @@ export function removeChannels(model: OnnxModel, opts: ChannelOptions): PruneRep
     if (removed) removedGroups.push({ id: gr.id, producers: gr.producers, channelsBefore: gr.channels, channelsAfter: gr.channels - removed });
   }
   const mask = opts.apply === 'mask' || opts.apply === 'constant';
-  const fold = opts.apply === 'constant' || opts.fold === false ? { biases: 0, created: 0, unknown: 0 } : foldConstants(model, live, keepOf, channelsOf, drops, floatOf);
+  const fold = opts.apply === 'constant' || opts.fold === false ? { biases: 0, created: 0, unknown: 0 } : foldConstants(model, live, keepOf, channelsOf, drops, floatOf, opts.biasShift);
   // Apply, one tensor axis at a time (a Conv weight loses output channels and input channels).
   const byTensor = new Map<string, Drop[]>();
   for (const [k, d] of drops) {

@@ -10,7 +10,9 @@ export type OnnxReason =
   | 'missing_external'
   | 'unsupported'
   | 'bad_mask'
-  | 'no_file';
+  | 'no_file'
+  /** Calibration inputs that do not fit the model (files, shapes, types). */
+  | 'bad_calibration';
 
 export class OnnxError extends SparseKitError {
   readonly reason: OnnxReason;

@@ -8,8 +8,34 @@ export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16Array
 export { ONNX_PROTO } from './schema.js';
 export { pruneSparsity, pruneNm, parseNm } from './prune.js';
 export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
-export { findChannelGroups, removeChannels } from './channels.js';
+export { findChannelGroups, removeChannels, planChannels } from './channels.js';
 export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from './channels.js';
+// Calibration-aware pruning of whole models (Wanda / SparseGPT per layer, sequential capture with the
+// caller's onnxruntime), and the calibration inputs: generated, or read from files.
+export { calibratePrune } from './calib/calibrate.js';
+export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress } from './calib/calibrate.js';
+export { findLayers, captureGroups } from './calib/layers.js';
+export type { CalibLayer, StatsKind } from './calib/layers.js';
+export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';
+export type { Criterion, MethodUsed, Target, LayerStats, LayerPruneResult } from './calib/layer-prune.js';
+export { makeInputSet, genericTensor, resolveInputShape, isImageShape, isDensePrediction, ORT_TYPES, SEED_BASE } from './calib/inputs.js';
+export type { FeedTensor, InputSample, InputSetOptions } from './calib/inputs.js';
+export { renderPage, documentTensor, toTensor, NORMALIZATIONS, PAGE_LAYOUTS } from './calib/doc-pages.js';
+export type { RenderedPage, RgbaImage, Normalization } from './calib/doc-pages.js';
+export { prng } from './calib/prng.js';
+export { parseNpy, npyToFeed } from './calib/npy.js';
+export type { NpyArray } from './calib/npy.js';
+export { decodePng, resizeRgba } from './calib/png.js';
+export { makeOrtRunner } from './calib/ort-runner.js';
+export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
+export { runSet, compareSets, outputAsFloat } from './calib/evaluate.js';
+export type { Outputs } from './calib/evaluate.js';
+export { CancelledError } from './calib/cancel.js';
+export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
+export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
+import type { CalibrationDirOptions } from './calib/samples-dir.js';
+export type { CalibrationDirOptions };
+import type { InputSample } from './calib/inputs.js';
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
 
@@ -38,4 +64,14 @@ export async function saveOnnx(model: OnnxModel, file: string) {
   if (!isNode) throw new OnnxError('unsupported', 'saving to a path needs Node: use model.encode() in a browser', 'unsupported_environment');
   const io = await nodeIo();
   return io.saveOnnxFile(model, file);
+}
+
+/**
+ * Node only: calibration samples from a directory of `.npy` / `.png` files or one folder per sample
+ * (layout in docs/onnx.md), checked against the model's inputs.
+ */
+export async function readCalibrationDir(dir: string, model: OnnxModel, opts: CalibrationDirOptions = {}): Promise<InputSample[]> {
+  if (!isNode) throw new OnnxError('unsupported', 'reading calibration files from a directory needs Node: pass InputSample[] in a browser', 'unsupported_environment');
+  const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
+  return mod.readCalibrationDir(dir, model, opts);
 }

@@ -1,18 +1,22 @@
 // Document-like calibration images drawn in plain JS (no DOM canvas), so that a page, a worker and
 // Node produce bit-identical inputs for the same seed. Calibration statistics are only as good as the
 // inputs: an OCR model calibrated on noise learns nothing about the strokes it must keep.
-import { prng } from '../model-input.js';
+import { prng } from './prng.js';
+
+type Rnd = () => number;
+type Stroke = [number, number, number, number];
+interface Font { glyphs: { strokes: Stroke[]; width: number }[]; aspect: number; weight: number; slant: number; spacing: number }
 
 /**
  * A "font": a procedural alphabet (glyphs made of strokes on a small grid) with a stroke width, a
  * slant and a letter spacing. Different seeds give visibly different type styles.
  */
-function makeFont(rnd) {
+function makeFont(rnd: Rnd): Font {
   const gw = 4 + Math.floor(rnd() * 3);           // grid 4..6 wide
   const gh = 6 + Math.floor(rnd() * 3);           // 6..8 high
   const glyphs = [];
   for (let g = 0; g < 40; g++) {
-    const strokes = [];
+    const strokes: Stroke[] = [];
     const count = 2 + Math.floor(rnd() * 3);
     for (let s = 0; s < count; s++) {
       const kind = rnd();
@@ -46,10 +50,11 @@ function makeFont(rnd) {
 
 /** A grey-level canvas in [0, 1] (0 = ink) with an anti-aliased thick-segment primitive. */
 class Raster {
-  constructor(w, h, paper) { this.w = w; this.h = h; this.px = new Float32Array(w * h).fill(paper); }
+  readonly px: Float32Array;
+  constructor(readonly w: number, readonly h: number, paper: number) { this.px = new Float32Array(w * h).fill(paper); }
 
   /** Darkens toward `ink` by coverage of a segment of half-width r (distance-based anti-aliasing). */
-  segment(x0, y0, x1, y1, r, ink) {
+  segment(x0: number, y0: number, x1: number, y1: number, r: number, ink: number): void {
     const { w, h, px } = this;
     const xa = Math.max(0, Math.floor(Math.min(x0, x1) - r - 1)), xb = Math.min(w - 1, Math.ceil(Math.max(x0, x1) + r + 1));
     const ya = Math.max(0, Math.floor(Math.min(y0, y1) - r - 1)), yb = Math.min(h - 1, Math.ceil(Math.max(y0, y1) + r + 1));
@@ -65,7 +70,7 @@ class Raster {
     }
   }
 
-  rect(x0, y0, x1, y1, v) {
+  rect(x0: number, y0: number, x1: number, y1: number, v: number): void {
     for (let y = Math.max(0, y0 | 0); y < Math.min(this.h, y1); y++) {
       for (let x = Math.max(0, x0 | 0); x < Math.min(this.w, x1); x++) this.px[y * this.w + x] = v;
     }
@@ -73,14 +78,14 @@ class Raster {
 }
 
 /** Draws one word at (x, baseline-top y) with glyph height size; returns the x after it. */
-function drawWord(r, font, rnd, x, y, size, letters, ink) {
+function drawWord(r: Raster, font: Font, rnd: Rnd, x: number, y: number, size: number, letters: number, ink: number): number {
   const gwPx = size * font.aspect;
   const half = Math.max(0.5, (font.weight * size) / 2);
   for (let l = 0; l < letters; l++) {
     const g = font.glyphs[Math.floor(rnd() * font.glyphs.length)];
     const w = gwPx * g.width;
     for (const [a, b, c, d] of g.strokes) {
-      const sx = (u, v) => x + u * w + font.slant * (1 - v) * size;
+      const sx = (u: number, v: number) => x + u * w + font.slant * (1 - v) * size;
       r.segment(sx(a, b), y + b * size, sx(c, d), y + d * size, half, ink);
     }
     x += w + font.spacing * gwPx + half * 2;
@@ -89,7 +94,7 @@ function drawWord(r, font, rnd, x, y, size, letters, ink) {
 }
 
 /** A run of words from x0 to at most x1 on one line; returns the x where it stopped. */
-function drawLine(r, font, rnd, x0, x1, y, size, ink, fill = 0.6 + 0.4 * rnd()) {
+function drawLine(r: Raster, font: Font, rnd: Rnd, x0: number, x1: number, y: number, size: number, ink: number, fill = 0.6 + 0.4 * rnd()): number {
   let x = x0;
   const stop = x0 + (x1 - x0) * fill;
   while (x < stop) {
@@ -102,7 +107,8 @@ function drawLine(r, font, rnd, x0, x1, y, size, ink, fill = 0.6 + 0.4 * rnd()) 
 }
 
 /** Layouts of a full page (for detection-like models): each fills the raster differently. */
-const LAYOUTS = {
+type Layout = (r: Raster, fonts: Font[], rnd: Rnd, ink: number) => void;
+const LAYOUTS: Record<string, Layout> = {
   paragraphs(r, fonts, rnd, ink) {
     const font = fonts[0];
     const size = r.h * (0.025 + rnd() * 0.05);
@@ -178,7 +184,7 @@ export const PAGE_LAYOUTS = Object.freeze(Object.keys(LAYOUTS));
  * One page as an (h, w) grey raster in [0, 1] plus a colour tint: random layout, 1-3 fonts, paper
  * and ink levels, light noise. Deterministic in `seed`.
  */
-export function renderPage(h, w, seed, kind = 'page') {
+export function renderPage(h: number, w: number, seed: number, kind: 'page' | 'line' = 'page'): RenderedPage {
   const rnd = prng(seed);
   const paper = 0.82 + rnd() * 0.18, ink = rnd() * 0.3;
   const r = new Raster(w, h, paper);
@@ -199,21 +205,29 @@ export function renderPage(h, w, seed, kind = 'page') {
   return { gray: r.px, tint, h, w };
 }
 
+/** A generated page: grey levels in [0, 1] (h x w) and an RGB tint. */
+export interface RenderedPage { gray: Float32Array; tint: number[]; h: number; w: number }
+
+/** An RGBA image (e.g. a decoded PNG or canvas pixels), already at the model's input size. */
+export interface RgbaImage { rgba: Uint8Array | Uint8ClampedArray; h: number; w: number }
+
+export type Normalization = 'symmetric' | 'imagenet';
+
 /** Per-channel normalisations of RGB in [0, 1]: 'symmetric' (x - 0.5) / 0.5; 'imagenet' mean/std. */
-export const NORMALIZATIONS = Object.freeze({
+export const NORMALIZATIONS: Readonly<Record<Normalization, { mean: number[]; std: number[] }>> = Object.freeze({
   symmetric: { mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] },
   imagenet: { mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
 });
 
 /** Packs an RGB-in-[0,1] source (gray * tint, or an RGBA image) into a (1, C, H, W) float tensor. */
-export function toTensor(src, channels, normalization = 'symmetric') {
+export function toTensor(src: RenderedPage | RgbaImage, channels: number, normalization: Normalization = 'symmetric'): Float32Array {
   const { mean, std } = NORMALIZATIONS[normalization] ?? NORMALIZATIONS.symmetric;
   const { h, w } = src;
   const out = new Float32Array(channels * h * w);
   for (let c = 0; c < channels; c++) {
     const m = channels === 1 ? 0.5 : mean[c], s = channels === 1 ? 0.5 : std[c];
     for (let i = 0; i < h * w; i++) {
-      const v = src.rgba ? src.rgba[i * 4 + c] / 255 : src.gray[i] * src.tint[channels === 1 ? 0 : c];
+      const v = 'rgba' in src ? src.rgba[i * 4 + c] / 255 : src.gray[i] * src.tint[channels === 1 ? 0 : c];
       out[c * h * w + i] = (v - m) / s;
     }
   }
@@ -221,6 +235,6 @@ export function toTensor(src, channels, normalization = 'symmetric') {
 }
 
 /** A (1, C, H, W) document page tensor: 'page' for dense prediction, 'line' for text-line models. */
-export function documentTensor([, c, h, w], seed, { kind = 'page', normalization = 'symmetric' } = {}) {
+export function documentTensor([, c, h, w]: number[], seed: number, { kind = 'page', normalization = 'symmetric' }: { kind?: 'page' | 'line'; normalization?: Normalization } = {}): Float32Array {
   return toTensor(renderPage(h, w, seed, kind), c, normalization);
 }

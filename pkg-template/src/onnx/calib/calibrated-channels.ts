@@ -1,0 +1,246 @@
+// Channel removal that keeps the outputs, with calibration inputs: the removed channels are chosen
+// with activation-aware scores (a consumer's input slice weighted by how much signal that input
+// carries, as Wanda weighs weights), and each consumer of removed channels is compensated before the
+// removal, sequentially in graph order: its removed input columns are zeroed and (sparsegpt) its
+// kept columns reconstructed with SparseGPT on the captured inputs (`keep` = the kept columns), and
+// the measured mean of what it lost, (W - W')·mean(x), goes into its bias.
+import * as sk from 'sparsekit-wasm';
+import type { OnnxModel } from '../model.js';
+import { transpose } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { halfArrayToFloat } from '../fp16.js';
+import { findChannelGroups, planChannels, removeChannels, type ChannelOptions } from '../channels.js';
+import { checkSparsity } from '../prune.js';
+import { findLayers, captureGroups, type CalibLayer } from './layers.js';
+import { pruneLayer, viewValues, MIN_VECTORS_PER_INPUT } from './layer-prune.js';
+import { toRunner, type ModelRunner, type OrtLike, type RunOutput } from './ort-runner.js';
+import type { InputSample } from './inputs.js';
+import { CancelledError } from './cancel.js';
+import type { CalibProgress } from './calibrate.js';
+
+export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 'inputScale' | 'biasShift' | 'apply'> {
+  ort: OrtLike | ModelRunner;
+  sessionOptions?: object;
+  calibration: InputSample[];
+  /**
+   * 'wanda' (default): activation-aware scores and the measured means into the biases;
+   * 'sparsegpt': the same, and each consumer's kept columns reconstructed with SparseGPT.
+   */
+  method?: 'wanda' | 'sparsegpt';
+  /** Channel scores: 'activations' (default, as above) or 'weights' (the norms removeChannels uses). */
+  score?: 'activations' | 'weights';
+  /** 'remove' (default) or 'mask' (same function, shapes kept: what the tests compare against). */
+  apply?: 'remove' | 'mask';
+  percDamp?: number;
+  blockSize?: number;
+  minVectors?: number;
+  signal?: AbortSignal;
+  onCalibProgress?: (p: CalibProgress) => void;
+}
+
+/** What calibration did to one consumer of removed channels. */
+export interface ConsumerReport {
+  name: string;
+  op: string;
+  /** Input columns zeroed before the removal (of the view's cols). */
+  removedColumns: number;
+  cols: number;
+  method: 'sparsegpt' | 'mean' | 'none';
+  /** Relative reconstruction error of the consumer on the calibration inputs (API.md step 5). */
+  relError: number | null;
+  notes: string[];
+}
+
+const asF32 = (t: RunOutput): Float32Array =>
+  t.data instanceof Float32Array ? t.data : t.type === 'float16' && t.data instanceof Uint16Array ? halfArrayToFloat(t.data) : Float32Array.from(t.data as ArrayLike<number>, Number);
+
+/** The model bytes with `names` added as graph outputs (float). */
+function withOutputs(model: OnnxModel, names: string[]): Uint8Array {
+  const g = model.graph;
+  const have = new Set(g.output.map((o: { name: string }) => o.name));
+  const before = g.output.length;
+  for (const name of names) if (!have.has(name)) g.output.push({ name, type: { tensor_type: { elem_type: 1 } } });
+  try { return model.encode(); } finally { g.output.length = before; }
+}
+
+/** Per-column sums of x and x² of a layer's input: a channel of a Conv input, a column of a MatMul / Gemm input. */
+class ColumnMoments {
+  readonly sum: Float64Array;
+  readonly sq: Float64Array;
+  count = 0;
+  constructor(readonly n: number) { this.sum = new Float64Array(n); this.sq = new Float64Array(n); }
+  add(x: Float32Array, dims: number[], conv: boolean) {
+    if (conv) {
+      const [N, C, H, W] = dims, plane = H * W;
+      for (let b = 0; b < N; b++) for (let c = 0; c < C; c++) {
+        const o = (b * C + c) * plane;
+        let s = 0, q = 0;
+        for (let i = 0; i < plane; i++) { const v = x[o + i]; s += v; q += v * v; }
+        this.sum[c] += s; this.sq[c] += q;
+      }
+      this.count += N * plane;
+    } else {
+      const rows = x.length / this.n;
+      for (let r = 0; r < rows; r++) for (let j = 0; j < this.n; j++) { const v = x[r * this.n + j]; this.sum[j] += v; this.sq[j] += v * v; }
+      this.count += rows;
+    }
+  }
+  mean(): Float64Array { return this.sum.map((s) => s / Math.max(1, this.count)); }
+  rms(): Float64Array { return this.sq.map((q) => Math.sqrt(q / Math.max(1, this.count))); }
+}
+
+/** Runs the calibration set once with `names` as extra outputs; calls fn(name, tensor) per sample. */
+async function capture(runner: ModelRunner, model: OnnxModel, names: string[], calibration: InputSample[], fn: (name: string, t: RunOutput) => void, check: () => void) {
+  const graphInputs = new Set(model.graph.input.map((i: { name: string }) => i.name));
+  const extra = names.filter((n) => !graphInputs.has(n));
+  const session = await runner.createSession(withOutputs(model, extra));
+  try {
+    for (const { feeds } of calibration) {
+      check();
+      const out = extra.length ? await session.run(feeds, extra) : {};
+      for (const n of names) fn(n, out[n] ?? (feeds[n] as RunOutput));
+    }
+  } finally { await session.release(); }
+}
+
+/** The positions along the slice axis (input channels / rows) of a consumer weight that go. */
+interface Cut { axis: number; positions: Set<number> }
+
+/**
+ * removeChannels with calibration (see the file comment): same options and report, plus
+ * `compensation` per consumer. In place; a refused option changes nothing.
+ */
+export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
+  const method = opts.method ?? 'wanda';
+  if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
+  const fraction = checkSparsity(opts.fraction, 'channel fraction');
+  if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
+  const roundTo = opts.roundTo ?? 8;
+  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
+  if (!Array.isArray(opts.calibration) || !opts.calibration.length) throw new OnnxError('unsupported', 'calibration needs at least one sample', 'invalid_arguments');
+  if (model.externalTensors().length) {
+    throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
+  }
+  const { calibration, signal, percDamp = 0.01, blockSize = 128, minVectors = MIN_VECTORS_PER_INPUT, onCalibProgress = () => {} } = opts;
+  const runner = toRunner(opts.ort, opts.sessionOptions);
+  const check = () => { if (signal?.aborted) throw new CancelledError(); };
+  const base: ChannelOptions = { fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress };
+  const analysis = findChannelGroups(model);
+  const live = analysis.groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
+  // The consumers of each group's channels (their input slices carry a fold).
+  const layerOf = new Map(findLayers(model).map((l) => [l.name, l]));
+  const consumers = new Map<string, CalibLayer>();
+  for (const gr of live) for (const ch of analysis.channelsOf.get(gr.id)!) for (const sl of ch.slices) {
+    const l = sl.fold && layerOf.get(sl.fold.weight);
+    if (l && (l.stats === 'conv' || l.stats === 'rows')) consumers.set(l.name, l);
+  }
+  const ordered = [...consumers.values()].sort((a, b) => a.index - b.index);
+  const total = ordered.length;
+
+  // 1. Scores: each consumer's input slice weighted by its input's RMS relative to the layer's mean RMS.
+  let inputScale: Map<string, Float64Array> | undefined;
+  if ((opts.score ?? 'activations') === 'activations' && ordered.length) {
+    const moments = new Map(ordered.map((l) => [l.name, new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols)]));
+    const byInput = new Map<string, CalibLayer[]>();
+    for (const l of ordered) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
+    onCalibProgress({ done: 0, total, phase: 'capture', layer: 'scores' });
+    await capture(runner, model, [...byInput.keys()], calibration, (name, t) => {
+      const x = asF32(t);
+      for (const l of byInput.get(name)!) moments.get(l.name)!.add(x, t.dims, l.stats === 'conv');
+    }, check);
+    inputScale = new Map();
+    for (const l of ordered) {
+      const rms = moments.get(l.name)!.rms();
+      const mean = rms.reduce((a, b) => a + b, 0) / Math.max(1, rms.length);
+      inputScale.set(l.name, rms.map((v) => (mean > 0 ? v / mean : 1)));
+    }
+  }
+  const keep = planChannels(model, { ...base, inputScale }, analysis);
+
+  // 2. What each consumer loses: positions along its slice axis.
+  const cuts = new Map<string, Cut>();
+  for (const gr of live) {
+    const k = keep.get(gr.id)!;
+    if (!k.some((v) => v)) k[0] = 1; // as removeChannels: never empty a group
+    analysis.channelsOf.get(gr.id)!.forEach((ch, c) => {
+      if (k[c]) return;
+      for (const sl of ch.slices) {
+        if (!sl.fold || !consumers.has(sl.fold.weight)) continue;
+        const cut = cuts.get(sl.fold.weight) ?? cuts.set(sl.fold.weight, { axis: sl.axis, positions: new Set() }).get(sl.fold.weight)!;
+        for (let p = sl.pos; p < sl.pos + sl.rep; p++) cut.positions.add(p);
+      }
+    });
+  }
+
+  // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones compensated.
+  const biasShift = new Map<string, Float64Array>();
+  const reports: ConsumerReport[] = [];
+  const todo = ordered.filter((l) => cuts.has(l.name));
+  let done = 0;
+  // A failed or cancelled run puts back every weight it changed.
+  const originals = new Map<CalibLayer, Float32Array>();
+  try {
+    for (const group of captureGroups(todo, true)) {
+      check();
+      const stats = new Map(group.map((l) => [l.name, {
+        moments: new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols),
+        h: method === 'sparsegpt' ? new sk.Hessian(l.cols) : undefined,
+      }]));
+      try {
+        onCalibProgress({ done, total: todo.length, phase: 'capture', layer: group[0].name });
+        const byInput = new Map<string, CalibLayer[]>();
+        for (const l of group) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
+        await capture(runner, model, [...byInput.keys()], calibration, (name, t) => {
+          const x = asF32(t);
+          for (const l of byInput.get(name)!) {
+            const s = stats.get(l.name)!;
+            s.moments.add(x, t.dims, l.stats === 'conv');
+            if (s.h) { if (l.stats === 'conv') s.h.addConv(x, t.dims, l.conv!); else s.h.addRows(x, x.length / l.cols); }
+          }
+        }, check);
+        for (const l of group) {
+          check();
+          onCalibProgress({ done, total: todo.length, phase: 'prune', layer: l.name });
+          const s = stats.get(l.name)!;
+          const cut = cuts.get(l.name)!;
+          const dims = l.weight.dims;
+          // Keep-mask in the stored layout (the cut positions of the slice axis), then in the view's.
+          const stored = new Uint8Array(l.weight.numel).fill(1);
+          const inner = dims.slice(cut.axis + 1).reduce((a, b) => a * b, 1), outer = dims.slice(0, cut.axis).reduce((a, b) => a * b, 1);
+          for (let o = 0; o < outer; o++) for (const p of cut.positions) stored.fill(0, (o * dims[cut.axis] + p) * inner, (o * dims[cut.axis] + p + 1) * inner);
+          const keepView = l.transposed ? transpose(stored, l.cols, l.rows) : stored;
+          const w0 = model.readFloat(l.weight);
+          const useGpt = !!s.h && s.h.count >= minVectors * l.cols;
+          const notes: string[] = [];
+          if (s.h && !useGpt) notes.push(`${s.h.count} calibration vectors for ${l.cols} inputs: too few for SparseGPT's update; means only`);
+          const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp });
+          // (W - W')·mean(x) per output, in the view layout (a Conv column (c, i, j) sees channel c's mean).
+          const mu = s.moments.mean();
+          const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
+          const per = l.stats === 'conv' ? l.cols / mu.length : 1;
+          const shift = new Float64Array(l.rows);
+          for (let o = 0; o < l.rows; o++) {
+            let acc = 0;
+            for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
+            shift[o] = acc;
+          }
+          originals.set(l, w0);
+          model.writeFloat(l.weight, res.data);
+          biasShift.set(l.name, shift);
+          reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
+            method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
+          done++;
+        }
+      } finally {
+        for (const s of stats.values()) s.h?.free();
+      }
+    }
+  } catch (e) {
+    for (const [l, w] of originals) model.writeFloat(l.weight, w);
+    throw e;
+  }
+  onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
+  // 4. The removal itself, with the decision above and the measured means in the biases.
+  const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' });
+  return { ...report, options: { ...report.options, method, score: opts.score ?? 'activations', calibration: calibration.length, percDamp }, compensation: reports };
+}

@@ -1,0 +1,134 @@
+// Calibration and held-out input sets for any model, generated from its graph: image inputs
+// (N, 1|3, H, W) get document pages or text lines (doc-pages.ts) or the caller's own images; every
+// other input gets the generic generator below. Seeded: the same set in a page, a worker and Node.
+// The two sets never share a seed, so a held-out score is not measured on calibration data.
+import type { OnnxModel, ValueInfo } from '../model.js';
+import { floatArrayToHalf } from '../fp16.js';
+import { prng } from './prng.js';
+import { documentTensor, toTensor, type Normalization, type RgbaImage } from './doc-pages.js';
+
+/** One input tensor as onnxruntime takes it (`new ort.Tensor(type, data, dims)`). */
+export interface FeedTensor {
+  type: string;
+  data: Float32Array | Float64Array | Uint16Array | Int32Array | BigInt64Array | Uint8Array | Int8Array;
+  dims: number[];
+}
+
+/** One model run's inputs, by graph input name, and where they came from. */
+export interface InputSample {
+  feeds: Record<string, FeedTensor>;
+  source: string;
+}
+
+/** onnxruntime tensor type names of ONNX element types. */
+export const ORT_TYPES: Readonly<Record<number, string>> = Object.freeze({
+  1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16', 11: 'float64',
+});
+
+/** Seeds of input i: calibration from 10 000, held-out from 900 000 (disjoint for any count < 890 000). */
+export const SEED_BASE = Object.freeze({ calibration: 10_000, heldOut: 900_000 });
+
+export const isImageShape = (shape: number[]): boolean =>
+  shape.length === 4 && (shape[1] === 1 || shape[1] === 3) && shape[2] >= 16 && shape[3] >= 16;
+
+/** Whether the model predicts per pixel (a rank-4 output, e.g. a text detector's probability map). */
+export const isDensePrediction = (model: OnnxModel): boolean => model.outputs.some((o) => o.dims.length === 4);
+
+/**
+ * Concrete dims for an input whose graph leaves some dynamic: batch 1; images (rank 4, 1 or 3
+ * channels) 320x320 for dense-prediction models and 48 high, 4x as wide otherwise (a classifier /
+ * recogniser, e.g. 1x3x48x192); other dynamic dims 16, or 64 for the last one.
+ */
+export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): number[] {
+  const dims: (number | null)[] = input.dims.map((d) => (typeof d === 'number' && d > 0 ? d : null));
+  const rank = dims.length;
+  if (rank === 0) return [];
+  if (dims[0] == null) dims[0] = 1;
+  if (rank === 4) {
+    const dense = outputs.some((o) => o.dims.length === 4);
+    if (dims[1] == null) dims[1] = 3;
+    let [h, w] = [dims[2], dims[3]];
+    if (h == null && w == null) [h, w] = dense ? [320, 320] : [48, 192];
+    else if (h == null) h = dense ? w : Math.max(1, Math.round(w! / 4));
+    else if (w == null) w = dense ? h : h * 4;
+    dims[2] = h; dims[3] = w;
+  }
+  return dims.map((d, i) => (d == null ? (i === rank - 1 ? 64 : 16) : d));
+}
+
+/**
+ * The generic generator (any input): floats are seeded near-Gaussian values (a centred sum of 4
+ * uniforms scaled to unit variance); integers are ids uniform in [0, 1000), or in [0, 4) when the
+ * last dim is <= 4 (uint8 / int8: their range); booleans are fair coins.
+ */
+export function genericTensor(shape: number[], elemType: number, seed: number): FeedTensor {
+  const n = shape.reduce((a, b) => a * b, 1);
+  const rnd = prng(seed);
+  const hi = shape[shape.length - 1] <= 4 ? 4 : 1000;
+  const type = ORT_TYPES[elemType] ?? 'float32';
+  const int = () => Math.floor(rnd() * hi);
+  let data: FeedTensor['data'];
+  switch (elemType) {
+    case 7: data = BigInt64Array.from({ length: n }, () => BigInt(int())); break;
+    case 6: data = Int32Array.from({ length: n }, int); break;
+    case 2: data = Uint8Array.from({ length: n }, () => Math.floor(rnd() * 256)); break;
+    case 3: data = Int8Array.from({ length: n }, () => Math.floor(rnd() * 256) - 128); break;
+    case 9: data = Uint8Array.from({ length: n }, () => (rnd() < 0.5 ? 1 : 0)); break;
+    default: {
+      const f = new Float32Array(n);
+      for (let i = 0; i < n; i++) f[i] = (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
+      data = floatInput(f, elemType);
+    }
+  }
+  return { type, data, dims: shape };
+}
+
+/** float32 values in the element type of a float input (float16 as its bits, as onnxruntime takes it). */
+function floatInput(f: Float32Array, elemType: number): FeedTensor['data'] {
+  if (elemType === 10) return floatArrayToHalf(f);
+  if (elemType === 11) return Float64Array.from(f);
+  return f;
+}
+
+/** Options of {@link makeInputSet}. */
+export interface InputSetOptions {
+  /** Model runs in the set. */
+  count: number;
+  /** Which seeds: 'calibration' (default) or 'heldOut' (disjoint). */
+  set?: 'calibration' | 'heldOut';
+  /**
+   * 'auto' (default): image inputs get document pages (dense-prediction models) or text lines (other
+   * models), as PaddleOCR-like models see them; 'generic': the generic generator for every input.
+   */
+  generator?: 'auto' | 'generic';
+  /** Of generated / given images: default 'imagenet' for dense-prediction models, else 'symmetric'. */
+  normalization?: Normalization;
+  /** The caller's own images at the input size, used first (calibration set only). */
+  images?: RgbaImage[];
+}
+
+/** `count` model runs of generated inputs (see {@link InputSetOptions}); shapes from resolveInputShape. */
+export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSample[] {
+  const { count, set = 'calibration', generator = 'auto', images = [] } = opts;
+  const dense = isDensePrediction(model);
+  const normalization = opts.normalization ?? (dense ? 'imagenet' : 'symmetric');
+  const specs = model.inputs.map((inp) => ({ inp, shape: resolveInputShape(inp, model.outputs) }));
+  const out: InputSample[] = [];
+  for (let k = 0; k < count; k++) {
+    const seed = SEED_BASE[set] + k;
+    const feeds: Record<string, FeedTensor> = {};
+    let source = generator === 'generic' ? 'generic' : 'generated';
+    specs.forEach(({ inp, shape }, i) => {
+      const floatImage = isImageShape(shape) && (inp.elemType === 1 || inp.elemType === 10);
+      if (generator === 'auto' && floatImage) {
+        const user = set === 'calibration' ? images[k] : undefined;
+        const data = user ? toTensor(user, shape[1], normalization)
+          : documentTensor(shape, seed * 31 + i, { kind: dense ? 'page' : 'line', normalization });
+        if (user) source = 'user image';
+        feeds[inp.name] = { type: ORT_TYPES[inp.elemType], data: floatInput(data, inp.elemType), dims: shape };
+      } else feeds[inp.name] = genericTensor(shape, inp.elemType, seed * 31 + i);
+    });
+    out.push({ feeds, source });
+  }
+  return out;
+}

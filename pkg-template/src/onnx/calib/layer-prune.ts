@@ -1,0 +1,171 @@
+// Pruning one layer by a criterion, given its input statistics: magnitude, Wanda or SparseGPT, at an
+// unstructured sparsity or N:M along the view's columns (the inputs: C·kh·kw of a Conv, K of a MatMul).
+import * as sk from 'sparsekit-wasm';
+import type { CalibLayer } from './layers.js';
+
+export type Criterion = 'magnitude' | 'wanda' | 'sparsegpt';
+/** What a layer got: a criterion, or 'dense' (the pattern does not fit it). */
+export type MethodUsed = Criterion | 'dense';
+export type Target = { sparsity: number; nm?: undefined } | { nm: [number, number]; sparsity?: undefined };
+
+interface ViewShape { rows: number; cols: number; transposed: boolean }
+
+/** The rows x cols view of a stored weight as a fresh array (a MatMul (K, N) weight is transposed). */
+export function viewValues(stored: Float32Array, { rows, cols, transposed }: ViewShape): Float32Array {
+  if (!transposed) return Float32Array.from(stored);
+  const out = new Float32Array(rows * cols);
+  for (let k = 0; k < cols; k++) for (let n = 0; n < rows; n++) out[n * cols + k] = stored[k * rows + n];
+  return out;
+}
+
+function toStored(view: Float32Array, { rows, cols, transposed }: ViewShape): Float32Array {
+  if (!transposed) return view;
+  const out = new Float32Array(rows * cols);
+  for (let k = 0; k < cols; k++) for (let n = 0; n < rows; n++) out[k * rows + n] = view[n * cols + k];
+  return out;
+}
+
+/** Keeps the k largest scores among idx (ties keep the lower index). */
+function keepTop(scores: ArrayLike<number>, idx: number[], k: number, keep: Uint8Array) {
+  idx.sort((a, b) => scores[b] - scores[a] || a - b);
+  for (let i = 0; i < idx.length; i++) keep[idx[i]] = i < k ? 1 : 0;
+}
+
+/**
+ * Keep-mask from view-shaped scores: N:M keeps n of every m consecutive columns of each row;
+ * unstructured keeps floor((1 - s) * count + 0.5) per row (`perRow`, Wanda) or per layer (magnitude).
+ */
+export function maskFromScores(scores: ArrayLike<number>, rows: number, cols: number, target: Target, perRow: boolean): Uint8Array {
+  const keep = new Uint8Array(rows * cols);
+  if (target.nm) {
+    const [n, m] = target.nm;
+    for (let r = 0; r < rows; r++) for (let g = 0; g < cols; g += m) keepTop(scores, Array.from({ length: m }, (_, k) => r * cols + g + k), n, keep);
+  } else if (perRow) {
+    const k = Math.floor((1 - target.sparsity) * cols + 0.5);
+    for (let r = 0; r < rows; r++) keepTop(scores, Array.from({ length: cols }, (_, j) => r * cols + j), k, keep);
+  } else {
+    keepTop(scores, Array.from({ length: rows * cols }, (_, i) => i), Math.floor((1 - target.sparsity) * rows * cols + 0.5), keep);
+  }
+  return keep;
+}
+
+/** Whether the layer can take N:M along its columns (and, for a Conv, along its channels per group). */
+export function allowsNm(layer: CalibLayer, m: number): boolean {
+  if (layer.op === 'ConvTranspose' || layer.cols % m) return false;
+  return layer.op !== 'Conv' || layer.weight.dims[1] % m === 0;
+}
+
+/** tr(D H Dᵀ) and tr(W H Wᵀ) with D = W - Ŵ (view layout), from the undamped H. */
+function reconstructionTerms(w0: Float32Array, w1: Float32Array, h: Float32Array, rows: number, cols: number) {
+  let num = 0, den = 0;
+  const d = new Float64Array(cols);
+  for (let r = 0; r < rows; r++) {
+    const o = r * cols;
+    for (let j = 0; j < cols; j++) d[j] = w0[o + j] - w1[o + j];
+    for (let a = 0; a < cols; a++) {
+      const ha = a * cols;
+      let sd = 0, sw = 0;
+      for (let b = 0; b < cols; b++) { sd += h[ha + b] * d[b]; sw += h[ha + b] * w0[o + b]; }
+      num += d[a] * sd; den += w0[o + a] * sw;
+    }
+  }
+  return { num: Math.max(0, num), den };
+}
+
+/** Runs fn on the rows x cols view of a stored weight; returns fn's result and the stored values after. */
+function withView<T>(stored: Float32Array, { rows, cols, transposed }: ViewShape, fn: (v: sk.Param | sk.View) => T): { result: T; data: Float32Array } {
+  const p = sk.Param.fromArray(stored, transposed ? [cols, rows] : [rows, cols]);
+  // An ONNX MatMul weight (K, N) is used through its transposed view: no copy of the weights.
+  const v = transposed ? new sk.View(p, [rows, cols], [1, rows]) : null;
+  try {
+    const result = fn(v ?? p);
+    return { result, data: p.toArray() };
+  } finally {
+    v?.free();
+    p.free();
+  }
+}
+
+/** One 2-D linear map pruned by `used` with Hessian h (or none); returns the stored values after. */
+function pruneMatrix(stored: Float32Array, shape: ViewShape, h: sk.Hessian | undefined, used: Criterion, target: Target, blockSize: number, percDamp: number, keep?: Uint8Array): Float32Array {
+  const { rows, cols } = shape;
+  if (used === 'sparsegpt') {
+    // N:M needs blockSize % m == 0: the block is rounded down to a multiple of m.
+    const bs = target.nm ? Math.max(target.nm[1], blockSize - (blockSize % target.nm[1])) : blockSize;
+    const opts: sk.SparseGptOptions = keep ? { keep, blockSize: bs, percDamp } : target.nm ? { nm: target.nm, blockSize: bs, percDamp } : { sparsity: target.sparsity, blockSize: bs, percDamp };
+    return withView(stored, shape, (v) => sk.sparseGpt(v, h!, opts)).data;
+  }
+  const w0 = viewValues(stored, shape);
+  const scores = used === 'wanda' ? withView(stored, shape, (v) => sk.wandaScores(v, h!)).result : Float32Array.from(w0, Math.abs);
+  const mask = keep ?? maskFromScores(scores, rows, cols, target, used === 'wanda');
+  return toStored(Float32Array.from(w0, (x, i) => (mask[i] ? x : 0)), shape);
+}
+
+/**
+ * SparseGPT's update solves a least-squares problem in the layer's inputs: with fewer calibration
+ * vectors than inputs (a 1x1 Conv after global pooling sees one vector per image) it fits the
+ * calibration set, not the data, and the held-out output gets worse than with no update at all.
+ * Below this many vectors per input a layer asked for SparseGPT gets Wanda (said in its notes).
+ */
+export const MIN_VECTORS_PER_INPUT = 4;
+
+/** Input statistics of a layer: one Hessian, or one per Conv group. */
+export interface LayerStats { h?: sk.Hessian; groups?: sk.Hessian[] }
+
+export interface LayerPruneResult {
+  /** The weight after pruning, in its stored layout. */
+  data: Float32Array;
+  method: MethodUsed;
+  notes: string[];
+  /** API.md step 5 over the calibration inputs; 0 for a layer left dense, null without statistics. */
+  relError: number | null;
+}
+
+/**
+ * Prunes one layer's weight (`stored`, storage layout). A grouped Conv is G independent linear maps:
+ * each group's rows get their own Hessian. `keep` (view layout) replaces the criterion's mask:
+ * only the reconstruction (SparseGPT) or the zeroing (others) runs.
+ */
+export function pruneLayer(p: {
+  layer: CalibLayer; stored: Float32Array; stats?: LayerStats; criterion: Criterion; target: Target;
+  blockSize?: number; percDamp?: number; minVectors?: number; keep?: Uint8Array;
+}): LayerPruneResult {
+  const { layer, stored, stats = {}, criterion, target, blockSize = 128, percDamp = 0.01, minVectors = MIN_VECTORS_PER_INPUT, keep } = p;
+  const notes: string[] = [];
+  if (!keep && target.nm && !allowsNm(layer, target.nm[1])) {
+    const why = layer.op === 'ConvTranspose' ? 'N:M groups of a ConvTranspose weight would run along its outputs'
+      : `${target.nm.join(':')} needs ${layer.op === 'Conv' ? 'channels per group and ' : ''}columns in multiples of ${target.nm[1]}`;
+    return { data: stored, method: 'dense', notes: [`${why}: stays dense`], relError: 0 };
+  }
+  const hs = stats.groups ?? (stats.h ? [stats.h] : null);
+  let used: Criterion = criterion;
+  if (criterion !== 'magnitude' && !hs) { used = 'magnitude'; notes.push(`${layer.note ?? 'no input statistics'}: magnitude instead of ${criterion}`); }
+  if (used === 'sparsegpt' && hs!.some((h) => h.count < minVectors * layer.cols)) {
+    used = 'wanda';
+    notes.push(`${hs![0].count} calibration vectors for ${layer.cols} inputs: too few to fit SparseGPT's update (needs ${minVectors}x the inputs); Wanda instead`);
+  }
+  if (stats.groups && used !== 'magnitude') notes.push(`${layer.note}: ${stats.groups.length} Hessians of ${layer.cols} inputs, one per group`);
+  let data: Float32Array;
+  if (used === 'magnitude' || hs!.length === 1) {
+    data = pruneMatrix(stored, layer, hs?.[0], used, target, blockSize, percDamp, keep);
+  } else {
+    // Group g owns the contiguous rows [g * O/G, (g + 1) * O/G) of the (O, C/G * kh * kw) weight.
+    const per = layer.rows / hs!.length, n = per * layer.cols;
+    data = new Float32Array(stored.length);
+    hs!.forEach((h, g) => data.set(pruneMatrix(stored.subarray(g * n, (g + 1) * n), { rows: per, cols: layer.cols, transposed: false }, h, used, target, blockSize, percDamp, keep?.subarray(g * n, (g + 1) * n)), g * n));
+  }
+  let relError: number | null = null;
+  if (hs && hs.length === 1) {
+    relError = sk.relReconError(viewValues(stored, layer), viewValues(data, layer), hs[0]);
+  } else if (hs) {
+    const per = layer.rows / hs.length, n = per * layer.cols;
+    let num = 0, den = 0;
+    hs.forEach((h, g) => {
+      const t = reconstructionTerms(stored.subarray(g * n, (g + 1) * n), data.subarray(g * n, (g + 1) * n), h.matrix(), per, layer.cols);
+      num += t.num; den += t.den;
+    });
+    relError = den > 0 ? Math.sqrt(num / den) : 0;
+  }
+  if (target.nm && layer.op === 'Conv' && layer.cols !== layer.weight.dims[1]) notes.push(`${target.nm.join(':')} groups run along (c, i, j) of the ${layer.weight.dims.slice(1).join('x')} kernel`);
+  return { data, method: used, notes, relError };
+}

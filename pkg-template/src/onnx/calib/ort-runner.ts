@@ -1,0 +1,54 @@
+// One interface over onnxruntime-node and onnxruntime-web: the caller passes its `ort` namespace (the
+// package depends on neither), the pipeline sees createSession(bytes) -> {run(feeds), release()}.
+import type { FeedTensor } from './inputs.js';
+
+/** The part of an onnxruntime namespace the pipeline uses. */
+export interface OrtLike {
+  InferenceSession: { create(model: Uint8Array, options?: object): Promise<OrtSession> };
+  Tensor: new (type: string, data: unknown, dims: readonly number[]) => unknown;
+}
+
+interface OrtSession {
+  run(feeds: Record<string, unknown>, fetches?: string[]): Promise<Record<string, { type: string; data: unknown; dims: readonly (number | bigint)[] }>>;
+  release?(): Promise<void>;
+}
+
+/** An output tensor: its onnxruntime type name, values (float16 as bits) and dims. */
+export interface RunOutput { type: string; data: ArrayLike<number | bigint>; dims: number[] }
+
+export interface RunnerSession {
+  /** Runs one sample; returns the requested outputs (all when none are named). */
+  run(feeds: Record<string, FeedTensor>, outputNames?: string[]): Promise<Record<string, RunOutput>>;
+  release(): Promise<void>;
+}
+
+export interface ModelRunner {
+  createSession(bytes: Uint8Array): Promise<RunnerSession>;
+}
+
+/** A runner over `ort`; `sessionOptions` go to InferenceSession.create (threads, execution providers). */
+export function makeOrtRunner(ort: OrtLike, sessionOptions: object = {}): ModelRunner {
+  return {
+    async createSession(bytes) {
+      const session = await ort.InferenceSession.create(bytes, sessionOptions);
+      return {
+        async run(feeds, outputNames) {
+          const t: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(feeds)) t[k] = new ort.Tensor(v.type, v.data, v.dims);
+          const res = outputNames ? await session.run(t, outputNames) : await session.run(t);
+          const out: Record<string, RunOutput> = {};
+          for (const [k, v] of Object.entries(res)) out[k] = { type: v.type, data: v.data as ArrayLike<number>, dims: v.dims.map(Number) };
+          return out;
+        },
+        async release() {
+          try { await session.release?.(); } catch { /* already released */ }
+        },
+      };
+    },
+  };
+}
+
+/** `ort` namespace or a runner, as the options of the pipeline take either. */
+export function toRunner(x: OrtLike | ModelRunner, sessionOptions?: object): ModelRunner {
+  return 'createSession' in x ? x : makeOrtRunner(x, sessionOptions);
+}
