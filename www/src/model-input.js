@@ -1,39 +1,6 @@
 // Deterministic inputs for a model and the comparison of two runs. Shared by the page (onnxruntime-web)
-// and the tests (onnxruntime-node).
-
-/** mulberry32: a small seeded PRNG, so both runs (and the tests) see exactly the same input. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Resolves the dynamic dims of an input to sensible sizes: batch 1; images (rank 4, 1 or 3 channels)
- * 320x320 for dense-prediction models (rank-4 output, e.g. a text detector) and 48 high, 4x as wide
- * otherwise (a classifier / recogniser, e.g. 1x3x48x192); sequences 16.
- */
-export function resolveInputShape(input, outputs = []) {
-  const dims = input.dims.map((d) => (typeof d === 'number' && d > 0 ? d : null));
-  const rank = dims.length;
-  if (rank === 0) return [];
-  if (dims[0] == null) dims[0] = 1;
-  if (rank === 4) {
-    const dense = outputs.some((o) => o.rank === 4);
-    if (dims[1] == null) dims[1] = 3;
-    let [h, w] = [dims[2], dims[3]];
-    if (h == null && w == null) [h, w] = dense ? [320, 320] : [48, 192];
-    else if (h == null) h = dense ? w : Math.max(1, Math.round(w / 4));
-    else if (w == null) w = dense ? h : h * 4;
-    dims[2] = h; dims[3] = w;
-  }
-  return dims.map((d, i) => (d == null ? (i === rank - 1 ? 64 : 16) : d));
-}
+// and the tests (onnxruntime-node). The seeded generator and input shapes are the package's.
+import { prng } from 'sparsekit-wasm/onnx';
 
 /**
  * A deterministic tensor of the given shape. Float images (N, 1 or 3, H, W) with H, W >= 16 get a
@@ -85,8 +52,6 @@ function syntheticDocument([batch, ch, h, w], rnd) {
   for (let i = 0; i < out.length; i++) out[i] = img[i % (h * w)] * 0.9 + (rnd() - 0.5) * 0.1;
   return out;
 }
-
-export const ORT_TYPES = { 1: 'float32', 6: 'int32', 7: 'int64', 10: 'float16', 9: 'bool' };
 
 /** Cosine similarity and max |a-b| of each output and of all outputs together. */
 export function compareOutputs(a, b) {
