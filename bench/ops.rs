@@ -75,7 +75,7 @@ impl Case {
                 // Adam-conditioned soft threshold, exactly 20 bisection iterations (atol = 0).
                 let spec = self.spec(block);
                 let t = vec![0.3 * (spec.numel_per_block() as f32 / 3.0).sqrt(); spec.numblk()];
-                let opts = SoftOptions { max_iter: 20, atol: 0.0, eps: None };
+                let opts = SoftOptions { max_iter: 20, atol: 0.0, ..SoftOptions::default() };
                 spec.soft_threshold(&t, Some(&self.cond), opts).expect("soft");
                 self.param.data()[0] as f64
             }
