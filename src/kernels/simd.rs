@@ -508,7 +508,8 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     store4(&mut s.lo_open, lo_open);
     store4(&mut s.hi_open, hi_open);
     store4(&mut s.mu, v128_bitselect(next, mu, go));
-    store4(&mut s.prev, v128_bitselect(step, load4(&s.prev), go));
+    let prev = v128_bitselect(step, load4(&s.prev), go);
+    store4(&mut s.prev, prev);
     store4(&mut s.evals, evals);
     let go = v128_andnot(go, done);
     store4(&mut s.go, go);
