@@ -86,6 +86,9 @@ struct Ctx<'a, 'p> {
     eps: f32,
     bracket: Bracket,
     method: Method,
+    /// Newton: `2^-(max_iter + 1)` and the global stop per bracket (see [`root`]).
+    halvings: f32,
+    stop: root::Stop,
 }
 
 impl Ctx<'_, '_> {
@@ -304,7 +307,7 @@ impl Ctx<'_, '_> {
     /// block is bracketed as the seed does, then searched for its root (four to a [`RootLanes`]
     /// where the lengths allow), decided without evaluating, or bisected (see [`root::plan`]).
     /// Returns the batch's share of the global stop: the step at which each bracket would be
-    /// below `atol` ([`root::steps_to_atol`]; a bisected block's own count).
+    /// below `atol` ([`root::Stop::steps`]; a bisected block's own count).
     #[allow(clippy::too_many_arguments)]
     fn run_batch_root(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], pk: &mut Packed) -> usize {
         let n = ofs[1] - ofs[0];
@@ -332,7 +335,7 @@ impl Ctx<'_, '_> {
                         Plan::Upper => s.mu = s.hi,
                         Plan::Search => {
                             (rl.lo[k], rl.hi[k], rl.mu[k], rl.t[k]) = (s.lo, s.hi, s.mu, tb);
-                            rl.tol[k] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.max_iter, self.atol);
+                            rl.tol[k] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
                             rl.prev[k] = s.hi - s.lo;
                             (rl.lo_open[k], rl.hi_open[k], rl.go[k]) = (u32::MAX, u32::MAX, u32::MAX);
                         }
@@ -396,7 +399,7 @@ impl Ctx<'_, '_> {
                 Plan::Search => {
                     let mut rl = RootLanes::default();
                     (rl.lo[0], rl.hi[0], rl.mu[0], rl.t[0]) = (s.lo, s.hi, s.mu, tb);
-                    rl.tol[0] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.max_iter, self.atol);
+                    rl.tol[0] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
                     rl.prev[0] = s.hi - s.lo;
                     (rl.lo_open[0], rl.hi_open[0], rl.go[0]) = (u32::MAX, u32::MAX, u32::MAX);
                     while rl.go[0] != 0 {
@@ -428,7 +431,7 @@ impl Ctx<'_, '_> {
                 }
             } else {
                 s.iters = usize::MAX;
-                root::steps_to_atol(s.hi - s.lo, self.atol, self.max_iter)
+                self.stop.steps(s.hi - s.lo)
             };
             global = global.max(k);
         }
@@ -495,7 +498,7 @@ pub fn solve(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, br
     let nb = t.len();
     let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false, root: false };
     let mut states: Vec<State> = try_alloc(nb, init)?;
-    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method };
+    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings: root::halvings(max_iter), stop: root::Stop::new(max_iter, atol) };
     let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
     let passes = if method == Method::Newton { max_iter.clamp(1, 4) } else { max_iter.max(1) };
     let tasks = par::tasks_for(nb * per_block * passes, 1 << 16, nb);
@@ -509,9 +512,10 @@ pub fn solve(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, br
     }
     // Newton: the bisection's iterate at the global stop, read off each block's root.
     if method == Method::Newton {
+        let cells = 2f64.powi(i32::try_from(global.min(64)).unwrap_or(64));
         par::map_chunks_mut(&mut states, chunk, |_, st| {
             for s in st.iter_mut().filter(|s| s.root) {
-                s.mu = root::bisection_iterate(s.lo, s.hi, s.mu, global);
+                s.mu = root::bisection_iterate(s.lo, s.hi, s.mu, global, cells);
             }
         });
     }

@@ -18,7 +18,7 @@
 //! the root found lies in the same bracket (clamped to it, as the bisection's limit is). The
 //! seed's bisection only ever compares midpoints with that root, so its iterate at the global
 //! stop is then read off the root without evaluating ([`bisection_iterate`]; the stop itself
-//! follows from the brackets' widths, [`steps_to_atol`]): the method returns what the seed
+//! follows from the brackets' widths, [`Stop::steps`]): the method returns what the seed
 //! returns, including with a small `maxIter` whose iterates are far from converged. A Newton step that leaves the bracket or fails to halve the previous step is replaced by
 //! the midpoint (or by a not yet evaluated bracket end it overshoots: the `eps` in the seed's
 //! bracket denominator can put the root just outside). `maxIter` bounds the evaluations; the
@@ -85,36 +85,65 @@ pub(super) fn plan(lo: f32, hi: f32, keep: f32, hx_norm: f32, h_min: f32, t: f32
     }
 }
 
-/// The accepted error in `mu` of a searched block (see the module doc).
-pub(super) fn tolerance(lo: f32, hi: f32, hx_norm: f32, t: f32, max_iter: usize, atol: f32) -> f32 {
-    let halvings = 0.5f32.powi(i32::try_from(max_iter.saturating_add(1).min(400)).unwrap_or(400));
+/// The accepted error in `mu` of a searched block (see the module doc); `halvings` is
+/// `2^-(max_iter + 1)` ([`halvings`]).
+#[inline]
+pub(super) fn tolerance(lo: f32, hi: f32, hx_norm: f32, t: f32, halvings: f32, atol: f32) -> f32 {
     let resolution = 4.0 * f32::EPSILON * hi * (hx_norm / (hx_norm - t));
     ((hi - lo) * halvings).max(atol * 0.5).max(resolution)
 }
 
-/// Steps after which a bracket of width `w`, halved each step, is below `atol`: a block's share
-/// in the seed's global stop (`max_iter` when it never is: `atol = 0`, a NaN or infinite width).
-/// `w 2^-k < atol` first holds at `k = floor(log2(w / atol)) + 1`, the exponent of `w / atol`
-/// read exactly from its f64 bits.
-pub(super) fn steps_to_atol(w: f32, atol: f32, max_iter: usize) -> usize {
-    let ratio = f64::from(w) / f64::from(atol);
-    if !(atol > 0.0 && ratio.is_finite()) {
-        return max_iter;
-    }
-    if ratio < 2.0 {
-        return max_iter.min(1);
-    }
-    // ratio >= 2 is a normal f64: its biased exponent minus 1023 is floor(log2).
-    let exp = ((ratio.to_bits() >> 52) & 0x7ff) as usize - 1023;
-    (exp + 1).min(max_iter)
+/// `2^-(max_iter + 1)`: the share of its bracket a bisection's result can still be off by.
+pub(super) fn halvings(max_iter: usize) -> f32 {
+    0.5f32.powi(i32::try_from(max_iter.saturating_add(1).min(400)).unwrap_or(400))
 }
 
-/// The seed's bisection iterate after `k` steps on `[lo, hi]` for a block whose root is `r`:
-/// every midpoint below the root moves `lo` up, every other one `hi` down, so the iterate is the
-/// middle of the `2^-k` cell of the bracket that holds `r`, read off without evaluating (in
-/// f64; the seed's f32 midpoints can differ in the last bits). Past 48 steps the cell is below
-/// f32 resolution: the root itself.
-pub(super) fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize) -> f32 {
+/// The seed's global stop, known per block from its bracket: `max_iter` steps, or fewer when
+/// every bracket is below `atol` earlier.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stop {
+    pub max_iter: usize,
+    pub atol: f32,
+    /// Brackets at least this wide (`atol 2^(max_iter - 1)`) need all `max_iter` steps.
+    wide: f64,
+}
+
+impl Stop {
+    pub fn new(max_iter: usize, atol: f32) -> Stop {
+        let wide = f64::from(atol) * 2f64.powi(i32::try_from(max_iter.saturating_sub(1).min(2000)).unwrap_or(2000));
+        Stop { max_iter, atol, wide }
+    }
+
+    /// Steps after which a bracket of width `w`, halved each step, is below `atol`: a block's
+    /// share in the global stop (`max_iter` when it never is: `atol = 0`, a NaN or infinite
+    /// width). `w 2^-k < atol` first holds at `k = floor(log2(w / atol)) + 1`, the exponent of
+    /// `w / atol` read exactly from its f64 bits.
+    #[inline]
+    pub fn steps(&self, w: f32) -> usize {
+        let w = f64::from(w);
+        if w >= self.wide || w.is_nan() {
+            return self.max_iter;
+        }
+        let ratio = w / f64::from(self.atol);
+        if !(self.atol > 0.0 && ratio.is_finite()) {
+            return self.max_iter;
+        }
+        if ratio < 2.0 {
+            return self.max_iter.min(1);
+        }
+        // ratio >= 2 is a normal f64: its biased exponent minus 1023 is floor(log2).
+        let exp = ((ratio.to_bits() >> 52) & 0x7ff) as usize - 1023;
+        (exp + 1).min(self.max_iter)
+    }
+}
+
+/// The seed's bisection iterate after `k` steps (`cells = 2^k`) on `[lo, hi]` for a block whose
+/// root is `r`: every midpoint below the root moves `lo` up, every other one `hi` down, so the
+/// iterate is the middle of the `2^-k` cell of the bracket that holds `r`, read off without
+/// evaluating (in f64; the seed's f32 midpoints can differ in the last bits). Past 48 steps the
+/// cell is below f32 resolution: the root itself.
+#[inline]
+pub(super) fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize, cells: f64) -> f32 {
     if k == 0 {
         return (lo + hi) / 2.0;
     }
@@ -122,7 +151,6 @@ pub(super) fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize) -> f32 {
     if k >= 48 || w.is_nan() || w <= 0.0 {
         return r;
     }
-    let cells = 2f64.powi(k as i32);
     let j = ((f64::from(r) - lo64) / w * cells).floor().clamp(0.0, cells - 1.0);
     (lo64 + (j + 0.5) * (w / cells)) as f32
 }

@@ -271,6 +271,8 @@ pub struct RootLanes {
     pub tol: [f32; 4],
     /// Length of the previous step (the bracket width before the first one).
     pub prev: [f32; 4],
+    /// Length of the previous step if it was a Newton step, else 0.
+    pub newt: [f32; 4],
     pub lo_open: [u32; 4],
     pub hi_open: [u32; 4],
     pub evals: [u32; 4],
@@ -278,11 +280,11 @@ pub struct RootLanes {
     pub go: [u32; 4],
 }
 
-/// The sums one Newton step needs, for one block at `mu` (`r = 1 / (h + mu)`, `q = hx * r`,
-/// one division per element): `[sum q², sum q² r, sum q² (h r)]`, each in the lane order of
-/// [`cond_sumsq_hx`].
+/// The sums one Newton step needs, for one block at `mu` (`r = 1 / (h + mu)`, `q² r` with
+/// `q = hx * r`, one division per element): `[S3, Sh] = [sum q² r, sum (q² r) h]`, each in the
+/// lane order of [`cond_sumsq_hx`] (`sum q² = Sh + mu S3`).
 #[inline]
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::root_sums_hx(hx, h, mu)

@@ -220,19 +220,19 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
     s.go.iter().any(|&g| g != 0)
 }
 
-/// One element's terms of [`root_sums_hx`]: `q²`, `q² r`, `q² (h r)` with `r = 1 / (h + mu)`,
+/// One element's terms of [`root_sums_hx`]: `q² r` and `q² r h` with `r = 1 / (h + mu)`,
 /// `q = hx r`.
 #[inline(always)]
-fn root_terms(hx: f32, h: f32, mu: f32) -> [f32; 3] {
+fn root_terms(hx: f32, h: f32, mu: f32) -> [f32; 2] {
     let r = 1.0 / (h + mu);
     let q = hx * r;
-    let q2 = q * q;
-    [q2, q2 * r, q2 * (h * r)]
+    let q2r = (q * q) * r;
+    [q2r, q2r * h]
 }
 
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
     debug_assert_eq!(hx.len(), h.len());
-    let mut lanes = [[0.0f32; 4]; 3];
+    let mut lanes = [[0.0f32; 4]; 2];
     for (i, (&a, &b)) in hx.iter().zip(h).enumerate() {
         for (l, v) in lanes.iter_mut().zip(root_terms(a, b, mu)) {
             l[i % 4] += v;
@@ -241,16 +241,18 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
     lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
 }
 
-/// The safeguarded Newton step of lane `k` from its sums `[S2, S3, Sh]` at `mu` (see
-/// `block::root` for the algebra): `zeta = mu sqrt(S2)` moves the bracket end on its side to
-/// `mu` (the bisection's test), then `mu - S2 g / (S3 g - sqrt(S2) Sh)` with `g = t - zeta` is
-/// taken if it stays in the bracket and at most halves the previous step; otherwise the open
-/// bracket end it overshoots, else the midpoint. Stops once the bracket is within `2 tol`
-/// (taking its midpoint), the step within `tol`, or after `max_evals` evaluations.
+/// The safeguarded Newton step of lane `k` from its sums `[S3, Sh]` at `mu` (see
+/// `block::root` for the algebra): `S2 = Sh + mu S3`, `zeta = mu sqrt(S2)` moves the bracket
+/// end on its side to `mu` (the bisection's test), then `mu - S2 g / (S3 g - sqrt(S2) Sh)` with
+/// `g = t - zeta` is taken if it stays in the bracket and at most halves the previous step;
+/// otherwise the open bracket end it overshoots, else the midpoint. Stops once the bracket is
+/// within `2 tol` (taking its midpoint), the step within `tol`, the error predicted after two
+/// Newton steps (`s (s / s_prev)²`, quadratic convergence) within `tol`, or after `max_evals`.
 #[inline(always)]
-pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 3], max_evals: u32) {
-    let [s2, s3, sh] = sums;
+pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 2], max_evals: u32) {
+    let [s3, sh] = sums;
     let (mu, t) = (s.mu[k], s.t[k]);
+    let s2 = sh + mu * s3;
     let w = s2.sqrt();
     let zeta = if mu == 0.0 { 0.0 } else { mu * w };
     if zeta < t {
@@ -264,7 +266,8 @@ pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 3], max_evals: u3
     let g = t - zeta;
     let newton = mu - (s2 * g) / (s3 * g - w * sh);
     let mid = (lo + hi) * 0.5;
-    let next = if newton >= lo && newton <= hi && (newton - mu).abs() * 2.0 <= s.prev[k] {
+    let take = newton >= lo && newton <= hi && (newton - mu).abs() * 2.0 <= s.prev[k];
+    let next = if take {
         newton
     } else if newton > hi && s.hi_open[k] != 0 {
         hi
@@ -276,17 +279,20 @@ pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 3], max_evals: u3
     let narrow = hi - lo <= tol * 2.0;
     let next = if narrow { mid } else { next };
     let step = (next - mu).abs();
+    let ratio = step / s.newt[k];
+    let predicted = take && ratio * ratio * step <= tol;
     s.mu[k] = next;
     s.prev[k] = step;
+    s.newt[k] = if take { step } else { 0.0 };
     s.evals[k] += 1;
-    if narrow || step <= tol || s.evals[k] >= max_evals {
+    if narrow || step <= tol || predicted || s.evals[k] >= max_evals {
         s.go[k] = 0;
     }
 }
 
 pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
     debug_assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
-    let mut acc = [[[0.0f32; 4]; 4]; 3];
+    let mut acc = [[[0.0f32; 4]; 4]; 2];
     for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
         for l in 0..4 {
             for k in 0..4 {

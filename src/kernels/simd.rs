@@ -413,18 +413,18 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
 
 /// [`scalar::root_terms`] on four lanes.
 #[inline(always)]
-fn root_terms4(a: v128, h: v128, mu: v128) -> [v128; 3] {
+fn root_terms4(a: v128, h: v128, mu: v128) -> [v128; 2] {
     let r = f32x4_div(f32x4_splat(1.0), f32x4_add(h, mu));
     let q = f32x4_mul(a, r);
-    let q2 = f32x4_mul(q, q);
-    [q2, f32x4_mul(q2, r), f32x4_mul(q2, f32x4_mul(h, r))]
+    let q2r = f32x4_mul(f32x4_mul(q, q), r);
+    [q2r, f32x4_mul(q2r, h)]
 }
 
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
     debug_assert_eq!(hx.len(), h.len());
     let n4 = hx.len() / 4 * 4;
     let muv = f32x4_splat(mu);
-    let mut acc = [f32x4_splat(0.0); 3];
+    let mut acc = [f32x4_splat(0.0); 2];
     let mut i = 0;
     while i < n4 {
         // SAFETY: i + 4 <= len of both.
@@ -434,35 +434,26 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
         }
         i += 4;
     }
-    let mut out = [0.0f32; 3];
-    for (s, a) in out.iter_mut().zip(acc) {
-        let mut lanes = [0.0f32; 4];
-        store4(&mut lanes, a);
-        *s = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    let mut lanes = [[0.0f32; 4]; 2];
+    for (l, a) in lanes.iter_mut().zip(acc) {
+        store4(l, a);
     }
-    if n4 < hx.len() {
-        // The tail goes to lanes 0.. as in the scalar kernel: redo the fold with it.
-        let mut lanes = [[0.0f32; 4]; 3];
-        for (l, a) in lanes.iter_mut().zip(acc) {
-            store4(l, a);
+    // The tail goes to lanes 0.., as in the scalar kernel.
+    for k in n4..hx.len() {
+        let r = 1.0 / (h[k] + mu);
+        let q = hx[k] * r;
+        let q2r = (q * q) * r;
+        for (l, v) in lanes.iter_mut().zip([q2r, q2r * h[k]]) {
+            l[k - n4] += v;
         }
-        for k in n4..hx.len() {
-            let r = 1.0 / (h[k] + mu);
-            let q = hx[k] * r;
-            let q2 = q * q;
-            for (l, v) in lanes.iter_mut().zip([q2, q2 * r, q2 * (h[k] * r)]) {
-                l[k - n4] += v;
-            }
-        }
-        out = lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]));
     }
-    out
+    lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
 }
 
 pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
     assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mu = load4(&s.mu);
-    let mut acc = [[f32x4_splat(0.0); 4]; 3];
+    let mut acc = [[f32x4_splat(0.0); 4]; 2];
     let mut i = 0;
     while i < hxt.len() {
         for l in 0..4 {
@@ -474,10 +465,11 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
         }
         i += 16;
     }
-    let [s2, s3, sh] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
+    let [s3, sh] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
     // scalar::root_step_lane on the four lanes, selects for its branches.
     let zero = f32x4_splat(0.0);
     let (t, tol, go) = (load4(&s.t), load4(&s.tol), load4(&s.go));
+    let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
     let w = f32x4_sqrt(s2);
     let zeta = v128_bitselect(zero, f32x4_mul(mu, w), f32x4_eq(mu, zero));
     let below = f32x4_lt(zeta, t);
@@ -500,9 +492,14 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     let narrow = f32x4_le(f32x4_sub(hi, lo), f32x4_mul(tol, two));
     let next = v128_bitselect(mid, next, narrow);
     let step = f32x4_abs(f32x4_sub(next, mu));
+    let ratio = f32x4_div(step, load4(&s.newt));
+    let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
     // go is all ones (-1) where searching: subtracting it counts the evaluation.
     let evals = i32x4_sub(load4(&s.evals), go);
-    let done = v128_or(v128_or(narrow, f32x4_le(step, tol)), u32x4_ge(evals, u32x4_splat(max_evals)));
+    let done = v128_or(
+        v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted),
+        u32x4_ge(evals, u32x4_splat(max_evals)),
+    );
     store4(&mut s.lo, lo);
     store4(&mut s.hi, hi);
     store4(&mut s.lo_open, lo_open);
@@ -510,6 +507,8 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     store4(&mut s.mu, v128_bitselect(next, mu, go));
     let prev = v128_bitselect(step, load4(&s.prev), go);
     store4(&mut s.prev, prev);
+    let newt = v128_bitselect(v128_and(step, take), load4(&s.newt), go);
+    store4(&mut s.newt, newt);
     store4(&mut s.evals, evals);
     let go = v128_andnot(go, done);
     store4(&mut s.go, go);
