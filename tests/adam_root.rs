@@ -95,7 +95,8 @@ fn both_methods_reach_the_exact_root_on_random_blocks() {
                     let (en, eb) = (err(&newton), err(&bisection));
                     // float32 resolution of the root, relative: eps32 ||H x0|| / D (a few ulps).
                     let resolution = 16.0 * f64::from(f32::EPSILON) * norms[b] / (norms[b] - tb) * scale;
-                    let what = format!("{shape:?} {block:?} H#{conditioner} max_iter {max_iter} block {b}: newton {en:e}, bisection {eb:e}");
+                    let what =
+                        format!("{shape:?} {block:?} H#{conditioner} max_iter {max_iter} block {b}: newton {en:e}, bisection {eb:e}");
                     assert!(en <= eb + resolution, "{what}: Newton farther from the exact prox than the bisection");
                     if max_iter == 60 {
                         assert!(en <= resolution && eb <= resolution, "{what}: not at the root (resolution {resolution:e})");

@@ -25,8 +25,8 @@ use cases::{contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tens
 use coupling_prox_oracle::{coupling_adam_prox, OracleSpec};
 use serde_json::{json, Value};
 use sparsekit_wasm::{
-    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode, BlockSpec, HardBy, Norm, Param, Result,
-    Method, ScopeCoupling, ScopeSpec, SoftOptions, View,
+    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode, BlockSpec, HardBy, Method, Norm, Param, Result,
+    ScopeCoupling, ScopeSpec, SoftOptions, View,
 };
 use std::collections::BTreeMap;
 use Outcome::{Fail, Pass};

@@ -266,7 +266,11 @@ fn four_blocks_vs_one(method: Method) {
         sb.soft_threshold(&[tb], Some(&pick(&h)), opts).unwrap();
         let alone = pb.data().clone();
         let got = pick(&together);
-        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{method:?} block {b}");
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{method:?} block {b}"
+        );
     }
 }
 

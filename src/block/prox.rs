@@ -11,9 +11,9 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
+use super::root::{self, Method, Plan};
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
-use super::root::{self, Method, Plan};
 use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction, RootLanes};
 use crate::layout::{Strided, Tiling};
 
@@ -309,7 +309,16 @@ impl Ctx<'_, '_> {
     /// Returns the batch's share of the global stop: the step at which each bracket would be
     /// below `atol` ([`root::Stop::steps`]; a bisected block's own count).
     #[allow(clippy::too_many_arguments)]
-    fn run_batch_root(&self, states: &mut [State], b0: usize, blocks: &[usize], ofs: &[usize], xb: &mut [f32], hb: &[f32], pk: &mut Packed) -> usize {
+    fn run_batch_root(
+        &self,
+        states: &mut [State],
+        b0: usize,
+        blocks: &[usize],
+        ofs: &[usize],
+        xb: &mut [f32],
+        hb: &[f32],
+        pk: &mut Packed,
+    ) -> usize {
         let n = ofs[1] - ofs[0];
         let quads = if n.is_multiple_of(4) && n > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n) { blocks.len() / 4 } else { 0 };
         let max_evals = u32::try_from(self.max_iter).unwrap_or(u32::MAX);
@@ -494,11 +503,20 @@ impl Ctx<'_, '_> {
 /// the aligned grid. Blocks are independent until the bisection's global stop (and entirely
 /// with Newton), so chunks of blocks run in parallel (with threads) with the same per-block
 /// iterates as the sequential loop.
-pub fn solve(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, bracket: Bracket, method: Method) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn solve(
+    parts: &[Part],
+    t: &[f32],
+    max_iter: usize,
+    atol: f32,
+    eps: f32,
+    bracket: Bracket,
+    method: Method,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let nb = t.len();
     let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false, root: false };
     let mut states: Vec<State> = try_alloc(nb, init)?;
-    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings: root::halvings(max_iter), stop: root::Stop::new(max_iter, atol) };
+    let ctx =
+        Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings: root::halvings(max_iter), stop: root::Stop::new(max_iter, atol) };
     let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
     let passes = if method == Method::Newton { max_iter.clamp(1, 4) } else { max_iter.max(1) };
     let tasks = par::tasks_for(nb * per_block * passes, 1 << 16, nb);

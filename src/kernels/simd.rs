@@ -496,10 +496,7 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
     // go is all ones (-1) where searching: subtracting it counts the evaluation.
     let evals = i32x4_sub(load4(&s.evals), go);
-    let done = v128_or(
-        v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted),
-        u32x4_ge(evals, u32x4_splat(max_evals)),
-    );
+    let done = v128_or(v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted), u32x4_ge(evals, u32x4_splat(max_evals)));
     store4(&mut s.lo, lo);
     store4(&mut s.hi, hi);
     store4(&mut s.lo_open, lo_open);
