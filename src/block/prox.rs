@@ -86,9 +86,11 @@ struct Ctx<'a, 'p> {
     eps: f32,
     bracket: Bracket,
     method: Method,
-    /// Newton: `2^-(max_iter + 1)` and the global stop per bracket (see [`root`]).
+    /// Newton: `2^-(max_iter + 1)`, the global stop per bracket (see [`root`]) and the
+    /// constants of [`kernels::root_start4`].
     halvings: f32,
     stop: root::Stop,
+    start: kernels::RootStart,
 }
 
 impl Ctx<'_, '_> {
@@ -332,8 +334,24 @@ impl Ctx<'_, '_> {
             for q in 0..quads {
                 let span = q * nq..(q + 1) * nq;
                 kernels::prox_pack4(&xb[span.clone()], &hb[span.clone()], &mut pk.hxt[span.clone()], &mut pk.ht[span.clone()]);
-                let [sumsq, h_min, h_max] = kernels::prox_stats4(&pk.hxt[span.clone()], &pk.ht[span]);
+                let stats = kernels::prox_stats4(&pk.hxt[span.clone()], &pk.ht[span]);
                 let (mut rl, mut bl) = (RootLanes::default(), ProxLanes::default());
+                let qt: [f32; 4] = std::array::from_fn(|k| self.t[blocks[4 * q + k]]);
+                // Four plain searches (the usual quad): bracket and start in SIMD lanes.
+                let start = if self.max_iter > 0 { kernels::root_start4(&stats, qt, &self.start) } else { None };
+                if let Some([lo, hi, mu, tol]) = start {
+                    rl = RootLanes { lo, hi, mu, t: qt, tol, ..rl };
+                    for k in 0..4 {
+                        rl.prev[k] = hi[k] - lo[k];
+                        let s = State { lo: lo[k], hi: hi[k], mu: mu[k], iters: 0, keep: 1.0, active: true, root: false };
+                        states[blocks[4 * q + k] - b0] = s;
+                    }
+                    (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
+                    pk.roots.push(rl);
+                    pk.lanes.push(bl);
+                    continue;
+                }
+                let [sumsq, h_min, h_max] = stats;
                 for k in 0..4 {
                     let b = blocks[4 * q + k];
                     let tb = self.t[b];
@@ -515,8 +533,9 @@ pub fn solve(
     let nb = t.len();
     let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false, root: false };
     let mut states: Vec<State> = try_alloc(nb, init)?;
-    let ctx =
-        Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings: root::halvings(max_iter), stop: root::Stop::new(max_iter, atol) };
+    let halvings = root::halvings(max_iter);
+    let start = kernels::RootStart { eps, coupling: bracket == Bracket::Coupling, halvings, atol };
+    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings, stop: root::Stop::new(max_iter, atol), start };
     let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
     let passes = if method == Method::Newton { max_iter.clamp(1, 4) } else { max_iter.max(1) };
     let tasks = par::tasks_for(nb * per_block * passes, 1 << 16, nb);

@@ -309,3 +309,32 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
         scalar::prox_root4(hxt, ht, s, max_evals)
     }
 }
+
+/// What [`root_start4`] needs besides the blocks' statistics: the bracket's `eps` and
+/// denominator kind, and the search tolerance's terms (see `block::root::tolerance`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootStart {
+    pub eps: f32,
+    /// `den = max(D, eps)` (BlockCoupling) rather than `max(D, 0) + eps` (BlockSpec).
+    pub coupling: bool,
+    /// `2^-(max_iter + 1)`.
+    pub halvings: f32,
+    pub atol: f32,
+}
+
+/// The seed's bracket and the Newton search's start for four blocks at once, from their
+/// [`prox_stats4`] (`[sum (hx)², min h, max h]`) and thresholds: `[lo, hi, mu, tol]` per lane,
+/// with the arithmetic of the one-block path (`block::prox` bracket, `block::root::tolerance`),
+/// or `None` unless every lane is a plain search (threshold > 0, `||H x0|| > t`, `min H > 0`,
+/// everything finite, `lo < hi`): the other blocks take the one-lane path.
+#[inline]
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::root_start4(stats, t, c)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::root_start4(stats, t, c)
+    }
+}

@@ -1,6 +1,6 @@
 //! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit.
 
-use super::{ProxLanes, ProxStop, Reduction, RootLanes};
+use super::{ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
 
 /// One element's contribution to a reduction.
 #[inline(always)]
@@ -310,4 +310,30 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
         }
     }
     s.go.iter().any(|&g| g != 0)
+}
+
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    let mut out = [[0.0f32; 4]; 4];
+    for k in 0..4 {
+        let (a, tk) = (stats[0][k].sqrt(), t[k]);
+        let d = a - tk;
+        let den = if c.coupling {
+            if d >= c.eps {
+                d
+            } else {
+                c.eps
+            }
+        } else {
+            d + c.eps
+        };
+        let (lo, hi) = ((tk * stats[1][k]) / den, (tk * stats[2][k]) / den);
+        let plain = tk > 0.0 && tk < f32::INFINITY && a < f32::INFINITY && a > tk && stats[1][k] > 0.0 && lo < hi && hi < f32::INFINITY;
+        if !plain {
+            return None;
+        }
+        let resolution = 4.0 * f32::EPSILON * hi * (a / d);
+        let tol = ((hi - lo) * c.halvings).max(c.atol * 0.5).max(resolution);
+        [out[0][k], out[1][k], out[2][k], out[3][k]] = [lo, hi, (lo + hi) * 0.5, tol];
+    }
+    Some(out)
 }

@@ -4,7 +4,7 @@
 //! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
 //! the first operand), not as wasm's `f32x4.max` does.
 
-use super::{scalar, ProxLanes, ProxStop, Reduction, RootLanes};
+use super::{scalar, ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -510,4 +510,29 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     let go = v128_andnot(go, done);
     store4(&mut s.go, go);
     v128_any_true(go)
+}
+
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    let (t, h_min, h_max) = (load4(&t), load4(&stats[1]), load4(&stats[2]));
+    let (eps, inf, zero) = (f32x4_splat(c.eps), f32x4_splat(f32::INFINITY), f32x4_splat(0.0));
+    let a = f32x4_sqrt(load4(&stats[0]));
+    let d = f32x4_sub(a, t);
+    let den = if c.coupling { v128_bitselect(d, eps, f32x4_ge(d, eps)) } else { f32x4_add(d, eps) };
+    let lo = f32x4_div(f32x4_mul(t, h_min), den);
+    let hi = f32x4_div(f32x4_mul(t, h_max), den);
+    let plain = v128_and(
+        v128_and(v128_and(f32x4_gt(t, zero), f32x4_lt(t, inf)), v128_and(f32x4_lt(a, inf), f32x4_gt(a, t))),
+        v128_and(f32x4_gt(h_min, zero), v128_and(f32x4_lt(lo, hi), f32x4_lt(hi, inf))),
+    );
+    if !i32x4_all_true(plain) {
+        return None;
+    }
+    let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
+    // Every operand is a number here, so f32x4_max is f32::max.
+    let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
+    let mut out = [[0.0f32; 4]; 4];
+    for (o, v) in out.iter_mut().zip([lo, hi, f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), tol]) {
+        store4(o, v);
+    }
+    Some(out)
 }
