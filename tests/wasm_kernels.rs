@@ -4,7 +4,7 @@
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 
-use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Reduction, RootLanes};
+use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -187,6 +187,21 @@ fn root_kernels_bit_exact() {
         for mu in [0.0f32, 0.3, 7.5, f32::NAN] {
             let (a, b) = (scalar::root_sums_hx(&hx, &h, mu), simd::root_sums_hx(&hx, &h, mu));
             assert!(same(a[0], b[0]) && same(a[1], b[1]), "sums n {n} mu {mu}: {a:?} vs {b:?}");
+        }
+    }
+    // The four-lane bracket and start: plain lanes, and each way a lane can fail to be one.
+    let v = inputs(400, 41);
+    for i in 0..100 {
+        let pick = |j: usize| v[(4 * i + j) % v.len()];
+        let stats = [[4.0, pick(0).abs() * 9.0, 2.5, 1.0], [0.5, 0.25, pick(1), 1e-3], [1.5, 0.75, pick(2).abs() + 0.5, 2.0]];
+        let t = [0.5, pick(3), 1.0, if i % 3 == 0 { 0.0 } else { 0.01 }];
+        for c in [
+            RootStart { eps: f32::EPSILON, coupling: false, halvings: 1.0 / (1u32 << 21) as f32, atol: 1e-8 },
+            RootStart { eps: 1e-3, coupling: true, halvings: 0.25, atol: 0.0 },
+        ] {
+            let (a, b) = (scalar::root_start4(&stats, t, &c), simd::root_start4(&stats, t, &c));
+            let bits = |x: Option<[[f32; 4]; 4]>| x.map(|r| r.map(|l| l.map(f32::to_bits)));
+            assert_eq!(bits(a), bits(b), "root_start4 {stats:?} {t:?} {c:?}");
         }
     }
     for n in [4usize, 16, 64] {
