@@ -7,9 +7,11 @@
 #![allow(dead_code)]
 
 use sparsekit_wasm::scope::NodeValues;
-use sparsekit_wasm::{nm, BlockNode, BlockSpec, HardBy, Norm, Param, ScopeSpec, SoftOptions, View};
+use sparsekit_wasm::{nm, BlockNode, BlockSpec, HardBy, Method, Norm, Param, ScopeSpec, SoftOptions, View};
 
-pub const OPS: [&str; 4] = ["norms", "hard", "soft", "nm24"];
+/// `soft` = the Adam-conditioned soft threshold with the default method (Newton), `soft-bisection`
+/// the same call with `method: 'bisection'` (the seed's loop).
+pub const OPS: [&str; 5] = ["norms", "hard", "soft", "soft-bisection", "nm24"];
 pub const BLOCKS: [&str; 5] = ["1x16", "4x4", "32x32", "128x1", "T4x4"];
 
 pub struct Case {
@@ -53,7 +55,7 @@ impl Case {
 
     /// True when the op mutates the weights (restore before the next repetition).
     pub fn mutates(op: &str) -> bool {
-        matches!(op, "hard" | "soft")
+        matches!(op, "hard" | "soft" | "soft-bisection")
     }
 
     /// Runs one operation once; returns a checksum of its result (so nothing is optimized out).
@@ -71,11 +73,13 @@ impl Case {
                 scope.hard_threshold(HardBy::Sparsity(0.5), none).expect("hard");
                 self.param.data()[0] as f64
             }
-            "soft" => {
-                // Adam-conditioned soft threshold, exactly 20 bisection iterations (atol = 0).
+            "soft" | "soft-bisection" => {
+                // Adam-conditioned soft threshold, 20 iterations with atol = 0 (the bisection runs
+                // all 20; Newton returns the same iterate after its few evaluations).
                 let spec = self.spec(block);
                 let t = vec![0.3 * (spec.numel_per_block() as f32 / 3.0).sqrt(); spec.numblk()];
-                let opts = SoftOptions { max_iter: 20, atol: 0.0, eps: None };
+                let method = if op == "soft" { Method::Newton } else { Method::Bisection };
+                let opts = SoftOptions { max_iter: 20, atol: 0.0, method, ..SoftOptions::default() };
                 spec.soft_threshold(&t, Some(&self.cond), opts).expect("soft");
                 self.param.data()[0] as f64
             }

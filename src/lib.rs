@@ -27,5 +27,5 @@ pub mod bindings;
 
 pub use crate::core::error::{Error, ErrorKind, Result};
 pub use crate::core::shape::check_grid_shape;
-pub use block::{block_view_of, broadcast_block_to_element, BlockCoupling, BlockSpec, Norm, Param, SoftOptions, View};
+pub use block::{block_view_of, broadcast_block_to_element, BlockCoupling, BlockSpec, Method, Norm, Param, SoftOptions, View};
 pub use scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};

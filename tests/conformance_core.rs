@@ -25,7 +25,7 @@ use cases::{contiguous_strides, f32s_json, for_each_offset, i64s, num, opt, tens
 use coupling_prox_oracle::{coupling_adam_prox, OracleSpec};
 use serde_json::{json, Value};
 use sparsekit_wasm::{
-    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode, BlockSpec, HardBy, Norm, Param, Result,
+    block_view_of, broadcast_block_to_element, check_grid_shape, BlockCoupling, BlockNode, BlockSpec, HardBy, Method, Norm, Param, Result,
     ScopeCoupling, ScopeSpec, SoftOptions, View,
 };
 use std::collections::BTreeMap;
@@ -157,8 +157,13 @@ fn refs(v: &Option<Vec<Vec<f32>>>) -> Option<Vec<&[f32]>> {
     v.as_ref().map(|x| x.iter().map(|y| y.as_slice()).collect())
 }
 
+thread_local! {
+    /// The root finder the soft-threshold cases run with (the default: Newton).
+    static METHOD: std::cell::Cell<Method> = const { std::cell::Cell::new(Method::Newton) };
+}
+
 fn soft_opts(args: &Value) -> SoftOptions {
-    let mut o = SoftOptions::default();
+    let mut o = SoftOptions { method: METHOD.with(|m| m.get()), ..SoftOptions::default() };
     if let Some(m) = opt(args, "max_iter") {
         o.max_iter = num(m) as usize;
     }
@@ -710,4 +715,25 @@ fn prox_oracle_reproduces_the_coupling_cases() {
         checked += 1;
     }
     assert!(checked >= 10, "only {checked} cases to check the oracle against");
+}
+
+/// `conformance` runs the soft-threshold cases with the default method (Newton); the seed's
+/// bisection (`method: 'bisection'`) must pass every one of them too.
+#[test]
+fn soft_threshold_cases_with_the_bisection_method() {
+    METHOD.with(|m| m.set(Method::Bisection));
+    let dir = cases::case_folders().into_iter().find(|d| d.ends_with("sparsekit-cases")).expect("sparsekit-cases");
+    let (mut conditioned, mut failed) = (0, Vec::new());
+    for f in cases::case_files(&dir) {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        if !case["op"].as_str().is_some_and(|o| o.ends_with("soft_threshold")) {
+            continue;
+        }
+        conditioned += usize::from(opt(&case["args"], "conditioners").is_some());
+        if let Fail(m) = run_block_case(&case, &mut Vec::new()) {
+            failed.push(format!("{}: {m}", case["id"]));
+        }
+    }
+    assert!(conditioned >= 20, "only {conditioned} conditioned soft-threshold cases");
+    assert!(failed.is_empty(), "{} case(s) failed with the bisection:\n{}", failed.len(), failed.join("\n"));
 }

@@ -751,7 +751,7 @@ fn check_adam(seed: u64) -> Result<(), TestCaseError> {
         let u = if r.coin() { 0.05 + 0.94 * r.unit() } else { 1.01 + r.unit() };
         t[b] = (hv * u) as f32;
     }
-    c.spec.soft_threshold(&t, Some(&h), SoftOptions { max_iter: 60, atol: 0.0, eps: None }).unwrap();
+    c.spec.soft_threshold(&t, Some(&h), SoftOptions { max_iter: 60, atol: 0.0, ..SoftOptions::default() }).unwrap();
     let after = c.param.data().clone();
     for (b, el) in c.rb.elems.iter().enumerate() {
         let hv: f64 = el.iter().map(|&o| (h[o] as f64 * c.data[o] as f64).powi(2)).sum::<f64>().sqrt();

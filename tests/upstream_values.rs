@@ -7,7 +7,7 @@
 //! to the root); elsewhere it is a bisection, so those checks use the bracket width.
 #![cfg(not(target_arch = "wasm32"))]
 
-use sparsekit_wasm::{BlockCoupling, BlockSpec, Param, SoftOptions, View};
+use sparsekit_wasm::{BlockCoupling, BlockSpec, Method, Param, SoftOptions, View};
 
 fn spec(data: &[f32], shape: &[usize], block: &[i64]) -> (Param, BlockSpec) {
     let p = Param::from_slice(data, shape).unwrap();
@@ -201,7 +201,9 @@ fn adam_step_optimality_on_random_data() {
             hv_norm[b] = acc.sqrt();
             t[b] = (hv_norm[b] * (0.7 + 0.6 * scales[b] as f64)) as f32;
         }
-        s.soft_threshold(&t, Some(&h), SoftOptions { max_iter: 60, atol: 0.0, eps: None }).unwrap();
+        // Both methods: the bisection to (nearly) its limit, and the default Newton search.
+        let method = if trial % 2 == 0 { Method::Newton } else { Method::Bisection };
+        s.soft_threshold(&t, Some(&h), SoftOptions { max_iter: 60, atol: 0.0, eps: None, method }).unwrap();
         let x = p.data().clone();
         let (mut alive, mut dead) = (0, 0);
         for b in 0..nb {
@@ -230,11 +232,18 @@ fn adam_step_optimality_on_random_data() {
     }
 }
 
-/// The bisection steps blocks of one length (a multiple of 4) four at a time; with `atol = 0`
-/// every block runs exactly `max_iter` steps, so the result over the whole grid must equal, bit
-/// for bit, each block thresholded on its own (one block: the one-at-a-time path).
+/// Both methods step blocks of one length (a multiple of 4) four at a time; with `atol = 0`
+/// every block's steps depend on that block alone (the bisection runs exactly `max_iter`), so
+/// the result over the whole grid must equal, bit for bit, each block thresholded on its own
+/// (one block: the one-at-a-time path).
 #[test]
 fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
+    for method in [Method::Bisection, Method::Newton] {
+        four_blocks_vs_one(method);
+    }
+}
+
+fn four_blocks_vs_one(method: Method) {
     let (rows, cols, bh, bw) = (8usize, 24usize, 4usize, 4usize);
     let mut seed = 7u32;
     let mut rnd = || {
@@ -245,7 +254,7 @@ fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
     let h: Vec<f32> = (0..rows * cols).map(|_| rnd() + 0.05).collect();
     let nblocks = (rows / bh) * (cols / bw);
     let t: Vec<f32> = (0..nblocks).map(|_| rnd() * 3.0).collect();
-    let opts = SoftOptions { max_iter: 20, atol: 0.0, eps: None };
+    let opts = SoftOptions { max_iter: 20, atol: 0.0, eps: None, method };
     let (p, s) = spec(&x, &[rows, cols], &[bh as i64, bw as i64]);
     s.soft_threshold(&t, Some(&h), opts).unwrap();
     let together = p.data().clone();
@@ -257,7 +266,11 @@ fn adam_four_blocks_per_step_matches_one_block_at_a_time() {
         sb.soft_threshold(&[tb], Some(&pick(&h)), opts).unwrap();
         let alone = pb.data().clone();
         let got = pick(&together);
-        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "block {b}");
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{method:?} block {b}"
+        );
     }
 }
 
@@ -311,10 +324,14 @@ fn adam_reference(x: &[f32], h: &[f32], shape: [usize; 2], block: [usize; 2], t:
     out
 }
 
-/// The batched path (blocks gathered in runs, four blocks per SIMD step, many quads stepped in
-/// turn, phase 2 for early-converged blocks, leftovers one at a time) against the plain
-/// whole-tensor loop, bit for bit, over block lengths that take each path, tolerances that
-/// stop blocks at different iterations, NaN, zero and huge thresholds, zero conditioners.
+/// The batched path of `method: 'bisection'` (blocks gathered in runs, four blocks per SIMD
+/// step, many quads stepped in turn, phase 2 for early-converged blocks, leftovers one at a time)
+/// against the plain whole-tensor loop, bit for bit, over block lengths that take each path,
+/// tolerances that stop blocks at different iterations, NaN, zero and huge thresholds, zero
+/// conditioners. The Newton method on the same inputs: the same NaNs and zeros (bit for bit:
+/// signs included) and the same numbers within the conformance tolerance of conditioned soft
+/// thresholds (rtol 1e-3, atol 1e-5) where the bisection has converged (20 or more steps), the
+/// bisection's own numbers with `maxIter: 0` (no evaluation: the bracket midpoint).
 #[test]
 fn adam_batched_path_matches_the_whole_tensor_loop() {
     let mut seed = 99u32;
@@ -340,13 +357,31 @@ fn adam_batched_path_matches_the_whole_tensor_loop() {
             }
             for (max_iter, atol) in [(0usize, 0.0f32), (1, 0.0), (7, 1e-2), (20, 1e-4), (20, 0.0), (40, 1e-6)] {
                 let want = adam_reference(&x, &h, shape, block, &t, max_iter, atol, 1e-8);
-                let (p, s) = spec(&x, &shape, &[block[0] as i64, block[1] as i64]);
-                s.soft_threshold(&t, Some(&h), SoftOptions { max_iter, atol, eps: Some(1e-8) }).unwrap();
-                let got = p.data().clone();
+                let run = |method| {
+                    let (p, s) = spec(&x, &shape, &[block[0] as i64, block[1] as i64]);
+                    s.soft_threshold(&t, Some(&h), SoftOptions { max_iter, atol, eps: Some(1e-8), method }).unwrap();
+                    let out = p.data().clone();
+                    out
+                };
+                let got = run(Method::Bisection);
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                     assert!(
                         g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
                         "{shape:?} {block:?} trial {trial} max_iter {max_iter} atol {atol}: element {i}: {g} vs {w}"
+                    );
+                }
+                let newton = run(Method::Newton);
+                for (i, (g, w)) in newton.iter().zip(&want).enumerate() {
+                    let exact = g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+                    let close = (max_iter >= 20 || atol == 0.0 && max_iter > 0)
+                        && *g != 0.0
+                        && *w != 0.0
+                        && ((g - w).abs() as f64) <= 1e-5 + 1e-3 * (w.abs() as f64);
+                    // Below 20 steps the bisection has not converged: only NaNs and zeros agree.
+                    let loose = max_iter > 0 && max_iter < 20 && !g.is_nan() && !w.is_nan() && *g != 0.0 && *w != 0.0;
+                    assert!(
+                        exact || close || loose,
+                        "newton {shape:?} {block:?} trial {trial} max_iter {max_iter} atol {atol}: element {i}: {g} vs bisection {w}"
                     );
                 }
                 checked += 1;

@@ -4,7 +4,7 @@
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 
-use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Reduction};
+use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -158,6 +158,72 @@ fn prox_kernels_bit_exact() {
                 for step in 0..40 {
                     let (gp, gq) = (scalar::prox_step4(&hx, &h, &mut p, stop), simd::prox_step4(&hx, &h, &mut q, stop));
                     assert!(gp == gq && lanes_same(&p, &q), "step {step} n {n} seed {seed} {stop:?}: {p:?} vs {q:?}");
+                    if !gp {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The Newton method's kernels: the per-block sums (every length, so every tail) and the
+/// four-lane search step, SIMD against scalar, on real-looking blocks and the awkward values.
+#[wasm_bindgen_test]
+fn root_kernels_bit_exact() {
+    let same_lanes = |a: &RootLanes, b: &RootLanes| {
+        (0..4).all(|k| {
+            same(a.lo[k], b.lo[k])
+                && same(a.hi[k], b.hi[k])
+                && same(a.mu[k], b.mu[k])
+                && same(a.prev[k], b.prev[k])
+                && same(a.newt[k], b.newt[k])
+                && (a.lo_open[k], a.hi_open[k], a.evals[k], a.go[k]) == (b.lo_open[k], b.hi_open[k], b.evals[k], b.go[k])
+        })
+    };
+    for n in 0..40usize {
+        let hx = inputs(n, 31 + n as u64);
+        let h: Vec<f32> = inputs(n, 37 + n as u64).iter().map(|v| v.abs() + 0.25).collect();
+        for mu in [0.0f32, 0.3, 7.5, f32::NAN] {
+            let (a, b) = (scalar::root_sums_hx(&hx, &h, mu), simd::root_sums_hx(&hx, &h, mu));
+            assert!(same(a[0], b[0]) && same(a[1], b[1]), "sums n {n} mu {mu}: {a:?} vs {b:?}");
+        }
+    }
+    // The four-lane bracket and start: plain lanes, and each way a lane can fail to be one.
+    let v = inputs(400, 41);
+    for i in 0..100 {
+        let pick = |j: usize| v[(4 * i + j) % v.len()];
+        let stats = [[4.0, pick(0).abs() * 9.0, 2.5, 1.0], [0.5, 0.25, pick(1), 1e-3], [1.5, 0.75, pick(2).abs() + 0.5, 2.0]];
+        let t = [0.5, pick(3), 1.0, if i % 3 == 0 { 0.0 } else { 0.01 }];
+        for c in [
+            RootStart { eps: f32::EPSILON, coupling: false, halvings: 1.0 / (1u32 << 21) as f32, atol: 1e-8 },
+            RootStart { eps: 1e-3, coupling: true, halvings: 0.25, atol: 0.0 },
+        ] {
+            let (a, b) = (scalar::root_start4(&stats, t, &c), simd::root_start4(&stats, t, &c));
+            let bits = |x: Option<[[f32; 4]; 4]>| x.map(|r| r.map(|l| l.map(f32::to_bits)));
+            assert_eq!(bits(a), bits(b), "root_start4 {stats:?} {t:?} {c:?}");
+        }
+    }
+    for n in [4usize, 16, 64] {
+        for (seed, awkward) in [(3u64, false), (5, false), (9, true)] {
+            // Weights in (-1, 1) and conditioners in [0.5, 1.5): every lane searches for a real
+            // root; the awkward seed mixes in zeros, NaN and infinities.
+            let raw = inputs(8 * n, seed);
+            let x: Vec<f32> = raw[..4 * n].iter().map(|v| if awkward { *v } else { (v * 0.37).fract() }).collect();
+            let h: Vec<f32> = raw[4 * n..].iter().map(|v| if awkward { v.abs() } else { 0.5 + (v.abs() * 0.61).fract() }).collect();
+            let (mut hxt, mut ht) = (vec![0.0; 4 * n], vec![0.0; 4 * n]);
+            scalar::prox_pack4(&x, &h, &mut hxt, &mut ht);
+            let mut start = RootLanes { t: [0.3, 0.05, 1.1, 0.7], ..RootLanes::default() };
+            for k in 0..4 {
+                let [hi, tol] = [[4.0, 1e-6], [0.5, 1e-7], [9.0, 1e-3], [2.0, 0.0]][k];
+                (start.lo[k], start.hi[k], start.mu[k], start.tol[k], start.prev[k]) = (1e-3, hi, hi / 2.0, tol, hi);
+                (start.lo_open[k], start.hi_open[k], start.go[k]) = (u32::MAX, u32::MAX, if k == 2 && awkward { 0 } else { u32::MAX });
+            }
+            for max_evals in [1u32, 3, 20] {
+                let (mut p, mut q) = (start, start);
+                for step in 0..25 {
+                    let (gp, gq) = (scalar::prox_root4(&hxt, &ht, &mut p, max_evals), simd::prox_root4(&hxt, &ht, &mut q, max_evals));
+                    assert!(gp == gq && same_lanes(&p, &q), "step {step} n {n} seed {seed} max_evals {max_evals}: {p:?} vs {q:?}");
                     if !gp {
                         break;
                     }

@@ -112,7 +112,7 @@ pub(super) fn options<T: for<'de> Deserialize<'de> + Default>(v: &JsValue, what:
     serde_wasm_bindgen::from_value(v.clone()).map_err(|e| Error::new(ErrorKind::InvalidArguments, format!("{what}: {e}")))
 }
 
-pub(super) const SOFT_KEYS: &[&str] = &["maxIter", "atol", "eps", "scale"];
+pub(super) const SOFT_KEYS: &[&str] = &["maxIter", "atol", "eps", "method", "scale"];
 pub(super) const HARD_KEYS: &[&str] = &["nnz", "sparsity"];
 
 #[derive(Deserialize, Default)]
@@ -121,12 +121,13 @@ pub(super) struct SoftOpts {
     pub(super) max_iter: Option<f64>,
     pub(super) atol: Option<f64>,
     pub(super) eps: Option<f64>,
+    pub(super) method: Option<String>,
     pub(super) scale: Option<bool>,
 }
 
 impl SoftOpts {
     pub(super) fn core(&self) -> Result<SoftOptions, Error> {
-        SoftOptions::new(self.max_iter, self.atol, self.eps)
+        SoftOptions::new(self.max_iter, self.atol, self.eps, self.method.as_deref())
     }
 }
 

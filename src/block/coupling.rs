@@ -175,7 +175,7 @@ impl BlockCoupling {
                     map: Some(map),
                 })
                 .collect();
-            prox::bisect(&parts, thresholds, opts.max_iter, opts.atol, eps, Bracket::Coupling)?
+            prox::solve(&parts, thresholds, opts.max_iter, opts.atol, eps, Bracket::Coupling, opts.method)?
         };
         for (i, (s, h)) in self.specs.iter().zip(&sources).enumerate() {
             let mu_s = self.to_spec(i, &mu);

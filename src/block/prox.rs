@@ -1,5 +1,6 @@
-//! The Adam-conditioned group-lasso proximal step, solved per block by bisection on `mu`
-//! exactly as the seed does it (bracket, midpoint, global `atol` stop).
+//! The Adam-conditioned group-lasso proximal step: `mu` per block by the seed's bisection
+//! (bracket, midpoint, global `atol` stop), or by the safeguarded Newton search of
+//! [`super::root`] (the default) in the same bracket.
 //!
 //! For block `b` with weights `x0`, diagonal conditioner `H > 0` and threshold `t`, the prox
 //! of `t * ||x_b||` in the `H` metric is `x = H x0 / (H + mu)` with `mu * ||H x0 / (H + mu)|| = t`.
@@ -10,9 +11,10 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
+use super::root::{self, Method, Plan};
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
-use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction};
+use crate::kernels::{self, nan_max, par, ProxLanes, ProxStop, Reduction, RootLanes};
 use crate::layout::{Strided, Tiling};
 
 /// BlockCoupling's final write, the seed's `x * H / (H + mu)`, with the 0/0 definition of
@@ -57,6 +59,9 @@ struct State {
     keep: f32,
     /// Phase 1: still stepping.
     active: bool,
+    /// Newton method: `mu` holds the root, to be turned into the bisection's iterate once the
+    /// global stop is known ([`root::bisection_iterate`]).
+    root: bool,
 }
 
 /// Elements gathered per batch: the batch's blocks iterate together (iteration-outer loop), so
@@ -70,6 +75,7 @@ struct Packed {
     hxt: Vec<f32>,
     ht: Vec<f32>,
     lanes: Vec<ProxLanes>,
+    roots: Vec<RootLanes>,
 }
 
 struct Ctx<'a, 'p> {
@@ -79,6 +85,12 @@ struct Ctx<'a, 'p> {
     atol: f32,
     eps: f32,
     bracket: Bracket,
+    method: Method,
+    /// Newton: `2^-(max_iter + 1)`, the global stop per bracket (see [`root`]) and the
+    /// constants of [`kernels::root_start4`].
+    halvings: f32,
+    stop: root::Stop,
+    start: kernels::RootStart,
 }
 
 impl Ctx<'_, '_> {
@@ -134,6 +146,7 @@ impl Ctx<'_, '_> {
             // a block with ||H x|| = 0, or write NaN where H = 0.
             keep: if d <= 0.0 && tb != 0.0 { 0.0 } else { 1.0 },
             active: self.max_iter > 0,
+            root: false,
         }
     }
 
@@ -231,6 +244,9 @@ impl Ctx<'_, '_> {
         target: Option<usize>,
         pk: &mut Packed,
     ) -> usize {
+        if self.method == Method::Newton && target.is_none() {
+            return self.run_batch_root(states, b0, blocks, ofs, xb, hb, pk);
+        }
         let n0 = ofs[1] - ofs[0];
         let quads = if n0.is_multiple_of(4) && n0 > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n0) { blocks.len() / 4 } else { 0 };
         // Blocks of one length that is a multiple of 4 go four at a time (lanes = blocks), with
@@ -289,6 +305,166 @@ impl Ctx<'_, '_> {
             .unwrap_or(0)
     }
 
+    /// The Newton method's phase 1 on a gathered batch (layout as in [`Ctx::run_batch`]): every
+    /// block is bracketed as the seed does, then searched for its root (four to a [`RootLanes`]
+    /// where the lengths allow), decided without evaluating, or bisected (see [`root::plan`]).
+    /// Returns the batch's share of the global stop: the step at which each bracket would be
+    /// below `atol` ([`root::Stop::steps`]; a bisected block's own count).
+    #[allow(clippy::too_many_arguments)]
+    fn run_batch_root(
+        &self,
+        states: &mut [State],
+        b0: usize,
+        blocks: &[usize],
+        ofs: &[usize],
+        xb: &mut [f32],
+        hb: &[f32],
+        pk: &mut Packed,
+    ) -> usize {
+        let n = ofs[1] - ofs[0];
+        let quads = if n.is_multiple_of(4) && n > 0 && ofs.windows(2).all(|w| w[1] - w[0] == n) { blocks.len() / 4 } else { 0 };
+        let max_evals = u32::try_from(self.max_iter).unwrap_or(u32::MAX);
+        let nq = 4 * n;
+        if quads > 0 {
+            pk.hxt.resize(quads * nq, 0.0);
+            pk.ht.resize(quads * nq, 0.0);
+            pk.roots.clear();
+            pk.lanes.clear();
+            let mut bisecting = false;
+            for q in 0..quads {
+                let span = q * nq..(q + 1) * nq;
+                kernels::prox_pack4(&xb[span.clone()], &hb[span.clone()], &mut pk.hxt[span.clone()], &mut pk.ht[span.clone()]);
+                let stats = kernels::prox_stats4(&pk.hxt[span.clone()], &pk.ht[span]);
+                let (mut rl, mut bl) = (RootLanes::default(), ProxLanes::default());
+                let qt: [f32; 4] = std::array::from_fn(|k| self.t[blocks[4 * q + k]]);
+                // Four plain searches (the usual quad): bracket and start in SIMD lanes.
+                let start = if self.max_iter > 0 { kernels::root_start4(&stats, qt, &self.start) } else { None };
+                if let Some([lo, hi, mu, tol]) = start {
+                    rl = RootLanes { lo, hi, mu, t: qt, tol, ..rl };
+                    for k in 0..4 {
+                        rl.prev[k] = hi[k] - lo[k];
+                        let s = State { lo: lo[k], hi: hi[k], mu: mu[k], iters: 0, keep: 1.0, active: true, root: false };
+                        states[blocks[4 * q + k] - b0] = s;
+                    }
+                    (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
+                    pk.roots.push(rl);
+                    pk.lanes.push(bl);
+                    continue;
+                }
+                let [sumsq, h_min, h_max] = stats;
+                for k in 0..4 {
+                    let b = blocks[4 * q + k];
+                    let tb = self.t[b];
+                    let hx_norm = sumsq[k].sqrt();
+                    let mut s = self.bracket(hx_norm, h_min[k], h_max[k], tb);
+                    match root::plan(s.lo, s.hi, s.keep, hx_norm, h_min[k], tb, self.max_iter) {
+                        Plan::Midpoint => {}
+                        Plan::Upper => s.mu = s.hi,
+                        Plan::Search => {
+                            (rl.lo[k], rl.hi[k], rl.mu[k], rl.t[k]) = (s.lo, s.hi, s.mu, tb);
+                            rl.tol[k] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
+                            rl.prev[k] = s.hi - s.lo;
+                            (rl.lo_open[k], rl.hi_open[k], rl.go[k]) = (u32::MAX, u32::MAX, u32::MAX);
+                        }
+                        Plan::Bisect => {
+                            (bl.lo[k], bl.hi[k], bl.mu[k], bl.t[k], bl.go[k]) = (s.lo, s.hi, s.mu, tb, u32::MAX);
+                            bisecting = true;
+                        }
+                    }
+                    states[b - b0] = s;
+                }
+                pk.roots.push(rl);
+                pk.lanes.push(bl);
+            }
+            // Iteration-outer over the quads, as the bisection does: their chains overlap.
+            let mut any = true;
+            while any {
+                any = false;
+                for (q, rl) in pk.roots.iter_mut().enumerate() {
+                    if rl.go != [0; 4] {
+                        any |= kernels::prox_root4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], rl, max_evals);
+                    }
+                }
+            }
+            let stop = ProxStop::Converged { max_iter: max_evals, atol: self.atol };
+            let mut any = bisecting;
+            while any {
+                any = false;
+                for (q, bl) in pk.lanes.iter_mut().enumerate() {
+                    if bl.go != [0; 4] {
+                        any |= kernels::prox_step4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], bl, stop);
+                    }
+                }
+            }
+            for (q, (rl, bl)) in pk.roots.iter().zip(&pk.lanes).enumerate() {
+                for k in 0..4 {
+                    let s = &mut states[blocks[4 * q + k] - b0];
+                    // A search or a bisection evaluates at least once (max_iter > 0 for both).
+                    if rl.evals[k] > 0 {
+                        (s.mu, s.root) = (rl.mu[k], true);
+                    } else if bl.iters[k] > 0 {
+                        (s.lo, s.hi, s.mu, s.iters) = (bl.lo[k], bl.hi[k], bl.mu[k], bl.iters[k] as usize);
+                    }
+                }
+            }
+        }
+        // The other blocks, one at a time, on `H * x0` in place.
+        let rest = ofs[4 * quads];
+        for (x, h) in xb[rest..].iter_mut().zip(&hb[rest..]) {
+            *x *= h;
+        }
+        let hx: &[f32] = xb;
+        for (i, &b) in blocks.iter().enumerate().skip(4 * quads) {
+            let (hxb, hbb) = (&hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]]);
+            let tb = self.t[b];
+            let hx_norm = kernels::reduce_chunk(Reduction::SumSq, hxb).sqrt();
+            let h_min = kernels::reduce_chunk(Reduction::Min, hbb);
+            let mut s = self.bracket(hx_norm, h_min, kernels::reduce_chunk(Reduction::Max, hbb), tb);
+            match root::plan(s.lo, s.hi, s.keep, hx_norm, h_min, tb, self.max_iter) {
+                Plan::Midpoint => {}
+                Plan::Upper => s.mu = s.hi,
+                Plan::Search => {
+                    let mut rl = RootLanes::default();
+                    (rl.lo[0], rl.hi[0], rl.mu[0], rl.t[0]) = (s.lo, s.hi, s.mu, tb);
+                    rl.tol[0] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
+                    rl.prev[0] = s.hi - s.lo;
+                    (rl.lo_open[0], rl.hi_open[0], rl.go[0]) = (u32::MAX, u32::MAX, u32::MAX);
+                    while rl.go[0] != 0 {
+                        let sums = kernels::root_sums_hx(hxb, hbb, rl.mu[0]);
+                        kernels::scalar::root_step_lane(&mut rl, 0, sums, max_evals);
+                    }
+                    (s.mu, s.root) = (rl.mu[0], true);
+                }
+                Plan::Bisect => loop {
+                    Self::step(&mut s, hxb, hbb, tb);
+                    if s.iters >= self.max_iter || self.converged(&s) {
+                        break;
+                    }
+                },
+            }
+            states[b - b0] = s;
+        }
+        // Bisected blocks stop (phase 1) as in the bisection method and continue to the global
+        // stop in phase 2; the others need no phase 2 (`iters = MAX`), their count comes from
+        // their bracket's width.
+        let mut global = 0;
+        for &b in blocks {
+            let s = &mut states[b - b0];
+            let k = if s.iters > 0 {
+                if self.converged(s) {
+                    s.iters
+                } else {
+                    self.max_iter
+                }
+            } else {
+                s.iters = usize::MAX;
+                self.stop.steps(s.hi - s.lo)
+            };
+            global = global.max(k);
+        }
+        global
+    }
+
     /// Processes blocks `b0 .. b0 + states.len()` in batches; returns phase 1's `max_b k_b`.
     fn run_chunk(&self, states: &mut [State], b0: usize, target: Option<usize>) -> usize {
         let (mut xb, mut hb) = (Vec::new(), Vec::new());
@@ -342,15 +518,27 @@ impl Ctx<'_, '_> {
 }
 
 /// Returns `mu` per block and the survivor factors (1 keeps, 0 for `D <= 0`), both indexed by
-/// the aligned grid. Blocks are independent until the global stop, so chunks of blocks run in
-/// parallel (with threads) with the same per-block iterates as the sequential loop.
-pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, bracket: Bracket) -> Result<(Vec<f32>, Vec<f32>)> {
+/// the aligned grid. Blocks are independent until the bisection's global stop (and entirely
+/// with Newton), so chunks of blocks run in parallel (with threads) with the same per-block
+/// iterates as the sequential loop.
+pub fn solve(
+    parts: &[Part],
+    t: &[f32],
+    max_iter: usize,
+    atol: f32,
+    eps: f32,
+    bracket: Bracket,
+    method: Method,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let nb = t.len();
-    let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false };
+    let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false, root: false };
     let mut states: Vec<State> = try_alloc(nb, init)?;
-    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket };
+    let halvings = root::halvings(max_iter);
+    let start = kernels::RootStart { eps, coupling: bracket == Bracket::Coupling, halvings, atol };
+    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings, stop: root::Stop::new(max_iter, atol), start };
     let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
-    let tasks = par::tasks_for(nb * per_block * max_iter.max(1), 1 << 16, nb);
+    let passes = if method == Method::Newton { max_iter.clamp(1, 4) } else { max_iter.max(1) };
+    let tasks = par::tasks_for(nb * per_block * passes, 1 << 16, nb);
     let chunk = nb.div_ceil(tasks.max(1)).max(1);
 
     // Phase 1: bracket every block and run it until its own bracket is below atol.
@@ -358,6 +546,15 @@ pub fn bisect(parts: &[Part], t: &[f32], max_iter: usize, atol: f32, eps: f32, b
     // Phase 2: the seed only stops when all blocks are converged; continue the early ones.
     if states.iter().any(|s| s.iters < global) {
         par::map_chunks_mut(&mut states, chunk, |i, st| ctx.run_chunk(st, i * chunk, Some(global)));
+    }
+    // Newton: the bisection's iterate at the global stop, read off each block's root.
+    if method == Method::Newton {
+        let cells = 2f64.powi(i32::try_from(global.min(64)).unwrap_or(64));
+        par::map_chunks_mut(&mut states, chunk, |_, st| {
+            for s in st.iter_mut().filter(|s| s.root) {
+                s.mu = root::bisection_iterate(s.lo, s.hi, s.mu, global, cells);
+            }
+        });
     }
     let mu = states.iter().map(|s| s.mu).collect();
     let keep = states.iter().map(|s| s.keep).collect();

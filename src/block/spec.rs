@@ -6,6 +6,7 @@
 //! first write.
 
 use super::prox::{self, Bracket, Part};
+use super::root::Method;
 use super::view::{block_view_of, View};
 use crate::bail;
 use crate::core::error::{Error, Result};
@@ -57,25 +58,30 @@ impl Norm {
     }
 }
 
-/// Options of the soft threshold (seed defaults: 20 iterations, `atol = 1e-8`, `eps` = f32 eps).
+/// Options of the soft threshold (seed defaults: 20 iterations, `atol = 1e-8`, `eps` = f32 eps;
+/// `method` picks the root finder of the Adam-conditioned step, Newton by default).
 #[derive(Debug, Clone, Copy)]
 pub struct SoftOptions {
     pub max_iter: usize,
     pub atol: f32,
     pub eps: Option<f32>,
+    pub method: Method,
 }
 
 impl Default for SoftOptions {
     fn default() -> Self {
-        SoftOptions { max_iter: 20, atol: 1e-8, eps: None }
+        SoftOptions { max_iter: 20, atol: 1e-8, eps: None, method: Method::Newton }
     }
 }
 
 impl SoftOptions {
-    /// Options as JS numbers: `max_iter` an integer in [0, 1e6], `atol` >= 0, `eps` >= 0 (NaN
-    /// refused everywhere); `None` keeps the seed's default.
-    pub fn new(max_iter: Option<f64>, atol: Option<f64>, eps: Option<f64>) -> Result<SoftOptions> {
+    /// Options as JS values: `max_iter` an integer in [0, 1e6], `atol` >= 0, `eps` >= 0 (NaN
+    /// refused everywhere), `method` `'newton'` or `'bisection'`; `None` keeps the default.
+    pub fn new(max_iter: Option<f64>, atol: Option<f64>, eps: Option<f64>, method: Option<&str>) -> Result<SoftOptions> {
         let mut o = SoftOptions::default();
+        if let Some(m) = method {
+            o.method = Method::parse(m)?;
+        }
         if let Some(m) = max_iter {
             if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m <= 1e6) {
                 bail!(InvalidArguments, "maxIter must be an integer in [0, 1e6], got {m}");
@@ -277,7 +283,7 @@ impl BlockSpec {
         let (mu, keep) = {
             let data = self.view.param().data();
             let part = Part { tiling: &self.tiling, x_layout: self.view.layout(), x: &data, h_layout: &h.layout, h: h.data, map: None };
-            prox::bisect(&[part], thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec)?
+            prox::solve(&[part], thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec, opts.method)?
         };
         // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
         // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.

@@ -255,3 +255,86 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
         scalar::prox_step4(hxt, ht, s, stop)
     }
 }
+
+/// Four safeguarded Newton searches side by side, lane `k` being one block (the default method
+/// of the Adam-conditioned step, see `block::root`). `[lo, hi]` always holds the root (or the
+/// bracket end it is clamped to); a `*_open` end has not been evaluated yet, so a Newton step
+/// beyond it may land on it instead of bisecting.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(16))]
+pub struct RootLanes {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    pub mu: [f32; 4],
+    pub t: [f32; 4],
+    /// Accepted error in `mu`: a step (or half bracket) at most this long ends the search.
+    pub tol: [f32; 4],
+    /// Length of the previous step (the bracket width before the first one).
+    pub prev: [f32; 4],
+    /// Length of the previous step if it was a Newton step, else 0.
+    pub newt: [f32; 4],
+    pub lo_open: [u32; 4],
+    pub hi_open: [u32; 4],
+    pub evals: [u32; 4],
+    /// `u32::MAX` for a lane that still searches, 0 for one that stopped.
+    pub go: [u32; 4],
+}
+
+/// The sums one Newton step needs, for one block at `mu` (`r = 1 / (h + mu)`, `q² r` with
+/// `q = hx * r`, one division per element): `[S3, Sh] = [sum q² r, sum (q² r) h]`, each in the
+/// lane order of [`cond_sumsq_hx`] (`sum q² = Sh + mu S3`).
+#[inline]
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::root_sums_hx(hx, h, mu)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::root_sums_hx(hx, h, mu)
+    }
+}
+
+/// One evaluation and safeguarded Newton step of the lanes of `s` that go, on four interleaved
+/// blocks (layout of [`prox_stats4`]); the per-lane sums are those of [`root_sums_hx`], bit for
+/// bit, and the step is [`scalar::root_step_lane`]'s. Returns whether any lane still goes.
+#[inline]
+pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::prox_root4(hxt, ht, s, max_evals)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::prox_root4(hxt, ht, s, max_evals)
+    }
+}
+
+/// What [`root_start4`] needs besides the blocks' statistics: the bracket's `eps` and
+/// denominator kind, and the search tolerance's terms (see `block::root::tolerance`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootStart {
+    pub eps: f32,
+    /// `den = max(D, eps)` (BlockCoupling) rather than `max(D, 0) + eps` (BlockSpec).
+    pub coupling: bool,
+    /// `2^-(max_iter + 1)`.
+    pub halvings: f32,
+    pub atol: f32,
+}
+
+/// The seed's bracket and the Newton search's start for four blocks at once, from their
+/// [`prox_stats4`] (`[sum (hx)², min h, max h]`) and thresholds: `[lo, hi, mu, tol]` per lane,
+/// with the arithmetic of the one-block path (`block::prox` bracket, `block::root::tolerance`),
+/// or `None` unless every lane is a plain search (threshold > 0, `||H x0|| > t`, `min H > 0`,
+/// everything finite, `lo < hi`): the other blocks take the one-lane path.
+#[inline]
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::root_start4(stats, t, c)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::root_start4(stats, t, c)
+    }
+}

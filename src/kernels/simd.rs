@@ -4,7 +4,7 @@
 //! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
 //! the first operand), not as wasm's `f32x4.max` does.
 
-use super::{scalar, ProxLanes, ProxStop, Reduction};
+use super::{scalar, ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -409,4 +409,130 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
     store4(&mut s.iters, iters);
     store4(&mut s.go, go);
     v128_any_true(go)
+}
+
+/// [`scalar::root_terms`] on four lanes.
+#[inline(always)]
+fn root_terms4(a: v128, h: v128, mu: v128) -> [v128; 2] {
+    let r = f32x4_div(f32x4_splat(1.0), f32x4_add(h, mu));
+    let q = f32x4_mul(a, r);
+    let q2r = f32x4_mul(f32x4_mul(q, q), r);
+    [q2r, f32x4_mul(q2r, h)]
+}
+
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
+    debug_assert_eq!(hx.len(), h.len());
+    let n4 = hx.len() / 4 * 4;
+    let muv = f32x4_splat(mu);
+    let mut acc = [f32x4_splat(0.0); 2];
+    let mut i = 0;
+    while i < n4 {
+        // SAFETY: i + 4 <= len of both.
+        let terms = unsafe { root_terms4(load(hx, i), load(h, i), muv) };
+        for (a, v) in acc.iter_mut().zip(terms) {
+            *a = f32x4_add(*a, v);
+        }
+        i += 4;
+    }
+    let mut lanes = [[0.0f32; 4]; 2];
+    for (l, a) in lanes.iter_mut().zip(acc) {
+        store4(l, a);
+    }
+    // The tail goes to lanes 0.., as in the scalar kernel.
+    for k in n4..hx.len() {
+        let r = 1.0 / (h[k] + mu);
+        let q = hx[k] * r;
+        let q2r = (q * q) * r;
+        for (l, v) in lanes.iter_mut().zip([q2r, q2r * h[k]]) {
+            l[k - n4] += v;
+        }
+    }
+    lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
+}
+
+pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
+    assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
+    let mu = load4(&s.mu);
+    let mut acc = [[f32x4_splat(0.0); 4]; 2];
+    let mut i = 0;
+    while i < hxt.len() {
+        for l in 0..4 {
+            // SAFETY: i + 16 <= len of both.
+            let terms = unsafe { root_terms4(load(hxt, i + 4 * l), load(ht, i + 4 * l), mu) };
+            for (sum, v) in acc.iter_mut().zip(terms) {
+                sum[l] = f32x4_add(sum[l], v);
+            }
+        }
+        i += 16;
+    }
+    let [s3, sh] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
+    // scalar::root_step_lane on the four lanes, selects for its branches.
+    let zero = f32x4_splat(0.0);
+    let (t, tol, go) = (load4(&s.t), load4(&s.tol), load4(&s.go));
+    let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
+    let w = f32x4_sqrt(s2);
+    let zeta = v128_bitselect(zero, f32x4_mul(mu, w), f32x4_eq(mu, zero));
+    let below = f32x4_lt(zeta, t);
+    let (to_lo, to_hi) = (v128_and(go, below), v128_andnot(go, below));
+    let lo = v128_bitselect(mu, load4(&s.lo), to_lo);
+    let hi = v128_bitselect(mu, load4(&s.hi), to_hi);
+    let lo_open = v128_andnot(load4(&s.lo_open), to_lo);
+    let hi_open = v128_andnot(load4(&s.hi_open), to_hi);
+    let g = f32x4_sub(t, zeta);
+    let newton = f32x4_sub(mu, f32x4_div(f32x4_mul(s2, g), f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh))));
+    let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
+    let two = f32x4_splat(2.0);
+    let take = v128_and(
+        v128_and(f32x4_ge(newton, lo), f32x4_le(newton, hi)),
+        f32x4_le(f32x4_mul(f32x4_abs(f32x4_sub(newton, mu)), two), load4(&s.prev)),
+    );
+    let mut next = v128_bitselect(lo, mid, v128_and(f32x4_lt(newton, lo), lo_open));
+    next = v128_bitselect(hi, next, v128_and(f32x4_gt(newton, hi), hi_open));
+    next = v128_bitselect(newton, next, take);
+    let narrow = f32x4_le(f32x4_sub(hi, lo), f32x4_mul(tol, two));
+    let next = v128_bitselect(mid, next, narrow);
+    let step = f32x4_abs(f32x4_sub(next, mu));
+    let ratio = f32x4_div(step, load4(&s.newt));
+    let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
+    // go is all ones (-1) where searching: subtracting it counts the evaluation.
+    let evals = i32x4_sub(load4(&s.evals), go);
+    let done = v128_or(v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted), u32x4_ge(evals, u32x4_splat(max_evals)));
+    store4(&mut s.lo, lo);
+    store4(&mut s.hi, hi);
+    store4(&mut s.lo_open, lo_open);
+    store4(&mut s.hi_open, hi_open);
+    store4(&mut s.mu, v128_bitselect(next, mu, go));
+    let prev = v128_bitselect(step, load4(&s.prev), go);
+    store4(&mut s.prev, prev);
+    let newt = v128_bitselect(v128_and(step, take), load4(&s.newt), go);
+    store4(&mut s.newt, newt);
+    store4(&mut s.evals, evals);
+    let go = v128_andnot(go, done);
+    store4(&mut s.go, go);
+    v128_any_true(go)
+}
+
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    let (t, h_min, h_max) = (load4(&t), load4(&stats[1]), load4(&stats[2]));
+    let (eps, inf, zero) = (f32x4_splat(c.eps), f32x4_splat(f32::INFINITY), f32x4_splat(0.0));
+    let a = f32x4_sqrt(load4(&stats[0]));
+    let d = f32x4_sub(a, t);
+    let den = if c.coupling { v128_bitselect(d, eps, f32x4_ge(d, eps)) } else { f32x4_add(d, eps) };
+    let lo = f32x4_div(f32x4_mul(t, h_min), den);
+    let hi = f32x4_div(f32x4_mul(t, h_max), den);
+    let plain = v128_and(
+        v128_and(v128_and(f32x4_gt(t, zero), f32x4_lt(t, inf)), v128_and(f32x4_lt(a, inf), f32x4_gt(a, t))),
+        v128_and(f32x4_gt(h_min, zero), v128_and(f32x4_lt(lo, hi), f32x4_lt(hi, inf))),
+    );
+    if !i32x4_all_true(plain) {
+        return None;
+    }
+    let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
+    // Every operand is a number here, so f32x4_max is f32::max.
+    let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
+    let mut out = [[0.0f32; 4]; 4];
+    for (o, v) in out.iter_mut().zip([lo, hi, f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), tol]) {
+        store4(o, v);
+    }
+    Some(out)
 }

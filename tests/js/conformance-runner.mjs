@@ -97,9 +97,17 @@ function scopeVals(b, v) {
   return v.map((t, i) => toParamLayout(t, ...geomArgs(b.geoms[i])));
 }
 
+// The soft-threshold root finder the cases run with: undefined is the default ('newton').
+let softMethod;
+/** Runs the following soft-threshold cases with `method` (undefined: the default). */
+export function setSoftMethod(method) {
+  softMethod = method;
+}
+
 function softOpts(a, conditioners) {
   const o = {};
   if (conditioners !== undefined) o.conditioners = conditioners;
+  if (softMethod !== undefined) o.method = softMethod;
   if (a.max_iter !== undefined) o.maxIter = a.max_iter;
   if (a.atol !== undefined) o.atol = a.atol;
   if (a.eps !== undefined && a.eps !== null) o.eps = a.eps;

@@ -147,7 +147,7 @@ function templates(F, X) {
   add('BlockSpec.hardThreshold bad values', () => () => bs.hardThreshold(f32(8, 100), pick([f32(3), 'x', [f32(16)], detached(16)])));
   add('BlockSpec.softThreshold bad t', () => () => bs.softThreshold(pick([grid(8, 0), grid(8, 1), f32(8, NaN), Float32Array.from([0, 0, NaN, 0, 0, 0, 0, 0])])));
   add('BlockSpec.softThreshold bad opts', () => () =>
-    bs.softThreshold(f32(8, 0.1), pick([{ maxIter: -1 }, { maxIter: 2.5 }, { maxIter: '3' }, { maxIter: 1e7 }, { atol: NaN }, { atol: -1 }, { atol: 'x' }, { eps: -1 }, { eps: NaN }, { scale: true }, { bogus: 1 }, { conditioners: f32(5) }, { conditioners: 'x' }, { conditioners: [f32(16)] }, ...BAD_OPTS])));
+    bs.softThreshold(f32(8, 0.1), pick([{ maxIter: -1 }, { maxIter: 2.5 }, { maxIter: '3' }, { maxIter: 1e7 }, { atol: NaN }, { atol: -1 }, { atol: 'x' }, { eps: -1 }, { eps: NaN }, { scale: true }, { bogus: 1 }, { method: 'secant' }, { method: 'Newton' }, { method: 2 }, { conditioners: f32(16), method: 'bisect' }, { conditioners: f32(5) }, { conditioners: 'x' }, { conditioners: [f32(16)] }, ...BAD_OPTS])));
   add('BlockSpec.getMasks bad', () => () => bs.getMasks(pick([new Uint8Array(3), 'x', null, detachedU8(8)])));
   add('BlockSpec.blockView bad', () => () => bs.blockView(pick([f32(3), 'x']), pick([undefined, { merge: 1 }])));
   add('BlockSpec.blockView bad opts', () => () => bs.blockView(undefined, pick([{ reorder: 'no' }, { foo: 1 }, ...BAD_OPTS])));
