@@ -282,7 +282,18 @@ impl BlockSpec {
         }
         if opts.method == Method::Newton {
             let mut data = self.view.param().data_mut();
-            if prox::solve_in_place(&self.tiling, self.view.layout(), &mut data, &h.layout, h.data, thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec) {
+            if prox::solve_in_place(
+                &self.tiling,
+                self.view.layout(),
+                &mut data,
+                &h.layout,
+                h.data,
+                thresholds,
+                opts.max_iter,
+                opts.atol,
+                eps,
+                Bracket::BlockSpec,
+            ) {
                 return Ok(());
             }
         }

@@ -43,13 +43,20 @@ struct Grid<'a> {
 impl Grid<'_> {
     /// Visits block rows of blocks `lo..hi` (grid row-major) as `(offset in the weight, index in
     /// the batch buffer)`: `block[1]` elements each, stride `x_layout.stride[1]` in the weight.
+    #[inline(always)]
     fn for_rows(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, usize)) {
         let (g1, bh, bw) = (self.tiling.grid[1], self.tiling.block[0], self.tiling.block[1]);
         let (s0, s1) = (self.x_layout.stride[0], self.x_layout.stride[1]);
-        for (i, b) in (lo..hi).enumerate() {
-            let base = (b / g1) * bh * s0 + (b % g1) * bw * s1;
+        // The grid position advances without a division per block.
+        let (mut gr, mut gc) = (lo / g1, lo % g1);
+        for i in 0..hi - lo {
+            let base = gr * bh * s0 + gc * bw * s1;
             for r in 0..bh {
                 f(base + r * s0, (i * bh + r) * bw);
+            }
+            gc += 1;
+            if gc == g1 {
+                (gr, gc) = (gr + 1, 0);
             }
         }
     }
@@ -59,11 +66,18 @@ impl Grid<'_> {
         let (bw, s1) = (self.tiling.block[1], self.x_layout.stride[1]);
         out.resize((hi - lo) * self.tiling.numel_per_block(), 0.0);
         let p = self.x.get();
+        let dst = out.as_mut_ptr();
         self.for_rows(lo, hi, |o, d| {
-            for i in 0..bw {
-                // SAFETY: the layout lies inside the weight (checked by the caller); only this
-                // task writes these elements (its slab of block rows).
-                out[d + i] = unsafe { *p.add(o + i * s1) };
+            // SAFETY: the layout lies inside the weight (checked by the caller), `d + bw` inside
+            // `out`; only this task writes these weight elements (its slab of block rows).
+            unsafe {
+                if s1 == 1 {
+                    copy_row(p.add(o), dst.add(d), bw);
+                } else {
+                    for i in 0..bw {
+                        *dst.add(d + i) = *p.add(o + i * s1);
+                    }
+                }
             }
         });
     }
@@ -71,13 +85,39 @@ impl Grid<'_> {
     /// Writes `vals` (laid out as [`Grid::gather_x`] reads) back to blocks `lo..hi`.
     fn scatter_x(&self, lo: usize, hi: usize, vals: &[f32]) {
         let (bw, s1) = (self.tiling.block[1], self.x_layout.stride[1]);
+        assert!(vals.len() >= (hi - lo) * self.tiling.numel_per_block());
         let p = self.x.get();
+        let src = vals.as_ptr();
         self.for_rows(lo, hi, |o, d| {
-            for i in 0..bw {
-                // SAFETY: as in `gather_x`; the layout does not alias (checked by the caller).
-                unsafe { *p.add(o + i * s1) = vals[d + i] };
+            // SAFETY: as in `gather_x`; the layout does not alias (checked by the caller).
+            unsafe {
+                if s1 == 1 {
+                    copy_row(src.add(d), p.add(o), bw);
+                } else {
+                    for i in 0..bw {
+                        *p.add(o + i * s1) = *src.add(d + i);
+                    }
+                }
             }
         });
+    }
+}
+
+/// Copies `n` floats as 16-byte moves (one SIMD load/store each in wasm) and single ones: a
+/// `memcpy` call per short block row costs more than the row.
+///
+/// # Safety
+/// `src..src + n` readable, `dst..dst + n` writable, not overlapping.
+#[inline(always)]
+unsafe fn copy_row(src: *const f32, dst: *mut f32, n: usize) {
+    let mut i = 0;
+    while i + 4 <= n {
+        (dst.add(i) as *mut [f32; 4]).write_unaligned((src.add(i) as *const [f32; 4]).read_unaligned());
+        i += 4;
+    }
+    while i < n {
+        *dst.add(i) = *src.add(i);
+        i += 1;
     }
 }
 
@@ -110,7 +150,8 @@ fn known_stop(ctx: &Ctx, g: &Grid) -> Option<usize> {
             let (hx_norm, tb) = (sumsq[k].sqrt(), ctx.t[4 * q + k]);
             let s = ctx.bracket(hx_norm, h_min[k], h_max[k], tb);
             // Bisected blocks count by their convergence; every other one by its bracket.
-            root::plan(s.lo, s.hi, s.keep, hx_norm, h_min[k], tb, ctx.max_iter) != Plan::Bisect && ctx.stop.steps(s.hi - s.lo) >= ctx.max_iter
+            root::plan(s.lo, s.hi, s.keep, hx_norm, h_min[k], tb, ctx.max_iter) != Plan::Bisect
+                && ctx.stop.steps(s.hi - s.lo) >= ctx.max_iter
         })
     });
     wide.then_some(ctx.max_iter)
