@@ -11,6 +11,8 @@
 //! global stop `K = max_b k_b`, and continues the blocks that stopped earlier up to `K`: the
 //! same iterates as the seed's whole-tensor loop, without 20 passes over the weights.
 
+mod fused;
+
 use super::root::{self, Method, Plan};
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
@@ -93,7 +95,13 @@ struct Ctx<'a, 'p> {
     start: kernels::RootStart,
 }
 
-impl Ctx<'_, '_> {
+impl<'a, 'p> Ctx<'a, 'p> {
+    fn new(parts: &'a [Part<'p>], t: &'a [f32], max_iter: usize, atol: f32, eps: f32, bracket: Bracket, method: Method) -> Self {
+        let halvings = root::halvings(max_iter);
+        let start = kernels::RootStart { eps, coupling: bracket == Bracket::Coupling, halvings, atol };
+        Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings, stop: root::Stop::new(max_iter, atol), start }
+    }
+
     fn gather(&self, b: usize, xb: &mut Vec<f32>, hb: &mut Vec<f32>) {
         for p in self.parts {
             let sb = p.map.map_or(b, |m| m[b]);
@@ -517,6 +525,26 @@ impl Ctx<'_, '_> {
     }
 }
 
+/// The Newton method on one 2-D spec in a single fused pass that also writes the result
+/// (`data <- x H / (H + mu)`, non-survivors zeroed, as [`solve`] and the caller's write give);
+/// `false`, with nothing written, where it does not apply (see [`fused`]): use [`solve`].
+#[allow(clippy::too_many_arguments)]
+pub fn solve_in_place(
+    tiling: &Tiling,
+    x_layout: &Strided,
+    data: &mut [f32],
+    h_layout: &Strided,
+    h: &[f32],
+    t: &[f32],
+    max_iter: usize,
+    atol: f32,
+    eps: f32,
+    bracket: Bracket,
+) -> bool {
+    let ctx = Ctx::new(&[], t, max_iter, atol, eps, bracket, Method::Newton);
+    fused::solve_in_place(&ctx, tiling, x_layout, data, h_layout, h)
+}
+
 /// Returns `mu` per block and the survivor factors (1 keeps, 0 for `D <= 0`), both indexed by
 /// the aligned grid. Blocks are independent until the bisection's global stop (and entirely
 /// with Newton), so chunks of blocks run in parallel (with threads) with the same per-block
@@ -533,9 +561,7 @@ pub fn solve(
     let nb = t.len();
     let init = State { lo: 0.0, hi: 0.0, mu: 0.0, iters: 0, keep: 1.0, active: false, root: false };
     let mut states: Vec<State> = try_alloc(nb, init)?;
-    let halvings = root::halvings(max_iter);
-    let start = kernels::RootStart { eps, coupling: bracket == Bracket::Coupling, halvings, atol };
-    let ctx = Ctx { parts, t, max_iter, atol, eps, bracket, method, halvings, stop: root::Stop::new(max_iter, atol), start };
+    let ctx = Ctx::new(parts, t, max_iter, atol, eps, bracket, method);
     let per_block: usize = parts.iter().map(|p| p.tiling.numel_per_block()).sum::<usize>().max(1);
     let passes = if method == Method::Newton { max_iter.clamp(1, 4) } else { max_iter.max(1) };
     let tasks = par::tasks_for(nb * per_block * passes, 1 << 16, nb);

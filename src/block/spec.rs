@@ -280,6 +280,23 @@ impl BlockSpec {
             self.scale_unchecked(&euclid_factors(&norms, &t, eps));
             return Ok(());
         }
+        if opts.method == Method::Newton {
+            let mut data = self.view.param().data_mut();
+            if prox::solve_in_place(
+                &self.tiling,
+                self.view.layout(),
+                &mut data,
+                &h.layout,
+                h.data,
+                thresholds,
+                opts.max_iter,
+                opts.atol,
+                eps,
+                Bracket::BlockSpec,
+            ) {
+                return Ok(());
+            }
+        }
         let (mu, keep) = {
             let data = self.view.param().data();
             let part = Part { tiling: &self.tiling, x_layout: self.view.layout(), x: &data, h_layout: &h.layout, h: h.data, map: None };
