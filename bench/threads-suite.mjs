@@ -82,6 +82,8 @@ export function runThreadsProbe(env, st, mt, { quick = false, log = () => {} } =
       kind: 'threads-op', env, nthreads, op, block, rows: r, cols: c, st: s, mt: m,
       ratio_median: s.median_ms / m.median_ms, ratio_best: s.best_ms / m.best_ms, identical: same,
       ceiling_median: q(sorted(ceiling), 0.5), ceiling_best: Math.max(...ceiling),
+      // Per repetition: the ratio over the ceiling measured right after it (1 = all the machine gave).
+      efficiency_median: q(sorted(ts.st.map((a, i) => a / ts.mt[i] / ceiling[i])), 0.5),
     });
   }
   st.bench_free();
