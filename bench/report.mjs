@@ -97,6 +97,18 @@ for (const env of ['node', 'chromium']) {
   const vb = per(sb44);
   tgt(`… method 'bisection' (20 iterations) / one norm pass, ${Env} (reference)`, vb, '–', null);
 }
+// The threads probe (bench/threads-suite.mjs, out/threads.jsonl) and the repeated 2:4 mask
+// (bench/nm-node.mjs, out/nm.jsonl): medians, with the same-moment ceiling and the load.
+const probeRecs = read('threads.jsonl');
+const load3 = (r) => (r.load || []).map((x) => f(x)).join(' ') || (r.load_after ?? '?');
+for (const [name, op] of [['L2 norms', 'norms'], ['Adam soft threshold', 'soft']]) {
+  const r = probeRecs.find((x) => x.kind === 'threads-op' && x.op === op);
+  tgt(`${name} 4096² 4×4: threaded (${r?.nthreads ?? 2} workers) vs single-threaded, Chromium, threads probe: median of ${r?.st.reps ?? '–'} interleaved (best ${f(r?.ratio_best)}; 2-worker ceiling on pure arithmetic at that moment ${f(r?.ceiling_median)}; load ${r ? load3(r) : '–'})`,
+    r?.ratio_median, '≥ 1.7×', r && r.ratio_median >= 1.7);
+}
+const nmRec = read('nm.jsonl').find((x) => x.kind === 'nm24');
+tgt(`2:4 mask 4096×11008, 1 thread, Node: median of ${nmRec?.reps ?? '–'} (p90 ${f(nmRec?.p90_ms, 1)}, best ${f(nmRec?.best_ms, 1)} ms; load ${nmRec ? load3(nmRec) : '–'})`,
+  nmRec?.median_ms, '< 60 ms', nmRec && nmRec.median_ms < 60);
 
 let machine = 'unknown';
 try {
@@ -115,6 +127,11 @@ const head = [
   `Memory-read bandwidth (16-accumulator sum over 256 MiB, best of 7): native ${f(membw.native)} GB/s, wasm in Node ${f(membw.node)} GB/s, wasm in Chromium ${f(membw.chromium)} GB/s.`,
   `Threads-vs-sequential bit-identity checks (native): ${checks.length ? `${checks.filter((c) => c.identical).length}/${checks.length} identical` : 'not run'}.`,
   `Chromium threaded variant: ${mtInfo ? `${mtInfo.nthreads} rayon workers (reported by the module after the pool started), crossOriginIsolated ${mtInfo.crossOriginIsolated}` : 'not run'}.`,
+  `Threads probe (Chromium): ${(() => {
+    const bw = probeRecs.find((x) => x.kind === 'threads-bw');
+    const pool = probeRecs.find((x) => x.kind === 'threads-pool');
+    return bw ? `memory-read bandwidth 1 thread ${f(bw.st_gbps)} GB/s, all ${bw.nthreads} workers at once ${f(bw.mt_all_workers_gbps)} GB/s; an empty parallel region ${f(pool?.region_us_median, 0)} µs` : 'not run';
+  })()}.`,
 ];
 console.log(['# sparsekit-wasm bench', ...head, '', '## Targets', ...tl, '', '## Tables', ...lines].join('\n'));
 

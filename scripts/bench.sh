@@ -24,6 +24,9 @@ echo "[bench] node"
 node --no-liftoff bench/node.mjs $QUICK > bench/out/node.jsonl
 echo "[bench] chromium"
 node bench/chromium.mjs $QUICK > bench/out/chromium.jsonl
+echo "[bench] threads probe (chromium) and the 2:4 mask repeated (node)"
+node bench/chromium.mjs --threads $QUICK > bench/out/threads.jsonl
+node --no-liftoff bench/nm-node.mjs > bench/out/nm.jsonl
 node bench/report.mjs
 echo "[bench] calibration kernels (node, chromium, numpy reference)"
 node --no-liftoff bench/calib-node.mjs $QUICK > bench/out/calib-node.jsonl

@@ -99,11 +99,25 @@ fn cond_sumsq_bit_exact() {
 fn nm24_bit_exact() {
     // Random values plus every tie/NaN/zero pattern over a small alphabet.
     let mut x = inputs(4 * 1000, 17);
-    let alphabet = [0.0f32, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY];
-    for a in 0..6 {
-        for b in 0..6 {
-            for c in 0..6 {
-                for d in 0..6 {
+    // Every NaN encoding ranks lowest (sign set, quiet, smallest and largest payloads).
+    let alphabet = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::from_bits(0xffc0_0000),
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0xffff_ffff),
+        f32::MAX,
+        f32::from_bits(1),
+    ];
+    let k = alphabet.len();
+    for a in 0..k {
+        for b in 0..k {
+            for c in 0..k {
+                for d in 0..k {
                     x.extend([alphabet[a], alphabet[b], alphabet[c], alphabet[d]]);
                 }
             }
@@ -114,6 +128,9 @@ fn nm24_bit_exact() {
         scalar::nm24_mask(&x[..n], &mut a);
         simd::nm24_mask(&x[..n], &mut b);
         assert_eq!(a, b, "nm24 over {n} values");
+        let mut u = vec![std::mem::MaybeUninit::new(7u8); n];
+        simd::nm24_mask_uninit(&x[..n], &mut u);
+        assert!(u.iter().zip(&a).all(|(u, &a)| unsafe { u.assume_init() } == a), "nm24 (uninit) over {n} values");
         assert!(a.chunks(4).all(|g| g.iter().map(|&v| v as u32).sum::<u32>() == 2));
     }
 }

@@ -2,9 +2,10 @@
 // threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
 import { runInterleaved, wasmMembw, SIZES } from '../suite.mjs';
 import { runCalibInterleaved } from '../calib-suite.mjs';
+import { runThreadsProbe } from '../threads-suite.mjs';
 
 onmessage = async (e) => {
-  const { quick, threads, calib } = e.data;
+  const { quick, threads, calib, probe } = e.data;
   const sizes = quick ? SIZES.slice(0, 2) : SIZES;
   const log = (record) => postMessage({ record });
   try {
@@ -24,6 +25,12 @@ onmessage = async (e) => {
       log({ kind: 'info', env: 'chromium', variant, crossOriginIsolated, ...info });
       if (variant === 'simd') log(wasmMembw(glue, 'chromium', variant));
       variants.push({ name: variant, mod: glue });
+    }
+    if (probe) {
+      // Threads probe only (bench/threads-suite.mjs): st vs mt on the target cells, ceilings.
+      runThreadsProbe('chromium', variants[0].mod, variants[1].mod, { quick, log });
+      postMessage({ done: true });
+      return;
     }
     if (calib) {
       // Calibration kernels only (bench/calib-suite.mjs): SIMD128 single-threaded vs threaded.

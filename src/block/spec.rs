@@ -214,9 +214,20 @@ impl BlockSpec {
 
     /// Lp norm of every block (grid-shaped, row-major).
     pub fn norms(&self, p: Norm, values: Option<&[f32]>) -> Result<Vec<f32>> {
-        let mut acc = self.reduce(p.reduction(), values)?;
-        p.finish(&mut acc);
-        Ok(acc)
+        // The square roots are taken by the reduction's own tasks, on their slabs: one parallel
+        // region and no second pass over the result.
+        let finish = |acc: &mut [f32]| {
+            if p == Norm::L2 {
+                acc.iter_mut().for_each(|a| *a = a.sqrt());
+            }
+        };
+        match values {
+            None => self.tiling.reduce_blocks(self.view.layout(), &self.view.param().data(), p.reduction(), finish),
+            Some(v) => {
+                let s = self.source(v, "values")?;
+                self.tiling.reduce_blocks(&s.layout, s.data, p.reduction(), finish)
+            }
+        }
     }
 
     pub fn min(&self, values: Option<&[f32]>) -> Result<Vec<f32>> {

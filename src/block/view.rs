@@ -6,7 +6,6 @@
 
 use super::param::Param;
 use crate::bail;
-use crate::core::alloc::try_alloc;
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::shape::check_grid_len;
 use crate::core::shape::checked_numel;
@@ -166,9 +165,7 @@ impl View {
 
     /// Block reduction of `data` read through `l` (a layout of this view's shape).
     pub(crate) fn reduce_blocks(t: &Tiling, l: &Strided, data: &[f32], op: Reduction) -> Result<Vec<f32>> {
-        let mut acc = try_alloc(t.numblk(), op.identity())?;
-        t.reduce_into(l, data, op, &mut acc);
-        Ok(acc)
+        t.reduce_blocks(l, data, op, |_| {})
     }
 }
 

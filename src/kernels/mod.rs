@@ -168,6 +168,20 @@ pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
     }
 }
 
+/// [`nm24_mask`] into uninitialised storage (every byte is written): the caller allocates the
+/// output without zero-filling it first.
+#[inline]
+pub fn nm24_mask_uninit(values: &[f32], mask: &mut [core::mem::MaybeUninit<u8>]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::nm24_mask_uninit(values, mask)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::nm24_mask_uninit(values, mask)
+    }
+}
+
 /// Four bisection states side by side, lane `k` being one block (the Adam-conditioned step,
 /// see `block::prox`). Blocks go in fours so that one SIMD division serves four blocks, and
 /// many such groups are stepped in turn so that their dependency chains (divide, sum, square

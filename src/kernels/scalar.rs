@@ -107,7 +107,7 @@ pub fn cond_sumsq_hx(hx: &[f32], h: &[f32], mu: f32) -> f32 {
 /// One group of 4: element `i` is kept when fewer than 2 others beat it (a larger key, or an
 /// equal key at a lower index).
 #[inline(always)]
-pub fn nm24_group(g: &[f32], m: &mut [u8]) {
+pub fn nm24_group(g: &[f32], m: &mut [core::mem::MaybeUninit<u8>]) {
     let k = [
         crate::kernels::order::magnitude_key(g[0]),
         crate::kernels::order::magnitude_key(g[1]),
@@ -119,11 +119,18 @@ pub fn nm24_group(g: &[f32], m: &mut [u8]) {
         for j in 0..4 {
             beaten += u32::from(k[j] > k[i] || (k[j] == k[i] && j < i));
         }
-        m[i] = u8::from(beaten < 2);
+        m[i].write(u8::from(beaten < 2));
     }
 }
 
 pub fn nm24_mask(values: &[f32], mask: &mut [u8]) {
+    // SAFETY: initialised bytes seen as possibly-uninitialised ones; only 0/1 are written.
+    nm24_mask_uninit(values, unsafe { &mut *(mask as *mut [u8] as *mut [core::mem::MaybeUninit<u8>]) })
+}
+
+/// [`nm24_mask`] into storage not yet initialised (every byte is written), so the caller's
+/// output needs no zero-fill pass.
+pub fn nm24_mask_uninit(values: &[f32], mask: &mut [core::mem::MaybeUninit<u8>]) {
     debug_assert!(values.len() == mask.len() && values.len().is_multiple_of(4));
     for (g, m) in values.chunks_exact(4).zip(mask.chunks_exact_mut(4)) {
         nm24_group(g, m);

@@ -11,10 +11,11 @@
 
 use super::pattern::check_nm;
 use crate::bail;
-use crate::core::alloc::try_alloc;
+use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;
 use crate::core::shape::check_len;
 use crate::kernels::order::{magnitude_key, rank_cmp};
+use std::mem::MaybeUninit;
 
 /// ASP's `reshape_1d`: the `(rows, cols)` matrix as groups of `m`, `(rows * ceil(cols/m), m)`,
 /// rows right-padded with zeros when `cols % m != 0`.
@@ -53,16 +54,19 @@ fn check_nm_matrix(context: &str, len: usize, rows: usize, cols: usize, m: usize
     Ok(())
 }
 
-/// Writes the keep-mask of one group: the `n` largest magnitudes, ties to the lower index.
+/// Writes the keep-mask of one group (every byte of `mask`): the `n` largest magnitudes, ties
+/// to the lower index.
 ///
 /// Small groups (`m <= 8`, which covers 2:4 and 4:8) count for each element how many others
 /// outrank it (at most 64 integer compares, branch-light); larger groups use an introselect on
 /// the total order, linear on average. Neither enumerates patterns.
 #[inline]
-fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32, usize)>) {
+fn top_n_group(group: &[f32], n: usize, mask: &mut [MaybeUninit<u8>], scratch: &mut Vec<(u32, usize)>) {
     let m = group.len();
     if n == 0 || n >= m {
-        mask.fill(u8::from(n >= m));
+        for b in mask.iter_mut() {
+            b.write(u8::from(n >= m));
+        }
         return;
     }
     if m <= 8 {
@@ -77,16 +81,18 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
             for (j, &kj) in keys[..m].iter().enumerate() {
                 beaten_by += usize::from(kj > ki || (kj == ki && j < i));
             }
-            mask[i] = u8::from(beaten_by < n);
+            mask[i].write(u8::from(beaten_by < n));
         }
         return;
     }
     scratch.clear();
     scratch.extend(group.iter().enumerate().map(|(i, &x)| (magnitude_key(x), i)));
     scratch.select_nth_unstable_by(n - 1, |&a, &b| rank_cmp(a, b));
-    mask.fill(0);
+    for b in mask.iter_mut() {
+        b.write(0);
+    }
     for &(_, i) in &scratch[..n] {
-        mask[i] = 1;
+        mask[i].write(1);
     }
 }
 
@@ -94,21 +100,26 @@ fn top_n_group(group: &[f32], n: usize, mask: &mut [u8], scratch: &mut Vec<(u32,
 /// elements of a row, keep the `n` largest `|x|`, ties to the lower index (see the module doc
 /// for `-0.0` and NaN). Linear time per group; no pattern enumeration, so any `m` works.
 ///
+/// One pass over the weights; the only allocation is the returned mask, written once (no
+/// zero-fill first). 2:4 runs the SIMD kernel over whole groups of four.
+///
 /// Errors: wrong length -> `ShapeMismatch`; `n > m` or `m < 1` -> `InvalidNmPattern`;
 /// `cols % m != 0` -> `InvalidNmShape`.
 pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) -> Result<Vec<u8>> {
     check_nm_matrix("mn_1d_best", values.len(), rows, cols, m, n)?;
-    let mut mask = try_alloc(values.len(), 0u8)?;
-    if values.is_empty() {
+    let len = values.len();
+    let mut mask = try_with_capacity::<u8>(len)?;
+    if len == 0 {
         return Ok(mask);
     }
-    // Whole groups per task (rows of groups are independent): parallel with threads.
-    let groups = values.len() / m;
-    let tasks = crate::kernels::par::tasks_for(values.len(), 1 << 18, groups);
+    // Whole groups per task (groups are independent): parallel with threads.
+    let groups = len / m;
+    let tasks = crate::kernels::par::tasks_for(len, 1 << 18, groups);
     let per = groups.div_ceil(tasks) * m;
-    crate::kernels::par::zip_chunks(values, per, &mut mask, per, |_, v, mk| {
+    let out = &mut mask.spare_capacity_mut()[..len];
+    crate::kernels::par::zip_chunks(values, per, out, per, |_, v, mk| {
         if m == 4 && n == 2 {
-            crate::kernels::nm24_mask(v, mk);
+            crate::kernels::nm24_mask_uninit(v, mk);
             return;
         }
         let mut scratch = Vec::new();
@@ -116,6 +127,8 @@ pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) 
             top_n_group(g, n, mk, &mut scratch);
         }
     });
+    // SAFETY: the chunks cover `out` exactly and every path above writes each of its bytes.
+    unsafe { mask.set_len(len) };
     Ok(mask)
 }
 

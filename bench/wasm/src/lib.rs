@@ -68,6 +68,50 @@ pub fn bench_bw_sum() -> f32 {
     BW.with(|b| ops::sum_multi(&b.borrow()))
 }
 
+/// The same probe split into one slice per worker (all of them reading at once): the
+/// bandwidth ceiling of the threaded build, to compare threaded kernels against.
+#[wasm_bindgen]
+pub fn bench_bw_sum_par() -> f32 {
+    use sparsekit_wasm::kernels::par;
+    BW.with(|b| {
+        let mut v = b.borrow_mut();
+        let chunk = v.len().div_ceil(par::threads()).max(1);
+        par::map_chunks_mut(&mut v, chunk, |_, c| ops::sum_multi(c)).iter().sum()
+    })
+}
+
+/// `n` empty parallel regions of one task per worker: the pool's wake-up and join cost
+/// (time it and divide by `n`).
+#[wasm_bindgen]
+pub fn bench_par_empty(n: u32) -> u32 {
+    use sparsekit_wasm::kernels::par;
+    let hits = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..n {
+        par::for_each_index(par::threads(), |_| {
+            hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    hits.into_inner()
+}
+
+/// `tasks` tasks of pure arithmetic (`iters` steps of a dependent integer recurrence each), on
+/// the workers when threads are up, else one after the other: timed in both builds in the
+/// same run, the ratio is what 2 workers can gain on this machine at that moment (shared
+/// cores), the ceiling for the threaded kernels' ratios.
+#[wasm_bindgen]
+pub fn bench_spin(tasks: u32, iters: u32) -> u32 {
+    use sparsekit_wasm::kernels::par;
+    let acc = std::sync::atomic::AtomicU32::new(0);
+    par::for_each_index(tasks as usize, |i| {
+        let mut x = i as u32;
+        for _ in 0..iters {
+            x = std::hint::black_box(x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223));
+        }
+        acc.fetch_xor(x, std::sync::atomic::Ordering::Relaxed);
+    });
+    acc.into_inner()
+}
+
 #[wasm_bindgen]
 pub fn bench_bw_free() {
     BW.with(|b| *b.borrow_mut() = Vec::new());
