@@ -5,6 +5,7 @@
 //! calibration inputs.
 
 pub mod cholesky;
+pub mod cholesky_blocked;
 pub mod conv;
 pub mod hessian;
 pub mod recon;
