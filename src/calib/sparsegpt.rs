@@ -15,6 +15,7 @@ use crate::block::View;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::kernels::par::{self, SharedMut};
 
 /// The options of `sparseGpt` as given (validated by [`sparse_gpt`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -117,7 +118,6 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     let mut w1 = try_alloc(rows * bs, 0.0f32)?;
     let mut e = try_alloc(rows * bs, 0.0f32)?;
     let mut tile = if s1 == 1 { Vec::new() } else { try_alloc(rows * bs, 0.0f32)? };
-    let mut col_err = try_alloc(rows, 0.0f32)?;
     let mut data = param.data_mut();
     let mut i1 = 0;
     while i1 < cols {
@@ -139,28 +139,24 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
             }
             Select::Nm(..) => {}
         }
-        for c in 0..wd {
-            let i = i1 + c;
-            if let Select::Nm(n, m) = sel {
-                if c % m == 0 {
-                    select_nm(&w1, bs, rows, c, m, n, &d[i..i + m], &mut mask, cols, i);
-                }
-            }
-            let uii = u[i * cols + i];
-            for r in 0..rows {
-                let wv = w1[r * bs + c];
-                let q = if mask[r * cols + i] != 0 { wv } else { 0.0 };
-                // Stored negated: the updates below add (-err) * U, the same bits as subtracting.
-                let ne = -((wv - q) / uii);
-                e[r * bs + c] = ne;
-                col_err[r] = ne;
-                w1[r * bs + c] = q;
-            }
-            if c + 1 < wd {
-                let g = Gemm { m: rows, n: wd - c - 1, k: 1, a_rs: 1, a_ks: 1, ldb: cols, ldc: bs, upper: false };
-                gemm_acc(&g, &col_err, &u[i * cols + i + 1..], &mut w1[c + 1..]);
-            }
-        }
+        // The column loop: rows are independent inside a block (selection is done above or
+        // per row), so bands of rows run it whole, in parallel, one join per block.
+        let band = rows.div_ceil(par::tasks_for(rows * wd * wd / 2, 1 << 15, rows.div_ceil(8)));
+        let (w1p, ep, mp) = (SharedMut(w1.as_mut_ptr()), SharedMut(e.as_mut_ptr()), SharedMut(mask.as_mut_ptr()));
+        let (u, d, sel) = (&u, &d, &sel);
+        par::for_each_index(rows.div_ceil(band), |t| {
+            let r0 = t * band;
+            let nr = band.min(rows - r0);
+            // SAFETY: task t alone touches rows r0..r0+nr of w1, e and mask.
+            let (w1b, eb, mb) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(w1p.get().add(r0 * bs), nr * bs),
+                    std::slice::from_raw_parts_mut(ep.get().add(r0 * bs), nr * bs),
+                    std::slice::from_raw_parts_mut(mp.get().add(r0 * cols), nr * cols),
+                )
+            };
+            column_loop(w1b, eb, mb, nr, bs, wd, cols, i1, u, d, sel);
+        });
         for r in 0..rows {
             for c in 0..wd {
                 data[r * s0 + (i1 + c) * s1] = w1[r * bs + c];
@@ -197,6 +193,36 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
         i1 = i2;
     }
     Ok(mask)
+}
+
+/// SparseGPT's inner loop over the columns of one block for `rows` rows (`w1`, `e`: `rows x bs`;
+/// `mask`: `rows x cols`): prune (N:M picked per group as the loop reaches it), record the
+/// scaled error, spread it over the block's remaining columns. Per element the updates come in
+/// column order, `w + (-err) * u` (the calibration GEMM's contract), whatever the row split.
+#[allow(clippy::too_many_arguments)]
+fn column_loop(w1: &mut [f32], e: &mut [f32], mask: &mut [u8], rows: usize, bs: usize, wd: usize, cols: usize, i1: usize, u: &[f32], d: &[f64], sel: &Select) {
+    for c in 0..wd {
+        let i = i1 + c;
+        if let Select::Nm(n, m) = *sel {
+            if c % m == 0 {
+                select_nm(w1, bs, rows, c, m, n, &d[i..i + m], mask, cols, i);
+            }
+        }
+        let urow = &u[i * cols + i..i * cols + i1 + wd];
+        let uii = urow[0];
+        for r in 0..rows {
+            let row = &mut w1[r * bs..r * bs + wd];
+            let wv = row[c];
+            let q = if mask[r * cols + i] != 0 { wv } else { 0.0 };
+            // Stored negated: adding (-err) * U gives the same bits as subtracting.
+            let ne = -((wv - q) / uii);
+            e[r * bs + c] = ne;
+            row[c] = q;
+            for (x, &uv) in row[c + 1..].iter_mut().zip(&urow[1..]) {
+                *x += ne * uv;
+            }
+        }
+    }
 }
 
 /// Unstructured selection of one block: keeps the `floor((1-s) * rows * width + 0.5)` largest
