@@ -231,21 +231,21 @@ fn column_loop(w1: &mut [f32], e: &mut [f32], mask: &mut [u8], rows: usize, bs: 
 fn select_block(w1: &[f32], bs: usize, rows: usize, wd: usize, d: &[f64], s: f64, mask: &mut [u8], cols: usize, i1: usize) -> Result<()> {
     let numel = rows * wd;
     let keep = (((1.0 - s) * numel as f64) + 0.5).floor().clamp(0.0, numel as f64) as usize;
-    let mut idx: Vec<u32> = crate::core::alloc::try_collect(0..numel as u32)?;
-    let score = |t: u32| {
+    // Scores computed once, next to their index: the selection then compares plain pairs.
+    let mut idx: Vec<(f64, u32)> = crate::core::alloc::try_collect((0..numel as u32).map(|t| {
         let (r, c) = (t as usize / wd, t as usize % wd);
         let v = w1[r * bs + c] as f64 / d[c];
-        v * v
-    };
+        (v * v, t)
+    }))?;
     // Descending score, then ascending index: a total order, so the kept set is unique.
-    let cmp = |a: &u32, b: &u32| score(*b).total_cmp(&score(*a)).then(a.cmp(b));
+    let cmp = |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     if keep > 0 && keep < numel {
         idx.select_nth_unstable_by(keep - 1, cmp);
     }
     for r in 0..rows {
         mask[r * cols + i1..r * cols + i1 + wd].fill(0);
     }
-    for &t in &idx[..keep] {
+    for &(_, t) in &idx[..keep] {
         let (r, c) = (t as usize / wd, t as usize % wd);
         mask[r * cols + i1 + c] = 1;
     }
