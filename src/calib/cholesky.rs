@@ -105,14 +105,18 @@ pub fn inverse_upper_factor_unblocked(h: &[f64], n: usize) -> Result<Vec<f64>> {
     Ok(r)
 }
 
-/// `P H P`, lower triangle (the upper left zero).
+/// `P H P`, lower triangle (the upper left zero); rows in parallel.
 fn reversed_lower(h: &[f64], n: usize) -> Result<Vec<f64>> {
     let mut r = try_alloc(n * n, 0.0f64)?;
-    for a in 0..n {
-        for b in 0..=a {
-            r[a * n + b] = h[(n - 1 - a) * n + (n - 1 - b)];
+    par::map_chunks_mut(&mut r, 64 * n.max(1), |t, chunk| {
+        for (da, row) in chunk.chunks_exact_mut(n).enumerate() {
+            let a = t * 64 + da;
+            let src = &h[(n - 1 - a) * n..][..n];
+            for (v, s) in row[..=a].iter_mut().zip(src.iter().rev()) {
+                *v = *s;
+            }
         }
-    }
+    });
     Ok(r)
 }
 

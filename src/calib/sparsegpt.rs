@@ -111,7 +111,12 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     let u64_ = inverse_upper_factor(&hm, cols)?;
     drop(hm);
     let d: Vec<f64> = (0..cols).map(|j| u64_[j * cols + j]).collect();
-    let u: Vec<f32> = u64_.iter().map(|&v| v as f32).collect();
+    let mut u = try_alloc(cols * cols, 0.0f32)?;
+    par::zip_chunks(&u64_, 64 * cols, &mut u, 64 * cols, |_, s, o| {
+        for (x, &v) in o.iter_mut().zip(s) {
+            *x = v as f32;
+        }
+    });
     drop(u64_);
 
     let mut mask = try_alloc(rows * cols, 0u8)?;
