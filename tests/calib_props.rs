@@ -219,7 +219,9 @@ fn damped_gram(n: usize, rows: usize, damp: f64, seed: u64) -> Vec<f64> {
 #[test]
 fn blocked_upper_factor_matches_unblocked() {
     use sparsekit_wasm::calib::cholesky::{inverse_upper_factor, inverse_upper_factor_unblocked};
-    for &(n, rows, damp, seed) in &[(1, 3, 0.01, 1), (5, 9, 0.01, 2), (63, 40, 0.01, 3), (64, 80, 0.0, 4), (65, 70, 0.01, 5), (130, 90, 0.05, 6), (300, 200, 0.01, 7)] {
+    for &(n, rows, damp, seed) in
+        &[(1, 3, 0.01, 1), (5, 9, 0.01, 2), (63, 40, 0.01, 3), (64, 80, 0.0, 4), (65, 70, 0.01, 5), (130, 90, 0.05, 6), (300, 200, 0.01, 7)]
+    {
         let h = damped_gram(n, rows, damp, seed);
         let ub = inverse_upper_factor(&h, n).unwrap();
         let uu = inverse_upper_factor_unblocked(&h, n).unwrap();
@@ -235,12 +237,20 @@ fn blocked_upper_factor_matches_unblocked() {
         if n <= 130 {
             // (Uᵀ U) H = I.
             let mut hinv = vec![0.0f64; n * n];
-            for a in 0..n { for b in 0..n { for k in 0..n { hinv[a * n + b] += ub[k * n + a] * ub[k * n + b]; } } }
-            for a in 0..n { for b in 0..n {
-                let v: f64 = (0..n).map(|k| hinv[a * n + k] * h[k * n + b]).sum();
-                let want = if a == b { 1.0 } else { 0.0 };
-                assert!((v - want).abs() < 1e-6, "n {n}: (UᵀU H)[{a},{b}] = {v}");
-            } }
+            for a in 0..n {
+                for b in 0..n {
+                    for k in 0..n {
+                        hinv[a * n + b] += ub[k * n + a] * ub[k * n + b];
+                    }
+                }
+            }
+            for a in 0..n {
+                for b in 0..n {
+                    let v: f64 = (0..n).map(|k| hinv[a * n + k] * h[k * n + b]).sum();
+                    let want = if a == b { 1.0 } else { 0.0 };
+                    assert!((v - want).abs() < 1e-6, "n {n}: (UᵀU H)[{a},{b}] = {v}");
+                }
+            }
         }
     }
 }
@@ -279,7 +289,9 @@ fn blocked_singular_hessian_as_unblocked() {
 #[test]
 fn sub_mul_tiles_equal_oracle() {
     use sparsekit_wasm::kernels::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
-    for &(m, n, k, lower) in &[(1, 1, 1, false), (5, 7, 3, false), (13, 13, 9, true), (70, 300, 64, false), (301, 301, 17, true), (260, 520, 5, true)] {
+    for &(m, n, k, lower) in
+        &[(1, 1, 1, false), (5, 7, 3, false), (13, 13, 9, true), (70, 300, 64, false), (301, 301, 17, true), (260, 520, 5, true)]
+    {
         let (lda, ldb, ldc) = (k + 3, n + 1, n + 2);
         let a: Vec<f64> = rand_vec(m as u64, m * lda).iter().map(|&v| v as f64 * 1.1).collect();
         let b: Vec<f64> = rand_vec(n as u64 + 99, k * ldb).iter().map(|&v| v as f64 * 0.9).collect();
@@ -301,7 +313,8 @@ fn blocked_and_sparse_gpt_bits_independent_of_threads() {
     let pool = |t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
     let n = 333;
     let h = damped_gram(n, 300, 0.01, 11);
-    let us: Vec<Vec<u64>> = [1, 2, 3].iter().map(|&t| pool(t).install(|| inverse_upper_factor(&h, n).unwrap().iter().map(|v| v.to_bits()).collect())).collect();
+    let us: Vec<Vec<u64>> =
+        [1, 2, 3].iter().map(|&t| pool(t).install(|| inverse_upper_factor(&h, n).unwrap().iter().map(|v| v.to_bits()).collect())).collect();
     assert_eq!(us[0], us[1]);
     assert_eq!(us[0], us[2]);
     let (rows, cols) = (37, 200);

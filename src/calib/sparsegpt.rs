@@ -205,7 +205,19 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
 /// scaled error, spread it over the block's remaining columns. Per element the updates come in
 /// column order, `w + (-err) * u` (the calibration GEMM's contract), whatever the row split.
 #[allow(clippy::too_many_arguments)]
-fn column_loop(w1: &mut [f32], e: &mut [f32], mask: &mut [u8], rows: usize, bs: usize, wd: usize, cols: usize, i1: usize, u: &[f32], d: &[f64], sel: &Select) {
+fn column_loop(
+    w1: &mut [f32],
+    e: &mut [f32],
+    mask: &mut [u8],
+    rows: usize,
+    bs: usize,
+    wd: usize,
+    cols: usize,
+    i1: usize,
+    u: &[f32],
+    d: &[f64],
+    sel: &Select,
+) {
     for c in 0..wd {
         let i = i1 + c;
         if let Select::Nm(n, m) = *sel {

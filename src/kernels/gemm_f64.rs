@@ -52,6 +52,7 @@ impl SubMul {
 /// # Safety
 /// `a[r * lda + p]`, `b[p * ldb + j]`, `c[r * ldc + j]` valid for `r < R`, `j < C`, `p < k`.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // register tiles: indices name rows and lanes
 unsafe fn tile<const R: usize, const C: usize>(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64) {
     let mut acc = [[0.0f64; C]; R];
     for r in 0..R {
@@ -79,10 +80,48 @@ unsafe fn tile<const R: usize, const C: usize>(g: &SubMul, a: *const f64, b: *co
     }
 }
 
+/// The full `MR x NR` register tile: explicit f64x2 vectors on wasm32 with SIMD128 (the same
+/// per-lane multiply and subtract as [`tile`], so the same bits), else [`tile`].
+///
+/// # Safety
+/// As [`tile`].
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+unsafe fn tile_full(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        use core::arch::wasm32::*;
+        let mut acc = [[f64x2_splat(0.0); 2]; MR];
+        for r in 0..MR {
+            let cr = c.add(r * g.ldc);
+            acc[r][0] = v128_load(cr as *const v128);
+            acc[r][1] = v128_load(cr.add(2) as *const v128);
+        }
+        for p in 0..g.k {
+            let bp = b.add(p * g.ldb);
+            let b0 = v128_load(bp as *const v128);
+            let b1 = v128_load(bp.add(2) as *const v128);
+            for r in 0..MR {
+                let av = f64x2_splat(*a.add(r * g.lda + p));
+                acc[r][0] = f64x2_sub(acc[r][0], f64x2_mul(av, b0));
+                acc[r][1] = f64x2_sub(acc[r][1], f64x2_mul(av, b1));
+            }
+        }
+        for r in 0..MR {
+            let cr = c.add(r * g.ldc);
+            v128_store(cr as *mut v128, acc[r][0]);
+            v128_store(cr.add(2) as *mut v128, acc[r][1]);
+        }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    tile::<MR, NR>(g, a, b, c)
+}
+
 /// Rows `i0..i1` (`i0` a multiple of `MR`) and columns `j0..j1` of `C -= A · B`, serially.
 ///
 /// # Safety
 /// The pointers cover the `SubMul` shape; no other thread touches these elements of `C`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn block(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64, i0: usize, i1: usize, j0: usize, j1: usize) {
     let mut i = i0;
     while i < i1 {
@@ -92,7 +131,7 @@ unsafe fn block(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64, i0: usize
         let mut j = j0;
         if rows == MR {
             while j + NR <= je {
-                tile::<MR, NR>(g, ai, b.add(j), ci.add(j));
+                tile_full(g, ai, b.add(j), ci.add(j));
                 j += NR;
             }
             while j < je {
