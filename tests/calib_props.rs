@@ -317,21 +317,23 @@ fn blocked_and_sparse_gpt_bits_independent_of_threads() {
         [1, 2, 3].iter().map(|&t| pool(t).install(|| inverse_upper_factor(&h, n).unwrap().iter().map(|v| v.to_bits()).collect())).collect();
     assert_eq!(us[0], us[1]);
     assert_eq!(us[0], us[2]);
-    let (rows, cols) = (37, 200);
-    let hs = hessian(cols, 260, 12);
-    let w0 = rand_vec(13, rows * cols);
-    let runs: Vec<(Vec<u8>, Vec<u32>)> = [1, 2, 3]
-        .iter()
-        .map(|&t| {
-            pool(t).install(|| {
-                let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
-                let opts = SparseGptOptions { sparsity: Some(0.5), block_size: Some(32), ..Default::default() };
-                let m = sparse_gpt(&View::from_param(&p), &hs, &opts).unwrap();
-                let bits = p.data().iter().map(|v| v.to_bits()).collect();
-                (m, bits)
+    // The second shape's blocks (600 x 128) take the histogram selection.
+    for (rows, cols, bs) in [(37usize, 200usize, 32i64), (600, 130, 128)] {
+        let hs = hessian(cols, 260, 12);
+        let w0 = rand_vec(13, rows * cols);
+        let runs: Vec<(Vec<u8>, Vec<u32>)> = [1, 2, 3]
+            .iter()
+            .map(|&t| {
+                pool(t).install(|| {
+                    let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
+                    let opts = SparseGptOptions { sparsity: Some(0.5), block_size: Some(bs), ..Default::default() };
+                    let m = sparse_gpt(&View::from_param(&p), &hs, &opts).unwrap();
+                    let bits = p.data().iter().map(|v| v.to_bits()).collect();
+                    (m, bits)
+                })
             })
-        })
-        .collect();
-    assert_eq!(runs[0], runs[1]);
-    assert_eq!(runs[0], runs[2]);
+            .collect();
+        assert_eq!(runs[0], runs[1], "{rows}x{cols}");
+        assert_eq!(runs[0], runs[2], "{rows}x{cols}");
+    }
 }

@@ -9,6 +9,7 @@ pub mod cholesky_blocked;
 pub mod conv;
 pub mod hessian;
 pub mod recon;
+mod select_top;
 pub mod sparsegpt;
 pub mod wanda;
 

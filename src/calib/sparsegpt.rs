@@ -9,6 +9,7 @@
 //! (options, shapes, non-finite weights, Cholesky) is checked before the first write.
 
 use super::cholesky::inverse_upper_factor;
+use super::select_top::select_top;
 use super::{dims2, Hessian};
 use crate::bail;
 use crate::block::View;
@@ -243,30 +244,16 @@ fn column_loop(
 }
 
 /// Unstructured selection of one block: keeps the `floor((1-s) * rows * width + 0.5)` largest
-/// `w² / d²`, ties to the lower row-major index inside the block.
+/// `w² / d²`, ties to the lower row-major index inside the block ([`select_top`]).
 #[allow(clippy::too_many_arguments)]
 fn select_block(w1: &[f32], bs: usize, rows: usize, wd: usize, d: &[f64], s: f64, mask: &mut [u8], cols: usize, i1: usize) -> Result<()> {
     let numel = rows * wd;
     let keep = (((1.0 - s) * numel as f64) + 0.5).floor().clamp(0.0, numel as f64) as usize;
-    // Scores computed once, next to their index: the selection then compares plain pairs.
-    let mut idx: Vec<(f64, u32)> = crate::core::alloc::try_collect((0..numel as u32).map(|t| {
-        let (r, c) = (t as usize / wd, t as usize % wd);
+    let score = |r: usize, c: usize| {
         let v = w1[r * bs + c] as f64 / d[c];
-        (v * v, t)
-    }))?;
-    // Descending score, then ascending index: a total order, so the kept set is unique.
-    let cmp = |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    if keep > 0 && keep < numel {
-        idx.select_nth_unstable_by(keep - 1, cmp);
-    }
-    for r in 0..rows {
-        mask[r * cols + i1..r * cols + i1 + wd].fill(0);
-    }
-    for &(_, t) in &idx[..keep] {
-        let (r, c) = (t as usize / wd, t as usize % wd);
-        mask[r * cols + i1 + c] = 1;
-    }
-    Ok(())
+        v * v
+    };
+    select_top(score, rows, wd, keep, mask, cols, i1)
 }
 
 /// N:M selection of columns `c .. c+m` of the block (W1 as updated so far): each row keeps its
