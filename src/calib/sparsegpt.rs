@@ -129,10 +129,18 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     while i1 < cols {
         let i2 = (i1 + bs).min(cols);
         let wd = i2 - i1;
-        for r in 0..rows {
-            for c in 0..wd {
-                w1[r * bs + c] = if dead[i1 + c] { 0.0 } else { data[r * s0 + (i1 + c) * s1] };
-            }
+        // Rows are independent from here to the lazy update: bands of rows, in parallel.
+        let band = rows.div_ceil(par::tasks_for(rows * wd * wd / 2, 1 << 15, rows.div_ceil(8)));
+        {
+            let (src, dead) = (&*data, &dead);
+            par::map_chunks_mut(&mut w1[..rows * bs], band * bs, |t, chunk| {
+                for (rl, row) in chunk.chunks_exact_mut(bs).enumerate() {
+                    let r = t * band + rl;
+                    for c in 0..wd {
+                        row[c] = if dead[i1 + c] { 0.0 } else { src[r * s0 + (i1 + c) * s1] };
+                    }
+                }
+            });
         }
         match sel {
             Select::Sparsity(s) => select_block(&w1, bs, rows, wd, &d[i1..i2], s, &mut mask, cols, i1)?,
@@ -146,9 +154,9 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
             Select::Nm(..) => {}
         }
         // The column loop: rows are independent inside a block (selection is done above or
-        // per row), so bands of rows run it whole, in parallel, one join per block.
-        let band = rows.div_ceil(par::tasks_for(rows * wd * wd / 2, 1 << 15, rows.div_ceil(8)));
+        // per row), so bands of rows run it whole and write their rows back, one join per block.
         let (w1p, ep, mp) = (SharedMut(w1.as_mut_ptr()), SharedMut(e.as_mut_ptr()), SharedMut(mask.as_mut_ptr()));
+        let dp = SharedMut(data.as_mut_ptr());
         let (u, d, sel) = (&u, &d, &sel);
         par::for_each_index(rows.div_ceil(band), |t| {
             let r0 = t * band;
@@ -162,12 +170,14 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
                 )
             };
             column_loop(w1b, eb, mb, nr, bs, wd, cols, i1, u, d, sel);
-        });
-        for r in 0..rows {
-            for c in 0..wd {
-                data[r * s0 + (i1 + c) * s1] = w1[r * bs + c];
+            for (rl, row) in w1b.chunks_exact(bs).enumerate() {
+                for (c, &v) in row[..wd].iter().enumerate() {
+                    // SAFETY: the view does not alias, so (row, column) pairs of this band's
+                    // rows are elements no other task writes; all lie inside the parameter.
+                    unsafe { *dp.get().add((r0 + rl) * s0 + (i1 + c) * s1) = v };
+                }
             }
-        }
+        });
         if i2 < cols {
             let ub = &u[i1 * cols + i2..];
             if s1 == 1 {
