@@ -67,12 +67,15 @@ ${targets.map((t) => `| ${t[0]} | ${f(t[1])} | ${t[2]} | ${t[3] == null ? 'not m
 
 ${lines.join('\n')}
 
-Known causes of the misses: the f64 Cholesky of the reversed H and the triangular inverse that give U
-are sequential O(cols³) loops (dot/axpy forms, not blocked, not threaded); at cols = 3072 they are
-most of sparseGpt's time, so threads cannot help there and numpy's LAPACK is faster. At cols = 3072
+Where the time goes: U (one Cholesky and one triangular inverse, f64, O(cols³)) is blocked and split
+over the workers (bench/README.md, "Calibration kernels"), as are the column loop, the selection of
+large blocks, each block's copies and the lazy updates; what stays sequential is small (the f64 copy
+of H, the finiteness check, each 64×64 diagonal block of the factorization, the boundary bucket of a
+selection). The 3072×768 run is short (≈ 0.15 s, about 150 parallel regions), so its threaded ratio
+is the most sensitive to other jobs on the 2 cores (1.27–1.45 over 4 runs, 768×3072: 1.85–2.21). At cols = 3072
 the Hessian's f32 Gram of each 64-vector chunk (37 MB) streams through memory once per chunk, which
-bounds both the single-threaded rate and the threaded gain. Machine: 2 cores shared with other jobs
-(load average ≈ 10 during these runs), so absolute times are noisy; ratios are interleaved.
+bounds both the single-threaded rate and the threaded gain. Figures of 2026-11-23: load average 1.3–6
+from other jobs during the runs; Chromium best of 4 runs (interleaved within each), Node 1 run.
 <!-- calib:end -->
 `;
 console.log(section);

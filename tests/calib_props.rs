@@ -193,3 +193,147 @@ fn singular_hessian_writes_nothing() {
     assert_eq!(e.code(), "singular_hessian");
     assert_eq!(p.data().as_slice(), &w0);
 }
+
+/// A damped Gram matrix `XᵀX / rows + damp·mean(diag)·I` in f64, as SparseGPT factors it.
+fn damped_gram(n: usize, rows: usize, damp: f64, seed: u64) -> Vec<f64> {
+    let x = rand_vec(seed, rows * n);
+    let mut h = vec![0.0f64; n * n];
+    for r in 0..rows {
+        let xr = &x[r * n..(r + 1) * n];
+        for a in 0..n {
+            for b in 0..n {
+                h[a * n + b] += xr[a] as f64 * xr[b] as f64;
+            }
+        }
+    }
+    let mean = (0..n).map(|j| h[j * n + j]).sum::<f64>() / n as f64;
+    for j in 0..n {
+        h[j * n + j] += damp * mean;
+    }
+    h
+}
+
+/// The blocked, threaded `U` agrees with the unblocked oracle to `64 · n · ε · max|U|` on damped
+/// Gram matrices (observed: below `0.2 · n · ε`, also at n = 3072), and is an upper factor of
+/// H⁻¹: `Uᵀ U H ≈ I`.
+#[test]
+fn blocked_upper_factor_matches_unblocked() {
+    use sparsekit_wasm::calib::cholesky::{inverse_upper_factor, inverse_upper_factor_unblocked};
+    for &(n, rows, damp, seed) in
+        &[(1, 3, 0.01, 1), (5, 9, 0.01, 2), (63, 40, 0.01, 3), (64, 80, 0.0, 4), (65, 70, 0.01, 5), (130, 90, 0.05, 6), (300, 200, 0.01, 7)]
+    {
+        let h = damped_gram(n, rows, damp, seed);
+        let ub = inverse_upper_factor(&h, n).unwrap();
+        let uu = inverse_upper_factor_unblocked(&h, n).unwrap();
+        let scale = uu.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        let diff = ub.iter().zip(&uu).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        assert!(diff <= 64.0 * n as f64 * f64::EPSILON * scale, "n {n}: max diff {diff:e}, scale {scale:e}");
+        for a in 0..n {
+            for b in 0..a {
+                assert_eq!(ub[a * n + b], 0.0, "n {n}: U[{a},{b}] below the diagonal");
+            }
+            assert!(ub[a * n + a] > 0.0);
+        }
+        if n <= 130 {
+            // (Uᵀ U) H = I.
+            let mut hinv = vec![0.0f64; n * n];
+            for a in 0..n {
+                for b in 0..n {
+                    for k in 0..n {
+                        hinv[a * n + b] += ub[k * n + a] * ub[k * n + b];
+                    }
+                }
+            }
+            for a in 0..n {
+                for b in 0..n {
+                    let v: f64 = (0..n).map(|k| hinv[a * n + k] * h[k * n + b]).sum();
+                    let want = if a == b { 1.0 } else { 0.0 };
+                    assert!((v - want).abs() < 1e-6, "n {n}: (UᵀU H)[{a},{b}] = {v}");
+                }
+            }
+        }
+    }
+}
+
+/// Up to the first panel the blocked code is the unblocked one: the same bits.
+#[test]
+fn blocked_equals_unblocked_within_one_panel() {
+    use sparsekit_wasm::calib::cholesky::{inverse_upper_factor, inverse_upper_factor_unblocked};
+    use sparsekit_wasm::calib::cholesky_blocked::NB;
+    for n in [1, 7, 33, NB] {
+        let h = damped_gram(n, n + 5, 0.01, n as u64);
+        let ub = inverse_upper_factor(&h, n).unwrap();
+        let uu = inverse_upper_factor_unblocked(&h, n).unwrap();
+        assert!(ub.iter().zip(&uu).all(|(a, b)| a.to_bits() == b.to_bits()), "n {n}");
+    }
+}
+
+/// Singular matrices (rank below n, pivots failing in a later panel, a negative diagonal)
+/// refuse with `singular_hessian` in both forms.
+#[test]
+fn blocked_singular_hessian_as_unblocked() {
+    use sparsekit_wasm::calib::cholesky::{inverse_upper_factor, inverse_upper_factor_unblocked};
+    for &(n, rows) in &[(100, 90), (200, 150), (70, 3)] {
+        let h = damped_gram(n, rows, 0.0, n as u64);
+        assert_eq!(inverse_upper_factor(&h, n).unwrap_err().code(), "singular_hessian", "n {n}");
+        assert_eq!(inverse_upper_factor_unblocked(&h, n).unwrap_err().code(), "singular_hessian", "n {n}");
+    }
+    let mut h = damped_gram(150, 200, 0.01, 9);
+    h[10 * 150 + 10] = -1.0; // reversed: index 139, in the third panel
+    assert_eq!(inverse_upper_factor(&h, 150).unwrap_err().code(), "singular_hessian");
+    assert_eq!(inverse_upper_factor_unblocked(&h, 150).unwrap_err().code(), "singular_hessian");
+}
+
+/// The tiled f64 update equals its one-element oracle bit for bit, every remainder and both
+/// shapes.
+#[test]
+fn sub_mul_tiles_equal_oracle() {
+    use sparsekit_wasm::kernels::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
+    for &(m, n, k, lower) in
+        &[(1, 1, 1, false), (5, 7, 3, false), (13, 13, 9, true), (70, 300, 64, false), (301, 301, 17, true), (260, 520, 5, true)]
+    {
+        let (lda, ldb, ldc) = (k + 3, n + 1, n + 2);
+        let a: Vec<f64> = rand_vec(m as u64, m * lda).iter().map(|&v| v as f64 * 1.1).collect();
+        let b: Vec<f64> = rand_vec(n as u64 + 99, k * ldb).iter().map(|&v| v as f64 * 0.9).collect();
+        let c0: Vec<f64> = rand_vec(k as u64 + 7, m * ldc).iter().map(|&v| v as f64).collect();
+        let g = SubMul { m, n, k, lda, ldb, ldc, lower };
+        let mut x = c0.clone();
+        sub_mul_scalar(&g, &a, &b, &mut x);
+        let mut y = c0.clone();
+        unsafe { sub_mul(&g, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        assert!(x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits()), "{m}x{n}x{k} lower {lower}");
+    }
+}
+
+/// With threads, the blocked `U` and SparseGPT give the same bits on 1, 2 and 3 workers.
+#[cfg(feature = "native-threads")]
+#[test]
+fn blocked_and_sparse_gpt_bits_independent_of_threads() {
+    use sparsekit_wasm::calib::cholesky::inverse_upper_factor;
+    let pool = |t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
+    let n = 333;
+    let h = damped_gram(n, 300, 0.01, 11);
+    let us: Vec<Vec<u64>> =
+        [1, 2, 3].iter().map(|&t| pool(t).install(|| inverse_upper_factor(&h, n).unwrap().iter().map(|v| v.to_bits()).collect())).collect();
+    assert_eq!(us[0], us[1]);
+    assert_eq!(us[0], us[2]);
+    // The second shape's blocks (600 x 128) take the histogram selection.
+    for (rows, cols, bs) in [(37usize, 200usize, 32i64), (600, 130, 128)] {
+        let hs = hessian(cols, 260, 12);
+        let w0 = rand_vec(13, rows * cols);
+        let runs: Vec<(Vec<u8>, Vec<u32>)> = [1, 2, 3]
+            .iter()
+            .map(|&t| {
+                pool(t).install(|| {
+                    let p = Param::from_slice(&w0, &[rows, cols]).unwrap();
+                    let opts = SparseGptOptions { sparsity: Some(0.5), block_size: Some(bs), ..Default::default() };
+                    let m = sparse_gpt(&View::from_param(&p), &hs, &opts).unwrap();
+                    let bits = p.data().iter().map(|v| v.to_bits()).collect();
+                    (m, bits)
+                })
+            })
+            .collect();
+        assert_eq!(runs[0], runs[1], "{rows}x{cols}");
+        assert_eq!(runs[0], runs[2], "{rows}x{cols}");
+    }
+}

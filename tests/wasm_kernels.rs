@@ -313,3 +313,32 @@ fn gemm_bit_exact() {
         }
     }
 }
+
+/// The f64 update of the blocked Cholesky and triangular inverse (`C -= A·B`): the tiled,
+/// dispatched kernel (f64x2 register tiles) against its one-element oracle, every remainder,
+/// both shapes.
+#[wasm_bindgen_test]
+fn sub_mul_f64_bit_exact() {
+    use sparsekit_wasm::kernels::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
+    for (seed, m, n, k, lower) in
+        [(1u64, 1, 1, 1, false), (2, 5, 7, 3, false), (3, 13, 13, 9, true), (4, 70, 300, 64, false), (5, 261, 261, 17, true)]
+    {
+        let (lda, ldb, ldc) = (k + 3, n + 1, n + 2);
+        let a: Vec<f64> = inputs(m * lda, seed).iter().map(|&v| v as f64 * 1.1).collect();
+        let b: Vec<f64> = inputs(k * ldb, seed + 11).iter().map(|&v| v as f64 * 0.9).collect();
+        let c0: Vec<f64> = inputs(m * ldc, seed + 23).iter().map(|&v| v as f64).collect();
+        let g = SubMul { m, n, k, lda, ldb, ldc, lower };
+        let (mut x, mut y) = (c0.clone(), c0);
+        sub_mul_scalar(&g, &a, &b, &mut x);
+        // SAFETY: the buffers cover the shape; C is its own buffer.
+        unsafe { sub_mul(&g, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        for i in 0..x.len() {
+            assert!(
+                x[i].to_bits() == y[i].to_bits() || (x[i].is_nan() && y[i].is_nan()),
+                "m{m} n{n} k{k} lower {lower} c[{i}]: {} vs {}",
+                x[i],
+                y[i]
+            );
+        }
+    }
+}

@@ -5,9 +5,11 @@
 //! index reversal, `P H P = L Lᵀ` gives `H⁻¹ = (P L⁻¹ P)ᵀ (P L⁻¹ P)`, and `P L⁻¹ P` is upper
 //! triangular with a positive diagonal, so it is the (unique) upper factor.
 
+use super::cholesky_blocked::{cholesky_blocked, lower_inverse_blocked};
 use crate::bail;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
+use crate::kernels::par;
 
 /// Lower Cholesky factor of the symmetric `n x n` matrix `a` (row-major; only the lower
 /// triangle is read), in place: afterwards the lower triangle holds `L`, the upper is zero.
@@ -44,7 +46,7 @@ pub fn cholesky_in_place(a: &mut [f64], n: usize) -> Result<()> {
 /// `<a, b>` with four independent partial sums (a fixed order, so the same bits on every
 /// build; four chains instead of one keep the FPU busy, and LLVM can vectorize them).
 #[inline]
-fn dot4(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot4(a: &[f64], b: &[f64]) -> f64 {
     let mut s = [0.0f64; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());
@@ -84,20 +86,48 @@ pub fn lower_inverse(l: &[f64], n: usize) -> Result<Vec<f64>> {
 }
 
 /// The upper factor `U` of `H⁻¹` (`H⁻¹ = Uᵀ U`), row-major `n x n`. `singular_hessian` when
-/// `H` is not positive definite.
+/// `H` is not positive definite. Runs the blocked, threaded factorization and inverse of
+/// [`super::cholesky_blocked`]; [`inverse_upper_factor_unblocked`] is its oracle.
 pub fn inverse_upper_factor(h: &[f64], n: usize) -> Result<Vec<f64>> {
-    let mut r = try_alloc(n * n, 0.0f64)?;
-    for a in 0..n {
-        for b in 0..=a {
-            r[a * n + b] = h[(n - 1 - a) * n + (n - 1 - b)];
-        }
-    }
+    let mut r = reversed_lower(h, n)?;
+    cholesky_blocked(&mut r, n)?;
+    let linv = lower_inverse_blocked(&r, n)?;
+    reverse_into(&linv, &mut r, n);
+    Ok(r)
+}
+
+/// [`inverse_upper_factor`] through the unblocked loops above (tests, oracle).
+pub fn inverse_upper_factor_unblocked(h: &[f64], n: usize) -> Result<Vec<f64>> {
+    let mut r = reversed_lower(h, n)?;
     cholesky_in_place(&mut r, n)?;
     let linv = lower_inverse(&r, n)?;
-    for a in 0..n {
-        for b in 0..n {
-            r[a * n + b] = linv[(n - 1 - a) * n + (n - 1 - b)];
-        }
-    }
+    reverse_into(&linv, &mut r, n);
     Ok(r)
+}
+
+/// `P H P`, lower triangle (the upper left zero); rows in parallel.
+fn reversed_lower(h: &[f64], n: usize) -> Result<Vec<f64>> {
+    let mut r = try_alloc(n * n, 0.0f64)?;
+    par::map_chunks_mut(&mut r, 64 * n.max(1), |t, chunk| {
+        for (da, row) in chunk.chunks_exact_mut(n).enumerate() {
+            let a = t * 64 + da;
+            let src = &h[(n - 1 - a) * n..][..n];
+            for (v, s) in row[..=a].iter_mut().zip(src.iter().rev()) {
+                *v = *s;
+            }
+        }
+    });
+    Ok(r)
+}
+
+/// `out = P x P` (rows in parallel: O(n²) strided reads).
+fn reverse_into(x: &[f64], out: &mut [f64], n: usize) {
+    par::map_chunks_mut(out, 64 * n, |t, chunk| {
+        for (da, row) in chunk.chunks_exact_mut(n).enumerate() {
+            let src = &x[(n - 1 - (t * 64 + da)) * n..][..n];
+            for (v, s) in row.iter_mut().zip(src.iter().rev()) {
+                *v = *s;
+            }
+        }
+    });
 }

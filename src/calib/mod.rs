@@ -5,9 +5,11 @@
 //! calibration inputs.
 
 pub mod cholesky;
+pub mod cholesky_blocked;
 pub mod conv;
 pub mod hessian;
 pub mod recon;
+mod select_top;
 pub mod sparsegpt;
 pub mod wanda;
 

@@ -9,12 +9,14 @@
 //! (options, shapes, non-finite weights, Cholesky) is checked before the first write.
 
 use super::cholesky::inverse_upper_factor;
+use super::select_top::select_top;
 use super::{dims2, Hessian};
 use crate::bail;
 use crate::block::View;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::kernels::par::{self, SharedMut};
 
 /// The options of `sparseGpt` as given (validated by [`sparse_gpt`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -110,23 +112,35 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     let u64_ = inverse_upper_factor(&hm, cols)?;
     drop(hm);
     let d: Vec<f64> = (0..cols).map(|j| u64_[j * cols + j]).collect();
-    let u: Vec<f32> = u64_.iter().map(|&v| v as f32).collect();
+    let mut u = try_alloc(cols * cols, 0.0f32)?;
+    par::zip_chunks(&u64_, 64 * cols, &mut u, 64 * cols, |_, s, o| {
+        for (x, &v) in o.iter_mut().zip(s) {
+            *x = v as f32;
+        }
+    });
     drop(u64_);
 
     let mut mask = try_alloc(rows * cols, 0u8)?;
     let mut w1 = try_alloc(rows * bs, 0.0f32)?;
     let mut e = try_alloc(rows * bs, 0.0f32)?;
     let mut tile = if s1 == 1 { Vec::new() } else { try_alloc(rows * bs, 0.0f32)? };
-    let mut col_err = try_alloc(rows, 0.0f32)?;
     let mut data = param.data_mut();
     let mut i1 = 0;
     while i1 < cols {
         let i2 = (i1 + bs).min(cols);
         let wd = i2 - i1;
-        for r in 0..rows {
-            for c in 0..wd {
-                w1[r * bs + c] = if dead[i1 + c] { 0.0 } else { data[r * s0 + (i1 + c) * s1] };
-            }
+        // Rows are independent from here to the lazy update: bands of rows, in parallel.
+        let band = rows.div_ceil(par::tasks_for(rows * wd * wd / 2, 1 << 15, rows.div_ceil(8)));
+        {
+            let (src, dead) = (&*data, &dead);
+            par::map_chunks_mut(&mut w1[..rows * bs], band * bs, |t, chunk| {
+                for (rl, row) in chunk.chunks_exact_mut(bs).enumerate() {
+                    let r = t * band + rl;
+                    for c in 0..wd {
+                        row[c] = if dead[i1 + c] { 0.0 } else { src[r * s0 + (i1 + c) * s1] };
+                    }
+                }
+            });
         }
         match sel {
             Select::Sparsity(s) => select_block(&w1, bs, rows, wd, &d[i1..i2], s, &mut mask, cols, i1)?,
@@ -139,33 +153,31 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
             }
             Select::Nm(..) => {}
         }
-        for c in 0..wd {
-            let i = i1 + c;
-            if let Select::Nm(n, m) = sel {
-                if c % m == 0 {
-                    select_nm(&w1, bs, rows, c, m, n, &d[i..i + m], &mut mask, cols, i);
+        // The column loop: rows are independent inside a block (selection is done above or
+        // per row), so bands of rows run it whole and write their rows back, one join per block.
+        let (w1p, ep, mp) = (SharedMut(w1.as_mut_ptr()), SharedMut(e.as_mut_ptr()), SharedMut(mask.as_mut_ptr()));
+        let dp = SharedMut(data.as_mut_ptr());
+        let (u, d, sel) = (&u, &d, &sel);
+        par::for_each_index(rows.div_ceil(band), |t| {
+            let r0 = t * band;
+            let nr = band.min(rows - r0);
+            // SAFETY: task t alone touches rows r0..r0+nr of w1, e and mask.
+            let (w1b, eb, mb) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(w1p.get().add(r0 * bs), nr * bs),
+                    std::slice::from_raw_parts_mut(ep.get().add(r0 * bs), nr * bs),
+                    std::slice::from_raw_parts_mut(mp.get().add(r0 * cols), nr * cols),
+                )
+            };
+            column_loop(w1b, eb, mb, nr, bs, wd, cols, i1, u, d, sel);
+            for (rl, row) in w1b.chunks_exact(bs).enumerate() {
+                for (c, &v) in row[..wd].iter().enumerate() {
+                    // SAFETY: the view does not alias, so (row, column) pairs of this band's
+                    // rows are elements no other task writes; all lie inside the parameter.
+                    unsafe { *dp.get().add((r0 + rl) * s0 + (i1 + c) * s1) = v };
                 }
             }
-            let uii = u[i * cols + i];
-            for r in 0..rows {
-                let wv = w1[r * bs + c];
-                let q = if mask[r * cols + i] != 0 { wv } else { 0.0 };
-                // Stored negated: the updates below add (-err) * U, the same bits as subtracting.
-                let ne = -((wv - q) / uii);
-                e[r * bs + c] = ne;
-                col_err[r] = ne;
-                w1[r * bs + c] = q;
-            }
-            if c + 1 < wd {
-                let g = Gemm { m: rows, n: wd - c - 1, k: 1, a_rs: 1, a_ks: 1, ldb: cols, ldc: bs, upper: false };
-                gemm_acc(&g, &col_err, &u[i * cols + i + 1..], &mut w1[c + 1..]);
-            }
-        }
-        for r in 0..rows {
-            for c in 0..wd {
-                data[r * s0 + (i1 + c) * s1] = w1[r * bs + c];
-            }
-        }
+        });
         if i2 < cols {
             let ub = &u[i1 * cols + i2..];
             if s1 == 1 {
@@ -199,31 +211,59 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     Ok(mask)
 }
 
+/// SparseGPT's inner loop over the columns of one block for `rows` rows (`w1`, `e`: `rows x bs`;
+/// `mask`: `rows x cols`): prune (N:M picked per group as the loop reaches it), record the
+/// scaled error, spread it over the block's remaining columns. Per element the updates come in
+/// column order, `w + (-err) * u` (the calibration GEMM's contract), whatever the row split.
+#[allow(clippy::too_many_arguments)]
+fn column_loop(
+    w1: &mut [f32],
+    e: &mut [f32],
+    mask: &mut [u8],
+    rows: usize,
+    bs: usize,
+    wd: usize,
+    cols: usize,
+    i1: usize,
+    u: &[f32],
+    d: &[f64],
+    sel: &Select,
+) {
+    for c in 0..wd {
+        let i = i1 + c;
+        if let Select::Nm(n, m) = *sel {
+            if c % m == 0 {
+                select_nm(w1, bs, rows, c, m, n, &d[i..i + m], mask, cols, i);
+            }
+        }
+        let urow = &u[i * cols + i..i * cols + i1 + wd];
+        let uii = urow[0];
+        for r in 0..rows {
+            let row = &mut w1[r * bs..r * bs + wd];
+            let wv = row[c];
+            let q = if mask[r * cols + i] != 0 { wv } else { 0.0 };
+            // Stored negated: adding (-err) * U gives the same bits as subtracting.
+            let ne = -((wv - q) / uii);
+            e[r * bs + c] = ne;
+            row[c] = q;
+            for (x, &uv) in row[c + 1..].iter_mut().zip(&urow[1..]) {
+                *x += ne * uv;
+            }
+        }
+    }
+}
+
 /// Unstructured selection of one block: keeps the `floor((1-s) * rows * width + 0.5)` largest
-/// `w² / d²`, ties to the lower row-major index inside the block.
+/// `w² / d²`, ties to the lower row-major index inside the block ([`select_top`]).
 #[allow(clippy::too_many_arguments)]
 fn select_block(w1: &[f32], bs: usize, rows: usize, wd: usize, d: &[f64], s: f64, mask: &mut [u8], cols: usize, i1: usize) -> Result<()> {
     let numel = rows * wd;
     let keep = (((1.0 - s) * numel as f64) + 0.5).floor().clamp(0.0, numel as f64) as usize;
-    let mut idx: Vec<u32> = crate::core::alloc::try_collect(0..numel as u32)?;
-    let score = |t: u32| {
-        let (r, c) = (t as usize / wd, t as usize % wd);
+    let score = |r: usize, c: usize| {
         let v = w1[r * bs + c] as f64 / d[c];
         v * v
     };
-    // Descending score, then ascending index: a total order, so the kept set is unique.
-    let cmp = |a: &u32, b: &u32| score(*b).total_cmp(&score(*a)).then(a.cmp(b));
-    if keep > 0 && keep < numel {
-        idx.select_nth_unstable_by(keep - 1, cmp);
-    }
-    for r in 0..rows {
-        mask[r * cols + i1..r * cols + i1 + wd].fill(0);
-    }
-    for &t in &idx[..keep] {
-        let (r, c) = (t as usize / wd, t as usize % wd);
-        mask[r * cols + i1 + c] = 1;
-    }
-    Ok(())
+    select_top(score, rows, wd, keep, mask, cols, i1)
 }
 
 /// N:M selection of columns `c .. c+m` of the block (W1 as updated so far): each row keeps its

@@ -15,6 +15,7 @@
 //! SIMD and scalar results are bit-for-bit equal.
 
 pub mod gemm;
+pub mod gemm_f64;
 pub mod order;
 pub mod par;
 pub mod scalar;
