@@ -29,7 +29,7 @@ section "cargo test --release (native core)"
 cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
 
 section "cargo test --release --features native-threads (threaded = single-threaded, bit for bit)"
-cargo test --release --features native-threads --test adam_threads 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
+cargo test --release --features native-threads --test adam_threads --test calib_props 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
 section "cargo test (debug: debug assertions and overflow checks on)"
 cargo test 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'

@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sparsekit_wasm::block::{BlockSpec, Norm, SoftOptions};
-use sparsekit_wasm::BlockCoupling;
+use sparsekit_wasm::{BlockCoupling, Method};
 use sparsekit_wasm::Param;
 use sparsekit_wasm::scope::{BlockNode, HardBy, ScopeCoupling, ScopeSpec};
 use sparsekit_wasm::{self as view, View};
@@ -110,6 +110,7 @@ fn opts(b: &mut Bytes) -> SoftOptions {
         max_iter: b.below(25),
         atol: if b.bool() { 1e-8 } else { b.f32() },
         eps: if b.bool() { None } else { Some(b.f32()) },
+        method: if b.bool() { Method::Newton } else { Method::Bisection },
     }
 }
 
