@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { prng as rng } from 'sparsekit-wasm/onnx'; // seeded: the plan must not depend on Math.random
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TEXT_CACHE = path.join(ROOT, 'bench/out/text');
@@ -33,18 +34,6 @@ Hotel Station Museum Open Closed Exit Entrance Welcome Total Subtotal Tax Discou
 Contact Phone Email Reference Department University Research Project Annual General Meeting Notice
 Product Version Update Release Download Install Settings Window Format Insert Review Help About`.split(/\s+/);
 const FONTS = ['DejaVu Sans', 'DejaVu Serif', 'DejaVu Sans Mono'];
-
-/** mulberry32: a small seeded generator (the plan must not depend on Math.random). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The recogniser's classes: index 0 is the CTC blank, then the dictionary, then a space. */
 export function loadDictionary(file = DICT_FILE) {
