@@ -80,6 +80,35 @@ struct Packed {
     roots: Vec<RootLanes>,
 }
 
+impl Packed {
+    /// Steps the quads' bisections (`lanes`) iteration-outer until every lane stops: each quad's
+    /// step is one dependency chain, and the quads' chains overlap.
+    fn step_lanes(&mut self, nq: usize, stop: ProxStop) {
+        let mut any = true;
+        while any {
+            any = false;
+            for (q, lanes) in self.lanes.iter_mut().enumerate() {
+                if lanes.go != [0; 4] {
+                    any |= kernels::prox_step4(&self.hxt[q * nq..(q + 1) * nq], &self.ht[q * nq..(q + 1) * nq], lanes, stop);
+                }
+            }
+        }
+    }
+
+    /// The Newton searches (`roots`), iteration-outer in the same way.
+    fn search_roots(&mut self, nq: usize, max_evals: u32) {
+        let mut any = true;
+        while any {
+            any = false;
+            for (q, rl) in self.roots.iter_mut().enumerate() {
+                if rl.go != [0; 4] {
+                    any |= kernels::prox_root4(&self.hxt[q * nq..(q + 1) * nq], &self.ht[q * nq..(q + 1) * nq], rl, max_evals);
+                }
+            }
+        }
+    }
+}
+
 struct Ctx<'a, 'p> {
     parts: &'a [Part<'p>],
     t: &'a [f32],
@@ -214,15 +243,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
                 go: st.map(|s| if go(&s) { u32::MAX } else { 0 }),
             });
         }
-        let mut any = true;
-        while any {
-            any = false;
-            for (q, lanes) in pk.lanes.iter_mut().enumerate() {
-                if lanes.go != [0; 4] {
-                    any |= kernels::prox_step4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], lanes, stop);
-                }
-            }
-        }
+        pk.step_lanes(nq, stop);
         for (q, lanes) in pk.lanes.iter().enumerate() {
             for k in 0..4 {
                 let s = &mut states[blocks[4 * q + k] - b0];
@@ -384,25 +405,9 @@ impl<'a, 'p> Ctx<'a, 'p> {
                 pk.roots.push(rl);
                 pk.lanes.push(bl);
             }
-            // Iteration-outer over the quads, as the bisection does: their chains overlap.
-            let mut any = true;
-            while any {
-                any = false;
-                for (q, rl) in pk.roots.iter_mut().enumerate() {
-                    if rl.go != [0; 4] {
-                        any |= kernels::prox_root4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], rl, max_evals);
-                    }
-                }
-            }
-            let stop = ProxStop::Converged { max_iter: max_evals, atol: self.atol };
-            let mut any = bisecting;
-            while any {
-                any = false;
-                for (q, bl) in pk.lanes.iter_mut().enumerate() {
-                    if bl.go != [0; 4] {
-                        any |= kernels::prox_step4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], bl, stop);
-                    }
-                }
+            pk.search_roots(nq, max_evals);
+            if bisecting {
+                pk.step_lanes(nq, ProxStop::Converged { max_iter: max_evals, atol: self.atol });
             }
             for (q, (rl, bl)) in pk.roots.iter().zip(&pk.lanes).enumerate() {
                 for k in 0..4 {

@@ -246,26 +246,12 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
         pk.roots.push(rl);
         pk.lanes.push(bl);
     }
-    // Iteration-outer over the quads: their dependency chains overlap.
-    let mut any = searching;
-    while any {
-        any = false;
-        for (q, rl) in pk.roots.iter_mut().enumerate() {
-            if rl.go != [0; 4] {
-                any |= kernels::prox_root4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], rl, max_evals);
-            }
-        }
+    if searching {
+        pk.search_roots(nq, max_evals);
     }
     // Degenerate blocks: the seed's bisection, straight to the global stop.
-    let stop = ProxStop::At(u32::try_from(k_stop).unwrap_or(u32::MAX));
-    let mut any = bisecting;
-    while any {
-        any = false;
-        for (q, bl) in pk.lanes.iter_mut().enumerate() {
-            if bl.go != [0; 4] {
-                any |= kernels::prox_step4(&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq], bl, stop);
-            }
-        }
+    if bisecting {
+        pk.step_lanes(nq, ProxStop::At(u32::try_from(k_stop).unwrap_or(u32::MAX)));
     }
     for (i, (mk, kind)) in sc.mu_keep.iter_mut().zip(&sc.kinds).enumerate().take(nb) {
         let (q, k) = (i / 4, i % 4);
