@@ -29,6 +29,7 @@
 
 use crate::bail;
 use crate::core::error::Result;
+use crate::kernels;
 
 /// The root finder of the Adam-conditioned soft threshold (`method` in the JS options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -141,16 +142,9 @@ impl Stop {
 /// root is `r`: every midpoint below the root moves `lo` up, every other one `hi` down, so the
 /// iterate is the middle of the `2^-k` cell of the bracket that holds `r`, read off without
 /// evaluating (in f64; the seed's f32 midpoints can differ in the last bits). Past 48 steps the
-/// cell is below f32 resolution: the root itself.
+/// cell is below f32 resolution: the root itself. The arithmetic is the kernel's
+/// ([`kernels::scalar::bisection_iterate`], which the SIMD quad kernel reproduces).
 #[inline]
 pub(super) fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize, cells: f64) -> f32 {
-    if k == 0 {
-        return (lo + hi) / 2.0;
-    }
-    let (lo64, w) = (f64::from(lo), f64::from(hi) - f64::from(lo));
-    if k >= 48 || w.is_nan() || w <= 0.0 {
-        return r;
-    }
-    let j = ((f64::from(r) - lo64) / w * cells).floor().clamp(0.0, cells - 1.0);
-    (lo64 + (j + 0.5) * (w / cells)) as f32
+    kernels::scalar::bisection_iterate(lo, hi, r, k, cells)
 }

@@ -325,6 +325,74 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     }
 }
 
+/// Four blocks of a 2-D array read and written in place, rows contiguous: row `r` of block `k`
+/// is `x[x_at[k] + r x_stride ..][..4 vecs]`, its conditioners `h[h_at[k] + r h_stride ..]`.
+/// Element `j` of a block is row `j / (4 vecs)`, column `j % (4 vecs)`: the order in which
+/// [`prox_pack4`] lays out gathered blocks, so [`adam_quad`] sums what the packed kernels sum,
+/// in the same order. A partial quad repeats a block (`write` < 4: later lanes are not written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quad {
+    pub x_at: [usize; 4],
+    pub h_at: [usize; 4],
+    pub x_stride: usize,
+    pub h_stride: usize,
+    pub rows: usize,
+    /// Block width / 4.
+    pub vecs: usize,
+    /// Lanes `0..write` are written.
+    pub write: usize,
+}
+
+impl Quad {
+    /// Elements per block.
+    pub fn numel(&self) -> usize {
+        self.rows * 4 * self.vecs
+    }
+
+    /// Panics unless every row of every block lies inside `x` and `h` (before any unchecked
+    /// access in the SIMD kernel).
+    fn check(&self, x_len: usize, h_len: usize) {
+        assert!(self.rows > 0 && self.vecs > 0 && self.write <= 4, "empty quad");
+        let w = 4 * self.vecs;
+        for k in 0..4 {
+            let last =
+                |at: usize, stride: usize| stride.checked_mul(self.rows - 1).and_then(|o| o.checked_add(at)).and_then(|o| o.checked_add(w));
+            assert!(last(self.x_at[k], self.x_stride).is_some_and(|e| e <= x_len), "quad outside the weights");
+            assert!(last(self.h_at[k], self.h_stride).is_some_and(|e| e <= h_len), "quad outside the conditioners");
+        }
+    }
+}
+
+/// The search of [`adam_quad`]: the start's constants, `maxIter`, and the global stop `k_stop`
+/// at which the bisection's iterate is read off the root (`cells = 2^min(k_stop, 64)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuadSearch {
+    pub start: RootStart,
+    pub max_evals: u32,
+    pub k_stop: usize,
+    pub cells: f64,
+}
+
+/// The Newton method's whole soft threshold on four blocks in place, when all four are plain
+/// searches: statistics ([`prox_stats4`]), bracket and start ([`root_start4`]), the search
+/// ([`prox_root4`] until every lane stops), the bisection's iterate at `k_stop` read off each
+/// root ([`scalar::bisection_iterate`]) and the write `x <- (h / (h + mu)) x` ([`prox_write`]),
+/// with those kernels' bits, reading the blocks where they lie instead of gathering and packing
+/// them. Returns `false`, having written nothing, when [`root_start4`] finds a lane that is not
+/// a plain search (the caller takes the general path for these blocks).
+#[inline]
+pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
+    q.check(x.len(), h.len());
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
+    {
+        simd::adam_quad(x, h, q, t, s)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
+    {
+        scalar::adam_quad(x, h, q, t, s)
+    }
+}
+
 /// What [`root_start4`] needs besides the blocks' statistics: the bracket's `eps` and
 /// denominator kind, and the search tolerance's terms (see `block::root::tolerance`).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,6 @@
 //! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit.
 
-use super::{ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
+use super::{ProxLanes, ProxStop, Quad, QuadSearch, Reduction, RootLanes, RootStart};
 
 /// One element's contribution to a reduction.
 #[inline(always)]
@@ -343,4 +343,66 @@ pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<
         [out[0][k], out[1][k], out[2][k], out[3][k]] = [lo, hi, (lo + hi) * 0.5, tol];
     }
     Some(out)
+}
+
+/// The bisection's iterate after `k` steps (`cells = 2^k`) on `[lo, hi]` for a block whose root
+/// is `r`: the middle of the `2^-k` cell of the bracket that holds `r` (see `block::root`), in
+/// f64; past 48 steps the cell is below f32 resolution and the root itself is returned.
+#[inline]
+pub fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize, cells: f64) -> f32 {
+    if k == 0 {
+        return (lo + hi) / 2.0;
+    }
+    let (lo64, w) = (f64::from(lo), f64::from(hi) - f64::from(lo));
+    if k >= 48 || w.is_nan() || w <= 0.0 {
+        return r;
+    }
+    let j = ((f64::from(r) - lo64) / w * cells).floor().clamp(0.0, cells - 1.0);
+    (lo64 + (j + 0.5) * (w / cells)) as f32
+}
+
+/// The composition [`super::adam_quad`] is defined by: gather the four blocks, pack, statistics,
+/// start, search, read off, write.
+pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
+    let n = q.numel();
+    let w = 4 * q.vecs;
+    // Four buffers of 4 n: on the stack for blocks up to 64 elements (this runs once per quad).
+    let (mut stack, mut heap) = ([0.0f32; 1024], Vec::new());
+    let buf: &mut [f32] = if 16 * n <= stack.len() {
+        &mut stack[..16 * n]
+    } else {
+        heap.resize(16 * n, 0.0);
+        &mut heap
+    };
+    let (xb, rest) = buf.split_at_mut(4 * n);
+    let (hb, rest) = rest.split_at_mut(4 * n);
+    let (hxt, ht) = rest.split_at_mut(4 * n);
+    for k in 0..4 {
+        for r in 0..q.rows {
+            let (xo, ho) = (q.x_at[k] + r * q.x_stride, q.h_at[k] + r * q.h_stride);
+            xb[k * n + r * w..][..w].copy_from_slice(&x[xo..xo + w]);
+            hb[k * n + r * w..][..w].copy_from_slice(&h[ho..ho + w]);
+        }
+    }
+    prox_pack4(xb, hb, hxt, ht);
+    let stats = prox_stats4(hxt, ht);
+    let Some([lo, hi, mu, tol]) = root_start4(&stats, t, &s.start) else {
+        return false;
+    };
+    let mut rl = RootLanes { lo, hi, mu, t, tol, ..RootLanes::default() };
+    for k in 0..4 {
+        rl.prev[k] = hi[k] - lo[k];
+    }
+    (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
+    while prox_root4(hxt, ht, &mut rl, s.max_evals) {}
+    for k in 0..q.write {
+        let m = bisection_iterate(lo[k], hi[k], rl.mu[k], s.k_stop, s.cells);
+        let xk = &mut xb[k * n..(k + 1) * n];
+        prox_write(xk, &hb[k * n..(k + 1) * n], n, &[(m, 1.0)], 1);
+        for r in 0..q.rows {
+            let xo = q.x_at[k] + r * q.x_stride;
+            x[xo..xo + w].copy_from_slice(&xk[r * w..(r + 1) * w]);
+        }
+    }
+    true
 }

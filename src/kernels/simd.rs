@@ -4,7 +4,7 @@
 //! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
 //! the first operand), not as wasm's `f32x4.max` does.
 
-use super::{scalar, ProxLanes, ProxStop, Reduction, RootLanes, RootStart};
+use super::{scalar, ProxLanes, ProxStop, Quad, QuadSearch, Reduction, RootLanes, RootStart};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -470,6 +470,102 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
     lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
 }
 
+/// [`RootLanes`] held in registers by the quad kernels.
+#[derive(Clone, Copy)]
+struct RootRegs {
+    lo: v128,
+    hi: v128,
+    mu: v128,
+    t: v128,
+    tol: v128,
+    prev: v128,
+    newt: v128,
+    lo_open: v128,
+    hi_open: v128,
+    evals: v128,
+    go: v128,
+}
+
+impl RootRegs {
+    #[inline(always)]
+    fn load(s: &RootLanes) -> RootRegs {
+        RootRegs {
+            lo: load4(&s.lo),
+            hi: load4(&s.hi),
+            mu: load4(&s.mu),
+            t: load4(&s.t),
+            tol: load4(&s.tol),
+            prev: load4(&s.prev),
+            newt: load4(&s.newt),
+            lo_open: load4(&s.lo_open),
+            hi_open: load4(&s.hi_open),
+            evals: load4(&s.evals),
+            go: load4(&s.go),
+        }
+    }
+
+    #[inline(always)]
+    fn store(&self, s: &mut RootLanes) {
+        store4(&mut s.lo, self.lo);
+        store4(&mut s.hi, self.hi);
+        store4(&mut s.mu, self.mu);
+        store4(&mut s.t, self.t);
+        store4(&mut s.tol, self.tol);
+        store4(&mut s.prev, self.prev);
+        store4(&mut s.newt, self.newt);
+        store4(&mut s.lo_open, self.lo_open);
+        store4(&mut s.hi_open, self.hi_open);
+        store4(&mut s.evals, self.evals);
+        store4(&mut s.go, self.go);
+    }
+
+    /// [`scalar::root_step_lane`] on the four lanes from their sums `[S3, Sh]` at `mu`, selects
+    /// for its branches. Returns whether any lane still goes.
+    #[inline(always)]
+    fn step(&mut self, s3: v128, sh: v128, max_evals: u32) -> bool {
+        let zero = f32x4_splat(0.0);
+        let (mu, t, tol, go) = (self.mu, self.t, self.tol, self.go);
+        let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
+        let w = f32x4_sqrt(s2);
+        let zeta = v128_bitselect(zero, f32x4_mul(mu, w), f32x4_eq(mu, zero));
+        let below = f32x4_lt(zeta, t);
+        let (to_lo, to_hi) = (v128_and(go, below), v128_andnot(go, below));
+        let lo = v128_bitselect(mu, self.lo, to_lo);
+        let hi = v128_bitselect(mu, self.hi, to_hi);
+        let lo_open = v128_andnot(self.lo_open, to_lo);
+        let hi_open = v128_andnot(self.hi_open, to_hi);
+        let g = f32x4_sub(t, zeta);
+        let newton = f32x4_sub(mu, f32x4_div(f32x4_mul(s2, g), f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh))));
+        let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
+        let two = f32x4_splat(2.0);
+        let take = v128_and(
+            v128_and(f32x4_ge(newton, lo), f32x4_le(newton, hi)),
+            f32x4_le(f32x4_mul(f32x4_abs(f32x4_sub(newton, mu)), two), self.prev),
+        );
+        let mut next = v128_bitselect(lo, mid, v128_and(f32x4_lt(newton, lo), lo_open));
+        next = v128_bitselect(hi, next, v128_and(f32x4_gt(newton, hi), hi_open));
+        next = v128_bitselect(newton, next, take);
+        let narrow = f32x4_le(f32x4_sub(hi, lo), f32x4_mul(tol, two));
+        let next = v128_bitselect(mid, next, narrow);
+        let step = f32x4_abs(f32x4_sub(next, mu));
+        let ratio = f32x4_div(step, self.newt);
+        let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
+        // go is all ones (-1) where searching: subtracting it counts the evaluation.
+        let evals = i32x4_sub(self.evals, go);
+        let done = v128_or(v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted), u32x4_ge(evals, u32x4_splat(max_evals)));
+        self.lo = lo;
+        self.hi = hi;
+        self.lo_open = lo_open;
+        self.hi_open = hi_open;
+        self.mu = v128_bitselect(next, mu, go);
+        self.prev = v128_bitselect(step, self.prev, go);
+        self.newt = v128_bitselect(v128_and(step, take), self.newt, go);
+        self.evals = evals;
+        self.go = v128_andnot(go, done);
+        v128_any_true(self.go)
+    }
+}
+
 pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
     assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mu = load4(&s.mu);
@@ -486,56 +582,18 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
         i += 16;
     }
     let [s3, sh] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
-    // scalar::root_step_lane on the four lanes, selects for its branches.
-    let zero = f32x4_splat(0.0);
-    let (t, tol, go) = (load4(&s.t), load4(&s.tol), load4(&s.go));
-    let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
-    let w = f32x4_sqrt(s2);
-    let zeta = v128_bitselect(zero, f32x4_mul(mu, w), f32x4_eq(mu, zero));
-    let below = f32x4_lt(zeta, t);
-    let (to_lo, to_hi) = (v128_and(go, below), v128_andnot(go, below));
-    let lo = v128_bitselect(mu, load4(&s.lo), to_lo);
-    let hi = v128_bitselect(mu, load4(&s.hi), to_hi);
-    let lo_open = v128_andnot(load4(&s.lo_open), to_lo);
-    let hi_open = v128_andnot(load4(&s.hi_open), to_hi);
-    let g = f32x4_sub(t, zeta);
-    let newton = f32x4_sub(mu, f32x4_div(f32x4_mul(s2, g), f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh))));
-    let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
-    let two = f32x4_splat(2.0);
-    let take = v128_and(
-        v128_and(f32x4_ge(newton, lo), f32x4_le(newton, hi)),
-        f32x4_le(f32x4_mul(f32x4_abs(f32x4_sub(newton, mu)), two), load4(&s.prev)),
-    );
-    let mut next = v128_bitselect(lo, mid, v128_and(f32x4_lt(newton, lo), lo_open));
-    next = v128_bitselect(hi, next, v128_and(f32x4_gt(newton, hi), hi_open));
-    next = v128_bitselect(newton, next, take);
-    let narrow = f32x4_le(f32x4_sub(hi, lo), f32x4_mul(tol, two));
-    let next = v128_bitselect(mid, next, narrow);
-    let step = f32x4_abs(f32x4_sub(next, mu));
-    let ratio = f32x4_div(step, load4(&s.newt));
-    let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
-    // go is all ones (-1) where searching: subtracting it counts the evaluation.
-    let evals = i32x4_sub(load4(&s.evals), go);
-    let done = v128_or(v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted), u32x4_ge(evals, u32x4_splat(max_evals)));
-    store4(&mut s.lo, lo);
-    store4(&mut s.hi, hi);
-    store4(&mut s.lo_open, lo_open);
-    store4(&mut s.hi_open, hi_open);
-    store4(&mut s.mu, v128_bitselect(next, mu, go));
-    let prev = v128_bitselect(step, load4(&s.prev), go);
-    store4(&mut s.prev, prev);
-    let newt = v128_bitselect(v128_and(step, take), load4(&s.newt), go);
-    store4(&mut s.newt, newt);
-    store4(&mut s.evals, evals);
-    let go = v128_andnot(go, done);
-    store4(&mut s.go, go);
-    v128_any_true(go)
+    let mut regs = RootRegs::load(s);
+    let going = regs.step(s3, sh, max_evals);
+    regs.store(s);
+    going
 }
 
-pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
-    let (t, h_min, h_max) = (load4(&t), load4(&stats[1]), load4(&stats[2]));
+/// [`root_start4`] on registers: `[lo, hi, mu, tol]`, or `None` unless every lane is a plain
+/// search.
+#[inline(always)]
+fn root_start_v(sumsq: v128, h_min: v128, h_max: v128, t: v128, c: &RootStart) -> Option<[v128; 4]> {
     let (eps, inf, zero) = (f32x4_splat(c.eps), f32x4_splat(f32::INFINITY), f32x4_splat(0.0));
-    let a = f32x4_sqrt(load4(&stats[0]));
+    let a = f32x4_sqrt(sumsq);
     let d = f32x4_sub(a, t);
     let den = if c.coupling { v128_bitselect(d, eps, f32x4_ge(d, eps)) } else { f32x4_add(d, eps) };
     let lo = f32x4_div(f32x4_mul(t, h_min), den);
@@ -550,9 +608,143 @@ pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<
     let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
     // Every operand is a number here, so f32x4_max is f32::max.
     let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
+    Some([lo, hi, f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), tol])
+}
+
+pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    let v = root_start_v(load4(&stats[0]), load4(&stats[1]), load4(&stats[2]), load4(&t), c)?;
     let mut out = [[0.0f32; 4]; 4];
-    for (o, v) in out.iter_mut().zip([lo, hi, f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), tol]) {
+    for (o, v) in out.iter_mut().zip(v) {
         store4(o, v);
     }
     Some(out)
+}
+
+/// Lane `K` of `v` in every lane.
+#[inline(always)]
+fn lane<const K: usize>(v: v128) -> v128 {
+    i32x4_shuffle::<K, K, K, K>(v, v)
+}
+
+/// Lane `k` of `v` in every lane.
+#[inline(always)]
+fn splat_lane(v: v128, k: usize) -> v128 {
+    match k {
+        0 => lane::<0>(v),
+        1 => lane::<1>(v),
+        2 => lane::<2>(v),
+        _ => lane::<3>(v),
+    }
+}
+
+/// [`scalar::bisection_iterate`] on four lanes: the same f64 operations, two lanes at a time.
+#[inline(always)]
+fn bisection_iterate4(lo: v128, hi: v128, r: v128, k: usize, cells: f64) -> v128 {
+    if k == 0 {
+        return f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
+    }
+    if k >= 48 {
+        return r;
+    }
+    let (c, top) = (f64x2_splat(cells), f64x2_splat(cells - 1.0));
+    // Lanes 0 and 1 of the arguments; the result in lanes 0 and 1.
+    let pair = |lo: v128, hi: v128, r: v128| -> v128 {
+        let (lo64, r64) = (f64x2_promote_low_f32x4(lo), f64x2_promote_low_f32x4(r));
+        let w = f64x2_sub(f64x2_promote_low_f32x4(hi), lo64);
+        let j = f64x2_floor(f64x2_mul(f64x2_div(f64x2_sub(r64, lo64), w), c));
+        // f64::clamp(0, cells - 1): pmax/pmin pick by `<` alone, so NaN passes through as there.
+        let j = f64x2_pmin(f64x2_pmax(j, f64x2_splat(0.0)), top);
+        f32x4_demote_f64x2_zero(f64x2_add(lo64, f64x2_mul(f64x2_add(j, f64x2_splat(0.5)), f64x2_div(w, c))))
+    };
+    let up = |v: v128| i32x4_shuffle::<2, 3, 2, 3>(v, v);
+    let cell = i32x4_shuffle::<0, 1, 4, 5>(pair(lo, hi, r), pair(up(lo), up(hi), up(r)));
+    // `hi - lo` in f64 is NaN or <= 0 exactly when `hi > lo` fails in f32: the root itself.
+    v128_bitselect(cell, r, f32x4_gt(hi, lo))
+}
+
+/// One element vector's Newton terms at `mu`: [`root_terms4`] of `h * x` (the product
+/// [`prox_pack4`] stores).
+#[inline(always)]
+unsafe fn quad_terms(x: *const f32, h: *const f32, mu: v128) -> [v128; 2] {
+    let hv = v128_load(h as *const v128);
+    root_terms4(f32x4_mul(hv, v128_load(x as *const v128)), hv, mu)
+}
+
+pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
+    let (xp, hp) = (x.as_mut_ptr(), h.as_ptr());
+    let (rows, vecs) = (q.rows, q.vecs);
+    // Element vector (r, v) of block k: its offsets in x and h.
+    let at = |k: usize, r: usize, v: usize| (q.x_at[k] + r * q.x_stride + 4 * v, q.h_at[k] + r * q.h_stride + 4 * v);
+    // Statistics, per block with lanes = element index mod 4, then folded four blocks at once
+    // (prox_stats4's order).
+    let (mut sq, mut lo, mut hi) = ([f32x4_splat(0.0); 4], [f32x4_splat(f32::INFINITY); 4], [f32x4_splat(f32::NEG_INFINITY); 4]);
+    for k in 0..4 {
+        for r in 0..rows {
+            for v in 0..vecs {
+                let (xo, ho) = at(k, r, v);
+                // SAFETY: Quad::check (called by the dispatcher) bounds every row of every block.
+                let (xv, hv) = unsafe { (v128_load(xp.add(xo) as *const v128), v128_load(hp.add(ho) as *const v128)) };
+                let a = f32x4_mul(hv, xv);
+                sq[k] = f32x4_add(sq[k], f32x4_mul(a, a));
+                lo[k] = combine4(Reduction::Min, lo[k], hv);
+                hi[k] = combine4(Reduction::Max, hi[k], hv);
+            }
+        }
+    }
+    let sumsq = horizontal4(Reduction::SumSq, sq[0], sq[1], sq[2], sq[3]);
+    let h_min = horizontal4(Reduction::Min, lo[0], lo[1], lo[2], lo[3]);
+    let h_max = horizontal4(Reduction::Max, hi[0], hi[1], hi[2], hi[3]);
+    let Some([lo0, hi0, mu, tol]) = root_start_v(sumsq, h_min, h_max, load4(&t), &s.start) else {
+        return false;
+    };
+    let ones = u32x4_splat(u32::MAX);
+    let zero = f32x4_splat(0.0);
+    let mut regs = RootRegs {
+        lo: lo0,
+        hi: hi0,
+        mu,
+        t: load4(&t),
+        tol,
+        prev: f32x4_sub(hi0, lo0),
+        newt: zero,
+        lo_open: ones,
+        hi_open: ones,
+        evals: zero,
+        go: ones,
+    };
+    loop {
+        let (mut s3, mut sh) = ([zero; 4], [zero; 4]);
+        for k in 0..4 {
+            let muk = splat_lane(regs.mu, k);
+            for r in 0..rows {
+                for v in 0..vecs {
+                    let (xo, ho) = at(k, r, v);
+                    // SAFETY: as above.
+                    let [a, b] = unsafe { quad_terms(xp.add(xo), hp.add(ho), muk) };
+                    s3[k] = f32x4_add(s3[k], a);
+                    sh[k] = f32x4_add(sh[k], b);
+                }
+            }
+        }
+        let s3 = horizontal4(Reduction::SumSq, s3[0], s3[1], s3[2], s3[3]);
+        let sh = horizontal4(Reduction::SumSq, sh[0], sh[1], sh[2], sh[3]);
+        if !regs.step(s3, sh, s.max_evals) {
+            break;
+        }
+    }
+    let mu = bisection_iterate4(lo0, hi0, regs.mu, s.k_stop, s.cells);
+    for k in 0..q.write {
+        let muk = splat_lane(mu, k);
+        for r in 0..rows {
+            for v in 0..vecs {
+                let (xo, ho) = at(k, r, v);
+                // SAFETY: as above; lanes below `write` are distinct blocks, each written once.
+                unsafe {
+                    let (xv, hv) = (v128_load(xp.add(xo) as *const v128), v128_load(hp.add(ho) as *const v128));
+                    v128_store(xp.add(xo) as *mut v128, f32x4_mul(f32x4_div(hv, f32x4_add(hv, muk)), xv));
+                }
+            }
+        }
+    }
+    true
 }

@@ -291,9 +291,14 @@ pub(super) fn solve_in_place(ctx: &Ctx, tiling: &Tiling, x_layout: &Strided, dat
     let passes = ctx.max_iter.clamp(1, 4);
     let tasks = par::tasks_for(tiling.numblk() * n * passes, 1 << 16, g0);
     let per = g0.div_ceil(tasks.max(1)).max(1);
+    let direct = in_place(tiling, x_layout, h_layout);
     par::for_each_index(g0.div_ceil(per), |s| {
         let (lo, hi) = (s * per * g1, ((s + 1) * per).min(g0) * g1);
         let mut sc = Scratch::default();
+        if direct {
+            run_slab_in_place(ctx, &g, data.len(), s * per..((s + 1) * per).min(g0), k_stop, cells, &mut sc);
+            return;
+        }
         let mut b = lo;
         while b < hi {
             let e = (b + per_batch).min(hi);
@@ -302,4 +307,52 @@ pub(super) fn solve_in_place(ctx: &Ctx, tiling: &Tiling, x_layout: &Strided, dat
         }
     });
     true
+}
+
+/// Whether blocks can be read and written where they lie ([`kernels::adam_quad`]): rows of the
+/// weight and of the conditioners contiguous, block width a multiple of 4.
+fn in_place(tiling: &Tiling, x_layout: &Strided, h_layout: &Strided) -> bool {
+    x_layout.stride[1] == 1 && h_layout.stride[1] == 1 && tiling.block[1].is_multiple_of(4)
+}
+
+/// The block rows `rows` (a slab), four blocks at a time by [`kernels::adam_quad`] on the slab's
+/// own rows of the weight; a quad with a block that is not a plain search goes through
+/// [`run_batch`], with the same bits.
+fn run_slab_in_place(ctx: &Ctx, g: &Grid, x_len: usize, rows: std::ops::Range<usize>, k_stop: usize, cells: f64, sc: &mut Scratch) {
+    let (g1, bh, bw) = (g.tiling.grid[1], g.tiling.block[0], g.tiling.block[1]);
+    let (xs, hs) = (g.x_layout.stride[0], g.h_layout.stride[0]);
+    // The slab's rows of the weight: rows of one slab never share memory with another's (the
+    // layout has contiguous rows and does not alias, so xs >= the row's extent).
+    let base = rows.start * bh * xs;
+    let end = ((rows.end * bh - 1) * xs + g.x_layout.shape[1]).min(x_len);
+    let search = kernels::QuadSearch { start: ctx.start, max_evals: u32::try_from(ctx.max_iter).unwrap_or(u32::MAX), k_stop, cells };
+    for gr in rows {
+        let mut gc = 0;
+        while gc < g1 {
+            let nb = (g1 - gc).min(4);
+            let b = gr * g1 + gc;
+            let col = |k: usize| (gc + k.min(nb - 1)) * bw;
+            let q = kernels::Quad {
+                x_at: std::array::from_fn(|k| gr * bh * xs + col(k) - base),
+                h_at: std::array::from_fn(|k| gr * bh * hs + col(k)),
+                x_stride: xs,
+                h_stride: hs,
+                rows: bh,
+                vecs: bw / 4,
+                write: nb,
+            };
+            let t: [f32; 4] = std::array::from_fn(|k| ctx.t[b + k.min(nb - 1)]);
+            // SAFETY: `base..end` are this slab's rows (disjoint from every other task's, see
+            // above); the slice lives only for this call, and run_batch below writes the same
+            // rows through the grid's pointer only after it is gone.
+            let done = {
+                let x = unsafe { std::slice::from_raw_parts_mut(g.x.get().add(base), end - base) };
+                kernels::adam_quad(x, g.h, &q, t, &search)
+            };
+            if !done {
+                run_batch(ctx, g, b, b + nb, k_stop, cells, sc);
+            }
+            gc += nb;
+        }
+    }
 }
