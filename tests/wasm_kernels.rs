@@ -4,7 +4,7 @@
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 
-use sparsekit_wasm::kernels::{scalar, simd, ProxLanes, ProxStop, Quad, QuadSearch, Reduction, RootLanes, RootStart};
+use sparsekit_wasm::kernels::{scalar, simd, BlockRun, ProxLanes, ProxStop, QuadSearch, Reduction, RootLanes, RootStart};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -250,41 +250,32 @@ fn root_kernels_bit_exact() {
     }
 }
 
-/// The in-place quad kernel (statistics, start, Newton search, bisection read-off, write on
-/// blocks where they lie) against the scalar composition of the packed kernels, bit for bit:
-/// block shapes 1x4 .. 5x8, partial quads, strided rows, every global stop regime, thresholds
-/// that make some lane not a plain search (both return false and write nothing).
+/// The in-place run kernel (statistics, start, Newton search, bisection read-off, write on
+/// blocks where they lie, quads stepped iteration-outer) against the scalar composition of the
+/// packed kernels, bit for bit: block shapes 1x4 .. 5x8 (the constant-shape and the generic
+/// paths), runs of 1 .. 13 blocks (partial last quads), strided rows, every global stop regime,
+/// thresholds that make some quads not plain searches (refused on both sides, nothing written).
 #[wasm_bindgen_test]
-fn adam_quad_bit_exact() {
-    let mut searched = 0;
+fn adam_run_bit_exact() {
+    let (mut searched, mut refused) = (0, 0);
     for (rows, vecs) in [(1usize, 1usize), (2, 1), (4, 1), (5, 1), (1, 2), (3, 2), (4, 2)] {
         let w = 4 * vecs;
-        let (xs, hs) = (4 * w + 3, 4 * w + 1);
-        for seed in 0..6u64 {
-            let raw = inputs(2 * rows * xs + 2 * rows * hs + 64, 101 + seed * 7 + (rows * vecs) as u64);
-            let x0: Vec<f32> = raw[..rows * xs].iter().map(|v| (v * 0.37).fract()).collect();
-            let h: Vec<f32> = raw[rows * xs..rows * xs + rows * hs]
-                .iter()
-                .map(|v| 0.25 + (v.abs() * 0.61).fract() * [1.0, 8.0, 0.01][seed as usize % 3])
-                .collect();
-            let scale = ((rows * w) as f32).sqrt() * 0.12;
-            for write in 1..=4usize {
-                let at = |k: usize, step: usize| (k.min(write - 1) % 4) * step;
-                let q = Quad {
-                    x_at: std::array::from_fn(|k| at(k, w)),
-                    h_at: std::array::from_fn(|k| at(k, w)),
-                    x_stride: xs,
-                    h_stride: hs,
-                    rows,
-                    vecs,
-                    write,
-                };
-                let mut t = [scale * 0.4, scale * 0.9, scale * 0.05, scale * 0.7];
-                match seed {
-                    4 => t[1] = 0.0,
-                    5 => t[2] = 1e6,
-                    _ => {}
+        for blocks in [1usize, 3, 4, 6, 13] {
+            let (xs, hs) = (blocks * w + 3, blocks * w + 1);
+            for seed in 0..4u64 {
+                let raw = inputs(rows * (xs + hs) + 8, 101 + seed * 7 + (rows * vecs * blocks) as u64);
+                let x0: Vec<f32> = raw[..rows * xs].iter().map(|v| (v * 0.37).fract()).collect();
+                let h: Vec<f32> = raw[rows * xs..rows * (xs + hs)]
+                    .iter()
+                    .map(|v| 0.25 + (v.abs() * 0.61).fract() * [1.0, 8.0, 0.01, 1.0][seed as usize])
+                    .collect();
+                let scale = ((rows * w) as f32).sqrt() * 0.12;
+                let mut t: Vec<f32> = (0..blocks).map(|b| scale * [0.4, 0.9, 0.05, 0.7][b % 4]).collect();
+                if seed == 3 {
+                    // A zero threshold and one beyond every norm: those quads are refused.
+                    t[blocks / 2] = if blocks % 2 == 0 { 0.0 } else { 1e6 };
                 }
+                let run = BlockRun { x_at: 2, h_at: 1, x_stride: xs, h_stride: hs, rows, vecs, blocks };
                 for (max_evals, k_stop, atol) in [(20u32, 20usize, 1e-8f32), (3, 3, 0.0), (20, 0, 1e-8), (60, 60, 0.0), (20, 11, 1e-3)] {
                     let halvings = 0.5f32.powi(max_evals as i32 + 1);
                     let s = QuadSearch {
@@ -294,27 +285,31 @@ fn adam_quad_bit_exact() {
                         cells: 2f64.powi(k_stop.min(64) as i32),
                     };
                     let (mut a, mut b) = (x0.clone(), x0.clone());
-                    let (ra, rb) = (scalar::adam_quad(&mut a, &h, &q, t, &s), simd::adam_quad(&mut b, &h, &q, t, &s));
-                    assert_eq!(ra, rb, "rows {rows} vecs {vecs} seed {seed} write {write}");
+                    let (mut oa, mut ob) = (vec![false; run.quads()], vec![false; run.quads()]);
+                    scalar::adam_run(&mut a, &h, &run, &t, &s, &mut oa);
+                    simd::adam_run(&mut b, &h, &run, &t, &s, &mut ob);
+                    let case = format!("rows {rows} vecs {vecs} blocks {blocks} seed {seed} k {k_stop}");
+                    assert_eq!(oa, ob, "{case}");
                     for i in 0..a.len() {
-                        assert!(
-                            same(a[i], b[i]),
-                            "rows {rows} vecs {vecs} seed {seed} write {write} k {k_stop} at {i}: {} vs {}",
-                            a[i],
-                            b[i]
-                        );
+                        assert!(same(a[i], b[i]), "{case} at {i}: {} vs {}", a[i], b[i]);
                     }
-                    if ra {
-                        searched += 1;
-                        assert!(a != x0, "a searched quad writes");
-                    } else {
-                        assert!(a.iter().zip(&x0).all(|(p, q)| same(*p, *q)), "a refused quad writes nothing");
+                    for (q, &done) in oa.iter().enumerate() {
+                        // The elements of quad q's blocks (first row is enough to tell).
+                        let cols = 2 + 4 * q * w..2 + (4 * q + run.lanes(q)) * w;
+                        let changed = cols.clone().any(|i| !same(a[i], x0[i]));
+                        if done {
+                            searched += 1;
+                            assert!(changed, "{case}: quad {q} searched but not written");
+                        } else {
+                            refused += 1;
+                            assert!(!changed, "{case}: quad {q} refused but written");
+                        }
                     }
                 }
             }
         }
     }
-    assert!(searched >= 300, "only {searched} quads searched");
+    assert!(searched >= 300 && refused >= 50, "searched {searched}, refused {refused}");
 }
 
 #[wasm_bindgen_test]

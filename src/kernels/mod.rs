@@ -325,45 +325,63 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     }
 }
 
-/// Four blocks of a 2-D array read and written in place, rows contiguous: row `r` of block `k`
-/// is `x[x_at[k] + r x_stride ..][..4 vecs]`, its conditioners `h[h_at[k] + r h_stride ..]`.
-/// Element `j` of a block is row `j / (4 vecs)`, column `j % (4 vecs)`: the order in which
-/// [`prox_pack4`] lays out gathered blocks, so [`adam_quad`] sums what the packed kernels sum,
-/// in the same order. A partial quad repeats a block (`write` < 4: later lanes are not written).
+/// Consecutive blocks of one block row of a 2-D array, read and written in place, rows
+/// contiguous: row `r` of block `i` is `x[x_at + r x_stride + 4 vecs i ..][..4 vecs]`, its
+/// conditioners `h[h_at + r h_stride + 4 vecs i ..]`. Element `j` of a block is row
+/// `j / (4 vecs)`, column `j % (4 vecs)`: the order in which [`prox_pack4`] lays out gathered
+/// blocks, so [`adam_run`] sums what the packed kernels sum, in the same order. The blocks go
+/// four to a quad; a last partial quad repeats its last block in the lanes it lacks (searched,
+/// not written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quad {
-    pub x_at: [usize; 4],
-    pub h_at: [usize; 4],
+pub struct BlockRun {
+    pub x_at: usize,
+    pub h_at: usize,
     pub x_stride: usize,
     pub h_stride: usize,
     pub rows: usize,
     /// Block width / 4.
     pub vecs: usize,
-    /// Lanes `0..write` are written.
-    pub write: usize,
+    /// Blocks in the run, `1..=4 QUADS_MAX`.
+    pub blocks: usize,
 }
 
-impl Quad {
-    /// Elements per block.
-    pub fn numel(&self) -> usize {
-        self.rows * 4 * self.vecs
+/// Quads per [`adam_run`] call at most.
+pub const QUADS_MAX: usize = 16;
+
+impl BlockRun {
+    /// Quads of four blocks (the last one may be partial).
+    pub fn quads(&self) -> usize {
+        self.blocks.div_ceil(4)
     }
 
-    /// Panics unless every row of every block lies inside `x` and `h` (before any unchecked
+    /// Block `i` of quad `q` (lanes past the run's end repeat its last block) as offsets of its
+    /// first row in `x` and `h`.
+    #[inline(always)]
+    pub fn block_at(&self, q: usize, i: usize) -> (usize, usize) {
+        let b = (4 * q + i).min(self.blocks - 1) * 4 * self.vecs;
+        (self.x_at + b, self.h_at + b)
+    }
+
+    /// Lanes of quad `q` that are blocks of the run (the others are not written).
+    #[inline(always)]
+    pub fn lanes(&self, q: usize) -> usize {
+        (self.blocks - 4 * q).min(4)
+    }
+
+    /// Panics unless the run is well-formed and lies inside `x` and `h` (before any unchecked
     /// access in the SIMD kernel).
     fn check(&self, x_len: usize, h_len: usize) {
-        assert!(self.rows > 0 && self.vecs > 0 && self.write <= 4, "empty quad");
-        let w = 4 * self.vecs;
-        for k in 0..4 {
-            let last =
-                |at: usize, stride: usize| stride.checked_mul(self.rows - 1).and_then(|o| o.checked_add(at)).and_then(|o| o.checked_add(w));
-            assert!(last(self.x_at[k], self.x_stride).is_some_and(|e| e <= x_len), "quad outside the weights");
-            assert!(last(self.h_at[k], self.h_stride).is_some_and(|e| e <= h_len), "quad outside the conditioners");
-        }
+        assert!(self.rows > 0 && self.vecs > 0 && (1..=4 * QUADS_MAX).contains(&self.blocks), "malformed block run");
+        let span = self.blocks.checked_mul(4 * self.vecs);
+        let end = |at: usize, stride: usize| {
+            stride.checked_mul(self.rows - 1).and_then(|o| o.checked_add(at)).and_then(|o| span.and_then(|w| o.checked_add(w)))
+        };
+        assert!(end(self.x_at, self.x_stride).is_some_and(|e| e <= x_len), "block run outside the weights");
+        assert!(end(self.h_at, self.h_stride).is_some_and(|e| e <= h_len), "block run outside the conditioners");
     }
 }
 
-/// The search of [`adam_quad`]: the start's constants, `maxIter`, and the global stop `k_stop`
+/// The search of [`adam_run`]: the start's constants, `maxIter`, and the global stop `k_stop`
 /// at which the bisection's iterate is read off the root (`cells = 2^min(k_stop, 64)`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuadSearch {
@@ -373,23 +391,26 @@ pub struct QuadSearch {
     pub cells: f64,
 }
 
-/// The Newton method's whole soft threshold on four blocks in place, when all four are plain
-/// searches: statistics ([`prox_stats4`]), bracket and start ([`root_start4`]), the search
-/// ([`prox_root4`] until every lane stops), the bisection's iterate at `k_stop` read off each
-/// root ([`scalar::bisection_iterate`]) and the write `x <- (h / (h + mu)) x` ([`prox_write`]),
-/// with those kernels' bits, reading the blocks where they lie instead of gathering and packing
-/// them. Returns `false`, having written nothing, when [`root_start4`] finds a lane that is not
-/// a plain search (the caller takes the general path for these blocks).
+/// The Newton method's whole soft threshold on a run of blocks in place, for each quad of four
+/// blocks that are all plain searches: statistics ([`prox_stats4`]), bracket and start
+/// ([`root_start4`]), the search ([`prox_root4`] until every lane stops), the bisection's
+/// iterate at `k_stop` read off each root ([`scalar::bisection_iterate`]) and the write
+/// `x <- (h / (h + mu)) x` ([`prox_write`]), with those kernels' bits, reading the blocks where
+/// they lie instead of gathering and packing them. `t[i]` is block `i`'s threshold. `ok[q]`
+/// tells whether quad `q` was done; where it is `false` ([`root_start4`] found a lane that is
+/// not a plain search) nothing of that quad was written and the caller takes the general path
+/// for its blocks.
 #[inline]
-pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
-    q.check(x.len(), h.len());
+pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    run.check(x.len(), h.len());
+    assert!(t.len() == run.blocks && ok.len() == run.quads());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
-        simd::adam_quad(x, h, q, t, s)
+        simd::adam_run(x, h, run, t, s, ok)
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
     {
-        scalar::adam_quad(x, h, q, t, s)
+        scalar::adam_run(x, h, run, t, s, ok)
     }
 }
 

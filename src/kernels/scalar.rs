@@ -1,6 +1,6 @@
 //! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit.
 
-use super::{ProxLanes, ProxStop, Quad, QuadSearch, Reduction, RootLanes, RootStart};
+use super::{BlockRun, ProxLanes, ProxStop, QuadSearch, Reduction, RootLanes, RootStart};
 
 /// One element's contribution to a reduction.
 #[inline(always)]
@@ -361,12 +361,12 @@ pub fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize, cells: f64) -> f32 
     (lo64 + (j + 0.5) * (w / cells)) as f32
 }
 
-/// The composition [`super::adam_quad`] is defined by: gather the four blocks, pack, statistics,
-/// start, search, read off, write.
-pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
-    let n = q.numel();
-    let w = 4 * q.vecs;
-    // Four buffers of 4 n: on the stack for blocks up to 64 elements (this runs once per quad).
+/// The composition [`super::adam_run`] is defined by, quad by quad (the quads are
+/// independent): gather the four blocks, pack, statistics, start, search, read off, write.
+pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    let n = run.rows * 4 * run.vecs;
+    let w = 4 * run.vecs;
+    // Four buffers of 4 n: on the stack for blocks up to 64 elements.
     let (mut stack, mut heap) = ([0.0f32; 1024], Vec::new());
     let buf: &mut [f32] = if 16 * n <= stack.len() {
         &mut stack[..16 * n]
@@ -377,32 +377,37 @@ pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch
     let (xb, rest) = buf.split_at_mut(4 * n);
     let (hb, rest) = rest.split_at_mut(4 * n);
     let (hxt, ht) = rest.split_at_mut(4 * n);
-    for k in 0..4 {
-        for r in 0..q.rows {
-            let (xo, ho) = (q.x_at[k] + r * q.x_stride, q.h_at[k] + r * q.h_stride);
-            xb[k * n + r * w..][..w].copy_from_slice(&x[xo..xo + w]);
-            hb[k * n + r * w..][..w].copy_from_slice(&h[ho..ho + w]);
+    for (q, ok) in ok.iter_mut().enumerate() {
+        let at: [(usize, usize); 4] = std::array::from_fn(|k| run.block_at(q, k));
+        for (k, &(xo, ho)) in at.iter().enumerate() {
+            for r in 0..run.rows {
+                let (xo, ho) = (xo + r * run.x_stride, ho + r * run.h_stride);
+                xb[k * n + r * w..][..w].copy_from_slice(&x[xo..xo + w]);
+                hb[k * n + r * w..][..w].copy_from_slice(&h[ho..ho + w]);
+            }
         }
-    }
-    prox_pack4(xb, hb, hxt, ht);
-    let stats = prox_stats4(hxt, ht);
-    let Some([lo, hi, mu, tol]) = root_start4(&stats, t, &s.start) else {
-        return false;
-    };
-    let mut rl = RootLanes { lo, hi, mu, t, tol, ..RootLanes::default() };
-    for k in 0..4 {
-        rl.prev[k] = hi[k] - lo[k];
-    }
-    (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
-    while prox_root4(hxt, ht, &mut rl, s.max_evals) {}
-    for k in 0..q.write {
-        let m = bisection_iterate(lo[k], hi[k], rl.mu[k], s.k_stop, s.cells);
-        let xk = &mut xb[k * n..(k + 1) * n];
-        prox_write(xk, &hb[k * n..(k + 1) * n], n, &[(m, 1.0)], 1);
-        for r in 0..q.rows {
-            let xo = q.x_at[k] + r * q.x_stride;
-            x[xo..xo + w].copy_from_slice(&xk[r * w..(r + 1) * w]);
+        prox_pack4(xb, hb, hxt, ht);
+        let stats = prox_stats4(hxt, ht);
+        let qt: [f32; 4] = std::array::from_fn(|k| t[(4 * q + k).min(run.blocks - 1)]);
+        let Some([lo, hi, mu, tol]) = root_start4(&stats, qt, &s.start) else {
+            *ok = false;
+            continue;
+        };
+        let mut rl = RootLanes { lo, hi, mu, t: qt, tol, ..RootLanes::default() };
+        for k in 0..4 {
+            rl.prev[k] = hi[k] - lo[k];
         }
+        (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
+        while prox_root4(hxt, ht, &mut rl, s.max_evals) {}
+        for (k, &(xo, _)) in at.iter().enumerate().take(run.lanes(q)) {
+            let m = bisection_iterate(lo[k], hi[k], rl.mu[k], s.k_stop, s.cells);
+            let xk = &mut xb[k * n..(k + 1) * n];
+            prox_write(xk, &hb[k * n..(k + 1) * n], n, &[(m, 1.0)], 1);
+            for r in 0..run.rows {
+                let xo = xo + r * run.x_stride;
+                x[xo..xo + w].copy_from_slice(&xk[r * w..(r + 1) * w]);
+            }
+        }
+        *ok = true;
     }
-    true
 }

@@ -4,7 +4,7 @@
 //! so signed zeros resolve exactly as [`super::nan_max`]/[`super::nan_min`] do (`max(-0, +0)` is
 //! the first operand), not as wasm's `f32x4.max` does.
 
-use super::{scalar, ProxLanes, ProxStop, Quad, QuadSearch, Reduction, RootLanes, RootStart};
+use super::{scalar, BlockRun, ProxLanes, ProxStop, QuadSearch, Reduction, RootLanes, RootStart, QUADS_MAX};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -626,17 +626,6 @@ fn lane<const K: usize>(v: v128) -> v128 {
     i32x4_shuffle::<K, K, K, K>(v, v)
 }
 
-/// Lane `k` of `v` in every lane.
-#[inline(always)]
-fn splat_lane(v: v128, k: usize) -> v128 {
-    match k {
-        0 => lane::<0>(v),
-        1 => lane::<1>(v),
-        2 => lane::<2>(v),
-        _ => lane::<3>(v),
-    }
-}
-
 /// [`scalar::bisection_iterate`] on four lanes: the same f64 operations, two lanes at a time.
 #[inline(always)]
 fn bisection_iterate4(lo: v128, hi: v128, r: v128, k: usize, cells: f64) -> v128 {
@@ -662,89 +651,177 @@ fn bisection_iterate4(lo: v128, hi: v128, r: v128, k: usize, cells: f64) -> v128
     v128_bitselect(cell, r, f32x4_gt(hi, lo))
 }
 
-/// One element vector's Newton terms at `mu`: [`root_terms4`] of `h * x` (the product
-/// [`prox_pack4`] stores).
+/// [`horizontal4`] with `op` as the combination.
 #[inline(always)]
-unsafe fn quad_terms(x: *const f32, h: *const f32, mu: v128) -> [v128; 2] {
-    let hv = v128_load(h as *const v128);
-    root_terms4(f32x4_mul(hv, v128_load(x as *const v128)), hv, mu)
+fn fold4(op: impl Fn(v128, v128) -> v128, v: [v128; 4]) -> v128 {
+    let ab = op(i32x4_shuffle::<0, 2, 4, 6>(v[0], v[1]), i32x4_shuffle::<1, 3, 5, 7>(v[0], v[1]));
+    let cd = op(i32x4_shuffle::<0, 2, 4, 6>(v[2], v[3]), i32x4_shuffle::<1, 3, 5, 7>(v[2], v[3]));
+    op(i32x4_shuffle::<0, 2, 4, 6>(ab, cd), i32x4_shuffle::<1, 3, 5, 7>(ab, cd))
 }
 
-pub fn adam_quad(x: &mut [f32], h: &[f32], q: &Quad, t: [f32; 4], s: &QuadSearch) -> bool {
+pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    // The usual block shapes with constant loop bounds (fully unrolled), the others generic (0).
+    match (run.rows, run.vecs) {
+        (4, 1) => adam_run_in::<4, 1>(x, h, run, t, s, ok),
+        (1, 1) => adam_run_in::<1, 1>(x, h, run, t, s, ok),
+        (2, 1) => adam_run_in::<2, 1>(x, h, run, t, s, ok),
+        (8, 1) => adam_run_in::<8, 1>(x, h, run, t, s, ok),
+        (1, 2) => adam_run_in::<1, 2>(x, h, run, t, s, ok),
+        (2, 2) => adam_run_in::<2, 2>(x, h, run, t, s, ok),
+        _ => adam_run_in::<0, 0>(x, h, run, t, s, ok),
+    }
+}
+
+/// A block of a [`BlockRun`] seen by the SIMD kernel: its first row in `x` and `h` and the
+/// shape, with a visitor over its element vectors in the packed order.
+#[derive(Clone, Copy)]
+struct RunBlock {
+    x: *mut f32,
+    h: *const f32,
+    xs: usize,
+    hs: usize,
+    rows: usize,
+    vecs: usize,
+}
+
+impl RunBlock {
+    /// `f(x + offset, h + offset)` for every element vector, in element order.
+    #[inline(always)]
+    fn each(&self, mut f: impl FnMut(*mut f32, *const f32)) {
+        for r in 0..self.rows {
+            for v in 0..self.vecs {
+                // SAFETY: BlockRun::check (called by the dispatcher) bounds every row of every
+                // block of the run; the pointers are only formed here, inside those rows.
+                unsafe { f(self.x.add(r * self.xs + 4 * v), self.h.add(r * self.hs + 4 * v)) }
+            }
+        }
+    }
+
+    /// `[sum (h x)², min h, max h]` per lane (element index mod 4). `pmin`/`pmax` (one
+    /// instruction each, where the NaN-propagating min/max take several) are
+    /// `nan_min`/`nan_max` on numbers, ties included (the first operand is kept); a NaN
+    /// conditioner makes `sum (h x)²` NaN, which no plain search has, so such a quad is refused
+    /// before `min h`/`max h` are used.
+    #[inline(always)]
+    fn stats(&self) -> [v128; 3] {
+        let (mut sq, mut lo, mut hi) = (f32x4_splat(0.0), f32x4_splat(f32::INFINITY), f32x4_splat(f32::NEG_INFINITY));
+        self.each(|x, h| {
+            // SAFETY: see `each`.
+            let (xv, hv) = unsafe { (v128_load(x as *const v128), v128_load(h as *const v128)) };
+            let a = f32x4_mul(hv, xv);
+            sq = f32x4_add(sq, f32x4_mul(a, a));
+            lo = f32x4_pmin(lo, hv);
+            hi = f32x4_pmax(hi, hv);
+        });
+        [sq, lo, hi]
+    }
+
+    /// `[S3, Sh]` per lane at `mu` ([`root_terms4`] of `h x`, the product [`prox_pack4`] stores).
+    #[inline(always)]
+    fn sums(&self, mu: v128) -> [v128; 2] {
+        let (mut s3, mut sh) = (f32x4_splat(0.0), f32x4_splat(0.0));
+        self.each(|x, h| {
+            // SAFETY: see `each`.
+            let (xv, hv) = unsafe { (v128_load(x as *const v128), v128_load(h as *const v128)) };
+            let [a, b] = root_terms4(f32x4_mul(hv, xv), hv, mu);
+            s3 = f32x4_add(s3, a);
+            sh = f32x4_add(sh, b);
+        });
+        [s3, sh]
+    }
+
+    /// `x <- (h / (h + mu)) x` ([`prox_write`] with `keep = 1`; `h + mu > 0` here).
+    #[inline(always)]
+    fn write(&self, mu: v128) {
+        self.each(|x, h| {
+            // SAFETY: see `each`; each block is written by one lane only.
+            unsafe {
+                let (xv, hv) = (v128_load(x as *const v128), v128_load(h as *const v128));
+                v128_store(x as *mut v128, f32x4_mul(f32x4_div(hv, f32x4_add(hv, mu)), xv));
+            }
+        });
+    }
+}
+
+/// The run's quads: statistics and start (`None`: not four plain searches), the searches stepped
+/// iteration-outer (each quad's step is a long dependency chain of divisions and a square root;
+/// stepping the quads in turn lets those chains overlap), then the read-off and write. `R x 4V`
+/// blocks (`R = 0`: the run's own shape), one function per shape.
+#[inline(never)]
+fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    let (rows, vecs) = if R == 0 { (run.rows, run.vecs) } else { (R, V) };
     let (xp, hp) = (x.as_mut_ptr(), h.as_ptr());
-    let (rows, vecs) = (q.rows, q.vecs);
-    // Element vector (r, v) of block k: its offsets in x and h.
-    let at = |k: usize, r: usize, v: usize| (q.x_at[k] + r * q.x_stride + 4 * v, q.h_at[k] + r * q.h_stride + 4 * v);
-    // Statistics, per block with lanes = element index mod 4, then folded four blocks at once
-    // (prox_stats4's order).
-    let (mut sq, mut lo, mut hi) = ([f32x4_splat(0.0); 4], [f32x4_splat(f32::INFINITY); 4], [f32x4_splat(f32::NEG_INFINITY); 4]);
-    for k in 0..4 {
-        for r in 0..rows {
-            for v in 0..vecs {
-                let (xo, ho) = at(k, r, v);
-                // SAFETY: Quad::check (called by the dispatcher) bounds every row of every block.
-                let (xv, hv) = unsafe { (v128_load(xp.add(xo) as *const v128), v128_load(hp.add(ho) as *const v128)) };
-                let a = f32x4_mul(hv, xv);
-                sq[k] = f32x4_add(sq[k], f32x4_mul(a, a));
-                lo[k] = combine4(Reduction::Min, lo[k], hv);
-                hi[k] = combine4(Reduction::Max, hi[k], hv);
-            }
-        }
-    }
-    let sumsq = horizontal4(Reduction::SumSq, sq[0], sq[1], sq[2], sq[3]);
-    let h_min = horizontal4(Reduction::Min, lo[0], lo[1], lo[2], lo[3]);
-    let h_max = horizontal4(Reduction::Max, hi[0], hi[1], hi[2], hi[3]);
-    let Some([lo0, hi0, mu, tol]) = root_start_v(sumsq, h_min, h_max, load4(&t), &s.start) else {
-        return false;
+    let block = |q: usize, k: usize| {
+        let (xo, ho) = run.block_at(q, k);
+        // SAFETY: inside x and h (BlockRun::check).
+        RunBlock { x: unsafe { xp.add(xo) }, h: unsafe { hp.add(ho) }, xs: run.x_stride, hs: run.h_stride, rows, vecs }
     };
-    let ones = u32x4_splat(u32::MAX);
+    let quads = run.quads();
     let zero = f32x4_splat(0.0);
-    let mut regs = RootRegs {
-        lo: lo0,
-        hi: hi0,
-        mu,
-        t: load4(&t),
-        tol,
-        prev: f32x4_sub(hi0, lo0),
+    let ones = u32x4_splat(u32::MAX);
+    let idle = RootRegs {
+        lo: zero,
+        hi: zero,
+        mu: zero,
+        t: zero,
+        tol: zero,
+        prev: zero,
         newt: zero,
-        lo_open: ones,
-        hi_open: ones,
+        lo_open: zero,
+        hi_open: zero,
         evals: zero,
-        go: ones,
+        go: zero,
     };
-    loop {
-        let (mut s3, mut sh) = ([zero; 4], [zero; 4]);
-        for k in 0..4 {
-            let muk = splat_lane(regs.mu, k);
-            for r in 0..rows {
-                for v in 0..vecs {
-                    let (xo, ho) = at(k, r, v);
-                    // SAFETY: as above.
-                    let [a, b] = unsafe { quad_terms(xp.add(xo), hp.add(ho), muk) };
-                    s3[k] = f32x4_add(s3[k], a);
-                    sh[k] = f32x4_add(sh[k], b);
-                }
-            }
-        }
-        let s3 = horizontal4(Reduction::SumSq, s3[0], s3[1], s3[2], s3[3]);
-        let sh = horizontal4(Reduction::SumSq, sh[0], sh[1], sh[2], sh[3]);
-        if !regs.step(s3, sh, s.max_evals) {
-            break;
-        }
-    }
-    let mu = bisection_iterate4(lo0, hi0, regs.mu, s.k_stop, s.cells);
-    for k in 0..q.write {
-        let muk = splat_lane(mu, k);
-        for r in 0..rows {
-            for v in 0..vecs {
-                let (xo, ho) = at(k, r, v);
-                // SAFETY: as above; lanes below `write` are distinct blocks, each written once.
-                unsafe {
-                    let (xv, hv) = (v128_load(xp.add(xo) as *const v128), v128_load(hp.add(ho) as *const v128));
-                    v128_store(xp.add(xo) as *mut v128, f32x4_mul(f32x4_div(hv, f32x4_add(hv, muk)), xv));
-                }
-            }
+    let mut regs = [idle; QUADS_MAX];
+    let mut brackets = [[zero; 2]; QUADS_MAX];
+    for q in 0..quads {
+        let [a, b, c, d] = [block(q, 0).stats(), block(q, 1).stats(), block(q, 2).stats(), block(q, 3).stats()];
+        // Folded four blocks at once, in prox_stats4's order.
+        let sumsq = horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]);
+        let h_min = fold4(|u, v| f32x4_pmin(u, v), [a[1], b[1], c[1], d[1]]);
+        let h_max = fold4(|u, v| f32x4_pmax(u, v), [a[2], b[2], c[2], d[2]]);
+        let last = run.blocks - 1;
+        let qt: [f32; 4] = std::array::from_fn(|k| t[(4 * q + k).min(last)]);
+        let tv = load4(&qt);
+        ok[q] = false;
+        if let Some([lo, hi, mu, tol]) = root_start_v(sumsq, h_min, h_max, tv, &s.start) {
+            let prev = f32x4_sub(hi, lo);
+            regs[q] = RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, evals: zero, go: ones };
+            brackets[q] = [lo, hi];
+            ok[q] = true;
         }
     }
-    true
+    let mut any = true;
+    while any {
+        any = false;
+        for (q, rg) in regs.iter_mut().enumerate().take(quads) {
+            if !v128_any_true(rg.go) {
+                continue;
+            }
+            let mu = rg.mu;
+            let [a, b, c, d] = [
+                block(q, 0).sums(lane::<0>(mu)),
+                block(q, 1).sums(lane::<1>(mu)),
+                block(q, 2).sums(lane::<2>(mu)),
+                block(q, 3).sums(lane::<3>(mu)),
+            ];
+            let s3 = horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]);
+            let sh = horizontal4(Reduction::SumSq, a[1], b[1], c[1], d[1]);
+            any |= rg.step(s3, sh, s.max_evals);
+        }
+    }
+    for q in (0..quads).filter(|&q| ok[q]) {
+        let mu = bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells);
+        let lanes = run.lanes(q);
+        block(q, 0).write(lane::<0>(mu));
+        if lanes > 1 {
+            block(q, 1).write(lane::<1>(mu));
+        }
+        if lanes > 2 {
+            block(q, 2).write(lane::<2>(mu));
+        }
+        if lanes > 3 {
+            block(q, 3).write(lane::<3>(mu));
+        }
+    }
 }

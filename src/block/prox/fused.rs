@@ -309,16 +309,17 @@ pub(super) fn solve_in_place(ctx: &Ctx, tiling: &Tiling, x_layout: &Strided, dat
     true
 }
 
-/// Whether blocks can be read and written where they lie ([`kernels::adam_quad`]): rows of the
+/// Whether blocks can be read and written where they lie ([`kernels::adam_run`]): rows of the
 /// weight and of the conditioners contiguous, block width a multiple of 4.
 fn in_place(tiling: &Tiling, x_layout: &Strided, h_layout: &Strided) -> bool {
     x_layout.stride[1] == 1 && h_layout.stride[1] == 1 && tiling.block[1].is_multiple_of(4)
 }
 
-/// The block rows `rows` (a slab), four blocks at a time by [`kernels::adam_quad`] on the slab's
-/// own rows of the weight; a quad with a block that is not a plain search goes through
-/// [`run_batch`], with the same bits.
+/// The block rows `rows` (a slab), in runs of up to `4 QUADS_MAX` blocks by
+/// [`kernels::adam_run`] on the slab's own rows of the weight; a quad with a block that is not a
+/// plain search goes through [`run_batch`], with the same bits.
 fn run_slab_in_place(ctx: &Ctx, g: &Grid, x_len: usize, rows: std::ops::Range<usize>, k_stop: usize, cells: f64, sc: &mut Scratch) {
+    const RUN: usize = 4 * kernels::QUADS_MAX;
     let (g1, bh, bw) = (g.tiling.grid[1], g.tiling.block[0], g.tiling.block[1]);
     let (xs, hs) = (g.x_layout.stride[0], g.h_layout.stride[0]);
     // The slab's rows of the weight: rows of one slab never share memory with another's (the
@@ -326,33 +327,36 @@ fn run_slab_in_place(ctx: &Ctx, g: &Grid, x_len: usize, rows: std::ops::Range<us
     let base = rows.start * bh * xs;
     let end = ((rows.end * bh - 1) * xs + g.x_layout.shape[1]).min(x_len);
     let search = kernels::QuadSearch { start: ctx.start, max_evals: u32::try_from(ctx.max_iter).unwrap_or(u32::MAX), k_stop, cells };
+    let mut ok = [false; kernels::QUADS_MAX];
     for gr in rows {
-        let mut gc = 0;
-        while gc < g1 {
-            let nb = (g1 - gc).min(4);
-            let b = gr * g1 + gc;
-            let col = |k: usize| (gc + k.min(nb - 1)) * bw;
-            let q = kernels::Quad {
-                x_at: std::array::from_fn(|k| gr * bh * xs + col(k) - base),
-                h_at: std::array::from_fn(|k| gr * bh * hs + col(k)),
+        let mut c0 = 0;
+        while c0 < g1 {
+            let blocks = (g1 - c0).min(RUN);
+            let run = kernels::BlockRun {
+                x_at: gr * bh * xs + c0 * bw - base,
+                h_at: gr * bh * hs + c0 * bw,
                 x_stride: xs,
                 h_stride: hs,
                 rows: bh,
                 vecs: bw / 4,
-                write: nb,
+                blocks,
             };
-            let t: [f32; 4] = std::array::from_fn(|k| ctx.t[b + k.min(nb - 1)]);
+            let b0 = gr * g1 + c0;
+            let ok = &mut ok[..run.quads()];
             // SAFETY: `base..end` are this slab's rows (disjoint from every other task's, see
             // above); the slice lives only for this call, and run_batch below writes the same
             // rows through the grid's pointer only after it is gone.
-            let done = {
+            {
                 let x = unsafe { std::slice::from_raw_parts_mut(g.x.get().add(base), end - base) };
-                kernels::adam_quad(x, g.h, &q, t, &search)
-            };
-            if !done {
-                run_batch(ctx, g, b, b + nb, k_stop, cells, sc);
+                kernels::adam_run(x, g.h, &run, &ctx.t[b0..b0 + blocks], &search, ok);
             }
-            gc += nb;
+            for (q, done) in ok.iter().enumerate() {
+                if !done {
+                    let b = b0 + 4 * q;
+                    run_batch(ctx, g, b, b + run.lanes(q), k_stop, cells, sc);
+                }
+            }
+            c0 += blocks;
         }
     }
 }
