@@ -15,8 +15,9 @@ const ST_WASM = join(PKG, 'wasm/st/sparsekit_wasm_bg.wasm');
 /** Runs `source` as an ES module (or CommonJS) in a child Node; returns its last stdout line, parsed. */
 function run(source, { noSimd = false, cjs = false } = {}) {
   const args = [...(noSimd ? ['--import', NO_SIMD] : []), `--input-type=${cjs ? 'commonjs' : 'module'}`, '-e', source];
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
+  // A generous buffer: spawnSync kills a child whose output passes maxBuffer (status null).
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, `signal ${r.signal}, error ${r.error?.code}: ${r.stderr.slice(-2000)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
