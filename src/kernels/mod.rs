@@ -368,11 +368,13 @@ impl BlockRun {
         (self.blocks - 4 * q).min(4)
     }
 
-    /// Panics unless the run is well-formed and lies inside `x` and `h` (before any unchecked
-    /// access in the SIMD kernel).
-    fn check(&self, x_len: usize, h_len: usize) {
+    /// Panics unless the run is well-formed, lies inside `x` and `h`, and `t`/`ok` fit it; both
+    /// implementations of [`adam_run`] call it first (the SIMD one then reads and writes
+    /// unchecked).
+    fn check(&self, x_len: usize, h_len: usize, t_len: usize, ok_len: usize) {
+        assert!(t_len == self.blocks && ok_len == self.quads(), "thresholds or results do not fit the run");
         assert!(self.rows > 0 && self.vecs > 0 && (1..=4 * QUADS_MAX).contains(&self.blocks), "malformed block run");
-        let span = self.blocks.checked_mul(4 * self.vecs);
+        let span = self.vecs.checked_mul(4).and_then(|w| self.blocks.checked_mul(w));
         let end = |at: usize, stride: usize| {
             stride.checked_mul(self.rows - 1).and_then(|o| o.checked_add(at)).and_then(|o| span.and_then(|w| o.checked_add(w)))
         };
@@ -402,8 +404,6 @@ pub struct QuadSearch {
 /// for its blocks.
 #[inline]
 pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
-    run.check(x.len(), h.len());
-    assert!(t.len() == run.blocks && ok.len() == run.quads());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::adam_run(x, h, run, t, s, ok)

@@ -364,6 +364,7 @@ pub fn bisection_iterate(lo: f32, hi: f32, r: f32, k: usize, cells: f64) -> f32 
 /// The composition [`super::adam_run`] is defined by, quad by quad (the quads are
 /// independent): gather the four blocks, pack, statistics, start, search, read off, write.
 pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    run.check(x.len(), h.len(), t.len(), ok.len());
     let n = run.rows * 4 * run.vecs;
     let w = 4 * run.vecs;
     // Four buffers of 4 n: on the stack for blocks up to 64 elements.

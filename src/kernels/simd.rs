@@ -660,6 +660,7 @@ fn fold4(op: impl Fn(v128, v128) -> v128, v: [v128; 4]) -> v128 {
 }
 
 pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
+    run.check(x.len(), h.len(), t.len(), ok.len());
     // The usual block shapes with constant loop bounds (fully unrolled), the others generic (0).
     match (run.rows, run.vecs) {
         (4, 1) => adam_run_in::<4, 1>(x, h, run, t, s, ok),
@@ -690,7 +691,7 @@ impl RunBlock {
     fn each(&self, mut f: impl FnMut(*mut f32, *const f32)) {
         for r in 0..self.rows {
             for v in 0..self.vecs {
-                // SAFETY: BlockRun::check (called by the dispatcher) bounds every row of every
+                // SAFETY: BlockRun::check (called first by adam_run) bounds every row of every
                 // block of the run; the pointers are only formed here, inside those rows.
                 unsafe { f(self.x.add(r * self.xs + 4 * v), self.h.add(r * self.hs + 4 * v)) }
             }
