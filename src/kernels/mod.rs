@@ -354,11 +354,16 @@ impl BlockRun {
         self.blocks.div_ceil(4)
     }
 
-    /// Block `i` of quad `q` (lanes past the run's end repeat its last block) as offsets of its
-    /// first row in `x` and `h`.
+    /// The run's block in lane `i` of quad `q`: lanes past the run's end repeat its last block.
+    #[inline(always)]
+    pub fn block(&self, q: usize, i: usize) -> usize {
+        (4 * q + i).min(self.blocks - 1)
+    }
+
+    /// [`BlockRun::block`] as offsets of its first row in `x` and `h`.
     #[inline(always)]
     pub fn block_at(&self, q: usize, i: usize) -> (usize, usize) {
-        let b = (4 * q + i).min(self.blocks - 1) * 4 * self.vecs;
+        let b = self.block(q, i) * 4 * self.vecs;
         (self.x_at + b, self.h_at + b)
     }
 

@@ -389,7 +389,7 @@ pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSea
         }
         prox_pack4(xb, hb, hxt, ht);
         let stats = prox_stats4(hxt, ht);
-        let qt: [f32; 4] = std::array::from_fn(|k| t[(4 * q + k).min(run.blocks - 1)]);
+        let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
         let Some([lo, hi, mu, tol]) = root_start4(&stats, qt, &s.start) else {
             *ok = false;
             continue;

@@ -37,10 +37,16 @@ fn horizontal(op: Reduction, v: v128) -> f32 {
 /// reductions at once, in the contract's order.
 #[inline(always)]
 fn horizontal4(op: Reduction, a: v128, b: v128, c: v128, d: v128) -> v128 {
-    let ab = combine4(op, i32x4_shuffle::<0, 2, 4, 6>(a, b), i32x4_shuffle::<1, 3, 5, 7>(a, b));
-    let cd = combine4(op, i32x4_shuffle::<0, 2, 4, 6>(c, d), i32x4_shuffle::<1, 3, 5, 7>(c, d));
-    // ab = [a01, a23, b01, b23], cd = [c01, c23, d01, d23]
-    combine4(op, i32x4_shuffle::<0, 2, 4, 6>(ab, cd), i32x4_shuffle::<1, 3, 5, 7>(ab, cd))
+    fold4(|u, v| combine4(op, u, v), [a, b, c, d])
+}
+
+/// [`horizontal4`] with `op` as the combination: `ab = [a01, a23, b01, b23]`, `cd` likewise,
+/// then lane `k` is `op(v_k01, v_k23)`.
+#[inline(always)]
+fn fold4(op: impl Fn(v128, v128) -> v128, v: [v128; 4]) -> v128 {
+    let ab = op(i32x4_shuffle::<0, 2, 4, 6>(v[0], v[1]), i32x4_shuffle::<1, 3, 5, 7>(v[0], v[1]));
+    let cd = op(i32x4_shuffle::<0, 2, 4, 6>(v[2], v[3]), i32x4_shuffle::<1, 3, 5, 7>(v[2], v[3]));
+    op(i32x4_shuffle::<0, 2, 4, 6>(ab, cd), i32x4_shuffle::<1, 3, 5, 7>(ab, cd))
 }
 
 #[inline(always)]
@@ -651,14 +657,6 @@ fn bisection_iterate4(lo: v128, hi: v128, r: v128, k: usize, cells: f64) -> v128
     v128_bitselect(cell, r, f32x4_gt(hi, lo))
 }
 
-/// [`horizontal4`] with `op` as the combination.
-#[inline(always)]
-fn fold4(op: impl Fn(v128, v128) -> v128, v: [v128; 4]) -> v128 {
-    let ab = op(i32x4_shuffle::<0, 2, 4, 6>(v[0], v[1]), i32x4_shuffle::<1, 3, 5, 7>(v[0], v[1]));
-    let cd = op(i32x4_shuffle::<0, 2, 4, 6>(v[2], v[3]), i32x4_shuffle::<1, 3, 5, 7>(v[2], v[3]));
-    op(i32x4_shuffle::<0, 2, 4, 6>(ab, cd), i32x4_shuffle::<1, 3, 5, 7>(ab, cd))
-}
-
 pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
     run.check(x.len(), h.len(), t.len(), ok.len());
     // The usual block shapes with constant loop bounds (fully unrolled), the others generic (0).
@@ -781,8 +779,7 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         let sumsq = horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]);
         let h_min = fold4(|u, v| f32x4_pmin(u, v), [a[1], b[1], c[1], d[1]]);
         let h_max = fold4(|u, v| f32x4_pmax(u, v), [a[2], b[2], c[2], d[2]]);
-        let last = run.blocks - 1;
-        let qt: [f32; 4] = std::array::from_fn(|k| t[(4 * q + k).min(last)]);
+        let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
         let tv = load4(&qt);
         ok[q] = false;
         if let Some([lo, hi, mu, tol]) = root_start_v(sumsq, h_min, h_max, tv, &s.start) {
