@@ -122,3 +122,58 @@ fn unknown_method_is_invalid_arguments() {
     assert_eq!(SoftOptions::new(None, None, None, Some("bisection")).unwrap().method, Method::Bisection);
     assert_eq!(SoftOptions::new(None, None, None, None).unwrap().method, Method::Newton);
 }
+
+/// The certified stop of the Newton search ([`kernels::scalar::certified_root`]): a search that
+/// stops after its first evaluation (certified, or already within `tol`) has its root within
+/// `tol` of the exact one, on conditioners of every spread; and on Adam-like conditioners
+/// (uniform in [0.5, 1.5), the bench's) the start from the quad's moments is close enough that
+/// almost every search stops there.
+#[test]
+fn one_evaluation_stops_are_within_tolerance() {
+    use sparsekit_wasm::kernels::{scalar, RootLanes, RootStart};
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let c = RootStart { eps: f32::EPSILON, coupling: false, halvings: 0.5f32.powi(21), atol: 0.0 };
+    for spread in 0..4 {
+        let (mut searched, mut first) = (0usize, 0usize);
+        for n in [4usize, 16, 64] {
+            for _ in 0..600 {
+                let x: Vec<f32> = (0..4 * n).map(|_| (2.0 * rng.next() - 1.0) as f32).collect();
+                let h: Vec<f32> = (0..4 * n)
+                    .map(|_| match spread {
+                        0 => 0.5 + rng.next(),
+                        1 => 10f64.powf(-4.0 * rng.next()),
+                        2 => 1.0 + 1e-3 * rng.next(),
+                        _ => [1e-3, 1.0][(rng.next() * 2.0) as usize],
+                    } as f32)
+                    .collect();
+                let norm = |k: usize| (k * n..(k + 1) * n).map(|i| (f64::from(x[i]) * f64::from(h[i])).powi(2)).sum::<f64>().sqrt();
+                let t: [f32; 4] = std::array::from_fn(|k| (norm(k) * (0.05 + 0.9 * rng.next())) as f32);
+                let (mut hxt, mut ht) = (vec![0.0; 4 * n], vec![0.0; 4 * n]);
+                scalar::prox_pack4(&x, &h, &mut hxt, &mut ht);
+                let stats = scalar::prox_stats4(&hxt, &ht);
+                let Some(start) = scalar::root_start4(&stats, t, &c) else { continue };
+                let mut rl = RootLanes::quad(&start, t, &stats);
+                while scalar::prox_root4(&hxt, &ht, &mut rl, 20) {}
+                for (k, &tk) in t.iter().enumerate() {
+                    searched += 1;
+                    if rl.evals[k] != 1 {
+                        continue;
+                    }
+                    first += 1;
+                    let span = k * n..(k + 1) * n;
+                    let exact = exact_mu(&x[span.clone()], &h[span], f64::from(tk));
+                    let err = (f64::from(rl.mu[k]) - exact).abs();
+                    // The f32 rounding of the evaluation is part of tol (its resolution term);
+                    // a few ulps of mu on top for the root's own rounding.
+                    let allowed = f64::from(rl.tol[k]) + 4.0 * f64::from(f32::EPSILON) * exact;
+                    assert!(err <= allowed, "spread {spread} n {n} lane {k}: mu {} exact {exact:e} err {err:e} > {allowed:e}", rl.mu[k]);
+                }
+            }
+        }
+        assert!(searched > 2000, "spread {spread}: only {searched} searches");
+        if spread == 0 {
+            assert!(first * 100 >= searched * 90, "Adam-like spread: {first} of {searched} searches stopped after one evaluation");
+        }
+        eprintln!("spread {spread}: {first} of {searched} searches stopped after one evaluation");
+    }
+}

@@ -203,14 +203,22 @@ fn root_kernels_bit_exact() {
         let h: Vec<f32> = inputs(n, 37 + n as u64).iter().map(|v| v.abs() + 0.25).collect();
         for mu in [0.0f32, 0.3, 7.5, f32::NAN] {
             let (a, b) = (scalar::root_sums_hx(&hx, &h, mu), simd::root_sums_hx(&hx, &h, mu));
-            assert!(same(a[0], b[0]) && same(a[1], b[1]), "sums n {n} mu {mu}: {a:?} vs {b:?}");
+            assert!((0..3).all(|i| same(a[i], b[i])), "sums n {n} mu {mu}: {a:?} vs {b:?}");
         }
     }
     // The four-lane bracket and start: plain lanes, and each way a lane can fail to be one.
     let v = inputs(400, 41);
     for i in 0..100 {
         let pick = |j: usize| v[(4 * i + j) % v.len()];
-        let stats = [[4.0, pick(0).abs() * 9.0, 2.5, 1.0], [0.5, 0.25, pick(1), 1e-3], [1.5, 0.75, pick(2).abs() + 0.5, 2.0]];
+        // [sum w, min h, max h, sum w h, sum w h²]: moments that give a start inside the
+        // bracket, outside it (midpoint), a negative variance (rounding) and NaN.
+        let stats = [
+            [4.0, pick(0).abs() * 9.0, 2.5, 1.0],
+            [0.5, 0.25, pick(1), 1e-3],
+            [1.5, 0.75, pick(2).abs() + 0.5, 2.0],
+            [4.0, pick(4).abs() * 9.0, 2.5 * pick(5).abs(), 1.0],
+            [4.2, pick(6).abs() * 9.0 * pick(7).abs(), 0.5, f32::NAN],
+        ];
         let t = [0.5, pick(3), 1.0, if i % 3 == 0 { 0.0 } else { 0.01 }];
         for c in [
             RootStart { eps: f32::EPSILON, coupling: false, halvings: 1.0 / (1u32 << 21) as f32, atol: 1e-8 },
@@ -221,8 +229,9 @@ fn root_kernels_bit_exact() {
             assert_eq!(bits(a), bits(b), "root_start4 {stats:?} {t:?} {c:?}");
         }
     }
+    let mut certified_first = 0;
     for n in [4usize, 16, 64] {
-        for (seed, awkward) in [(3u64, false), (5, false), (9, true)] {
+        for (seed, awkward) in [(3u64, false), (5, false), (9, true), (11, false), (13, false)] {
             // Weights in (-1, 1) and conditioners in [0.5, 1.5): every lane searches for a real
             // root; the awkward seed mixes in zeros, NaN and infinities.
             let raw = inputs(8 * n, seed);
@@ -233,21 +242,38 @@ fn root_kernels_bit_exact() {
             let mut start = RootLanes { t: [0.3, 0.05, 1.1, 0.7], ..RootLanes::default() };
             for k in 0..4 {
                 let [hi, tol] = [[4.0, 1e-6], [0.5, 1e-7], [9.0, 1e-3], [2.0, 0.0]][k];
-                (start.lo[k], start.hi[k], start.mu[k], start.tol[k], start.prev[k]) = (1e-3, hi, hi / 2.0, tol, hi);
-                (start.lo_open[k], start.hi_open[k], start.go[k]) = (u32::MAX, u32::MAX, if k == 2 && awkward { 0 } else { u32::MAX });
+                let hk = &h[k * n..(k + 1) * n];
+                let (h_min, h_max) = (hk.iter().copied().fold(f32::INFINITY, f32::min), hk.iter().copied().fold(0.0, f32::max));
+                start.search(k, 1e-3, hi, hi / 2.0, start.t[k], tol, h_min, h_max);
+                if k == 2 && awkward {
+                    start.go[k] = 0;
+                }
             }
-            for max_evals in [1u32, 3, 20] {
-                let (mut p, mut q) = (start, start);
-                for step in 0..25 {
-                    let (gp, gq) = (scalar::prox_root4(&hxt, &ht, &mut p, max_evals), simd::prox_root4(&hxt, &ht, &mut q, max_evals));
-                    assert!(gp == gq && same_lanes(&p, &q), "step {step} n {n} seed {seed} max_evals {max_evals}: {p:?} vs {q:?}");
-                    if !gp {
-                        break;
+            // From the midpoint-like start above, and from the real start (moments and bracket
+            // of the quad), where most searches are certified after their first evaluation.
+            let stats = scalar::prox_stats4(&hxt, &ht);
+            let c = RootStart { eps: f32::EPSILON, coupling: false, halvings: 1.0 / (1u32 << 21) as f32, atol: 0.0 };
+            let real = scalar::root_start4(&stats, start.t, &c).map(|st| RootLanes::quad(&st, start.t, &stats));
+            for (from, init) in [Some(start), real].into_iter().flatten().enumerate() {
+                for max_evals in [1u32, 3, 20] {
+                    let (mut p, mut q) = (init, init);
+                    for step in 0..25 {
+                        let (gp, gq) = (scalar::prox_root4(&hxt, &ht, &mut p, max_evals), simd::prox_root4(&hxt, &ht, &mut q, max_evals));
+                        let case = format!("start {from} step {step} n {n} seed {seed} max_evals {max_evals}");
+                        assert!(gp == gq && same_lanes(&p, &q), "{case}: {p:?} vs {q:?}");
+                        if step == 0 && from == 1 && max_evals > 1 && !gp {
+                            certified_first += 1;
+                        }
+                        if !gp {
+                            break;
+                        }
                     }
                 }
             }
         }
     }
+    // The SIMD step's shortcut (every searching lane certified) was taken, and agreed.
+    assert!(certified_first >= 6, "quads certified after one evaluation: {certified_first}");
 }
 
 /// The in-place run kernel (statistics, start, Newton search, bisection read-off, write on

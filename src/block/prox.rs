@@ -224,7 +224,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
             let qb = &blocks[4 * q..4 * q + 4];
             let (qx, qh) = (&pk.hxt[q * nq..(q + 1) * nq], &pk.ht[q * nq..(q + 1) * nq]);
             if target.is_none() {
-                let [sumsq, h_min, h_max] = kernels::prox_stats4(qx, qh);
+                let [sumsq, h_min, h_max, ..] = kernels::prox_stats4(qx, qh);
                 for k in 0..4 {
                     states[qb[k] - b0] = self.bracket(sumsq[k].sqrt(), h_min[k], h_max[k], self.t[qb[k]]);
                 }
@@ -368,19 +368,18 @@ impl<'a, 'p> Ctx<'a, 'p> {
                 let qt: [f32; 4] = std::array::from_fn(|k| self.t[blocks[4 * q + k]]);
                 // Four plain searches (the usual quad): bracket and start in SIMD lanes.
                 let start = if self.max_iter > 0 { kernels::root_start4(&stats, qt, &self.start) } else { None };
-                if let Some([lo, hi, mu, tol]) = start {
-                    rl = RootLanes { lo, hi, mu, t: qt, tol, ..rl };
+                if let Some(start) = start {
+                    let [lo, hi, mu, _] = start;
+                    rl = RootLanes::quad(&start, qt, &stats);
                     for k in 0..4 {
-                        rl.prev[k] = hi[k] - lo[k];
                         let s = State { lo: lo[k], hi: hi[k], mu: mu[k], iters: 0, keep: 1.0, active: true, root: false };
                         states[blocks[4 * q + k] - b0] = s;
                     }
-                    (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
                     pk.roots.push(rl);
                     pk.lanes.push(bl);
                     continue;
                 }
-                let [sumsq, h_min, h_max] = stats;
+                let [sumsq, h_min, h_max, swh, swh2] = stats;
                 for k in 0..4 {
                     let b = blocks[4 * q + k];
                     let tb = self.t[b];
@@ -390,10 +389,9 @@ impl<'a, 'p> Ctx<'a, 'p> {
                         Plan::Midpoint => {}
                         Plan::Upper => s.mu = s.hi,
                         Plan::Search => {
-                            (rl.lo[k], rl.hi[k], rl.mu[k], rl.t[k]) = (s.lo, s.hi, s.mu, tb);
-                            rl.tol[k] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
-                            rl.prev[k] = s.hi - s.lo;
-                            (rl.lo_open[k], rl.hi_open[k], rl.go[k]) = (u32::MAX, u32::MAX, u32::MAX);
+                            let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
+                            let mu = kernels::scalar::root_start_mu(sumsq[k], swh[k], swh2[k], hx_norm, tb, s.lo, s.hi);
+                            rl.search(k, s.lo, s.hi, mu, tb, tol, h_min[k], h_max[k]);
                         }
                         Plan::Bisect => {
                             (bl.lo[k], bl.hi[k], bl.mu[k], bl.t[k], bl.go[k]) = (s.lo, s.hi, s.mu, tb, u32::MAX);
@@ -430,18 +428,19 @@ impl<'a, 'p> Ctx<'a, 'p> {
         for (i, &b) in blocks.iter().enumerate().skip(4 * quads) {
             let (hxb, hbb) = (&hx[ofs[i]..ofs[i + 1]], &hb[ofs[i]..ofs[i + 1]]);
             let tb = self.t[b];
-            let hx_norm = kernels::reduce_chunk(Reduction::SumSq, hxb).sqrt();
-            let h_min = kernels::reduce_chunk(Reduction::Min, hbb);
-            let mut s = self.bracket(hx_norm, h_min, kernels::reduce_chunk(Reduction::Max, hbb), tb);
+            let sumsq = kernels::reduce_chunk(Reduction::SumSq, hxb);
+            let hx_norm = sumsq.sqrt();
+            let (h_min, h_max) = (kernels::reduce_chunk(Reduction::Min, hbb), kernels::reduce_chunk(Reduction::Max, hbb));
+            let mut s = self.bracket(hx_norm, h_min, h_max, tb);
             match root::plan(s.lo, s.hi, s.keep, hx_norm, h_min, tb, self.max_iter) {
                 Plan::Midpoint => {}
                 Plan::Upper => s.mu = s.hi,
                 Plan::Search => {
                     let mut rl = RootLanes::default();
-                    (rl.lo[0], rl.hi[0], rl.mu[0], rl.t[0]) = (s.lo, s.hi, s.mu, tb);
-                    rl.tol[0] = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
-                    rl.prev[0] = s.hi - s.lo;
-                    (rl.lo_open[0], rl.hi_open[0], rl.go[0]) = (u32::MAX, u32::MAX, u32::MAX);
+                    let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
+                    let [swh, swh2] = kernels::scalar::hx_moments(hxb, hbb);
+                    let mu = kernels::scalar::root_start_mu(sumsq, swh, swh2, hx_norm, tb, s.lo, s.hi);
+                    rl.search(0, s.lo, s.hi, mu, tb, tol, h_min, h_max);
                     while rl.go[0] != 0 {
                         let sums = kernels::root_sums_hx(hxb, hbb, rl.mu[0]);
                         kernels::scalar::root_step_lane(&mut rl, 0, sums, max_evals);

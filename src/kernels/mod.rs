@@ -240,11 +240,13 @@ pub fn prox_write(x: &mut [f32], h: &[f32], chunk: usize, mu_keep: &[(f32, f32)]
 }
 
 /// Per-lane statistics of four interleaved blocks (`hxt[4 j + k]` = element `j` of block `k`,
-/// `ht` likewise): `sum hx^2`, `min h`, `max h`, each folded in the order of [`reduce_chunk`]
-/// (4 interleaved lanes, then `(l0 + l1) + (l2 + l3)`), so with the same bits as that function
-/// applied to each block on its own. The block length must be a multiple of 4.
+/// `ht` likewise): `[sum w, min h, max h, sum w h, sum w h²]` with `w = (hx)²`, each folded in
+/// the order of [`reduce_chunk`] (4 interleaved lanes, then `(l0 + l1) + (l2 + l3)`), so with the
+/// same bits as that function (and [`scalar::hx_moments`]) applied to each block on its own. The
+/// two moments of `h` weighted by `w` give the Newton search its start
+/// ([`scalar::root_start_mu`]). The block length must be a multiple of 4.
 #[inline]
-pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 5] {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::prox_stats4(hxt, ht)
@@ -290,16 +292,43 @@ pub struct RootLanes {
     pub newt: [f32; 4],
     pub lo_open: [u32; 4],
     pub hi_open: [u32; 4],
+    /// `min h` and `max h` of the block: they bound how far the Taylor model of one evaluation
+    /// can be off (the certified stop of [`scalar::root_step_lane`]).
+    pub h_min: [f32; 4],
+    pub h_max: [f32; 4],
     pub evals: [u32; 4],
     /// `u32::MAX` for a lane that still searches, 0 for one that stopped.
     pub go: [u32; 4],
 }
 
+impl RootLanes {
+    /// Lane `k` starts a search of the root in `[lo, hi]` from `mu`, for threshold `t`, within
+    /// `tol`, on a block whose conditioners lie in `[h_min, h_max]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search(&mut self, k: usize, lo: f32, hi: f32, mu: f32, t: f32, tol: f32, h_min: f32, h_max: f32) {
+        (self.lo[k], self.hi[k], self.mu[k], self.t[k], self.tol[k]) = (lo, hi, mu, t, tol);
+        (self.h_min[k], self.h_max[k]) = (h_min, h_max);
+        self.prev[k] = hi - lo;
+        (self.lo_open[k], self.hi_open[k], self.go[k]) = (u32::MAX, u32::MAX, u32::MAX);
+    }
+
+    /// Four searches from [`root_start4`]'s `[lo, hi, mu, tol]`, thresholds `t` and the
+    /// quad's [`prox_stats4`].
+    pub fn quad(start: &[[f32; 4]; 4], t: [f32; 4], stats: &[[f32; 4]; 5]) -> RootLanes {
+        let mut rl = RootLanes::default();
+        let [lo, hi, mu, tol] = start;
+        for k in 0..4 {
+            rl.search(k, lo[k], hi[k], mu[k], t[k], tol[k], stats[1][k], stats[2][k]);
+        }
+        rl
+    }
+}
+
 /// The sums one Newton step needs, for one block at `mu` (`r = 1 / (h + mu)`, `q² r` with
-/// `q = hx * r`, one division per element): `[S3, Sh] = [sum q² r, sum (q² r) h]`, each in the
-/// lane order of [`cond_sumsq_hx`] (`sum q² = Sh + mu S3`).
+/// `q = hx * r`, one division per element): `[S3, Sh, S4] = [sum q² r, sum (q² r) h,
+/// sum (q² r) r]`, each in the lane order of [`cond_sumsq_hx`] (`sum q² = Sh + mu S3`).
 #[inline]
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::root_sums_hx(hx, h, mu)
@@ -432,12 +461,13 @@ pub struct RootStart {
 }
 
 /// The seed's bracket and the Newton search's start for four blocks at once, from their
-/// [`prox_stats4`] (`[sum (hx)², min h, max h]`) and thresholds: `[lo, hi, mu, tol]` per lane,
-/// with the arithmetic of the one-block path (`block::prox` bracket, `block::root::tolerance`),
+/// [`prox_stats4`] and thresholds: `[lo, hi, mu, tol]` per lane, `mu` being
+/// [`scalar::root_start_mu`], with the arithmetic of the one-block path (`block::prox` bracket,
+/// `block::root::tolerance`),
 /// or `None` unless every lane is a plain search (threshold > 0, `||H x0|| > t`, `min H > 0`,
 /// everything finite, `lo < hi`): the other blocks take the one-lane path.
 #[inline]
-pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+pub fn root_start4(stats: &[[f32; 4]; 5], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::root_start4(stats, t, c)

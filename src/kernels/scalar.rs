@@ -171,22 +171,71 @@ pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     }
 }
 
-pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 5] {
     debug_assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let (mut sq, mut lo, mut hi) = ([[0.0f32; 4]; 4], [[f32::INFINITY; 4]; 4], [[f32::NEG_INFINITY; 4]; 4]);
+    let (mut m1, mut m2) = ([[0.0f32; 4]; 4], [[0.0f32; 4]; 4]);
     for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
         for l in 0..4 {
             for k in 0..4 {
-                sq[l][k] += a[4 * l + k] * a[4 * l + k];
-                lo[l][k] = super::nan_min(lo[l][k], c[4 * l + k]);
-                hi[l][k] = super::nan_max(hi[l][k], c[4 * l + k]);
+                let (w, h) = (a[4 * l + k] * a[4 * l + k], c[4 * l + k]);
+                sq[l][k] += w;
+                lo[l][k] = super::nan_min(lo[l][k], h);
+                hi[l][k] = super::nan_max(hi[l][k], h);
+                let wh = w * h;
+                m1[l][k] += wh;
+                m2[l][k] += wh * h;
             }
         }
     }
     let fold = |v: &[[f32; 4]; 4], op: Reduction| -> [f32; 4] {
         std::array::from_fn(|k| op.combine(op.combine(v[0][k], v[1][k]), op.combine(v[2][k], v[3][k])))
     };
-    [fold(&sq, Reduction::SumSq), fold(&lo, Reduction::Min), fold(&hi, Reduction::Max)]
+    let sum = Reduction::SumSq;
+    [fold(&sq, sum), fold(&lo, Reduction::Min), fold(&hi, Reduction::Max), fold(&m1, sum), fold(&m2, sum)]
+}
+
+/// `[sum w h, sum w h²]` with `w = (hx)²` of one block, in [`reduce_chunk`]'s lane order: the
+/// moments [`prox_stats4`] gives a quad's blocks, for a block searched on its own.
+pub fn hx_moments(hx: &[f32], h: &[f32]) -> [f32; 2] {
+    debug_assert_eq!(hx.len(), h.len());
+    let mut lanes = [[0.0f32; 4]; 2];
+    for (i, (&a, &c)) in hx.iter().zip(h).enumerate() {
+        let wh = (a * a) * c;
+        lanes[0][i % 4] += wh;
+        lanes[1][i % 4] += wh * c;
+    }
+    lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
+}
+
+/// The Newton search's start from a block's moments: `sum w = A²`, `sum w h`, `sum w h²`
+/// (`w = (hx)²`), `a = A`, threshold `t`, inside the bracket `(lo, hi)`. With `m` and `V` the
+/// `w`-weighted mean and variance of `h`, `1 / sqrt(S2) = (m + mu - 1.5 V / (m + mu)) / A` to
+/// second order in the spread of `h` around `m` (exact for constant `H`), so the root of
+/// `1 / sqrt(S2) = mu / t` is near the positive root of
+/// `(A - t) mu² + (A - 2t) m mu - t (m² - 1.5 V) = 0`, taken in the form that subtracts no two
+/// like terms. On Adam-like conditioners this is within about 1 % of the bracket of the root,
+/// close enough for one evaluation to certify the root ([`root_step_lane`]). Anything outside
+/// `(lo, hi)` (or NaN) falls back to the bracket's midpoint.
+#[inline(always)]
+pub fn root_start_mu(sumsq: f32, swh: f32, swh2: f32, a: f32, t: f32, lo: f32, hi: f32) -> f32 {
+    let mid = (lo + hi) * 0.5;
+    let inv = 1.0 / sumsq;
+    let m = swh * inv;
+    let v = swh2 * inv - m * m;
+    // pmax(v, 0): a negative variance (rounding) is 0, NaN stays NaN.
+    let v = if v < 0.0 { 0.0 } else { v };
+    let p = a - t;
+    let qc = (p - t) * m;
+    let rc = t * (m * m - 1.5 * v);
+    let root = (qc * qc + (4.0 * p) * rc).sqrt();
+    let (num, den) = if qc > 0.0 { (rc * 2.0, qc + root) } else { (root - qc, p * 2.0) };
+    let mu = num / den;
+    if mu > lo && mu < hi {
+        mu
+    } else {
+        mid
+    }
 }
 
 pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
@@ -227,19 +276,19 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
     s.go.iter().any(|&g| g != 0)
 }
 
-/// One element's terms of [`root_sums_hx`]: `q² r` and `q² r h` with `r = 1 / (h + mu)`,
-/// `q = hx r`.
+/// One element's terms of [`root_sums_hx`]: `q² r`, `q² r h` and `q² r r` with
+/// `r = 1 / (h + mu)`, `q = hx r`.
 #[inline(always)]
-fn root_terms(hx: f32, h: f32, mu: f32) -> [f32; 2] {
+fn root_terms(hx: f32, h: f32, mu: f32) -> [f32; 3] {
     let r = 1.0 / (h + mu);
     let q = hx * r;
     let q2r = (q * q) * r;
-    [q2r, q2r * h]
+    [q2r, q2r * h, q2r * r]
 }
 
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
     debug_assert_eq!(hx.len(), h.len());
-    let mut lanes = [[0.0f32; 4]; 2];
+    let mut lanes = [[0.0f32; 4]; 3];
     for (i, (&a, &b)) in hx.iter().zip(h).enumerate() {
         for (l, v) in lanes.iter_mut().zip(root_terms(a, b, mu)) {
             l[i % 4] += v;
@@ -248,16 +297,17 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
     lanes.map(|l| (l[0] + l[1]) + (l[2] + l[3]))
 }
 
-/// The safeguarded Newton step of lane `k` from its sums `[S3, Sh]` at `mu` (see
+/// The safeguarded Newton step of lane `k` from its sums `[S3, Sh, S4]` at `mu` (see
 /// `block::root` for the algebra): `S2 = Sh + mu S3`, `zeta = mu sqrt(S2)` moves the bracket
 /// end on its side to `mu` (the bisection's test), then `mu - S2 g / (S3 g - sqrt(S2) Sh)` with
 /// `g = t - zeta` is taken if it stays in the bracket and at most halves the previous step;
-/// otherwise the open bracket end it overshoots, else the midpoint. Stops once the bracket is
-/// within `2 tol` (taking its midpoint), the step within `tol`, the error predicted after two
-/// Newton steps (`s (s / s_prev)²`, quadratic convergence) within `tol`, or after `max_evals`.
+/// otherwise the open bracket end it overshoots, else the midpoint. Stops once the root is
+/// certified within `tol` of the model's ([`certified_root`]), the bracket is within `2 tol`
+/// (taking its midpoint), the step within `tol`, the error predicted after two Newton steps
+/// (`s (s / s_prev)²`, quadratic convergence) within `tol`, or after `max_evals`.
 #[inline(always)]
-pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 2], max_evals: u32) {
-    let [s3, sh] = sums;
+pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 3], max_evals: u32) {
+    let [s3, sh, s4] = sums;
     let (mu, t) = (s.mu[k], s.t[k]);
     let s2 = sh + mu * s3;
     let w = s2.sqrt();
@@ -271,6 +321,13 @@ pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 2], max_evals: u3
     }
     let (lo, hi, tol) = (s.lo[k], s.hi[k], s.tol[k]);
     let g = t - zeta;
+    s.evals[k] += 1;
+    let (certified, model) = certified_root([mu, t, tol, lo, hi, s.h_min[k], s.h_max[k]], [s2, s3, sh, s4, w, g]);
+    if certified {
+        s.mu[k] = model;
+        s.go[k] = 0;
+        return;
+    }
     let newton = mu - (s2 * g) / (s3 * g - w * sh);
     let mid = (lo + hi) * 0.5;
     let take = newton >= lo && newton <= hi && (newton - mu).abs() * 2.0 <= s.prev[k];
@@ -291,15 +348,52 @@ pub fn root_step_lane(s: &mut RootLanes, k: usize, sums: [f32; 2], max_evals: u3
     s.mu[k] = next;
     s.prev[k] = step;
     s.newt[k] = if take { step } else { 0.0 };
-    s.evals[k] += 1;
     if narrow || step <= tol || predicted || s.evals[k] >= max_evals {
         s.go[k] = 0;
     }
 }
 
+/// The root of the quadratic Taylor model of `F(mu) = 1 / sqrt(S2) - mu / t` at the evaluated
+/// `mu` (one Halley step), and whether the true root is certified within `tol` of it.
+///
+/// With `y_i = 1 / (h_i + mu)` and the weights `p_i ∝ (h_i x_i)² y_i²`, `u = S2^(-1/2)` has
+/// `u'' = -3 u Var(y)` (hence `S4`) and `u''' = u (9 E[y] Var(y) + 12 E[(y - E y)³])`. On an
+/// interval of `mu` where `y` spans at most `R` below `y_max`, `|u'''| <= u (2.25 y_max R² + 3 R³)`
+/// (Popoviciu: `Var <= R² / 4`; the third moment is at most `R Var`), and `u` is at most its
+/// tangent from `mu` (it is concave). So `F` lies within `M3 d³ / 6` of the model `d` away from
+/// `mu`: if the model, widened by twice that, is positive at `root - tol` and negative at
+/// `root + tol`, `F` changes sign (once: it is concave and positive at 0) inside that interval.
+/// The search then stops after this evaluation. The interval is sized from the Newton step
+/// (known one division earlier than the model's root, which must then lie within 9/8 of it).
+/// `lane = [mu, t, tol, lo, hi, h_min, h_max]`, `sums = [S2, S3, Sh, S4, sqrt(S2), t - zeta]`.
+#[inline(always)]
+pub fn certified_root(lane: [f32; 7], sums: [f32; 6]) -> (bool, f32) {
+    let [mu, t, tol, lo, hi, h_min, h_max] = lane;
+    let [s2, s3, sh, s4, w, g] = sums;
+    // F' = den / (t S2 w), F''/F' = 2 half; the model in units of F' is q(d) = d - dn + half d².
+    let den = s3 * g - w * sh;
+    let (inv, inv_s2) = (1.0 / den, 1.0 / s2);
+    let dn = -((s2 * g) * inv);
+    let span = dn.abs() * 1.125 + tol;
+    let low = mu - span;
+    let (d_min, d_max) = (h_min + low, h_max + low);
+    let (y_max, r) = (1.0 / d_min, (h_max - h_min) / (d_min * d_max));
+    let m3 = ((2.25 * y_max + 3.0 * r) * r) * r;
+    let u_hi = 1.0 + (s3 * span) * inv_s2;
+    // Twice M3 span³ / 6 over |F'|, with u = u_hi / w (1/3 rounded up).
+    let bound = (((u_hi * m3) * ((span * span) * span)) * (t * s2)) * (inv.abs() * 0.333_333_34);
+    let half = ((-1.5 * t) * (s2 * s4 - s3 * s3)) * (inv * inv_s2);
+    let dh = dn / (1.0 + half * dn);
+    let (dm, dp) = (dh - tol, dh + tol);
+    let (qm, qp) = ((dm - dn) + half * (dm * dm), (dp - dn) + half * (dp * dp));
+    let model = mu + dh;
+    let fits = den < 0.0 && d_min > 0.0 && dh.abs() <= dn.abs() * 1.125 && model >= lo && model <= hi;
+    (fits && qm + bound < 0.0 && qp - bound > 0.0, model)
+}
+
 pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
     debug_assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
-    let mut acc = [[[0.0f32; 4]; 4]; 2];
+    let mut acc = [[[0.0f32; 4]; 4]; 3];
     for (a, c) in hxt.chunks_exact(16).zip(ht.chunks_exact(16)) {
         for l in 0..4 {
             for k in 0..4 {
@@ -319,7 +413,7 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     s.go.iter().any(|&g| g != 0)
 }
 
-pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+pub fn root_start4(stats: &[[f32; 4]; 5], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
     let mut out = [[0.0f32; 4]; 4];
     for k in 0..4 {
         let (a, tk) = (stats[0][k].sqrt(), t[k]);
@@ -340,7 +434,8 @@ pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<
         }
         let resolution = 4.0 * f32::EPSILON * hi * (a / d);
         let tol = ((hi - lo) * c.halvings).max(c.atol * 0.5).max(resolution);
-        [out[0][k], out[1][k], out[2][k], out[3][k]] = [lo, hi, (lo + hi) * 0.5, tol];
+        let mu = root_start_mu(stats[0][k], stats[3][k], stats[4][k], a, tk, lo, hi);
+        [out[0][k], out[1][k], out[2][k], out[3][k]] = [lo, hi, mu, tol];
     }
     Some(out)
 }
@@ -390,15 +485,12 @@ pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSea
         prox_pack4(xb, hb, hxt, ht);
         let stats = prox_stats4(hxt, ht);
         let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
-        let Some([lo, hi, mu, tol]) = root_start4(&stats, qt, &s.start) else {
+        let Some(start) = root_start4(&stats, qt, &s.start) else {
             *ok = false;
             continue;
         };
-        let mut rl = RootLanes { lo, hi, mu, t: qt, tol, ..RootLanes::default() };
-        for k in 0..4 {
-            rl.prev[k] = hi[k] - lo[k];
-        }
-        (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
+        let [lo, hi, ..] = start;
+        let mut rl = RootLanes::quad(&start, qt, &stats);
         while prox_root4(hxt, ht, &mut rl, s.max_evals) {}
         for (k, &(xo, _)) in at.iter().enumerate().take(run.lanes(q)) {
             let m = bisection_iterate(lo[k], hi[k], rl.mu[k], s.k_stop, s.cells);

@@ -373,19 +373,24 @@ pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     }
 }
 
-pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
+pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 5] {
     assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mut sq = [f32x4_splat(0.0); 4];
     let mut lo = [f32x4_splat(f32::INFINITY); 4];
     let mut hi = [f32x4_splat(f32::NEG_INFINITY); 4];
+    let (mut m1, mut m2) = ([f32x4_splat(0.0); 4], [f32x4_splat(0.0); 4]);
     let mut i = 0;
     while i < hxt.len() {
         for l in 0..4 {
             // SAFETY: i + 16 <= len of both.
             let (a, c) = unsafe { (load(hxt, i + 4 * l), load(ht, i + 4 * l)) };
-            sq[l] = f32x4_add(sq[l], f32x4_mul(a, a));
+            let w = f32x4_mul(a, a);
+            sq[l] = f32x4_add(sq[l], w);
             lo[l] = combine4(Reduction::Min, lo[l], c);
             hi[l] = combine4(Reduction::Max, hi[l], c);
+            let wh = f32x4_mul(w, c);
+            m1[l] = f32x4_add(m1[l], wh);
+            m2[l] = f32x4_add(m2[l], f32x4_mul(wh, c));
         }
         i += 16;
     }
@@ -394,7 +399,8 @@ pub fn prox_stats4(hxt: &[f32], ht: &[f32]) -> [[f32; 4]; 3] {
         store4(&mut out, combine4(op, combine4(op, v[0], v[1]), combine4(op, v[2], v[3])));
         out
     };
-    [fold(sq, Reduction::SumSq), fold(lo, Reduction::Min), fold(hi, Reduction::Max)]
+    let sum = Reduction::SumSq;
+    [fold(sq, sum), fold(lo, Reduction::Min), fold(hi, Reduction::Max), fold(m1, sum), fold(m2, sum)]
 }
 
 pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) -> bool {
@@ -439,18 +445,18 @@ pub fn prox_step4(hxt: &[f32], ht: &[f32], s: &mut ProxLanes, stop: ProxStop) ->
 
 /// [`scalar::root_terms`] on four lanes.
 #[inline(always)]
-fn root_terms4(a: v128, h: v128, mu: v128) -> [v128; 2] {
+fn root_terms4(a: v128, h: v128, mu: v128) -> [v128; 3] {
     let r = f32x4_div(f32x4_splat(1.0), f32x4_add(h, mu));
     let q = f32x4_mul(a, r);
     let q2r = f32x4_mul(f32x4_mul(q, q), r);
-    [q2r, f32x4_mul(q2r, h)]
+    [q2r, f32x4_mul(q2r, h), f32x4_mul(q2r, r)]
 }
 
-pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
+pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 3] {
     debug_assert_eq!(hx.len(), h.len());
     let n4 = hx.len() / 4 * 4;
     let muv = f32x4_splat(mu);
-    let mut acc = [f32x4_splat(0.0); 2];
+    let mut acc = [f32x4_splat(0.0); 3];
     let mut i = 0;
     while i < n4 {
         // SAFETY: i + 4 <= len of both.
@@ -460,7 +466,7 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
         }
         i += 4;
     }
-    let mut lanes = [[0.0f32; 4]; 2];
+    let mut lanes = [[0.0f32; 4]; 3];
     for (l, a) in lanes.iter_mut().zip(acc) {
         store4(l, a);
     }
@@ -469,7 +475,7 @@ pub fn root_sums_hx(hx: &[f32], h: &[f32], mu: f32) -> [f32; 2] {
         let r = 1.0 / (h[k] + mu);
         let q = hx[k] * r;
         let q2r = (q * q) * r;
-        for (l, v) in lanes.iter_mut().zip([q2r, q2r * h[k]]) {
+        for (l, v) in lanes.iter_mut().zip([q2r, q2r * h[k], q2r * r]) {
             l[k - n4] += v;
         }
     }
@@ -488,6 +494,8 @@ struct RootRegs {
     newt: v128,
     lo_open: v128,
     hi_open: v128,
+    h_min: v128,
+    h_max: v128,
     evals: v128,
     go: v128,
 }
@@ -505,6 +513,8 @@ impl RootRegs {
             newt: load4(&s.newt),
             lo_open: load4(&s.lo_open),
             hi_open: load4(&s.hi_open),
+            h_min: load4(&s.h_min),
+            h_max: load4(&s.h_max),
             evals: load4(&s.evals),
             go: load4(&s.go),
         }
@@ -521,14 +531,16 @@ impl RootRegs {
         store4(&mut s.newt, self.newt);
         store4(&mut s.lo_open, self.lo_open);
         store4(&mut s.hi_open, self.hi_open);
+        store4(&mut s.h_min, self.h_min);
+        store4(&mut s.h_max, self.h_max);
         store4(&mut s.evals, self.evals);
         store4(&mut s.go, self.go);
     }
 
-    /// [`scalar::root_step_lane`] on the four lanes from their sums `[S3, Sh]` at `mu`, selects
-    /// for its branches. Returns whether any lane still goes.
+    /// [`scalar::root_step_lane`] on the four lanes from their sums `[S3, Sh, S4]` at `mu`,
+    /// selects for its branches. Returns whether any lane still goes.
     #[inline(always)]
-    fn step(&mut self, s3: v128, sh: v128, max_evals: u32) -> bool {
+    fn step(&mut self, s3: v128, sh: v128, s4: v128, max_evals: u32) -> bool {
         let zero = f32x4_splat(0.0);
         let (mu, t, tol, go) = (self.mu, self.t, self.tol, self.go);
         let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
@@ -541,6 +553,22 @@ impl RootRegs {
         let lo_open = v128_andnot(self.lo_open, to_lo);
         let hi_open = v128_andnot(self.hi_open, to_hi);
         let g = f32x4_sub(t, zeta);
+        // go is all ones (-1) where searching: subtracting it counts the evaluation.
+        let evals = i32x4_sub(self.evals, go);
+        self.lo = lo;
+        self.hi = hi;
+        self.lo_open = lo_open;
+        self.hi_open = hi_open;
+        self.evals = evals;
+        let (certified, model) = certified_root4([mu, t, tol, lo, hi, self.h_min, self.h_max], [s2, s3, sh, s4, w, g]);
+        let certified = v128_and(certified, go);
+        let moving = v128_andnot(go, certified);
+        // The usual case on Adam-like conditioners: every searching lane is certified.
+        if !v128_any_true(moving) {
+            self.mu = v128_bitselect(model, mu, go);
+            self.go = zero;
+            return false;
+        }
         let newton = f32x4_sub(mu, f32x4_div(f32x4_mul(s2, g), f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh))));
         let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
         let two = f32x4_splat(2.0);
@@ -556,26 +584,56 @@ impl RootRegs {
         let step = f32x4_abs(f32x4_sub(next, mu));
         let ratio = f32x4_div(step, self.newt);
         let predicted = v128_and(take, f32x4_le(f32x4_mul(f32x4_mul(ratio, ratio), step), tol));
-        // go is all ones (-1) where searching: subtracting it counts the evaluation.
-        let evals = i32x4_sub(self.evals, go);
-        let done = v128_or(v128_or(v128_or(narrow, f32x4_le(step, tol)), predicted), u32x4_ge(evals, u32x4_splat(max_evals)));
-        self.lo = lo;
-        self.hi = hi;
-        self.lo_open = lo_open;
-        self.hi_open = hi_open;
-        self.mu = v128_bitselect(next, mu, go);
-        self.prev = v128_bitselect(step, self.prev, go);
-        self.newt = v128_bitselect(v128_and(step, take), self.newt, go);
-        self.evals = evals;
+        let done =
+            v128_or(v128_or(v128_or(certified, narrow), v128_or(f32x4_le(step, tol), predicted)), u32x4_ge(evals, u32x4_splat(max_evals)));
+        // Certified lanes take the model's root and keep the rest (as the scalar step returns).
+        self.mu = v128_bitselect(model, v128_bitselect(next, mu, go), certified);
+        self.prev = v128_bitselect(step, self.prev, moving);
+        self.newt = v128_bitselect(v128_and(step, take), self.newt, moving);
         self.go = v128_andnot(go, done);
         v128_any_true(self.go)
     }
 }
 
+/// [`scalar::certified_root`] on four lanes: `(certified mask, model root)`.
+#[inline(always)]
+fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
+    let [mu, t, tol, lo, hi, h_min, h_max] = lane;
+    let [s2, s3, sh, s4, w, g] = sums;
+    let (zero, one) = (f32x4_splat(0.0), f32x4_splat(1.0));
+    let den = f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh));
+    let (inv, inv_s2) = (f32x4_div(one, den), f32x4_div(one, s2));
+    let dn = f32x4_neg(f32x4_mul(f32x4_mul(s2, g), inv));
+    let wide = f32x4_mul(f32x4_abs(dn), f32x4_splat(1.125));
+    let span = f32x4_add(wide, tol);
+    let low = f32x4_sub(mu, span);
+    let (d_min, d_max) = (f32x4_add(h_min, low), f32x4_add(h_max, low));
+    let y_max = f32x4_div(one, d_min);
+    let r = f32x4_div(f32x4_sub(h_max, h_min), f32x4_mul(d_min, d_max));
+    let m3 = f32x4_mul(f32x4_mul(f32x4_add(f32x4_mul(f32x4_splat(2.25), y_max), f32x4_mul(f32x4_splat(3.0), r)), r), r);
+    let u_hi = f32x4_add(one, f32x4_mul(f32x4_mul(s3, span), inv_s2));
+    let cube = f32x4_mul(f32x4_mul(span, span), span);
+    let bound =
+        f32x4_mul(f32x4_mul(f32x4_mul(f32x4_mul(u_hi, m3), cube), f32x4_mul(t, s2)), f32x4_mul(f32x4_abs(inv), f32x4_splat(0.333_333_34)));
+    let half =
+        f32x4_mul(f32x4_mul(f32x4_mul(f32x4_splat(-1.5), t), f32x4_sub(f32x4_mul(s2, s4), f32x4_mul(s3, s3))), f32x4_mul(inv, inv_s2));
+    let dh = f32x4_div(dn, f32x4_add(one, f32x4_mul(half, dn)));
+    let (dm, dp) = (f32x4_sub(dh, tol), f32x4_add(dh, tol));
+    let qm = f32x4_add(f32x4_sub(dm, dn), f32x4_mul(half, f32x4_mul(dm, dm)));
+    let qp = f32x4_add(f32x4_sub(dp, dn), f32x4_mul(half, f32x4_mul(dp, dp)));
+    let model = f32x4_add(mu, dh);
+    let fits = v128_and(
+        v128_and(f32x4_lt(den, zero), f32x4_gt(d_min, zero)),
+        v128_and(f32x4_le(f32x4_abs(dh), wide), v128_and(f32x4_ge(model, lo), f32x4_le(model, hi))),
+    );
+    let ok = v128_and(fits, v128_and(f32x4_lt(f32x4_add(qm, bound), zero), f32x4_gt(f32x4_sub(qp, bound), zero)));
+    (ok, model)
+}
+
 pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) -> bool {
     assert!(hxt.len() == ht.len() && hxt.len().is_multiple_of(16));
     let mu = load4(&s.mu);
-    let mut acc = [[f32x4_splat(0.0); 4]; 2];
+    let mut acc = [[f32x4_splat(0.0); 4]; 3];
     let mut i = 0;
     while i < hxt.len() {
         for l in 0..4 {
@@ -587,9 +645,9 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
         }
         i += 16;
     }
-    let [s3, sh] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
+    let [s3, sh, s4] = acc.map(|a| f32x4_add(f32x4_add(a[0], a[1]), f32x4_add(a[2], a[3])));
     let mut regs = RootRegs::load(s);
-    let going = regs.step(s3, sh, max_evals);
+    let going = regs.step(s3, sh, s4, max_evals);
     regs.store(s);
     going
 }
@@ -597,7 +655,8 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
 /// [`root_start4`] on registers: `[lo, hi, mu, tol]`, or `None` unless every lane is a plain
 /// search.
 #[inline(always)]
-fn root_start_v(sumsq: v128, h_min: v128, h_max: v128, t: v128, c: &RootStart) -> Option<[v128; 4]> {
+fn root_start_v(stats: [v128; 5], t: v128, c: &RootStart) -> Option<[v128; 4]> {
+    let [sumsq, h_min, h_max, swh, swh2] = stats;
     let (eps, inf, zero) = (f32x4_splat(c.eps), f32x4_splat(f32::INFINITY), f32x4_splat(0.0));
     let a = f32x4_sqrt(sumsq);
     let d = f32x4_sub(a, t);
@@ -614,11 +673,30 @@ fn root_start_v(sumsq: v128, h_min: v128, h_max: v128, t: v128, c: &RootStart) -
     let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
     // Every operand is a number here, so f32x4_max is f32::max.
     let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
-    Some([lo, hi, f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5)), tol])
+    Some([lo, hi, root_start_mu4([sumsq, swh, swh2, a, t, lo, hi]), tol])
 }
 
-pub fn root_start4(stats: &[[f32; 4]; 3], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
-    let v = root_start_v(load4(&stats[0]), load4(&stats[1]), load4(&stats[2]), load4(&t), c)?;
+/// [`scalar::root_start_mu`] on four lanes: `[sum w, sum w h, sum w h², A, t, lo, hi]`.
+#[inline(always)]
+fn root_start_mu4(args: [v128; 7]) -> v128 {
+    let [sumsq, swh, swh2, a, t, lo, hi] = args;
+    let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
+    let inv = f32x4_div(f32x4_splat(1.0), sumsq);
+    let m = f32x4_mul(swh, inv);
+    let v = f32x4_pmax(f32x4_sub(f32x4_mul(swh2, inv), f32x4_mul(m, m)), f32x4_splat(0.0));
+    let p = f32x4_sub(a, t);
+    let qc = f32x4_mul(f32x4_sub(p, t), m);
+    let rc = f32x4_mul(t, f32x4_sub(f32x4_mul(m, m), f32x4_mul(f32x4_splat(1.5), v)));
+    let root = f32x4_sqrt(f32x4_add(f32x4_mul(qc, qc), f32x4_mul(f32x4_mul(f32x4_splat(4.0), p), rc)));
+    let two = f32x4_splat(2.0);
+    let up = f32x4_gt(qc, f32x4_splat(0.0));
+    let num = v128_bitselect(f32x4_mul(rc, two), f32x4_sub(root, qc), up);
+    let mu = f32x4_div(num, v128_bitselect(f32x4_add(qc, root), f32x4_mul(p, two), up));
+    v128_bitselect(mu, mid, v128_and(f32x4_gt(mu, lo), f32x4_lt(mu, hi)))
+}
+
+pub fn root_start4(stats: &[[f32; 4]; 5], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
+    let v = root_start_v(stats.map(|s| load4(&s)), load4(&t), c)?;
     let mut out = [[0.0f32; 4]; 4];
     for (o, v) in out.iter_mut().zip(v) {
         store4(o, v);
@@ -696,37 +774,44 @@ impl RunBlock {
         }
     }
 
-    /// `[sum (h x)², min h, max h]` per lane (element index mod 4). `pmin`/`pmax` (one
-    /// instruction each, where the NaN-propagating min/max take several) are
-    /// `nan_min`/`nan_max` on numbers, ties included (the first operand is kept); a NaN
-    /// conditioner makes `sum (h x)²` NaN, which no plain search has, so such a quad is refused
+    /// `[sum w, min h, max h, sum w h, sum w h²]` (`w = (h x)²`) per lane (element index mod
+    /// 4). `pmin`/`pmax` (one instruction each, where the NaN-propagating min/max take several)
+    /// are `nan_min`/`nan_max` on numbers, ties included (the first operand is kept); a NaN
+    /// conditioner makes `sum w` NaN, which no plain search has, so such a quad is refused
     /// before `min h`/`max h` are used.
     #[inline(always)]
-    fn stats(&self) -> [v128; 3] {
+    fn stats(&self) -> [v128; 5] {
         let (mut sq, mut lo, mut hi) = (f32x4_splat(0.0), f32x4_splat(f32::INFINITY), f32x4_splat(f32::NEG_INFINITY));
+        let (mut m1, mut m2) = (f32x4_splat(0.0), f32x4_splat(0.0));
         self.each(|x, h| {
             // SAFETY: see `each`.
             let (xv, hv) = unsafe { (v128_load(x as *const v128), v128_load(h as *const v128)) };
             let a = f32x4_mul(hv, xv);
-            sq = f32x4_add(sq, f32x4_mul(a, a));
+            let w = f32x4_mul(a, a);
+            sq = f32x4_add(sq, w);
             lo = f32x4_pmin(lo, hv);
             hi = f32x4_pmax(hi, hv);
+            let wh = f32x4_mul(w, hv);
+            m1 = f32x4_add(m1, wh);
+            m2 = f32x4_add(m2, f32x4_mul(wh, hv));
         });
-        [sq, lo, hi]
+        [sq, lo, hi, m1, m2]
     }
 
-    /// `[S3, Sh]` per lane at `mu` ([`root_terms4`] of `h x`, the product [`prox_pack4`] stores).
+    /// `[S3, Sh, S4]` per lane at `mu` ([`root_terms4`] of `h x`, the product [`prox_pack4`]
+    /// stores).
     #[inline(always)]
-    fn sums(&self, mu: v128) -> [v128; 2] {
-        let (mut s3, mut sh) = (f32x4_splat(0.0), f32x4_splat(0.0));
+    fn sums(&self, mu: v128) -> [v128; 3] {
+        let (mut s3, mut sh, mut s4) = (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
         self.each(|x, h| {
             // SAFETY: see `each`.
             let (xv, hv) = unsafe { (v128_load(x as *const v128), v128_load(h as *const v128)) };
-            let [a, b] = root_terms4(f32x4_mul(hv, xv), hv, mu);
+            let [a, b, c] = root_terms4(f32x4_mul(hv, xv), hv, mu);
             s3 = f32x4_add(s3, a);
             sh = f32x4_add(sh, b);
+            s4 = f32x4_add(s4, c);
         });
-        [s3, sh]
+        [s3, sh, s4]
     }
 
     /// `x <- (h / (h + mu)) x` ([`prox_write`] with `keep = 1`; `h + mu > 0` here).
@@ -739,6 +824,31 @@ impl RunBlock {
                 v128_store(x as *mut v128, f32x4_mul(f32x4_div(hv, f32x4_add(hv, mu)), xv));
             }
         });
+    }
+}
+
+/// The four blocks' per-lane sums, each written to memory as soon as its block is done. The
+/// engines schedule pure values next to their first use: without the stores, every block's
+/// first sum would be folded before any second one is formed, keeping each element's
+/// reciprocal and conditioner live (spilled) across the quad.
+#[inline(always)]
+fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] {
+    let mut out = [[f32x4_splat(0.0); N]; 4];
+    for (k, o) in out.iter_mut().enumerate() {
+        // SAFETY: a valid, aligned local; volatile only so that the store is not elided.
+        unsafe { core::ptr::write_volatile(o, block(k)) };
+    }
+    out
+}
+
+/// Lane `k` of `v` in every lane (`k < 4`; a constant once the quad loop is unrolled).
+#[inline(always)]
+fn lane_of(v: v128, k: usize) -> v128 {
+    match k {
+        0 => lane::<0>(v),
+        1 => lane::<1>(v),
+        2 => lane::<2>(v),
+        _ => lane::<3>(v),
     }
 }
 
@@ -768,23 +878,37 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         newt: zero,
         lo_open: zero,
         hi_open: zero,
+        h_min: zero,
+        h_max: zero,
         evals: zero,
         go: zero,
     };
     let mut regs = [idle; QUADS_MAX];
     let mut brackets = [[zero; 2]; QUADS_MAX];
-    for q in 0..quads {
+    // Each phase runs over all the run's quads before the next one starts: the per-quad tails
+    // (start, step, read-off) are long chains of divisions and square roots that only overlap
+    // when the neighbouring quads' chains sit next to them in the instruction stream.
+    let mut sums = [[zero; 5]; QUADS_MAX];
+    for (q, st) in sums.iter_mut().enumerate().take(quads) {
         let [a, b, c, d] = [block(q, 0).stats(), block(q, 1).stats(), block(q, 2).stats(), block(q, 3).stats()];
         // Folded four blocks at once, in prox_stats4's order.
-        let sumsq = horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]);
-        let h_min = fold4(|u, v| f32x4_pmin(u, v), [a[1], b[1], c[1], d[1]]);
-        let h_max = fold4(|u, v| f32x4_pmax(u, v), [a[2], b[2], c[2], d[2]]);
+        *st = [
+            horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]),
+            fold4(|u, v| f32x4_pmin(u, v), [a[1], b[1], c[1], d[1]]),
+            fold4(|u, v| f32x4_pmax(u, v), [a[2], b[2], c[2], d[2]]),
+            horizontal4(Reduction::SumSq, a[3], b[3], c[3], d[3]),
+            horizontal4(Reduction::SumSq, a[4], b[4], c[4], d[4]),
+        ];
+    }
+    for q in 0..quads {
         let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
         let tv = load4(&qt);
         ok[q] = false;
-        if let Some([lo, hi, mu, tol]) = root_start_v(sumsq, h_min, h_max, tv, &s.start) {
+        if let Some([lo, hi, mu, tol]) = root_start_v(sums[q], tv, &s.start) {
             let prev = f32x4_sub(hi, lo);
-            regs[q] = RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, evals: zero, go: ones };
+            let [h_min, h_max] = [sums[q][1], sums[q][2]];
+            regs[q] =
+                RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, h_min, h_max, evals: zero, go: ones };
             brackets[q] = [lo, hi];
             ok[q] = true;
         }
@@ -792,24 +916,30 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     let mut any = true;
     while any {
         any = false;
-        for (q, rg) in regs.iter_mut().enumerate().take(quads) {
+        for (q, rg) in regs.iter().enumerate().take(quads) {
             if !v128_any_true(rg.go) {
                 continue;
             }
             let mu = rg.mu;
-            let [a, b, c, d] = [
-                block(q, 0).sums(lane::<0>(mu)),
-                block(q, 1).sums(lane::<1>(mu)),
-                block(q, 2).sums(lane::<2>(mu)),
-                block(q, 3).sums(lane::<3>(mu)),
-            ];
-            let s3 = horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]);
-            let sh = horizontal4(Reduction::SumSq, a[1], b[1], c[1], d[1]);
-            any |= rg.step(s3, sh, s.max_evals);
+            let [a, b, c, d] = pinned(|k| block(q, k).sums(lane_of(mu, k)));
+            sums[q][..3].copy_from_slice(&[
+                horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]),
+                horizontal4(Reduction::SumSq, a[1], b[1], c[1], d[1]),
+                horizontal4(Reduction::SumSq, a[2], b[2], c[2], d[2]),
+            ]);
+        }
+        for (rg, sm) in regs.iter_mut().zip(&sums).take(quads) {
+            if v128_any_true(rg.go) {
+                any |= rg.step(sm[0], sm[1], sm[2], s.max_evals);
+            }
         }
     }
+    let mut mus = [zero; QUADS_MAX];
     for q in (0..quads).filter(|&q| ok[q]) {
-        let mu = bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells);
+        mus[q] = bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells);
+    }
+    for q in (0..quads).filter(|&q| ok[q]) {
+        let mu = mus[q];
         let lanes = run.lanes(q);
         block(q, 0).write(lane::<0>(mu));
         if lanes > 1 {

@@ -148,7 +148,7 @@ fn known_stop(ctx: &Ctx, g: &Grid) -> Option<usize> {
     let wide = (0..quads).any(|q| {
         let span = q * 4 * n..(q + 1) * 4 * n;
         kernels::prox_pack4(&xb[span.clone()], &hb[span], &mut hxt, &mut ht);
-        let [sumsq, h_min, h_max] = kernels::prox_stats4(&hxt, &ht);
+        let [sumsq, h_min, h_max, ..] = kernels::prox_stats4(&hxt, &ht);
         (0..4).any(|k| {
             let (hx_norm, tb) = (sumsq[k].sqrt(), ctx.t[4 * q + k]);
             let s = ctx.bracket(hx_norm, h_min[k], h_max[k], tb);
@@ -205,18 +205,17 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
         let qt: [f32; 4] = std::array::from_fn(|k| block_t(4 * q + k));
         let (mut rl, mut bl) = (RootLanes::default(), ProxLanes::default());
         let start = if ctx.max_iter > 0 { kernels::root_start4(&stats, qt, &ctx.start) } else { None };
-        if let Some([l, h, mu, tol]) = start {
-            rl = RootLanes { lo: l, hi: h, mu, t: qt, tol, ..rl };
+        if let Some(start) = start {
+            let [l, h, ..] = start;
+            rl = RootLanes::quad(&start, qt, &stats);
             for k in 0..4 {
-                rl.prev[k] = h[k] - l[k];
                 sc.mu_keep.push((0.0, 1.0));
                 sc.brackets.push((l[k], h[k]));
                 sc.kinds.push(Kind::Root);
             }
-            (rl.lo_open, rl.hi_open, rl.go) = ([u32::MAX; 4], [u32::MAX; 4], [u32::MAX; 4]);
             searching = true;
         } else {
-            let [sumsq, h_min, h_max] = stats;
+            let [sumsq, h_min, h_max, swh, swh2] = stats;
             for k in 0..4 {
                 let tb = qt[k];
                 let hx_norm = sumsq[k].sqrt();
@@ -228,10 +227,9 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
                         Kind::Fixed
                     }
                     Plan::Search => {
-                        (rl.lo[k], rl.hi[k], rl.mu[k], rl.t[k]) = (s.lo, s.hi, s.mu, tb);
-                        rl.tol[k] = root::tolerance(s.lo, s.hi, hx_norm, tb, ctx.halvings, ctx.atol);
-                        rl.prev[k] = s.hi - s.lo;
-                        (rl.lo_open[k], rl.hi_open[k], rl.go[k]) = (u32::MAX, u32::MAX, u32::MAX);
+                        let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, ctx.halvings, ctx.atol);
+                        let mu = kernels::scalar::root_start_mu(sumsq[k], swh[k], swh2[k], hx_norm, tb, s.lo, s.hi);
+                        rl.search(k, s.lo, s.hi, mu, tb, tol, h_min[k], h_max[k]);
                         searching = true;
                         Kind::Root
                     }
