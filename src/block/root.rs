@@ -14,6 +14,15 @@
 //! plain `t S3 - sqrt(S2) S2` cancels when `mu >> h`). One evaluation is one pass over the
 //! block with one division per element (`r`), as one bisection step is.
 //!
+//! The search starts from the root of a second-order model built from the block's statistics
+//! (the `(H x0)²`-weighted mean and variance of `H`, [`kernels::scalar::root_start_mu`]; the
+//! midpoint if that falls outside the bracket), and each evaluation also forms
+//! `S4 = sum a² r⁴`, which gives `F''`: the Halley root of the quadratic Taylor model is
+//! accepted after a single evaluation when a bound on `F'''` (from `min H`, `max H` and the
+//! concavity of `1 / sqrt(S2)`) proves the true root within `tol` of it
+//! ([`kernels::scalar::certified_root`]). On Adam-like conditioners that is 98 % of the blocks;
+//! the others continue with the Newton steps below.
+//!
 //! The search keeps the seed's bracket `[lo, hi]` and its test `zeta < t` (which end moves), so
 //! the root found lies in the same bracket (clamped to it, as the bisection's limit is). The
 //! seed's bisection only ever compares midpoints with that root, so its iterate at the global
@@ -34,7 +43,8 @@ use crate::kernels;
 /// The root finder of the Adam-conditioned soft threshold (`method` in the JS options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Method {
-    /// Safeguarded Newton per block (`'newton'`, the default): 2 evaluations per searched block on the bench's data.
+    /// Safeguarded Newton per block (`'newton'`, the default): 1 evaluation for 98 % of the searched
+    /// blocks on the bench's data (certified Halley step), 2 for the others.
     #[default]
     Newton,
     /// The seed's bisection, step for step, with its global `atol` stop (`'bisection'`).
