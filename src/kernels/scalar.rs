@@ -214,8 +214,8 @@ pub fn hx_moments(hx: &[f32], h: &[f32]) -> [f32; 2] {
 /// second order in the spread of `h` around `m` (exact for constant `H`), so the root of
 /// `1 / sqrt(S2) = mu / t` is near the positive root of
 /// `(A - t) mu² + (A - 2t) m mu - t (m² - 1.5 V) = 0`, taken in the form that subtracts no two
-/// like terms. On Adam-like conditioners this is within about 1 % of the bracket of the root,
-/// close enough for one evaluation to certify the root ([`root_step_lane`]). Anything outside
+/// like terms. On Adam-like conditioners it lies a median 1 % of the bracket from the root, close
+/// enough for one evaluation to certify the root ([`certified_root`]). Anything outside
 /// `(lo, hi)` (or NaN) falls back to the bracket's midpoint.
 #[inline(always)]
 pub fn root_start_mu(sumsq: f32, swh: f32, swh2: f32, a: f32, t: f32, lo: f32, hi: f32) -> f32 {
