@@ -283,23 +283,29 @@ fn root_kernels_bit_exact() {
 /// thresholds that make some quads not plain searches (refused on both sides, nothing written).
 #[wasm_bindgen_test]
 fn adam_run_bit_exact() {
-    let (mut searched, mut refused) = (0, 0);
+    let (mut searched, mut refused, mut zeroed) = (0, 0, 0);
     for (rows, vecs) in [(1usize, 1usize), (2, 1), (4, 1), (5, 1), (1, 2), (3, 2), (4, 2)] {
         let w = 4 * vecs;
         for blocks in [1usize, 3, 4, 6, 13] {
             let (xs, hs) = (blocks * w + 3, blocks * w + 1);
-            for seed in 0..4u64 {
+            for seed in 0..5u64 {
                 let raw = inputs(rows * (xs + hs) + 8, 101 + seed * 7 + (rows * vecs * blocks) as u64);
                 let x0: Vec<f32> = raw[..rows * xs].iter().map(|v| (v * 0.37).fract()).collect();
                 let h: Vec<f32> = raw[rows * xs..rows * (xs + hs)]
                     .iter()
-                    .map(|v| 0.25 + (v.abs() * 0.61).fract() * [1.0, 8.0, 0.01, 1.0][seed as usize])
+                    .map(|v| 0.25 + (v.abs() * 0.61).fract() * [1.0, 8.0, 0.01, 1.0, 1.0][seed as usize])
                     .collect();
                 let scale = ((rows * w) as f32).sqrt() * 0.12;
                 let mut t: Vec<f32> = (0..blocks).map(|b| scale * [0.4, 0.9, 0.05, 0.7][b % 4]).collect();
                 if seed == 3 {
-                    // A zero threshold and one beyond every norm: those quads are refused.
-                    t[blocks / 2] = if blocks % 2 == 0 { 0.0 } else { 1e6 };
+                    // A zero threshold: that quad is refused.
+                    t[blocks / 2] = 0.0;
+                }
+                if seed == 4 {
+                    // Thresholds beyond the norms: zeroed blocks, done in place beside searches.
+                    for b in (0..blocks).step_by(3) {
+                        t[b] = 1e6;
+                    }
                 }
                 let run = BlockRun { x_at: 2, h_at: 1, x_stride: xs, h_stride: hs, rows, vecs, blocks };
                 for (max_evals, k_stop, atol) in [(20u32, 20usize, 1e-8f32), (3, 3, 0.0), (20, 0, 1e-8), (60, 60, 0.0), (20, 11, 1e-3)] {
@@ -326,6 +332,13 @@ fn adam_run_bit_exact() {
                         if done {
                             searched += 1;
                             assert!(changed, "{case}: quad {q} searched but not written");
+                            for b in (4 * q..4 * q + run.lanes(q)).filter(|&b| t[b] == 1e6) {
+                                zeroed += 1;
+                                assert!(
+                                    (0..rows).all(|r| (0..w).all(|c| a[2 + r * xs + b * w + c] == 0.0)),
+                                    "{case}: block {b} not zeroed"
+                                );
+                            }
                         } else {
                             refused += 1;
                             assert!(!changed, "{case}: quad {q} refused but written");
@@ -335,7 +348,7 @@ fn adam_run_bit_exact() {
             }
         }
     }
-    assert!(searched >= 300 && refused >= 50, "searched {searched}, refused {refused}");
+    assert!(searched >= 300 && refused >= 50 && zeroed >= 100, "searched {searched}, refused {refused}, zeroed {zeroed}");
 }
 
 #[wasm_bindgen_test]

@@ -428,14 +428,14 @@ pub struct QuadSearch {
 }
 
 /// The Newton method's whole soft threshold on a run of blocks in place, for each quad of four
-/// blocks that are all plain searches: statistics ([`prox_stats4`]), bracket and start
-/// ([`root_start4`]), the search ([`prox_root4`] until every lane stops), the bisection's
-/// iterate at `k_stop` read off each root ([`scalar::bisection_iterate`]) and the write
-/// `x <- (h / (h + mu)) x` ([`prox_write`]), with those kernels' bits, reading the blocks where
-/// they lie instead of gathering and packing them. `t[i]` is block `i`'s threshold. `ok[q]`
-/// tells whether quad `q` was done; where it is `false` ([`root_start4`] found a lane that is
-/// not a plain search) nothing of that quad was written and the caller takes the general path
-/// for its blocks.
+/// blocks that are plain searches or zeroed blocks: statistics ([`prox_stats4`]), bracket and
+/// start ([`scalar::root_start_lane`]; [`scalar::zeroed_mu`] for a zeroed block, which is not
+/// searched), the search ([`prox_root4`] until every lane stops), the bisection's iterate at
+/// `k_stop` read off each root ([`scalar::bisection_iterate`]) and the write
+/// `x <- ((h / (h + mu)) x) keep` ([`prox_write`]), with those kernels' bits, reading the blocks
+/// where they lie instead of gathering and packing them. `t[i]` is block `i`'s threshold. `ok[q]`
+/// tells whether quad `q` was done; where it is `false` (a lane is neither) nothing of that quad
+/// was written and the caller takes the general path for its blocks.
 #[inline]
 pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]

@@ -416,28 +416,48 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
 pub fn root_start4(stats: &[[f32; 4]; 5], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
     let mut out = [[0.0f32; 4]; 4];
     for k in 0..4 {
-        let (a, tk) = (stats[0][k].sqrt(), t[k]);
-        let d = a - tk;
-        let den = if c.coupling {
-            if d >= c.eps {
-                d
-            } else {
-                c.eps
-            }
-        } else {
-            d + c.eps
-        };
-        let (lo, hi) = ((tk * stats[1][k]) / den, (tk * stats[2][k]) / den);
-        let plain = tk > 0.0 && tk < f32::INFINITY && a < f32::INFINITY && a > tk && stats[1][k] > 0.0 && lo < hi && hi < f32::INFINITY;
-        if !plain {
-            return None;
-        }
-        let resolution = 4.0 * f32::EPSILON * hi * (a / d);
-        let tol = ((hi - lo) * c.halvings).max(c.atol * 0.5).max(resolution);
-        let mu = root_start_mu(stats[0][k], stats[3][k], stats[4][k], a, tk, lo, hi);
-        [out[0][k], out[1][k], out[2][k], out[3][k]] = [lo, hi, mu, tol];
+        [out[0][k], out[1][k], out[2][k], out[3][k]] = root_start_lane(stats, k, t[k], c)?;
     }
     Some(out)
+}
+
+/// [`root_start4`]'s lane `k`: `[lo, hi, mu, tol]`, or `None` unless it is a plain search.
+#[inline(always)]
+pub fn root_start_lane(stats: &[[f32; 4]; 5], k: usize, tk: f32, c: &RootStart) -> Option<[f32; 4]> {
+    let a = stats[0][k].sqrt();
+    let d = a - tk;
+    let den = if c.coupling {
+        if d >= c.eps {
+            d
+        } else {
+            c.eps
+        }
+    } else {
+        d + c.eps
+    };
+    let (lo, hi) = ((tk * stats[1][k]) / den, (tk * stats[2][k]) / den);
+    let plain = tk > 0.0 && tk < f32::INFINITY && a < f32::INFINITY && a > tk && stats[1][k] > 0.0 && lo < hi && hi < f32::INFINITY;
+    if !plain {
+        return None;
+    }
+    let resolution = 4.0 * f32::EPSILON * hi * (a / d);
+    let tol = ((hi - lo) * c.halvings).max(c.atol * 0.5).max(resolution);
+    let mu = root_start_mu(stats[0][k], stats[3][k], stats[4][k], a, tk, lo, hi);
+    Some([lo, hi, mu, tol])
+}
+
+/// A block the step zeroes (`||H x0|| <= t`, `t > 0`) whose result needs no search: with
+/// `min H > 0` and `eps > 0` the bracket is `[t min H / eps, t max H / eps]` and the block is
+/// written `((h / (h + mu)) x) 0` with `mu` its upper end, or its midpoint where it is a point or
+/// there is no iteration (`block::root::plan`'s order, and `block::prox`'s bracket). Returns that
+/// `mu`, or `None` (the block is not zeroed, or its case is left to the general path).
+#[inline(always)]
+pub fn zeroed_mu(a: f32, t: f32, h_min: f32, h_max: f32, c: &RootStart, max_evals: u32) -> Option<f32> {
+    if !(a - t <= 0.0 && t > 0.0 && h_min > 0.0 && c.eps > 0.0) {
+        return None;
+    }
+    let (lo, hi) = ((t * h_min) / c.eps, (t * h_max) / c.eps);
+    Some(if max_evals == 0 || lo == hi { (lo + hi) * 0.5 } else { hi })
 }
 
 /// The bisection's iterate after `k` steps (`cells = 2^k`) on `[lo, hi]` for a block whose root
@@ -485,17 +505,30 @@ pub fn adam_run(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSea
         prox_pack4(xb, hb, hxt, ht);
         let stats = prox_stats4(hxt, ht);
         let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
-        let Some(start) = root_start4(&stats, qt, &s.start) else {
+        // Each lane a plain search or a zeroed block, else the quad is refused.
+        let lanes: [Option<Result<[f32; 4], f32>>; 4] = std::array::from_fn(|k| {
+            let zeroed = || zeroed_mu(stats[0][k].sqrt(), qt[k], stats[1][k], stats[2][k], &s.start, s.max_evals);
+            root_start_lane(&stats, k, qt[k], &s.start).map(Ok).or_else(|| zeroed().map(Err))
+        });
+        if lanes.iter().any(Option::is_none) {
             *ok = false;
             continue;
-        };
-        let [lo, hi, ..] = start;
-        let mut rl = RootLanes::quad(&start, qt, &stats);
+        }
+        let lanes = lanes.map(Option::unwrap);
+        let mut rl = RootLanes::default();
+        for (k, lane) in lanes.iter().enumerate() {
+            if let Ok([lo, hi, mu, tol]) = *lane {
+                rl.search(k, lo, hi, mu, qt[k], tol, stats[1][k], stats[2][k]);
+            }
+        }
         while prox_root4(hxt, ht, &mut rl, s.max_evals) {}
         for (k, &(xo, _)) in at.iter().enumerate().take(run.lanes(q)) {
-            let m = bisection_iterate(lo[k], hi[k], rl.mu[k], s.k_stop, s.cells);
+            let (m, keep) = match lanes[k] {
+                Ok([lo, hi, ..]) => (bisection_iterate(lo, hi, rl.mu[k], s.k_stop, s.cells), 1.0),
+                Err(mu) => (mu, 0.0),
+            };
             let xk = &mut xb[k * n..(k + 1) * n];
-            prox_write(xk, &hb[k * n..(k + 1) * n], n, &[(m, 1.0)], 1);
+            prox_write(xk, &hb[k * n..(k + 1) * n], n, &[(m, keep)], 1);
             for r in 0..run.rows {
                 let xo = xo + r * run.x_stride;
                 x[xo..xo + w].copy_from_slice(&xk[r * w..(r + 1) * w]);

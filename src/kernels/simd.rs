@@ -656,6 +656,14 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
 /// search.
 #[inline(always)]
 fn root_start_v(stats: [v128; 5], t: v128, c: &RootStart) -> Option<[v128; 4]> {
+    let (start, plain, _) = root_start_lanes(stats, t, c);
+    i32x4_all_true(plain).then_some(start)
+}
+
+/// [`scalar::root_start_lane`] on four lanes: `([lo, hi, mu, tol], plain mask, ||H x0||)`, the
+/// values meaningful where the mask is set.
+#[inline(always)]
+fn root_start_lanes(stats: [v128; 5], t: v128, c: &RootStart) -> ([v128; 4], v128, v128) {
     let [sumsq, h_min, h_max, swh, swh2] = stats;
     let (eps, inf, zero) = (f32x4_splat(c.eps), f32x4_splat(f32::INFINITY), f32x4_splat(0.0));
     let a = f32x4_sqrt(sumsq);
@@ -667,13 +675,23 @@ fn root_start_v(stats: [v128; 5], t: v128, c: &RootStart) -> Option<[v128; 4]> {
         v128_and(v128_and(f32x4_gt(t, zero), f32x4_lt(t, inf)), v128_and(f32x4_lt(a, inf), f32x4_gt(a, t))),
         v128_and(f32x4_gt(h_min, zero), v128_and(f32x4_lt(lo, hi), f32x4_lt(hi, inf))),
     );
-    if !i32x4_all_true(plain) {
-        return None;
-    }
     let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
-    // Every operand is a number here, so f32x4_max is f32::max.
+    // Every operand is a number in plain lanes, so f32x4_max is f32::max there.
     let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
-    Some([lo, hi, root_start_mu4([sumsq, swh, swh2, a, t, lo, hi]), tol])
+    ([lo, hi, root_start_mu4([sumsq, swh, swh2, a, t, lo, hi]), tol], plain, a)
+}
+
+/// [`scalar::zeroed_mu`] on four lanes: `(zeroed mask, mu)`.
+#[inline(always)]
+fn zeroed_mu4(a: v128, t: v128, h_min: v128, h_max: v128, c: &RootStart, max_evals: u32) -> (v128, v128) {
+    let zero = f32x4_splat(0.0);
+    let ok = if c.eps > 0.0 { u32x4_splat(u32::MAX) } else { zero };
+    let zeroed = v128_and(v128_and(f32x4_le(f32x4_sub(a, t), zero), f32x4_gt(t, zero)), v128_and(f32x4_gt(h_min, zero), ok));
+    let eps = f32x4_splat(c.eps);
+    let (lo, hi) = (f32x4_div(f32x4_mul(t, h_min), eps), f32x4_div(f32x4_mul(t, h_max), eps));
+    let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
+    let point = if max_evals == 0 { u32x4_splat(u32::MAX) } else { f32x4_eq(lo, hi) };
+    (zeroed, v128_bitselect(mid, hi, point))
 }
 
 /// [`scalar::root_start_mu`] on four lanes: `[sum w, sum w h, sum w h², A, t, lo, hi]`.
@@ -815,6 +833,18 @@ impl RunBlock {
         [s3, sh, s4]
     }
 
+    /// `x <- ((h / (h + mu)) x) keep` ([`prox_write`]; `h + mu > 0` here).
+    #[inline(always)]
+    fn write_keep(&self, mu: v128, keep: v128) {
+        self.each(|x, h| {
+            // SAFETY: see `each`; each block is written by one lane only.
+            unsafe {
+                let (xv, hv) = (v128_load(x as *const v128), v128_load(h as *const v128));
+                v128_store(x as *mut v128, f32x4_mul(f32x4_mul(f32x4_div(hv, f32x4_add(hv, mu)), xv), keep));
+            }
+        });
+    }
+
     /// `x <- (h / (h + mu)) x` ([`prox_write`] with `keep = 1`; `h + mu > 0` here).
     #[inline(always)]
     fn write(&self, mu: v128) {
@@ -853,8 +883,8 @@ fn lane_of(v: v128, k: usize) -> v128 {
     }
 }
 
-/// The run's quads, one phase at a time over all of them: statistics, bracket and start (`None`:
-/// not four plain searches), then evaluations and steps iteration-outer until every search
+/// The run's quads, one phase at a time over all of them: statistics, bracket and start (refused
+/// unless each lane is a plain search or a zeroed block), then evaluations and steps iteration-outer until every search
 /// stops, then the read-off and the write. The per-quad parts (start, step, read-off) are long
 /// dependency chains of divisions and square roots; with the quads' chains next to each other in
 /// the instruction stream they overlap (Chromium, 4096², 4×4: 55 → 46 ms). `R x 4V` blocks
@@ -903,17 +933,21 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
             horizontal4(Reduction::SumSq, a[4], b[4], c[4], d[4]),
         ];
     }
+    // Zeroed blocks' masks and `mu` (lanes that are not searched).
+    let mut zeroed = [(zero, zero); QUADS_MAX];
     for q in 0..quads {
         let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
         let tv = load4(&qt);
-        ok[q] = false;
-        if let Some([lo, hi, mu, tol]) = root_start_v(sums[q], tv, &s.start) {
-            let prev = f32x4_sub(hi, lo);
-            let [h_min, h_max] = [sums[q][1], sums[q][2]];
-            regs[q] =
-                RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, h_min, h_max, evals: zero, go: ones };
+        let ([lo, hi, mu, tol], plain, a) = root_start_lanes(sums[q], tv, &s.start);
+        let [h_min, h_max] = [sums[q][1], sums[q][2]];
+        let (zm, zmu) = zeroed_mu4(a, tv, h_min, h_max, &s.start, s.max_evals);
+        // Each lane a plain search or a zeroed block, else the quad is refused.
+        ok[q] = i32x4_all_true(v128_or(plain, zm));
+        if ok[q] {
+            let (prev, go) = (f32x4_sub(hi, lo), v128_andnot(ones, zm));
+            regs[q] = RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, h_min, h_max, evals: zero, go };
             brackets[q] = [lo, hi];
-            ok[q] = true;
+            zeroed[q] = (zm, zmu);
         }
     }
     let mut any = true;
@@ -939,11 +973,19 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     }
     let mut mus = [zero; QUADS_MAX];
     for q in (0..quads).filter(|&q| ok[q]) {
-        mus[q] = bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells);
+        let (zm, zmu) = zeroed[q];
+        mus[q] = v128_bitselect(zmu, bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells), zm);
     }
     for q in (0..quads).filter(|&q| ok[q]) {
-        let mu = mus[q];
-        let lanes = run.lanes(q);
+        let (mu, lanes) = (mus[q], run.lanes(q));
+        if v128_any_true(zeroed[q].0) {
+            // Zeroed lanes are multiplied by 0 after the scaling, as prox_write does.
+            let keep = v128_bitselect(zero, f32x4_splat(1.0), zeroed[q].0);
+            for k in 0..lanes {
+                block(q, k).write_keep(lane_of(mu, k), lane_of(keep, k));
+            }
+            continue;
+        }
         block(q, 0).write(lane::<0>(mu));
         if lanes > 1 {
             block(q, 1).write(lane::<1>(mu));

@@ -2,7 +2,7 @@
 //! written while it is in cache, with no per-block state kept over the whole grid and no second
 //! pass reading weights and conditioners again. With contiguous rows and a block width that is a
 //! multiple of 4 the blocks are read and written where they lie ([`kernels::adam_run`], quads of
-//! plain searches; any other quad, and every other layout, is gathered into a batch, searched and
+//! plain searches and zeroed blocks; any other quad, and every other layout, is gathered into a batch, searched and
 //! scattered back by [`run_batch`]), with the same bits either way.
 //!
 //! What makes this possible is that the seed's global stop `K` (the step at which every bracket
@@ -317,8 +317,8 @@ fn in_place(tiling: &Tiling, x_layout: &Strided, h_layout: &Strided) -> bool {
 }
 
 /// The block rows `rows` (a slab), in runs of up to `4 QUADS_MAX` blocks by
-/// [`kernels::adam_run`] on the slab's own rows of the weight; a quad with a block that is not a
-/// plain search goes through [`run_batch`], with the same bits.
+/// [`kernels::adam_run`] on the slab's own rows of the weight; a quad with a block that is
+/// neither a plain search nor a zeroed block goes through [`run_batch`], with the same bits.
 fn run_slab_in_place(ctx: &Ctx, g: &Grid, x_len: usize, rows: std::ops::Range<usize>, k_stop: usize, cells: f64, sc: &mut Scratch) {
     const RUN: usize = 4 * kernels::QUADS_MAX;
     let (g1, bh, bw) = (g.tiling.grid[1], g.tiling.block[0], g.tiling.block[1]);
