@@ -977,24 +977,14 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         mus[q] = v128_bitselect(zmu, bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells), zm);
     }
     for q in (0..quads).filter(|&q| ok[q]) {
-        let (mu, lanes) = (mus[q], run.lanes(q));
-        if v128_any_true(zeroed[q].0) {
-            // Zeroed lanes are multiplied by 0 after the scaling, as prox_write does.
-            let keep = v128_bitselect(zero, f32x4_splat(1.0), zeroed[q].0);
-            for k in 0..lanes {
-                block(q, k).write_keep(lane_of(mu, k), lane_of(keep, k));
+        let (mu, zm) = (mus[q], zeroed[q].0);
+        // Zeroed lanes are multiplied by 0 after the scaling, as prox_write does.
+        let keep = v128_any_true(zm).then(|| v128_bitselect(zero, f32x4_splat(1.0), zm));
+        for k in 0..run.lanes(q) {
+            match keep {
+                None => block(q, k).write(lane_of(mu, k)),
+                Some(keep) => block(q, k).write_keep(lane_of(mu, k), lane_of(keep, k)),
             }
-            continue;
-        }
-        block(q, 0).write(lane::<0>(mu));
-        if lanes > 1 {
-            block(q, 1).write(lane::<1>(mu));
-        }
-        if lanes > 2 {
-            block(q, 2).write(lane::<2>(mu));
-        }
-        if lanes > 3 {
-            block(q, 3).write(lane::<3>(mu));
         }
     }
 }
