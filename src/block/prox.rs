@@ -165,6 +165,18 @@ impl<'a, 'p> Ctx<'a, 'p> {
         s.iters += 1;
     }
 
+    /// Lane `k` of `rl` starts the Newton search of a block bracketed as `s` (a `Plan::Search`),
+    /// from its statistics `[sum (hx)², min H, max H, sum (hx)² H, sum (hx)² H²]` and threshold
+    /// `tb`: the tolerance and start every path gives such a block, so its bits do not depend on
+    /// the path.
+    fn search(&self, rl: &mut RootLanes, k: usize, s: &State, stats: [f32; 5], tb: f32) {
+        let [sumsq, h_min, h_max, swh, swh2] = stats;
+        let hx_norm = sumsq.sqrt();
+        let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
+        let mu = kernels::scalar::root_start_mu(sumsq, swh, swh2, hx_norm, tb, s.lo, s.hi);
+        rl.search(k, s.lo, s.hi, mu, tb, tol, h_min, h_max);
+    }
+
     /// Phase 1's bracket of one block, from `||H x0||`, `min H`, `max H`.
     fn bracket(&self, hx_norm: f32, h_min: f32, h_max: f32, tb: f32) -> State {
         let d = hx_norm - tb;
@@ -379,7 +391,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
                     pk.lanes.push(bl);
                     continue;
                 }
-                let [sumsq, h_min, h_max, swh, swh2] = stats;
+                let [sumsq, h_min, h_max, ..] = stats;
                 for k in 0..4 {
                     let b = blocks[4 * q + k];
                     let tb = self.t[b];
@@ -388,11 +400,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
                     match root::plan(s.lo, s.hi, s.keep, hx_norm, h_min[k], tb, self.max_iter) {
                         Plan::Midpoint => {}
                         Plan::Upper => s.mu = s.hi,
-                        Plan::Search => {
-                            let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
-                            let mu = kernels::scalar::root_start_mu(sumsq[k], swh[k], swh2[k], hx_norm, tb, s.lo, s.hi);
-                            rl.search(k, s.lo, s.hi, mu, tb, tol, h_min[k], h_max[k]);
-                        }
+                        Plan::Search => self.search(&mut rl, k, &s, stats.map(|v| v[k]), tb),
                         Plan::Bisect => {
                             (bl.lo[k], bl.hi[k], bl.mu[k], bl.t[k], bl.go[k]) = (s.lo, s.hi, s.mu, tb, u32::MAX);
                             bisecting = true;
@@ -437,10 +445,8 @@ impl<'a, 'p> Ctx<'a, 'p> {
                 Plan::Upper => s.mu = s.hi,
                 Plan::Search => {
                     let mut rl = RootLanes::default();
-                    let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, self.halvings, self.atol);
                     let [swh, swh2] = kernels::scalar::hx_moments(hxb, hbb);
-                    let mu = kernels::scalar::root_start_mu(sumsq, swh, swh2, hx_norm, tb, s.lo, s.hi);
-                    rl.search(0, s.lo, s.hi, mu, tb, tol, h_min, h_max);
+                    self.search(&mut rl, 0, &s, [sumsq, h_min, h_max, swh, swh2], tb);
                     while rl.go[0] != 0 {
                         let sums = kernels::root_sums_hx(hxb, hbb, rl.mu[0]);
                         kernels::scalar::root_step_lane(&mut rl, 0, sums, max_evals);

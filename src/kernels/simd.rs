@@ -652,14 +652,6 @@ pub fn prox_root4(hxt: &[f32], ht: &[f32], s: &mut RootLanes, max_evals: u32) ->
     going
 }
 
-/// [`root_start4`] on registers: `[lo, hi, mu, tol]`, or `None` unless every lane is a plain
-/// search.
-#[inline(always)]
-fn root_start_v(stats: [v128; 5], t: v128, c: &RootStart) -> Option<[v128; 4]> {
-    let (start, plain, _) = root_start_lanes(stats, t, c);
-    i32x4_all_true(plain).then_some(start)
-}
-
 /// [`scalar::root_start_lane`] on four lanes: `([lo, hi, mu, tol], plain mask, ||H x0||)`, the
 /// values meaningful where the mask is set.
 #[inline(always)]
@@ -714,7 +706,10 @@ fn root_start_mu4(args: [v128; 7]) -> v128 {
 }
 
 pub fn root_start4(stats: &[[f32; 4]; 5], t: [f32; 4], c: &RootStart) -> Option<[[f32; 4]; 4]> {
-    let v = root_start_v(stats.map(|s| load4(&s)), load4(&t), c)?;
+    let (v, plain, _) = root_start_lanes(stats.map(|s| load4(&s)), load4(&t), c);
+    if !i32x4_all_true(plain) {
+        return None;
+    }
     let mut out = [[0.0f32; 4]; 4];
     for (o, v) in out.iter_mut().zip(v) {
         store4(o, v);

@@ -215,7 +215,7 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
             }
             searching = true;
         } else {
-            let [sumsq, h_min, h_max, swh, swh2] = stats;
+            let [sumsq, h_min, h_max, ..] = stats;
             for k in 0..4 {
                 let tb = qt[k];
                 let hx_norm = sumsq[k].sqrt();
@@ -227,9 +227,7 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
                         Kind::Fixed
                     }
                     Plan::Search => {
-                        let tol = root::tolerance(s.lo, s.hi, hx_norm, tb, ctx.halvings, ctx.atol);
-                        let mu = kernels::scalar::root_start_mu(sumsq[k], swh[k], swh2[k], hx_norm, tb, s.lo, s.hi);
-                        rl.search(k, s.lo, s.hi, mu, tb, tol, h_min[k], h_max[k]);
+                        ctx.search(&mut rl, k, &s, stats.map(|v| v[k]), tb);
                         searching = true;
                         Kind::Root
                     }
