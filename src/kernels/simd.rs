@@ -859,12 +859,17 @@ impl RunBlock {
 /// between (Node's profile; 4096², 4×4: 55 → 51 ms there, no change in Chromium).
 #[inline(always)]
 fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] {
-    let mut out = [[f32x4_splat(0.0); N]; 4];
-    for (k, o) in out.iter_mut().enumerate() {
-        // SAFETY: a valid, aligned local; volatile only so that the store is not elided.
-        unsafe { core::ptr::write_volatile(o, block(k)) };
+    let mut out = core::mem::MaybeUninit::<[[v128; N]; 4]>::uninit();
+    let p = out.as_mut_ptr().cast::<v128>();
+    for k in 0..4 {
+        for (j, v) in block(k).into_iter().enumerate() {
+            // SAFETY: vector j of element k of a local array; volatile only so that the store
+            // is not elided. One vector at a time: a whole `[v128; N]` went through a copy.
+            unsafe { core::ptr::write_volatile(p.add(k * N + j), v) };
+        }
     }
-    out
+    // SAFETY: every vector was written above (not zeroed first: that was a memset per quad).
+    unsafe { out.assume_init() }
 }
 
 /// Lane `k` of `v` in every lane (`k < 4`; a constant once the quad loop is unrolled).
@@ -918,7 +923,7 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     // when the neighbouring quads' chains sit next to them in the instruction stream.
     let mut sums = [[zero; 5]; QUADS_MAX];
     for (q, st) in sums.iter_mut().enumerate().take(quads) {
-        let [a, b, c, d] = [block(q, 0).stats(), block(q, 1).stats(), block(q, 2).stats(), block(q, 3).stats()];
+        let [a, b, c, d] = pinned(|k| block(q, k).stats());
         // Folded four blocks at once, in prox_stats4's order.
         *st = [
             horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]),
