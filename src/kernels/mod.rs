@@ -375,7 +375,7 @@ pub struct BlockRun {
 }
 
 /// Quads per [`adam_run`] call at most.
-pub const QUADS_MAX: usize = 16;
+pub const QUADS_MAX: usize = 32;
 
 impl BlockRun {
     /// Quads of four blocks (the last one may be partial).
