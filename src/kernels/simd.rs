@@ -541,6 +541,37 @@ impl RootRegs {
     /// selects for its branches. Returns whether any lane still goes.
     #[inline(always)]
     fn step(&mut self, s3: v128, sh: v128, s4: v128, max_evals: u32) -> bool {
+        let (lane, sums) = self.prepare(s3, sh, s4);
+        let cert = certified_root4(lane, sums);
+        self.finish(sums, cert, max_evals)
+    }
+
+    /// [`RootRegs::step`] on two quads at once, `a` with `sa` and `b` with `sb`, their chains of
+    /// square roots and divisions interleaved stage by stage ([`fence`]): one quad's chain alone
+    /// fills the out-of-order window while it waits on each division. Same bits as two steps.
+    #[inline(always)]
+    fn step_pair(a: &mut RootRegs, b: &mut RootRegs, sa: [v128; 3], sb: [v128; 3], max_evals: u32) -> bool {
+        let (la, ca) = a.prepare(sa[0], sa[1], sa[2]);
+        fence([ca[4]]);
+        let (lb, cb) = b.prepare(sb[0], sb[1], sb[2]);
+        fence([cb[4]]);
+        let fa = cert_first(la, ca);
+        fence([fa[5], fa[2]]);
+        let fb = cert_first(lb, cb);
+        fence([fb[5], fb[2]]);
+        let ga = cert_second(la, ca, fa);
+        fence(ga);
+        let gb = cert_second(lb, cb, fb);
+        fence(gb);
+        let ra = cert_last(la, ca, fa, ga);
+        let rb = cert_last(lb, cb, fb, gb);
+        a.finish(ca, ra, max_evals) | b.finish(cb, rb, max_evals)
+    }
+
+    /// The first part of [`RootRegs::step`]: the bracket update from `zeta(mu)`; returns the
+    /// certificate's arguments.
+    #[inline(always)]
+    fn prepare(&mut self, s3: v128, sh: v128, s4: v128) -> ([v128; 7], [v128; 6]) {
         let zero = f32x4_splat(0.0);
         let (mu, t, tol, go) = (self.mu, self.t, self.tol, self.go);
         let s2 = f32x4_add(sh, f32x4_mul(mu, s3));
@@ -560,7 +591,17 @@ impl RootRegs {
         self.lo_open = lo_open;
         self.hi_open = hi_open;
         self.evals = evals;
-        let (certified, model) = certified_root4([mu, t, tol, lo, hi, self.h_min, self.h_max], [s2, s3, sh, s4, w, g]);
+        ([mu, t, tol, lo, hi, self.h_min, self.h_max], [s2, s3, sh, s4, w, g])
+    }
+
+    /// The rest of [`RootRegs::step`], after the certificate `(certified, model)`.
+    #[inline(always)]
+    fn finish(&mut self, sums: [v128; 6], cert: (v128, v128), max_evals: u32) -> bool {
+        let zero = f32x4_splat(0.0);
+        let (mu, tol, go, lo, hi, lo_open, hi_open, evals) =
+            (self.mu, self.tol, self.go, self.lo, self.hi, self.lo_open, self.hi_open, self.evals);
+        let [s2, s3, sh, _, w, g] = sums;
+        let (certified, model) = cert;
         let certified = v128_and(certified, go);
         let moving = v128_andnot(go, certified);
         // The usual case on Adam-like conditioners: every searching lane is certified.
@@ -598,9 +639,17 @@ impl RootRegs {
 /// [`scalar::certified_root`] on four lanes: `(certified mask, model root)`.
 #[inline(always)]
 fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
-    let [mu, t, tol, lo, hi, h_min, h_max] = lane;
-    let [s2, s3, sh, s4, w, g] = sums;
-    let (zero, one) = (f32x4_splat(0.0), f32x4_splat(1.0));
+    let first = cert_first(lane, sums);
+    let second = cert_second(lane, sums, first);
+    cert_last(lane, sums, first, second)
+}
+
+/// [`certified_root4`] up to its first division: `[inv, inv_s2, dn, wide, span, d_min, d_max, den]`.
+#[inline(always)]
+fn cert_first(lane: [v128; 7], sums: [v128; 6]) -> [v128; 8] {
+    let [mu, _, tol, _, _, h_min, h_max] = lane;
+    let [s2, s3, sh, _, w, g] = sums;
+    let one = f32x4_splat(1.0);
     let den = f32x4_sub(f32x4_mul(s3, g), f32x4_mul(w, sh));
     let (inv, inv_s2) = (f32x4_div(one, den), f32x4_div(one, s2));
     let dn = f32x4_neg(f32x4_mul(f32x4_mul(s2, g), inv));
@@ -608,6 +657,16 @@ fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
     let span = f32x4_add(wide, tol);
     let low = f32x4_sub(mu, span);
     let (d_min, d_max) = (f32x4_add(h_min, low), f32x4_add(h_max, low));
+    [inv, inv_s2, dn, wide, span, d_min, d_max, den]
+}
+
+/// [`certified_root4`]'s remainder bound and model curvature: `[bound, half]`.
+#[inline(always)]
+fn cert_second(lane: [v128; 7], sums: [v128; 6], first: [v128; 8]) -> [v128; 2] {
+    let [_, t, _, _, _, h_min, h_max] = lane;
+    let [s2, s3, _, s4, _, _] = sums;
+    let [inv, inv_s2, _, _, span, d_min, d_max, _] = first;
+    let one = f32x4_splat(1.0);
     let y_max = f32x4_div(one, d_min);
     let r = f32x4_div(f32x4_sub(h_max, h_min), f32x4_mul(d_min, d_max));
     let m3 = f32x4_mul(f32x4_mul(f32x4_add(f32x4_mul(f32x4_splat(2.25), y_max), f32x4_mul(f32x4_splat(3.0), r)), r), r);
@@ -617,6 +676,16 @@ fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
         f32x4_mul(f32x4_mul(f32x4_mul(f32x4_mul(u_hi, m3), cube), f32x4_mul(t, s2)), f32x4_mul(f32x4_abs(inv), f32x4_splat(0.333_333_34)));
     let half =
         f32x4_mul(f32x4_mul(f32x4_mul(f32x4_splat(-1.5), t), f32x4_sub(f32x4_mul(s2, s4), f32x4_mul(s3, s3))), f32x4_mul(inv, inv_s2));
+    [bound, half]
+}
+
+/// [`certified_root4`]'s model root and its test.
+#[inline(always)]
+fn cert_last(lane: [v128; 7], _sums: [v128; 6], first: [v128; 8], second: [v128; 2]) -> (v128, v128) {
+    let [mu, _, tol, lo, hi, _, _] = lane;
+    let [_, _, dn, wide, _, d_min, _, den] = first;
+    let [bound, half] = second;
+    let (zero, one) = (f32x4_splat(0.0), f32x4_splat(1.0));
     let dh = f32x4_div(dn, f32x4_add(one, f32x4_mul(half, dn)));
     let (dm, dp) = (f32x4_sub(dh, tol), f32x4_add(dh, tol));
     let qm = f32x4_add(f32x4_sub(dm, dn), f32x4_mul(half, f32x4_mul(dm, dm)));
@@ -872,6 +941,19 @@ fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] 
     unsafe { out.assume_init() }
 }
 
+/// Stores `v` where nothing reads it. The engines place a pure SIMD value just before its first
+/// use; a store is a use that keeps its place in the instruction stream, so the values computed
+/// before a fence come before the code after it (see [`RootRegs::step_pair`]).
+#[inline(always)]
+fn fence<const N: usize>(v: [v128; N]) {
+    let mut sink = core::mem::MaybeUninit::<[v128; N]>::uninit();
+    let p = sink.as_mut_ptr().cast::<v128>();
+    for (j, x) in v.into_iter().enumerate() {
+        // SAFETY: vector j of a local array; volatile so that the store is kept.
+        unsafe { core::ptr::write_volatile(p.add(j), x) };
+    }
+}
+
 /// Lane `k` of `v` in every lane (`k < 4`; a constant once the quad loop is unrolled).
 #[inline(always)]
 fn lane_of(v: v128, k: usize) -> v128 {
@@ -965,10 +1047,23 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
                 horizontal4(Reduction::SumSq, a[2], b[2], c[2], d[2]),
             ]);
         }
-        for (rg, sm) in regs.iter_mut().zip(&sums).take(quads) {
-            if v128_any_true(rg.go) {
-                any |= rg.step(sm[0], sm[1], sm[2], s.max_evals);
+        // Searching quads two at a time (see RootRegs::step_pair).
+        let mut pending: Option<usize> = None;
+        for q in 0..quads {
+            if !v128_any_true(regs[q].go) {
+                continue;
             }
+            let Some(p) = pending.take() else {
+                pending = Some(q);
+                continue;
+            };
+            let (head, tail) = regs.split_at_mut(q);
+            let (sp, sq) = (&sums[p], &sums[q]);
+            any |= RootRegs::step_pair(&mut head[p], &mut tail[0], [sp[0], sp[1], sp[2]], [sq[0], sq[1], sq[2]], s.max_evals);
+        }
+        if let Some(p) = pending {
+            let sm = &sums[p];
+            any |= regs[p].step(sm[0], sm[1], sm[2], s.max_evals);
         }
     }
     let mut mus = [zero; QUADS_MAX];
