@@ -930,13 +930,18 @@ impl RunBlock {
 fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] {
     let mut out = core::mem::MaybeUninit::<[[v128; N]; 4]>::uninit();
     let p = out.as_mut_ptr().cast::<v128>();
-    for k in 0..4 {
-        for (j, v) in block(k).into_iter().enumerate() {
+    let put = |k: usize, v: [v128; N]| {
+        for (j, x) in v.into_iter().enumerate() {
             // SAFETY: vector j of element k of a local array; volatile only so that the store
             // is not elided. One vector at a time: a whole `[v128; N]` went through a copy.
-            unsafe { core::ptr::write_volatile(p.add(k * N + j), v) };
+            unsafe { core::ptr::write_volatile(p.add(k * N + j), x) };
         }
-    }
+    };
+    // Written out rather than a loop, which LLVM kept (with a branch per block on `k`).
+    put(0, block(0));
+    put(1, block(1));
+    put(2, block(2));
+    put(3, block(3));
     // SAFETY: every vector was written above (not zeroed first: that was a memset per quad).
     unsafe { out.assume_init() }
 }
