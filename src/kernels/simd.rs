@@ -980,10 +980,12 @@ fn lane_of(v: v128, k: usize) -> v128 {
 fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
     let (rows, vecs) = if R == 0 { (run.rows, run.vecs) } else { (R, V) };
     let (xp, hp) = (x.as_mut_ptr(), h.as_ptr());
+    let (width, last) = (4 * vecs, run.blocks - 1);
     let block = |q: usize, k: usize| {
-        let (xo, ho) = run.block_at(q, k);
+        // BlockRun::block_at with the shape's constant width (a shift, not a multiply).
+        let at = (4 * q + k).min(last) * width;
         // SAFETY: inside x and h (BlockRun::check).
-        RunBlock { x: unsafe { xp.add(xo) }, h: unsafe { hp.add(ho) }, xs: run.x_stride, hs: run.h_stride, rows, vecs }
+        RunBlock { x: unsafe { xp.add(run.x_at + at) }, h: unsafe { hp.add(run.h_at + at) }, xs: run.x_stride, hs: run.h_stride, rows, vecs }
     };
     let quads = run.quads();
     let zero = f32x4_splat(0.0);
