@@ -737,8 +737,10 @@ fn root_start_lanes(stats: [v128; 5], t: v128, c: &RootStart) -> ([v128; 4], v12
         v128_and(f32x4_gt(h_min, zero), v128_and(f32x4_lt(lo, hi), f32x4_lt(hi, inf))),
     );
     let resolution = f32x4_mul(f32x4_mul(f32x4_splat(4.0 * f32::EPSILON), hi), f32x4_div(a, d));
-    // Every operand is a number in plain lanes, so f32x4_max is f32::max there.
-    let tol = f32x4_max(f32x4_max(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
+    // Every operand is a non-negative number in plain lanes (resolution > 0), so pmax (one
+    // instruction; f32x4_max is eight in V8, for NaN and signed zeros) is f32::max there; the
+    // other lanes' tolerance is not used.
+    let tol = f32x4_pmax(f32x4_pmax(f32x4_mul(f32x4_sub(hi, lo), f32x4_splat(c.halvings)), f32x4_splat(c.atol * 0.5)), resolution);
     ([lo, hi, root_start_mu4([sumsq, swh, swh2, a, t, lo, hi]), tol], plain, a)
 }
 
