@@ -750,6 +750,9 @@ fn zeroed_mu4(a: v128, t: v128, h_min: v128, h_max: v128, c: &RootStart, max_eva
     let zero = f32x4_splat(0.0);
     let ok = if c.eps > 0.0 { u32x4_splat(u32::MAX) } else { zero };
     let zeroed = v128_and(v128_and(f32x4_le(f32x4_sub(a, t), zero), f32x4_gt(t, zero)), v128_and(f32x4_gt(h_min, zero), ok));
+    if !v128_any_true(zeroed) {
+        return (zeroed, zero);
+    }
     let eps = f32x4_splat(c.eps);
     let (lo, hi) = (f32x4_div(f32x4_mul(t, h_min), eps), f32x4_div(f32x4_mul(t, h_max), eps));
     let mid = f32x4_mul(f32x4_add(lo, hi), f32x4_splat(0.5));
