@@ -374,7 +374,8 @@ pub struct BlockRun {
     pub blocks: usize,
 }
 
-/// Quads per [`adam_run`] call at most.
+/// Quads per [`adam_run`] call at most: the SIMD kernel runs each phase over all of them (4096²,
+/// 4×4 in Chromium: 42.1 ms with 16, 41.3 ms with 32, 41.9 ms with 64, Node 47.6 ms with 64).
 pub const QUADS_MAX: usize = 32;
 
 impl BlockRun {

@@ -927,10 +927,12 @@ impl RunBlock {
     }
 }
 
-/// The four blocks' per-lane sums, each written to memory as soon as its block is done. V8
-/// places pure values next to their first use: without the stores, every block's first sum was
-/// folded before any second one was formed, each element's reciprocal and conditioner spilled in
-/// between (Node's profile; 4096², 4×4: 55 → 51 ms there, no change in Chromium).
+/// The four blocks' per-lane sums (or statistics), each written to memory as soon as its block is
+/// done. V8 places pure values next to their first use: without the stores, every block's first
+/// sum was folded before any second one was formed, each element's reciprocal and conditioner
+/// spilled in between, and the statistics' loads of all four blocks came before any arithmetic.
+/// One vector at a time into an uninitialised local, the four blocks written out (4096², 4×4:
+/// Chromium 45.9 → 40.0 ms, Node 53.1 → 41.6 ms, with the same stores for the statistics).
 #[inline(always)]
 fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] {
     let mut out = core::mem::MaybeUninit::<[[v128; N]; 4]>::uninit();
@@ -976,10 +978,14 @@ fn lane_of(v: v128, k: usize) -> v128 {
 }
 
 /// The run's quads, one phase at a time over all of them: statistics, bracket and start (refused
-/// unless each lane is a plain search or a zeroed block), then evaluations and steps iteration-outer until every search
-/// stops, then the read-off and the write. The per-quad parts (start, step, read-off) are long
-/// dependency chains of divisions and square roots; with the quads' chains next to each other in
-/// the instruction stream they overlap (Chromium, 4096², 4×4: 55 → 46 ms). `R x 4V` blocks
+/// unless each lane is a plain search or a zeroed block), then evaluations and steps
+/// iteration-outer until every search stops, then the read-off and the write. The per-quad parts
+/// (start, step, read-off) are long dependency chains of divisions and square roots; with the
+/// quads' chains next to each other in the instruction stream they overlap (Chromium, 4096², 4×4:
+/// 55 → 46 ms), and the steps go two at a time ([`RootRegs::step_pair`]). Measured and left out
+/// (each slower in Chromium, most also in Node): the starts two at a time, the steps four at a
+/// time, the next run's statistics inside this run's write or evaluations, reading one value per
+/// row of the next run during the start or the write (wasm has no prefetch). `R x 4V` blocks
 /// (`R = 0`: the run's own shape), one function per shape.
 #[inline(never)]
 fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &BlockRun, t: &[f32], s: &QuadSearch, ok: &mut [bool]) {
@@ -990,7 +996,14 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         // BlockRun::block_at with the shape's constant width (a shift, not a multiply).
         let at = (4 * q + k).min(last) * width;
         // SAFETY: inside x and h (BlockRun::check).
-        RunBlock { x: unsafe { xp.add(run.x_at + at) }, h: unsafe { hp.add(run.h_at + at) }, xs: run.x_stride, hs: run.h_stride, rows, vecs }
+        RunBlock {
+            x: unsafe { xp.add(run.x_at + at) },
+            h: unsafe { hp.add(run.h_at + at) },
+            xs: run.x_stride,
+            hs: run.h_stride,
+            rows,
+            vecs,
+        }
     };
     let quads = run.quads();
     let zero = f32x4_splat(0.0);
