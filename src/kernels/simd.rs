@@ -1043,8 +1043,12 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     // Zeroed blocks' masks and `mu` (lanes that are not searched).
     let mut zeroed = [(zero, zero); QUADS_MAX];
     for q in 0..quads {
-        let qt: [f32; 4] = std::array::from_fn(|k| t[run.block(q, k)]);
-        let tv = load4(&qt);
+        // A whole quad's thresholds are consecutive (one load); a last partial quad repeats its
+        // last block's.
+        let tv = match t.get(4 * q..4 * q + 4) {
+            Some(qt) if 4 * q + 4 <= run.blocks => load4(qt.try_into().unwrap_or(&[0.0; 4])),
+            _ => load4(&std::array::from_fn::<f32, 4, _>(|k| t[run.block(q, k)])),
+        };
         let ([lo, hi, mu, tol], plain, a) = root_start_lanes(sums[q], tv, &s.start);
         let [h_min, h_max] = [sums[q][1], sums[q][2]];
         let (zm, zmu) = zeroed_mu4(a, tv, h_min, h_max, &s.start, s.max_evals);
