@@ -1096,11 +1096,15 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         }
     }
     let mut mus = [zero; QUADS_MAX];
-    for q in (0..quads).filter(|&q| ok[q]) {
+    // Every quad, without a branch: a refused quad's lanes are idle (read off, not written).
+    for q in 0..quads {
         let (zm, zmu) = zeroed[q];
         mus[q] = v128_bitselect(zmu, bisection_iterate4(brackets[q][0], brackets[q][1], regs[q].mu, s.k_stop, s.cells), zm);
     }
-    for q in (0..quads).filter(|&q| ok[q]) {
+    for q in 0..quads {
+        if !ok[q] {
+            continue;
+        }
         let (mu, zm) = (mus[q], zeroed[q].0);
         // Zeroed lanes are multiplied by 0 after the scaling, as prox_write does.
         let keep = v128_any_true(zm).then(|| v128_bitselect(zero, f32x4_splat(1.0), zm));
