@@ -1053,13 +1053,14 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         let [h_min, h_max] = [sums[q][1], sums[q][2]];
         let (zm, zmu) = zeroed_mu4(a, tv, h_min, h_max, &s.start, s.max_evals);
         // Each lane a plain search or a zeroed block, else the quad is refused.
-        ok[q] = i32x4_all_true(v128_or(plain, zm));
-        if ok[q] {
-            let (prev, go) = (f32x4_sub(hi, lo), v128_andnot(ones, zm));
-            regs[q] = RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, h_min, h_max, evals: zero, go };
-            brackets[q] = [lo, hi];
-            zeroed[q] = (zm, zmu);
-        }
+        let taken = i32x4_all_true(v128_or(plain, zm));
+        ok[q] = taken;
+        // Without a branch: a refused quad's lanes do not go (nothing of it is written).
+        let go = if taken { v128_andnot(ones, zm) } else { zero };
+        let prev = f32x4_sub(hi, lo);
+        regs[q] = RootRegs { lo, hi, mu, t: tv, tol, prev, newt: zero, lo_open: ones, hi_open: ones, h_min, h_max, evals: zero, go };
+        brackets[q] = [lo, hi];
+        zeroed[q] = (zm, zmu);
     }
     let mut any = true;
     while any {
