@@ -1005,17 +1005,24 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     let (rows, vecs) = if R == 0 { (run.rows, run.vecs) } else { (R, V) };
     let (xp, hp) = (x.as_mut_ptr(), h.as_ptr());
     let (width, last) = (4 * vecs, run.blocks - 1);
-    let block = |q: usize, k: usize| {
-        // BlockRun::block_at with the shape's constant width (a shift, not a multiply).
-        let at = (4 * q + k).min(last) * width;
+    let at = |at: usize| RunBlock {
         // SAFETY: inside x and h (BlockRun::check).
-        RunBlock {
-            x: unsafe { xp.add(run.x_at + at) },
-            h: unsafe { hp.add(run.h_at + at) },
-            xs: run.x_stride,
-            hs: run.h_stride,
-            rows,
-            vecs,
+        x: unsafe { xp.add(run.x_at + at) },
+        h: unsafe { hp.add(run.h_at + at) },
+        xs: run.x_stride,
+        hs: run.h_stride,
+        rows,
+        vecs,
+    };
+    // The four blocks of quad q (BlockRun::block_at with the shape's constant width, a shift
+    // rather than a multiply): a whole quad's are `width` apart, one offset for the four.
+    let quad = |q: usize| -> [RunBlock; 4] {
+        let first = 4 * q;
+        if first + 3 <= last {
+            let base = first * width;
+            [at(base), at(base + width), at(base + 2 * width), at(base + 3 * width)]
+        } else {
+            std::array::from_fn(|k| at((first + k).min(last) * width))
         }
     };
     let quads = run.quads();
@@ -1033,7 +1040,8 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     // (start, step, read-off) are long chains of divisions and square roots that only overlap
     // when the neighbouring quads' chains sit next to them in the instruction stream.
     for (q, st) in sums.iter_mut().enumerate().take(quads) {
-        let [a, b, c, d] = pinned(|k| block(q, k).stats());
+        let blocks = quad(q);
+        let [a, b, c, d] = pinned(|k| blocks[k].stats());
         // Folded four blocks at once, in prox_stats4's order.
         st.write([
             horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]),
@@ -1075,7 +1083,8 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
                 continue;
             }
             let mu = rg.mu;
-            let [a, b, c, d] = pinned(|k| block(q, k).sums(lane_of(mu, k)));
+            let blocks = quad(q);
+            let [a, b, c, d] = pinned(|k| blocks[k].sums(lane_of(mu, k)));
             sums[q][..3].copy_from_slice(&[
                 horizontal4(Reduction::SumSq, a[0], b[0], c[0], d[0]),
                 horizontal4(Reduction::SumSq, a[1], b[1], c[1], d[1]),
@@ -1115,10 +1124,11 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
         let (mu, zm) = (mus[q], zeroed[q].0);
         // Zeroed lanes are multiplied by 0 after the scaling, as prox_write does.
         let keep = v128_any_true(zm).then(|| v128_bitselect(zero, f32x4_splat(1.0), zm));
-        for k in 0..run.lanes(q) {
+        let blocks = quad(q);
+        for (k, b) in blocks.iter().enumerate().take(run.lanes(q)) {
             match keep {
-                None => block(q, k).write(lane_of(mu, k)),
-                Some(keep) => block(q, k).write_keep(lane_of(mu, k), lane_of(keep, k)),
+                None => b.write(lane_of(mu, k)),
+                Some(keep) => b.write_keep(lane_of(mu, k), lane_of(keep, k)),
             }
         }
     }
