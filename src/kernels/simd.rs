@@ -565,8 +565,8 @@ impl RootRegs {
         fence(ga);
         let gb = cert_second(lb, cb, fb);
         fence(gb);
-        let ra = cert_last(la, ca, fa, ga);
-        let rb = cert_last(lb, cb, fb, gb);
+        let ra = cert_last(la, fa, ga);
+        let rb = cert_last(lb, fb, gb);
         a.finish(ca, ra, max_evals) | b.finish(cb, rb, max_evals)
     }
 
@@ -643,7 +643,7 @@ impl RootRegs {
 fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
     let first = cert_first(lane, sums);
     let second = cert_second(lane, sums, first);
-    cert_last(lane, sums, first, second)
+    cert_last(lane, first, second)
 }
 
 /// [`certified_root4`] up to its first division: `[inv, inv_s2, dn, wide, span, d_min, d_max, den]`.
@@ -683,7 +683,7 @@ fn cert_second(lane: [v128; 7], sums: [v128; 6], first: [v128; 8]) -> [v128; 2] 
 
 /// [`certified_root4`]'s model root and its test.
 #[inline(always)]
-fn cert_last(lane: [v128; 7], _sums: [v128; 6], first: [v128; 8], second: [v128; 2]) -> (v128, v128) {
+fn cert_last(lane: [v128; 7], first: [v128; 8], second: [v128; 2]) -> (v128, v128) {
     let [mu, _, tol, lo, hi, _, _] = lane;
     let [_, _, dn, wide, _, d_min, _, den] = first;
     let [bound, half] = second;
@@ -939,20 +939,29 @@ impl RunBlock {
 fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] {
     let mut out = MaybeUninit::<[[v128; N]; 4]>::uninit();
     let p = out.as_mut_ptr().cast::<v128>();
-    let put = |k: usize, v: [v128; N]| {
-        for (j, x) in v.into_iter().enumerate() {
-            // SAFETY: vector j of element k of a local array; volatile only so that the store
-            // is not elided. One vector at a time: a whole `[v128; N]` went through a copy.
-            unsafe { core::ptr::write_volatile(p.add(k * N + j), x) };
-        }
-    };
     // Written out rather than a loop, which LLVM kept (with a branch per block on `k`).
-    put(0, block(0));
-    put(1, block(1));
-    put(2, block(2));
-    put(3, block(3));
+    // SAFETY: element k of a local array of four.
+    unsafe {
+        store_kept(p, block(0));
+        store_kept(p.add(N), block(1));
+        store_kept(p.add(2 * N), block(2));
+        store_kept(p.add(3 * N), block(3));
+    }
     // SAFETY: every vector was written above (not zeroed first: that was a memset per quad).
     unsafe { out.assume_init() }
+}
+
+/// Volatile stores of `v` at `p..p + N`, one vector at a time (a whole `[v128; N]` went through
+/// a copy): stores the engines keep where they are.
+///
+/// # Safety
+/// `p..p + N` must be valid for writes.
+#[inline(always)]
+unsafe fn store_kept<const N: usize>(p: *mut v128, v: [v128; N]) {
+    for (j, x) in v.into_iter().enumerate() {
+        // SAFETY: inside p..p + N (the caller's contract).
+        unsafe { core::ptr::write_volatile(p.add(j), x) };
+    }
 }
 
 /// Stores `v` where nothing reads it. The engines place a pure SIMD value just before its first
@@ -961,11 +970,8 @@ fn pinned<const N: usize>(block: impl Fn(usize) -> [v128; N]) -> [[v128; N]; 4] 
 #[inline(always)]
 fn fence<const N: usize>(v: [v128; N]) {
     let mut sink = MaybeUninit::<[v128; N]>::uninit();
-    let p = sink.as_mut_ptr().cast::<v128>();
-    for (j, x) in v.into_iter().enumerate() {
-        // SAFETY: vector j of a local array; volatile so that the store is kept.
-        unsafe { core::ptr::write_volatile(p.add(j), x) };
-    }
+    // SAFETY: a local array of N vectors.
+    unsafe { store_kept(sink.as_mut_ptr().cast::<v128>(), v) }
 }
 
 /// The first `n` elements of `buf` as initialised values.
@@ -1054,11 +1060,11 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     // SAFETY: written above for every quad.
     let sums = unsafe { written(&mut sums, quads) };
     for q in 0..quads {
-        // A whole quad's thresholds are consecutive (one load); a last partial quad repeats its
-        // last block's.
-        let tv = match t.get(4 * q..4 * q + 4) {
-            Some(qt) if 4 * q + 4 <= run.blocks => load4(qt.try_into().unwrap_or(&[0.0; 4])),
-            _ => load4(&std::array::from_fn::<f32, 4, _>(|k| t[run.block(q, k)])),
+        // A whole quad's thresholds are consecutive (one load; `t` has one per block of the
+        // run); a last partial quad repeats its last block's.
+        let tv = match t.get(4 * q..4 * q + 4).and_then(|qt| <&[f32; 4]>::try_from(qt).ok()) {
+            Some(qt) => load4(qt),
+            None => load4(&std::array::from_fn::<f32, 4, _>(|k| t[run.block(q, k)])),
         };
         let ([lo, hi, mu, tol], plain, a) = root_start_lanes(sums[q], tv, &s.start);
         let [h_min, h_max] = [sums[q][1], sums[q][2]];
