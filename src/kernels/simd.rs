@@ -1011,10 +1011,10 @@ fn adam_run_in<const R: usize, const V: usize>(x: &mut [f32], h: &[f32], run: &B
     let (rows, vecs) = if R == 0 { (run.rows, run.vecs) } else { (R, V) };
     let (xp, hp) = (x.as_mut_ptr(), h.as_ptr());
     let (width, last) = (4 * vecs, run.blocks - 1);
-    let at = |at: usize| RunBlock {
+    let at = |offset: usize| RunBlock {
         // SAFETY: inside x and h (BlockRun::check).
-        x: unsafe { xp.add(run.x_at + at) },
-        h: unsafe { hp.add(run.h_at + at) },
+        x: unsafe { xp.add(run.x_at + offset) },
+        h: unsafe { hp.add(run.h_at + offset) },
         xs: run.x_stride,
         hs: run.h_stride,
         rows,
