@@ -646,7 +646,8 @@ fn certified_root4(lane: [v128; 7], sums: [v128; 6]) -> (v128, v128) {
     cert_last(lane, first, second)
 }
 
-/// [`certified_root4`] up to its first division: `[inv, inv_s2, dn, wide, span, d_min, d_max, den]`.
+/// [`certified_root4`] up to its first divisions:
+/// `[inv, inv_s2, dn, wide, span, d_min, d_max, den]`.
 #[inline(always)]
 fn cert_first(lane: [v128; 7], sums: [v128; 6]) -> [v128; 8] {
     let [mu, _, tol, _, _, h_min, h_max] = lane;

@@ -2,8 +2,8 @@
 //! written while it is in cache, with no per-block state kept over the whole grid and no second
 //! pass reading weights and conditioners again. With contiguous rows and a block width that is a
 //! multiple of 4 the blocks are read and written where they lie ([`kernels::adam_run`], quads of
-//! plain searches and zeroed blocks; any other quad, and every other layout, is gathered into a batch, searched and
-//! scattered back by [`run_batch`]), with the same bits either way.
+//! plain searches and zeroed blocks; any other quad, and every other layout, is gathered into a
+//! batch, searched and scattered back by [`run_batch`]), with the same bits either way.
 //!
 //! What makes this possible is that the seed's global stop `K` (the step at which every bracket
 //! is below `atol`, else `maxIter`) is known before any block is searched: it is `maxIter` when
