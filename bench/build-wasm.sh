@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the bench-only wasm modules into bench/out/wasm/{simd,scalar,mt} (see bench/wasm).
+# Builds the bench-only wasm modules into bench/out/wasm/{simd,scalar,mt,mttrace} (see bench/wasm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -13,12 +13,15 @@ build() { # name features flags
   wasm-bindgen --target web --out-dir "bench/out/wasm/$name" --out-name bench \
     "$tdir/wasm32-unknown-unknown/release/sparsekit_bench_wasm.wasm"
 }
-for v in ${BENCH_VARIANTS:-simd scalar mt}; do
+for v in ${BENCH_VARIANTS:-simd scalar mt mttrace}; do
   case $v in
     simd) build simd "" "$ST_FLAGS" ;;
     # No +simd128 here: otherwise LLVM autovectorizes the portable kernels with SIMD128 and the
     # ratio would compare hand-written SIMD with autovectorized SIMD.
     scalar) build scalar "--features scalar-kernels" "" ;;
     mt) build mt "--features threads" "$MT_FLAGS" ;;
+    # The threaded build with every parallel task timed (bench/task-trace.mjs); never the one
+    # whose ratios are reported.
+    mttrace) build mttrace "--features task-trace" "$MT_FLAGS" ;;
   esac
 done

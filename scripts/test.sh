@@ -31,6 +31,9 @@ cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|f
 section "cargo test --release --features native-threads (threaded = single-threaded, bit for bit)"
 cargo test --release --features native-threads --test adam_threads --test calib_props 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
+section "cargo test --features native-threads,task-trace (the bench's per-task trace)"
+cargo test --features native-threads,task-trace --test task_trace 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
+
 section "cargo test (debug: debug assertions and overflow checks on)"
 cargo test 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 

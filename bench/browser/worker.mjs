@@ -2,7 +2,8 @@
 // threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
 import { runInterleaved, wasmMembw, SIZES } from '../suite.mjs';
 import { runCalibInterleaved } from '../calib-suite.mjs';
-import { runThreadsProbe } from '../threads-suite.mjs';
+import { runThreadsProbe, PROBE_CELLS, PROBE_SIZE } from '../threads-suite.mjs';
+import { runTraceProbe } from '../task-trace.mjs';
 
 onmessage = async (e) => {
   const { quick, threads, calib, probe } = e.data;
@@ -29,6 +30,12 @@ onmessage = async (e) => {
     if (probe) {
       // Threads probe only (bench/threads-suite.mjs): st vs mt on the target cells, ceilings.
       runThreadsProbe('chromium', variants[0].mod, variants[1].mod, { quick, log });
+      // Then where the threaded calls' time goes (bench/task-trace.mjs), from the traced build.
+      const traced = await import('../out/wasm/mttrace/bench.js');
+      await traced.default();
+      await traced.initThreadPool(threads);
+      traced.markThreadPoolReady();
+      runTraceProbe('chromium', variants[0].mod, traced, PROBE_CELLS, PROBE_SIZE, { quick, log });
       postMessage({ done: true });
       return;
     }

@@ -8,7 +8,8 @@
 //!
 //! With the cargo feature `scalar-kernels` the scalar implementation is used everywhere (the
 //! bench builds a wasm of it to measure what SIMD128 buys). [`par`] runs closures over chunks
-//! with rayon (features `threads` / `native-threads`) or sequentially: one code path.
+//! with rayon (features `threads` / `native-threads`) or sequentially: one code path; with the
+//! bench-only feature `task-trace` it records each task's worker and span ([`task_trace`]).
 //!
 //! Reduction order is fixed and identical in both implementations (4 interleaved lanes per
 //! contiguous chunk, combined as `(l0 + l1) + (l2 + l3)`, then added to the accumulator), so the
@@ -21,6 +22,8 @@ pub mod par;
 pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
 pub mod simd;
+#[cfg(all(feature = "task-trace", any(feature = "threads", feature = "native-threads")))]
+pub mod task_trace;
 
 /// True when the SIMD128 kernels are compiled in (else the scalar ones run).
 pub const SIMD: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")));

@@ -112,6 +112,41 @@ pub fn bench_spin(tasks: u32, iters: u32) -> u32 {
     acc.into_inner()
 }
 
+/// Runs one operation once with every parallel task timed (the `mttrace` variant only):
+/// `{"call_ms": .., "spans": [[task, worker, start_ms, end_ms], ..]}`, times from the call's
+/// start, on a clock all workers share (`performance.timeOrigin + performance.now()`).
+#[cfg(feature = "task-trace")]
+#[wasm_bindgen]
+pub fn bench_trace(op: &str, block: &str) -> String {
+    use sparsekit_wasm::kernels::task_trace;
+    task_trace::set_clock(shared_clock_ms);
+    task_trace::take();
+    let t0 = task_trace::now_ms();
+    bench_run(op, block);
+    let call_ms = task_trace::now_ms() - t0;
+    let spans: Vec<String> = task_trace::take()
+        .iter()
+        .map(|s| format!("[{},{},{:.4},{:.4}]", s.task, s.worker, s.start_ms - t0, s.end_ms - t0))
+        .collect();
+    format!("{{\"call_ms\":{call_ms:.4},\"spans\":[{}]}}", spans.join(","))
+}
+
+/// Milliseconds on a clock every Web Worker of the page shares: each worker's
+/// `performance.now()` counts from its own `timeOrigin`.
+#[cfg(feature = "task-trace")]
+fn shared_clock_ms() -> f64 {
+    use js_sys::{Function, Reflect};
+    thread_local! {
+        static PERF: (wasm_bindgen::JsValue, Function, f64) = {
+            let perf = Reflect::get(&js_sys::global(), &"performance".into()).expect("performance");
+            let now: Function = Reflect::get(&perf, &"now".into()).expect("performance.now").into();
+            let origin = Reflect::get(&perf, &"timeOrigin".into()).ok().and_then(|o| o.as_f64()).unwrap_or(0.0);
+            (perf, now, origin)
+        };
+    }
+    PERF.with(|(perf, now, origin)| origin + now.call0(perf).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))
+}
+
 #[wasm_bindgen]
 pub fn bench_bw_free() {
     BW.with(|b| *b.borrow_mut() = Vec::new());
