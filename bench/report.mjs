@@ -133,7 +133,18 @@ const head = [
     return bw ? `memory-read bandwidth 1 thread ${f(bw.st_gbps)} GB/s, all ${bw.nthreads} workers at once ${f(bw.mt_all_workers_gbps)} GB/s; an empty parallel region ${f(pool?.region_us_median, 0)} µs` : 'not run';
   })()}.`,
 ];
-console.log(['# sparsekit-wasm bench', ...head, '', '## Targets', ...tl, '', '## Tables', ...lines].join('\n'));
+// Where the threaded calls' time goes (bench/task-trace.mjs: the traced build, same page).
+const traceRecs = probeRecs.filter((x) => x.kind === 'threads-trace');
+const parts = ['call', 'start', 'late', 'work', 'imbalance', 'end', 'stall'];
+const trace = traceRecs.length ? [
+  '', '## Where a threaded call\'s time goes (Chromium, traced build)', '',
+  `Each task of the core's parallel loops timed with its worker (\`bench/task-trace.mjs\`, build \`mttrace\`), interleaved with the single-threaded call; ms, median / p90 over the calls. \`work\` = the tasks' summed time / workers; \`late\` = the last worker's first task after the first worker's; \`stall\` = task time beyond 1.5× the median task; "task ÷ single" = median task / (single-threaded call / tasks per call).`,
+  '',
+  `| cell | calls | single | ${parts.join(' | ')} | tasks | task ÷ single |`,
+  `|---|---:|---:|${parts.map(() => '---:').join('|')}|---:|---:|`,
+  ...traceRecs.map((r) => `| ${r.op} ${r.rows}² ${r.block.replace('x', '×')} | ${r.reps} | ${f(r.single_median_ms)} | ${parts.map((k) => `${f(r[k].median)} / ${f(r[k].p90)}`).join(' | ')} | ${r.tasks.median} | ${f(r.task_vs_single)} |`),
+] : [];
+console.log(['# sparsekit-wasm bench', ...head, '', '## Targets', ...tl, ...trace, '', '## Tables', ...lines].join('\n'));
 
 writeFileSync(new URL('latest.json', out), JSON.stringify({ machine, date, membw, targets, checks, records: ops }, null, 1));
 const md = `# Benchmark results
@@ -154,6 +165,7 @@ iterations); \`nm24\` = 2:4 keep-mask. Block \`T4x4\` = 4×4 blocks of the trans
 ## Targets
 
 ${tl.join('\n')}
+${trace.join('\n')}
 
 ## Tables
 ${lines.join('\n')}
