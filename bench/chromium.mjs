@@ -1,6 +1,7 @@
 // Runs bench/browser in headless Chromium (playwright-core, the system Chromium) and prints
 // its records as JSON lines. Usage: node bench/chromium.mjs [--quick] [--calib] [--threads]
-// Every record gets the machine's load average at the time it is printed (`load`).
+// Every record gets the machine's load average at the time it is printed (`load`), as the
+// page reports it (bench/browser/index.html).
 import { loadavg } from 'node:os';
 import { chromium } from 'playwright-core';
 import { serve } from './serve.mjs';
@@ -16,19 +17,22 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-let printed = 0;
 try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error('[page]', m.text()); });
-  await page.goto(url);
-  for (;;) {
-    const { records, done, error } = await page.evaluate(() => ({ records: window.__records, done: window.__done, error: window.__error }));
+  // The page reports each record through this binding as the worker posts it: nothing polls
+  // the page while the worker measures.
+  let settle;
+  const finished = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  page.on('pageerror', (e) => settle.reject(new Error(`bench page: ${e.message}`)));
+  await page.exposeFunction('__benchReport', (kind, payload) => {
     const load = loadavg().map((x) => +x.toFixed(2));
-    for (; printed < records.length; printed++) console.log(JSON.stringify({ ...records[printed], load }));
-    if (error) throw new Error(`bench page: ${error}`);
-    if (done) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+    if (kind === 'record') console.log(JSON.stringify({ ...JSON.parse(payload), load }));
+    else if (kind === 'error') settle.reject(new Error(`bench page: ${payload}`));
+    else settle.resolve();
+  });
+  await page.goto(url);
+  await finished;
 } finally {
   await browser.close();
   server.close();
