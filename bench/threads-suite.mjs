@@ -3,8 +3,9 @@
 // and the Adam soft threshold), measured in one run and interleaved, next to the ceilings that
 // bound it: the memory-read bandwidth of one thread and of all workers reading at once, and the
 // cost of one empty parallel region (pool wake-up and join), and, interleaved with the cells,
-// what 2 workers gain at that moment on pure arithmetic (the cores are shared with other
-// processes: that ratio is the ceiling of the kernels' ratios in the same run).
+// what 2 workers gain at that moment on pure arithmetic, latency-bound and throughput-bound (the
+// cores are shared with other processes and the vCPUs with other guests: those ratios are the
+// ceilings of the kernels' ratios in the same run).
 const now = () => performance.now();
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const q = (s, p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
@@ -43,18 +44,27 @@ export function runThreadsProbe(env, st, mt, { quick = false, log = () => {} } =
   const ps = sorted(pool);
   log({ kind: 'threads-pool', env, nthreads, region_us_median: q(ps, 0.5), region_us_best: ps[0] });
 
-  // The machine's ceiling now: pure arithmetic, one task per worker, st (in turn) vs mt.
-  let iters = 1 << 16; // sized so that the single-threaded run takes 20-40 ms
-  while (iters < 2 ** 30) {
-    const t = now();
-    st.bench_spin(nthreads, iters);
-    if (now() - t > 20) break;
-    iters *= 2;
-  }
-  const spin = () => {
-    let t = now(); st.bench_spin(nthreads, iters); const a = now() - t;
-    t = now(); mt.bench_spin(nthreads, iters); return a / (now() - t);
+  // The machine's ceiling now: pure arithmetic, one task per worker, st (in turn) vs mt; a
+  // dependent integer chain (latency-bound) and independent SIMD multiply-adds (throughput-bound:
+  // two vCPUs that are hyperthreads of one host core share those pipes, as the kernels do).
+  const sized = (spinner) => { // iterations for a single-threaded run of 20-40 ms
+    let iters = 1 << 12;
+    while (iters < 2 ** 30) {
+      const t = now();
+      spinner(st, iters);
+      if (now() - t > 20) break;
+      iters *= 2;
+    }
+    return iters;
   };
+  const intSpin = (v, it) => v.bench_spin(nthreads, it);
+  const fpSpin = (v, it) => v.bench_spin_fp(nthreads, it);
+  const [iters, itersFp] = [sized(intSpin), sized(fpSpin)];
+  const ratioOf = (spinner, it) => {
+    let t = now(); spinner(st, it); const a = now() - t;
+    t = now(); spinner(mt, it); return a / (now() - t);
+  };
+  const spin = () => [ratioOf(intSpin, iters), ratioOf(fpSpin, itersFp)];
 
   // The target cells, interleaved: each repetition runs st then mt.
   const [r, c] = PROBE_SIZE;
@@ -65,6 +75,7 @@ export function runThreadsProbe(env, st, mt, { quick = false, log = () => {} } =
     const reps = quick ? 3 : op === 'soft' ? 9 : 21;
     const ts = { st: [], mt: [] };
     const ceiling = [];
+    const ceilingFp = [];
     for (const v of [st, mt]) { v.bench_run(op, block); if (mutates) v.bench_restore(); }
     for (let i = 0; i < reps; i++) {
       for (const [name, v] of [['st', st], ['mt', mt]]) {
@@ -73,7 +84,9 @@ export function runThreadsProbe(env, st, mt, { quick = false, log = () => {} } =
         ts[name].push(now() - t);
         if (mutates) v.bench_restore();
       }
-      ceiling.push(spin());
+      const [ci, cf] = spin();
+      ceiling.push(ci);
+      ceilingFp.push(cf);
     }
     const s = stats(ts.st);
     const m = stats(ts.mt);
@@ -82,8 +95,10 @@ export function runThreadsProbe(env, st, mt, { quick = false, log = () => {} } =
       kind: 'threads-op', env, nthreads, op, block, rows: r, cols: c, st: s, mt: m,
       ratio_median: s.median_ms / m.median_ms, ratio_best: s.best_ms / m.best_ms, identical: same,
       ceiling_median: q(sorted(ceiling), 0.5), ceiling_best: Math.max(...ceiling),
+      ceiling_fp_median: q(sorted(ceilingFp), 0.5), ceiling_fp_best: Math.max(...ceilingFp),
       // Per repetition: the ratio over the ceiling measured right after it (1 = all the machine gave).
       efficiency_median: q(sorted(ts.st.map((a, i) => a / ts.mt[i] / ceiling[i])), 0.5),
+      efficiency_fp_median: q(sorted(ts.st.map((a, i) => a / ts.mt[i] / ceilingFp[i])), 0.5),
     });
   }
   st.bench_free();

@@ -112,6 +112,45 @@ pub fn bench_spin(tasks: u32, iters: u32) -> u32 {
     acc.into_inner()
 }
 
+/// `tasks` tasks of floating-point throughput (`iters` rounds of eight independent SIMD
+/// multiply-add chains each). Two vCPUs that are the two hyperthreads of one host core run
+/// [`bench_spin`]'s dependent chain side by side at full speed, but share the floating-point
+/// pipes that the kernels need: this ceiling sees that, the integer one does not.
+#[wasm_bindgen]
+pub fn bench_spin_fp(tasks: u32, iters: u32) -> f32 {
+    use sparsekit_wasm::kernels::par;
+    let acc = std::sync::Mutex::new(0.0f32);
+    par::for_each_index(tasks as usize, |i| {
+        let s = fp_chains(i as f32, iters);
+        *acc.lock().unwrap_or_else(|e| e.into_inner()) += s;
+    });
+    acc.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(target_feature = "simd128")]
+fn fp_chains(seed: f32, iters: u32) -> f32 {
+    use std::arch::wasm32::*;
+    let (a, b) = (f32x4_splat(0.999_9), f32x4_splat(1e-4 * seed));
+    let mut v = [f32x4_splat(1.0); 8];
+    for _ in 0..iters {
+        for x in v.iter_mut() {
+            *x = f32x4_add(f32x4_mul(*x, a), b);
+        }
+    }
+    std::hint::black_box(v).iter().map(|x| f32x4_extract_lane::<0>(*x)).sum()
+}
+
+#[cfg(not(target_feature = "simd128"))]
+fn fp_chains(seed: f32, iters: u32) -> f32 {
+    let mut v = [1.0f32; 32];
+    for _ in 0..iters {
+        for x in v.iter_mut() {
+            *x = *x * 0.999_9 + 1e-4 * seed;
+        }
+    }
+    std::hint::black_box(v).iter().sum()
+}
+
 /// Runs one operation once with every parallel task timed (the `mttrace` variant only):
 /// `{"call_ms": .., "spans": [[task, worker, start_ms, end_ms], ..]}`, times from the call's
 /// start, on a clock all workers share (`performance.timeOrigin + performance.now()`).
