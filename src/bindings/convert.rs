@@ -48,6 +48,17 @@ pub(super) fn f32_array(v: &JsValue, what: &str) -> Result<Vec<f32>, Error> {
         .ok_or_else(|| Error::new(ErrorKind::InvalidArguments, format!("{what} must be a Float32Array")))
 }
 
+/// Reads `values[start..start + buf.len()]` of a JS array into `buf`: the source of the streamed
+/// N:M functions, which copy a large JS array into wasm memory one chunk at a time.
+pub(super) fn js_f32_reader(values: &js_sys::Float32Array) -> impl FnMut(usize, &mut [f32]) + '_ {
+    move |start, buf| values.subarray(start as u32, (start + buf.len()) as u32).copy_to(buf)
+}
+
+/// Writes `bytes` into `out[start..]`: the sink of the streamed N:M masks.
+pub(super) fn js_u8_writer(out: &js_sys::Uint8Array) -> impl FnMut(usize, &[u8]) + '_ {
+    move |start, bytes| out.subarray(start as u32, (start + bytes.len()) as u32).copy_from(bytes)
+}
+
 /// `undefined`/`null` -> None; a Float32Array -> one array; an Array of Float32Array -> several.
 pub(super) fn value_list(v: &JsValue, what: &str) -> Result<Option<Vec<Vec<f32>>>, Error> {
     if v.is_undefined() || v.is_null() {

@@ -23,16 +23,27 @@ pub fn compute_valid_1d_patterns(m: f64, n: f64) -> JsResult<Vec<u8>> {
     nm::compute_valid_1d_patterns(count(m, "m")?, count(n, "n")?).map_err(to_js)
 }
 
+// The 1-D masks and `fill` take the JS array itself and copy it into wasm memory a chunk at a
+// time (`nm::mn_1d_best_streamed`): a weight-sized copy would grow wasm memory for good and pass
+// over the weight once more; the mask is written into the returned array as it is formed.
+
 #[wasm_bindgen(js_name = mn1dBest)]
-pub fn mn_1d_best(values: &[f32], shape: &[f64], m: f64, n: f64) -> JsResult<Vec<u8>> {
+pub fn mn_1d_best(values: &Float32Array, shape: &[f64], m: f64, n: f64) -> JsResult<Uint8Array> {
     let (r, c) = rows_cols(shape)?;
-    nm::mn_1d_best(values, r, c, count(m, "m")?, count(n, "n")?).map_err(to_js)
+    streamed_mask(values, r, c, count(m, "m")?, count(n, "n")?)
 }
 
 #[wasm_bindgen(js_name = m4n2_1d)]
-pub fn m4n2_1d(values: &[f32], shape: &[f64]) -> JsResult<Vec<u8>> {
+pub fn m4n2_1d(values: &Float32Array, shape: &[f64]) -> JsResult<Uint8Array> {
     let (r, c) = rows_cols(shape)?;
-    nm::m4n2_1d(values, r, c).map_err(to_js)
+    streamed_mask(values, r, c, 4, 2)
+}
+
+fn streamed_mask(values: &Float32Array, rows: usize, cols: usize, m: usize, n: usize) -> JsResult<Uint8Array> {
+    let len = values.length() as usize;
+    let out = Uint8Array::new_with_length(values.length());
+    nm::mn_1d_best_streamed(len, rows, cols, m, n, js_f32_reader(values), js_u8_writer(&out)).map_err(to_js)?;
+    Ok(out)
 }
 
 #[wasm_bindgen(js_name = createAspMask)]
@@ -42,8 +53,8 @@ pub fn create_asp_mask(values: &[f32], shape: &[f64], pattern: Option<String>) -
 }
 
 #[wasm_bindgen]
-pub fn fill(values: &[f32]) -> f64 {
-    nm::fill(values)
+pub fn fill(values: &Float32Array) -> JsResult<f64> {
+    nm::fill_streamed(values.length() as usize, js_f32_reader(values)).map_err(to_js)
 }
 
 #[wasm_bindgen(js_name = reshape1d)]

@@ -10,7 +10,7 @@ mod searcher;
 mod two_d;
 
 pub use asp::{create_asp_mask, AspLayout, AspPattern};
-pub use one_d::{fill, kept_magnitude, m4n2_1d, mn_1d_best, reshape_1d};
+pub use one_d::{fill, fill_streamed, kept_magnitude, m4n2_1d, mn_1d_best, mn_1d_best_streamed, reshape_1d};
 pub use pattern::{check_nm, compute_valid_1d_patterns, get_nmprune_info, MAX_PATTERN_BYTES, MAX_PATTERN_ROWS};
 pub use permute::{invert_permutation, nm_kept_magnitude, permute_columns, search_permutation, sweeps_from_f64, PermutationResult};
 pub use searcher::{apply_mask, MagnitudeSearcher, Tensor};

@@ -109,14 +109,24 @@ pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) 
     check_nm_matrix("mn_1d_best", values.len(), rows, cols, m, n)?;
     let len = values.len();
     let mut mask = try_with_capacity::<u8>(len)?;
+    mask_groups(values, m, n, &mut mask.spare_capacity_mut()[..len]);
+    // SAFETY: `mask_groups` writes every byte of the first `len`.
+    unsafe { mask.set_len(len) };
+    Ok(mask)
+}
+
+/// The `m:n` keep-mask of `values` (whole groups of `m`, `values.len() % m == 0`, `n <= m`)
+/// into `out` (same length), every byte written. Groups are independent: with threads, runs of
+/// groups go to different workers.
+fn mask_groups(values: &[f32], m: usize, n: usize, out: &mut [MaybeUninit<u8>]) {
+    debug_assert!(m > 0 && values.len().is_multiple_of(m) && out.len() == values.len());
+    let len = values.len();
     if len == 0 {
-        return Ok(mask);
+        return;
     }
-    // Whole groups per task (groups are independent): parallel with threads.
     let groups = len / m;
     let tasks = crate::kernels::par::tasks_for(len, 1 << 18, groups);
     let per = groups.div_ceil(tasks) * m;
-    let out = &mut mask.spare_capacity_mut()[..len];
     crate::kernels::par::zip_chunks(values, per, out, per, |_, v, mk| {
         if m == 4 && n == 2 {
             crate::kernels::nm24_mask_uninit(v, mk);
@@ -127,9 +137,62 @@ pub fn mn_1d_best(values: &[f32], rows: usize, cols: usize, m: usize, n: usize) 
             top_n_group(g, n, mk, &mut scratch);
         }
     });
-    // SAFETY: the chunks cover `out` exactly and every path above writes each of its bytes.
-    unsafe { mask.set_len(len) };
-    Ok(mask)
+}
+
+/// Values per chunk of the streamed functions: 256 KiB of `f32` (and 64 KiB of mask), in the
+/// second-level cache between the copy in and the kernel, and in tasks of 2^18 values or more
+/// for the threads: large enough that a task is worth handing out.
+const STREAM_CHUNK: usize = 1 << 18;
+
+/// [`mn_1d_best`] over `len` values that live elsewhere (a JS `Float32Array`): `read(start,
+/// buf)` fills `buf` with values `start..start + buf.len()`, `write(start, mask)` receives the
+/// keep-mask of that range. One fixed buffer of [`STREAM_CHUNK`] values, so no copy as large
+/// as the weight is made and wasm memory does not grow with it; the ranges come in order and
+/// cover `0..len` exactly. Everything is checked before the first `read`: on an error nothing
+/// is read or written.
+pub fn mn_1d_best_streamed(
+    len: usize,
+    rows: usize,
+    cols: usize,
+    m: usize,
+    n: usize,
+    mut read: impl FnMut(usize, &mut [f32]),
+    mut write: impl FnMut(usize, &[u8]),
+) -> Result<()> {
+    check_nm_matrix("mn_1d_best", len, rows, cols, m, n)?;
+    // A whole number of groups per chunk (groups never straddle rows: cols % m == 0).
+    let step = (STREAM_CHUNK / m).max(1) * m;
+    let cap = step.min(len);
+    let mut buf = try_alloc(cap, 0.0f32)?;
+    let mut mask = try_alloc(cap, 0u8)?;
+    let mut start = 0;
+    while start < len {
+        let k = step.min(len - start);
+        read(start, &mut buf[..k]);
+        // SAFETY: `u8` and `MaybeUninit<u8>` have the same layout and every `u8` is a valid
+        // `MaybeUninit<u8>`; `mask_groups` only writes initialised bytes through it.
+        let out = unsafe { &mut *(&mut mask[..k] as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        mask_groups(&buf[..k], m, n, out);
+        write(start, &mask[..k]);
+        start += k;
+    }
+    Ok(())
+}
+
+/// [`fill`] over `len` values read a chunk at a time (see [`mn_1d_best_streamed`]).
+pub fn fill_streamed(len: usize, mut read: impl FnMut(usize, &mut [f32])) -> Result<f64> {
+    if len == 0 {
+        return Ok(0.0);
+    }
+    let mut buf = try_alloc(STREAM_CHUNK.min(len), 0.0f32)?;
+    let (mut start, mut nnz) = (0, 0usize);
+    while start < len {
+        let k = STREAM_CHUNK.min(len - start);
+        read(start, &mut buf[..k]);
+        nnz += buf[..k].iter().filter(|&&x| x != 0.0).count();
+        start += k;
+    }
+    Ok(nnz as f64 / len as f64)
 }
 
 /// The best 2:4 keep-mask of a `(rows, cols)` matrix: `mn_1d_best(values, rows, cols, 4, 2)`.
@@ -156,6 +219,63 @@ pub fn kept_magnitude(values: &[f32], mask: &[u8]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_masks_and_fill_equal_the_whole_array_ones() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 4.0
+        };
+        // More than one chunk, a partial last chunk, ties, zeros, NaN; m not dividing the chunk.
+        for (rows, cols, m, n) in
+            [(3usize, 174_776, 4usize, 2usize), (5, 1 << 17, 4, 2), (7, 3 * 12_345, 3, 1), (2, 0, 4, 2)]
+        {
+            let len = rows * cols;
+            let mut x: Vec<f32> = (0..len).map(|_| (rnd() * 8.0).round() / 8.0).collect();
+            if len > 100 {
+                x[17] = f32::NAN;
+                x[99] = -0.0;
+            }
+            let whole = mn_1d_best(&x, rows, cols, m, n).unwrap();
+            let mut streamed = vec![7u8; len];
+            let mut next = 0;
+            mn_1d_best_streamed(
+                len,
+                rows,
+                cols,
+                m,
+                n,
+                |s, buf| buf.copy_from_slice(&x[s..s + buf.len()]),
+                |s, mk| {
+                    assert_eq!(s, next, "ranges in order, without gaps");
+                    streamed[s..s + mk.len()].copy_from_slice(mk);
+                    next = s + mk.len();
+                },
+            )
+            .unwrap();
+            assert_eq!(next, len);
+            assert_eq!(streamed, whole, "{rows}x{cols} {m}:{n}");
+            let f = fill_streamed(len, |s, buf| buf.copy_from_slice(&x[s..s + buf.len()])).unwrap();
+            assert_eq!(f.to_bits(), fill(&x).to_bits());
+        }
+    }
+
+    #[test]
+    fn streamed_mask_errors_before_reading_anything() {
+        let touched = std::cell::Cell::new(false);
+        let read = |_: usize, _: &mut [f32]| touched.set(true);
+        let write = |_: usize, _: &[u8]| touched.set(true);
+        let e = mn_1d_best_streamed(10, 2, 4, 4, 2, read, write).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::ShapeMismatch);
+        let e = mn_1d_best_streamed(12, 2, 6, 4, 2, read, write).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidNmShape);
+        let e = mn_1d_best_streamed(8, 2, 4, 4, 5, read, write).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidNmPattern);
+        assert!(!touched.get());
+    }
     use crate::nm::{compute_valid_1d_patterns, create_asp_mask, get_nmprune_info};
     use crate::ErrorKind;
 
