@@ -1,10 +1,10 @@
 // N:M sparsity (after NVIDIA ASP): patterns, masks, and the MagnitudeSearcher over many params.
-import { argError, call } from './errors.js';
-import { describe, dims, f32, num, optsObject, progressFn, str } from './convert.js';
+import { ShapeMismatchError, argError, call } from './errors.js';
+import { describe, dims, f32, notDetached, num, optsObject, progressFn, str } from './convert.js';
 import type { Floats } from './convert.js';
 import { Owned, toMap } from './owned.js';
 import { Param } from './param.js';
-import { R } from './runtime.js';
+import { R, memoryBuffer } from './runtime.js';
 import type { ProgressCallback } from './scope.js';
 import type { RawMagnitudeSearcher } from '../wasm/st/sparsekit_wasm.js';
 
@@ -24,20 +24,37 @@ export function computeValid1dPatterns(m: number, n: number): Uint8Array {
   return call(() => R().computeValid1dPatterns(mm, nn));
 }
 
-/** Keep-mask keeping the n largest |x| of every m consecutive elements of each row. */
-export function mn1dBest(values: Floats | Param, shape: number[], m: number, n: number): Uint8Array {
+/**
+ * Keep-mask keeping the n largest |x| of every m consecutive elements of each row. `out`, if
+ * given, is a `Uint8Array` as long as `values` that receives the mask and is returned (no
+ * allocation per call); it is written only once every argument has been checked.
+ */
+export function mn1dBest(values: Floats | Param, shape: number[], m: number, n: number, out?: Uint8Array): Uint8Array {
   const v = f32(values, 'values');
   const s = dims(shape, 'shape');
   const mm = num(m, 'm');
   const nn = num(n, 'n');
-  return call(() => R().mn1dBest(v, s, mm, nn));
+  const o = maskOut(out, v.length);
+  return call(() => R().mn1dBest(v, s, mm, nn, o));
 }
 
-/** 2:4 along the rows: the 2 largest |x| of every 4 consecutive elements. */
-export function m4n2_1d(values: Floats | Param, shape: number[]): Uint8Array {
+/** 2:4 along the rows: the 2 largest |x| of every 4 consecutive elements (`out` as in {@link mn1dBest}). */
+export function m4n2_1d(values: Floats | Param, shape: number[], out?: Uint8Array): Uint8Array {
   const v = f32(values, 'values');
   const s = dims(shape, 'shape');
-  return call(() => R().m4n2_1d(v, s));
+  const o = maskOut(out, v.length);
+  return call(() => R().m4n2_1d(v, s, o));
+}
+
+/** A caller's output array for a mask of `len` bytes: a live `Uint8Array` of that length, outside wasm memory. */
+function maskOut(out: unknown, len: number): Uint8Array | undefined {
+  if (out === undefined) return undefined;
+  notDetached(out, 'out');
+  if (!(out instanceof Uint8Array)) throw argError(`out must be a Uint8Array, got ${describe(out)}`);
+  // A view of the module's memory could move under the call as memory grows.
+  if (out.buffer === memoryBuffer()) throw argError('out must not be a view of the module\'s wasm memory');
+  if (out.length !== len) throw new ShapeMismatchError('shape_mismatch', `out has ${out.length} elements, the mask needs ${len}`);
+  return out;
 }
 
 /**

@@ -28,20 +28,25 @@ pub fn compute_valid_1d_patterns(m: f64, n: f64) -> JsResult<Vec<u8>> {
 // over the weight once more; the mask is written into the returned array as it is formed.
 
 #[wasm_bindgen(js_name = mn1dBest)]
-pub fn mn_1d_best(values: &Float32Array, shape: &[f64], m: f64, n: f64) -> JsResult<Uint8Array> {
+pub fn mn_1d_best(values: &Float32Array, shape: &[f64], m: f64, n: f64, out: Option<Uint8Array>) -> JsResult<Uint8Array> {
     let (r, c) = rows_cols(shape)?;
-    streamed_mask(values, r, c, count(m, "m")?, count(n, "n")?)
+    streamed_mask(values, r, c, count(m, "m")?, count(n, "n")?, out)
 }
 
 #[wasm_bindgen(js_name = m4n2_1d)]
-pub fn m4n2_1d(values: &Float32Array, shape: &[f64]) -> JsResult<Uint8Array> {
+pub fn m4n2_1d(values: &Float32Array, shape: &[f64], out: Option<Uint8Array>) -> JsResult<Uint8Array> {
     let (r, c) = rows_cols(shape)?;
-    streamed_mask(values, r, c, 4, 2)
+    streamed_mask(values, r, c, 4, 2, out)
 }
 
-fn streamed_mask(values: &Float32Array, rows: usize, cols: usize, m: usize, n: usize) -> JsResult<Uint8Array> {
+/// `out`: the caller's array (as long as `values`, checked by the TS layer) or a new one.
+fn streamed_mask(values: &Float32Array, rows: usize, cols: usize, m: usize, n: usize, out: Option<Uint8Array>) -> JsResult<Uint8Array> {
     let len = values.length() as usize;
-    let out = Uint8Array::new_with_length(values.length());
+    let out = match out {
+        Some(o) if o.length() == values.length() => o,
+        Some(o) => return Err(arg_err(format!("out has {} elements, the mask needs {len}", o.length()))),
+        None => Uint8Array::new_with_length(values.length()),
+    };
     nm::mn_1d_best_streamed(len, rows, cols, m, n, js_f32_reader(values), js_u8_writer(&out)).map_err(to_js)?;
     Ok(out)
 }

@@ -230,9 +230,7 @@ mod tests {
             ((seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 4.0
         };
         // More than one chunk, a partial last chunk, ties, zeros, NaN; m not dividing the chunk.
-        for (rows, cols, m, n) in
-            [(3usize, 174_776, 4usize, 2usize), (5, 1 << 17, 4, 2), (7, 3 * 12_345, 3, 1), (2, 0, 4, 2)]
-        {
+        for (rows, cols, m, n) in [(3usize, 174_776, 4usize, 2usize), (5, 1 << 17, 4, 2), (7, 3 * 12_345, 3, 1), (2, 0, 4, 2)] {
             let len = rows * cols;
             let mut x: Vec<f32> = (0..len).map(|_| (rnd() * 8.0).round() / 8.0).collect();
             if len > 100 {

@@ -60,3 +60,20 @@ test('a 2:4 mask of a 64 MiB weight does not grow wasm memory by the weight', ()
   assert.ok(grown < 4 << 20, `wasm memory grew by ${grown} bytes for a ${w.byteLength}-byte weight`);
   assert.equal(mask.reduce((k, x) => k + x, 0), w.length / 2, 'every group keeps 2 of 4');
 });
+
+test('an out array receives the mask and is returned; a wrong one is refused before anything is written', () => {
+  const w = weight(4 * 65540, 13);
+  const out = new Uint8Array(w.length).fill(9);
+  assert.equal(sk.m4n2_1d(w, [4, 65540], out), out);
+  assert.deepEqual(out, reference(w, 4, 2));
+  const out3 = new Uint8Array(w.length);
+  assert.equal(sk.mn1dBest(w, [4, 65540], 4, 1, out3), out3);
+  assert.deepEqual(out3, reference(w, 4, 1));
+  const keep = out.slice();
+  assert.throws(() => sk.m4n2_1d(w, [4, 65540], new Uint8Array(w.length - 1)), { code: 'shape_mismatch' });
+  assert.throws(() => sk.m4n2_1d(w, [4, 65540], new Float32Array(w.length)), { code: 'invalid_arguments' });
+  // Arguments checked before the first byte: a bad shape leaves `out` as it was.
+  assert.throws(() => sk.m4n2_1d(w, [2, 131080 + 2], out), { code: 'shape_mismatch' });
+  assert.throws(() => sk.mn1dBest(w, [4, 65540], 4, 5, out), { code: 'invalid_nm_pattern' });
+  assert.deepEqual(out, keep);
+});
