@@ -109,6 +109,11 @@ for (const [name, op] of [['L2 norms', 'norms'], ['Adam soft threshold', 'soft']
 const nmRec = read('nm.jsonl').find((x) => x.kind === 'nm24');
 tgt(`2:4 mask 4096×11008, 1 thread, Node: median of ${nmRec?.reps ?? '–'} (p90 ${f(nmRec?.p90_ms, 1)}, best ${f(nmRec?.best_ms, 1)} ms; load ${nmRec ? load3(nmRec) : '–'})`,
   nmRec?.median_ms, '< 60 ms', nmRec && nmRec.median_ms < 60);
+// The same mask as users call it (bench/nm-package.mjs): a JS Float32Array through pkg/.
+for (const r of read('nm-package.jsonl').filter((x) => x.kind === 'nm24-package')) {
+  tgt(`… through the package, a JS Float32Array, ${r.variant === 'out' ? 'into a reused `out` array' : 'a new mask array per call'} (reference): median of ${r.reps} (best ${f(r.best_ms, 1)} ms; wasm memory ${f(r.wasm_memory_before_mb, 1)} → ${f(r.wasm_memory_after_mb, 1)} MB)`,
+    r.median_ms, '–', null);
+}
 
 let machine = 'unknown';
 try {

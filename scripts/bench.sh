@@ -27,6 +27,7 @@ node bench/chromium.mjs $QUICK > bench/out/chromium.jsonl
 echo "[bench] threads probe (chromium) and the 2:4 mask repeated (node)"
 node bench/chromium.mjs --threads $QUICK > bench/out/threads.jsonl
 node --no-liftoff bench/nm-node.mjs > bench/out/nm.jsonl
+node --no-liftoff bench/nm-package.mjs > bench/out/nm-package.jsonl
 node bench/report.mjs
 echo "[bench] calibration kernels (node, chromium, numpy reference)"
 node --no-liftoff bench/calib-node.mjs $QUICK > bench/out/calib-node.jsonl
