@@ -44,7 +44,10 @@ fn streamed_mask(values: &Float32Array, rows: usize, cols: usize, m: usize, n: u
     let len = values.length() as usize;
     let out = match out {
         Some(o) if o.length() == values.length() => o,
-        Some(o) => return Err(arg_err(format!("out has {} elements, the mask needs {len}", o.length()))),
+        Some(o) => {
+            let msg = format!("out has {} elements, the mask needs {len}", o.length());
+            return Err(to_js(crate::core::error::Error::new(crate::core::error::ErrorKind::ShapeMismatch, msg)));
+        }
         None => Uint8Array::new_with_length(values.length()),
     };
     nm::mn_1d_best_streamed(len, rows, cols, m, n, js_f32_reader(values), js_u8_writer(&out)).map_err(to_js)?;

@@ -139,9 +139,11 @@ fn mask_groups(values: &[f32], m: usize, n: usize, out: &mut [MaybeUninit<u8>]) 
     });
 }
 
-/// Values per chunk of the streamed functions: 256 KiB of `f32` (and 64 KiB of mask), in the
-/// second-level cache between the copy in and the kernel, and in tasks of 2^18 values or more
-/// for the threads: large enough that a task is worth handing out.
+/// Values per chunk of the streamed functions: 1 MiB of `f32` and 256 KiB of mask, still in
+/// cache when the kernel reads what the copy in wrote, and few enough chunks (≈ 170 for a
+/// 4096×11008 weight) that the per-chunk calls into JS do not count. A chunk is one task in the
+/// threaded build ([`crate::kernels::par::tasks_for`] splits from 2^18 values): the copies in and
+/// out are sequential anyway.
 const STREAM_CHUNK: usize = 1 << 18;
 
 /// [`mn_1d_best`] over `len` values that live elsewhere (a JS `Float32Array`): `read(start,
