@@ -3,12 +3,12 @@
 // with 4096 calibration vectors, variants interleaved (each repetition runs every variant once,
 // in turn, so their ratios see the same machine load). Also checks that every variant computes
 // the same bits (bench_calib_digest).
+import { median } from './stats.mjs';
 
 export const CALIB_SHAPES = [[3072, 768], [768, 3072]];
 export const NVEC = 4096;
 
 const now = () => performance.now();
-const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
 /** Useful flops of a Hessian update: the upper triangle incl. diagonal, a multiply and an add each. */
 export const hessianFlops = (nvec, cols) => nvec * cols * (cols + 1);

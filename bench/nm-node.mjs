@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { sorted, quantile } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const ri = args.indexOf('--reps');
@@ -15,7 +16,6 @@ const reps = ri >= 0 ? Number(args.splice(ri, 2)[1]) : 21;
 const dirs = args.length ? args : [new URL('./out/wasm/simd/', import.meta.url).pathname];
 const [rows, cols] = [4096, 11008];
 
-const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 const mods = [];
@@ -41,7 +41,7 @@ for (let i = 0; i < reps; i++) {
 }
 const loadAfter = load();
 for (const m of mods) {
-  const s = [...m.ts].sort((a, b) => a - b);
+  const s = sorted(m.ts);
   console.log(JSON.stringify({
     kind: 'nm24', env: 'node', variant: m.dir, rows, cols, reps,
     median_ms: quantile(s, 0.5), p90_ms: quantile(s, 0.9), best_ms: s[0], worst_ms: s[s.length - 1],

@@ -7,6 +7,7 @@
 import { loadavg } from 'node:os';
 import * as sk from '../pkg/src/node.js';
 import { memoryBuffer } from '../pkg/src/runtime.js';
+import { sorted, quantile } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const ri = args.indexOf('--reps');
@@ -35,10 +36,9 @@ for (let i = 0; i < reps; i++) {
 }
 const loadAfter = load();
 for (const [variant, v] of Object.entries(ts)) {
-  const s = [...v].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  const s = sorted(v);
   console.log(JSON.stringify({
-    kind: 'nm24-package', env: 'node', variant, rows, cols, reps, median_ms: q(0.5), p90_ms: q(0.9), best_ms: s[0],
+    kind: 'nm24-package', env: 'node', variant, rows, cols, reps, median_ms: quantile(s, 0.5), p90_ms: quantile(s, 0.9), best_ms: s[0],
     wasm_memory_before_mb: memBefore / 2 ** 20, wasm_memory_after_mb: memoryBuffer().byteLength / 2 ** 20,
     load_before: loadBefore, load_after: loadAfter,
   }));

@@ -2,6 +2,7 @@
 // (bench/browser/worker.mjs). Records are plain objects; bench/report.mjs turns them into
 // tables, bench/out/latest.json and bench/RESULTS.md.
 import { makeCase, runJs } from './js-impl.mjs';
+import { median } from './stats.mjs';
 
 // `soft` is the Adam-conditioned soft threshold with the default method (Newton), `soft-bisection`
 // the same call with method 'bisection' (the seed's loop): side by side, interleaved.
@@ -11,7 +12,6 @@ export const BLOCKS = ['1x16', '4x4', '32x32', '128x1', 'T4x4'];
 export const SIZES = [[768, 768], [4096, 4096], [4096, 11008]];
 
 const now = () => performance.now();
-const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 // `seconds` is the best repetition: on a shared machine noise only adds time, so the minimum
 // estimates the code's own cost (as the bandwidth probe's best of 7 does); the median is kept.
 const timing = (ts) => ({ seconds: Math.min(...ts) / 1e3, median_seconds: median(ts) / 1e3 });

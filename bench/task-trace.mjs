@@ -14,8 +14,8 @@
 // `task_vs_single` compares the median task with the single-threaded call split into as many
 // pieces: above 1, the tasks themselves run slower side by side (shared memory bandwidth, or
 // cores that are not really two).
-const sorted = (a) => [...a].sort((x, y) => x - y);
-const q = (s, p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+import { sorted, quantile as q } from './stats.mjs';
+
 
 /** One traced call (`{call_ms, spans: [[task, worker, start, end]]}`) split into the parts above. */
 export function decompose({ call_ms: call, spans }, workers, medianTask) {

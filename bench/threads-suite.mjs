@@ -6,9 +6,9 @@
 // what 2 workers gain at that moment on pure arithmetic, latency-bound and throughput-bound (the
 // cores are shared with other processes and the vCPUs with other guests: those ratios are the
 // ceilings of the kernels' ratios in the same run).
+import { sorted, quantile as q } from './stats.mjs';
+
 const now = () => performance.now();
-const sorted = (a) => [...a].sort((x, y) => x - y);
-const q = (s, p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
 const stats = (ts) => { const s = sorted(ts); return { reps: s.length, median_ms: q(s, 0.5), p90_ms: q(s, 0.9), best_ms: s[0] }; };
 
 export const PROBE_CELLS = [['norms', '4x4'], ['soft', '4x4']];
