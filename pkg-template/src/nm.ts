@@ -1,5 +1,5 @@
 // N:M sparsity (after NVIDIA ASP): patterns, masks, and the MagnitudeSearcher over many params.
-import { ShapeMismatchError, argError, call } from './errors.js';
+import { argError, call } from './errors.js';
 import { describe, dims, f32, notDetached, num, optsObject, progressFn, str } from './convert.js';
 import type { Floats } from './convert.js';
 import { Owned, toMap } from './owned.js';
@@ -34,7 +34,7 @@ export function mn1dBest(values: Floats | Param, shape: number[], m: number, n: 
   const s = dims(shape, 'shape');
   const mm = num(m, 'm');
   const nn = num(n, 'n');
-  const o = maskOut(out, v.length);
+  const o = maskOut(out);
   return call(() => R().mn1dBest(v, s, mm, nn, o));
 }
 
@@ -42,18 +42,17 @@ export function mn1dBest(values: Floats | Param, shape: number[], m: number, n: 
 export function m4n2_1d(values: Floats | Param, shape: number[], out?: Uint8Array): Uint8Array {
   const v = f32(values, 'values');
   const s = dims(shape, 'shape');
-  const o = maskOut(out, v.length);
+  const o = maskOut(out);
   return call(() => R().m4n2_1d(v, s, o));
 }
 
-/** A caller's output array for a mask of `len` bytes: a live `Uint8Array` of that length, outside wasm memory. */
-function maskOut(out: unknown, len: number): Uint8Array | undefined {
+/** A caller's output array for a mask: a live `Uint8Array` outside wasm memory (its length is checked by the call). */
+function maskOut(out: unknown): Uint8Array | undefined {
   if (out === undefined) return undefined;
   notDetached(out, 'out');
   if (!(out instanceof Uint8Array)) throw argError(`out must be a Uint8Array, got ${describe(out)}`);
   // A view of the module's memory could move under the call as memory grows.
   if (out.buffer === memoryBuffer()) throw argError('out must not be a view of the module\'s wasm memory');
-  if (out.length !== len) throw new ShapeMismatchError('shape_mismatch', `out has ${out.length} elements, the mask needs ${len}`);
   return out;
 }
 

@@ -39,7 +39,8 @@ pub fn m4n2_1d(values: &Float32Array, shape: &[f64], out: Option<Uint8Array>) ->
     streamed_mask(values, r, c, 4, 2, out)
 }
 
-/// `out`: the caller's array (as long as `values`, checked by the TS layer) or a new one.
+/// `out`: the caller's array (refused unless as long as `values`, before anything is written) or
+/// a new one.
 fn streamed_mask(values: &Float32Array, rows: usize, cols: usize, m: usize, n: usize, out: Option<Uint8Array>) -> JsResult<Uint8Array> {
     let len = values.length() as usize;
     let out = match out {
