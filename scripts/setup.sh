@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings a fresh Debian 12 machine of this kind to a working state for sparsekit-wasm.
 # Idempotent: every step checks first and is silent when there is nothing to do.
-# The single source of truth for what the project needs (see ../shared/TOOLCHAIN.md for why).
+# The single source of truth for what the project needs (see docs/toolchain.md for why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -15,15 +15,15 @@ export type Values = Param | Floats;
 export interface SoftThresholdOptions<C> {
   /** Diagonal conditioner (e.g. Adam's sqrt(v)+eps), strictly positive: the Adam-conditioned prox. */
   conditioners?: C;
-  /** Bisection iterations (default 20): the seed's iterate is the result, whatever the method. */
+  /** Bisection iterations (default 20): the bisection's iterate is the result, whatever the method (docs/API.md). */
   maxIter?: number;
   /** Stop when every block's bracket is narrower than this (default 1e-8). */
   atol?: number;
   /**
    * How `mu` is found per block with conditioners: `'newton'` (default), a safeguarded Newton
    * search for the root, from which the bisection's iterate is read off (about 3 passes over a
-   * block instead of `maxIter`); `'bisection'`, the seed's loop step for step. Both give the
-   * seed's result within float32 rounding. Anything else: `invalid_arguments`.
+   * block instead of `maxIter`); `'bisection'`, the reference bisection step for step. Both give the
+   * bisection's result within float32 rounding. Anything else: `invalid_arguments`.
    */
   method?: 'newton' | 'bisection';
   /** Numerical guard (default float32 eps); must be >= 0. */

@@ -11,7 +11,7 @@ let sk;
 
 /**
  * A values/conditioners tensor as the JS API takes it: the param's layout. View layout (shape
- * equal to the view's; wins when both match, as in the seed) is scattered into a param-length
+ * equal to the view's; wins when both match, as in sparsekit) is scattered into a param-length
  * array; anything else goes through flat, so that the library reports a wrong length.
  */
 function toParamLayout(t, paramShape, viewShape, viewStride) {
@@ -243,7 +243,7 @@ function runNm(op, a) {
 const ERROR_CLASS = {};
 
 /**
- * A coupling soft threshold whose only fault, for the seed, is conditioners in param layout
+ * A coupling soft threshold whose only fault, for sparsekit, is conditioners in param layout
  * (pub-0583): the JS API takes param layout for couplings (README), so the call must succeed
  * there, and its result is compared with the float64 oracle.
  */

@@ -1,5 +1,5 @@
 // The Node run of the one conformance harness: every case of every folder
-// ../shared/testdata/*-cases through the public JS API of the built package (imported as a user
+// tests/data/*-cases (or SPARSEKIT_TESTDATA) through the public JS API of the built package (imported as a user
 // would), dispatched by op (tests/support/cases.mjs); an op no runner knows fails.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The calibration family of the conformance harness: one case of ../shared/testdata/obs-cases
+// The calibration family of the conformance harness: one case of tests/data/obs-cases
 // (Hessian, Wanda, SparseGPT) through the public JS API of a sparsekit-wasm module `api`, with the
 // mapping and comparisons of that folder's README; decoding and `close` are the harness's
 // (tests/support/cases.mjs). No Node APIs here (shared by the Node run and the Chromium runs).

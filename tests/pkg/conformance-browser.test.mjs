@@ -1,5 +1,5 @@
 // The Chromium runs of the one conformance harness: every case of every folder
-// ../shared/testdata/*-cases through the public JS API in headless Chromium, once on the page's
+// tests/data/*-cases (or SPARSEKIT_TESTDATA) through the public JS API in headless Chromium, once on the page's
 // main thread (single-threaded SIMD build), once in a Web Worker of a cross-origin isolated page
 // with the rayon pool running (threaded build). Node lists the folders and files (the page cannot
 // list directories); the page applies the same filter and runners as the Node run.
@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { basename, dirname } from 'node:path';
 import { ROOT, serve, launch } from './util.mjs';
-import { fsCaseIO } from '../support/cases-fs.mjs';
+import { fileURLToPath } from 'node:url';
+import { fsCaseIO, TESTDATA } from '../support/cases-fs.mjs';
 
 const BASE = `/${basename(ROOT)}`;
 const LISTING = Object.fromEntries(fsCaseIO.folders().map((f) => [f, fsCaseIO.files(f)]));
@@ -19,7 +20,7 @@ const LISTING = ${JSON.stringify(LISTING)};
 const io = {
   folders: () => Object.keys(LISTING),
   files: (folder) => LISTING[folder],
-  read: async (folder, file) => (await fetch('/shared/testdata/' + folder + '/' + file)).json(),
+  read: async (folder, file) => (await fetch('/__cases/' + folder + '/' + file)).json(),
 };
 export async function runAll(sk) {
   const r = await runFolders(sk, await loadCaseFolders(io), RUNNERS);
@@ -56,7 +57,7 @@ test('conformance cases of every folder in headless Chromium: SIMD build on the 
   const browser = await launch();
   try {
     for (const [isolated, query, expectVariant] of [[false, '', 'simd'], [true, '?worker=1', 'threads']]) {
-      const server = await serve(dirname(ROOT), { isolated, extra: { '/__conformance.html': PAGE, '/__loader.js': LOADER, '/__worker.js': WORKER } });
+      const server = await serve(dirname(ROOT), { isolated, extra: { '/__conformance.html': PAGE, '/__loader.js': LOADER, '/__worker.js': WORKER }, mounts: { '/__cases/': fileURLToPath(TESTDATA) } });
       try {
         const page = await browser.newPage();
         await page.goto(`${server.url}/__conformance.html${query}`);

@@ -29,18 +29,23 @@ const TYPES = {
  * Serves `dir` on 127.0.0.1 (random port); `isolated` adds COOP/COEP; `extra` maps URL paths to
  * generated file contents; `log` (an array) collects the requested paths. Returns {url, close}.
  */
-export async function serve(dir, { isolated, extra = {}, log = null }) {
+export async function serve(dir, { isolated, extra = {}, mounts = {}, log = null }) {
   const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (log) log.push(path);
+    // `mounts`: URL prefix -> another folder served as if it sat there (the case root).
+    let root = dir;
+    for (const [prefix, folder] of Object.entries(mounts)) {
+      if (path.startsWith(prefix)) { root = folder; path = path.slice(prefix.length - 1); break; }
+    }
     if (path in extra) {
       const h = { 'Content-Type': TYPES[extname(path)] ?? 'text/plain', 'Cache-Control': 'no-store' };
       if (isolated) Object.assign(h, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
       res.writeHead(200, h).end(extra[path]);
       return;
     }
-    let file = normalize(join(dir, path));
-    if (!file.startsWith(dir)) {
+    let file = normalize(join(root, path));
+    if (!file.startsWith(root)) {
       res.writeHead(403).end();
       return;
     }

@@ -7,7 +7,7 @@
 /** A case file: every `.json` of a `*-cases` folder except its `index.json`. */
 export const isCaseFile = (name) => name.endsWith('.json') && name !== 'index.json';
 
-/** A case folder: every directory named `*-cases` under the shared testdata. */
+/** A case folder: every directory named `*-cases` under the case root (tests/data). */
 export const isCaseFolder = (name) => name.endsWith('-cases');
 
 // ------------------------------------------------------------------ decoding
@@ -145,7 +145,7 @@ export function checkExpect(c, got) {
 // ------------------------------------------------------------------ discovery and the driver
 
 /**
- * Every case folder with its cases, through `io`: `folders()` (names under the shared testdata),
+ * Every case folder with its cases, through `io`: `folders()` (names under the case root),
  * `files(folder)` (names in it) and `read(folder, file)` (parsed JSON). The filter is applied
  * here, so the Node run and the browser runs (whose page gets the listing from Node) agree.
  * A folder whose index.json does not list exactly its case files is reported as a failure.

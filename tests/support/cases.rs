@@ -1,16 +1,22 @@
-//! The Rust side of the one conformance harness: finds every case folder
-//! (`../shared/testdata/*-cases`) and every case in it, decodes tensors and numbers, compares
-//! results with one infinity-aware `close`, and prints one line per folder plus the closing
-//! `conformance: N passed, M failed`. The JS twin is `tests/support/cases.mjs`; both apply the same
-//! file filter and the same comparison rule, so a new folder runs everywhere.
+//! The Rust side of the one conformance harness: finds every case folder (`tests/data/*-cases`,
+//! or the folder `SPARSEKIT_TESTDATA` names) and every case in it, decodes tensors and numbers,
+//! compares results with one infinity-aware `close`, and prints one line per folder plus the
+//! closing `conformance: N passed, M failed`. The JS twin is `tests/support/cases.mjs`; both apply
+//! the same file filter and the same comparison rule, so a new folder runs everywhere.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Where the case folders live, relative to the crate.
-pub const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/testdata");
+/// Where the case folders live: `tests/data` of the repository, unless `SPARSEKIT_TESTDATA`
+/// names another folder of the same layout (how the cases kept outside run against the core).
+pub fn testdata() -> PathBuf {
+    match std::env::var_os("SPARSEKIT_TESTDATA") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -265,10 +271,10 @@ pub enum Outcome {
     Fail(String),
 }
 
-/// Every case folder: each directory `*-cases` under the shared testdata, sorted.
+/// Every case folder: each directory `*-cases` under the case root, sorted.
 pub fn case_folders() -> Vec<PathBuf> {
-    let root = Path::new(TESTDATA);
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+    let root = testdata();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", root.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-cases")))
@@ -311,7 +317,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 /// closing line; returns `(passed, failed)`.
 pub fn run_all(dispatch: impl Fn(&Value) -> Option<Outcome>) -> (usize, usize) {
     let folders = case_folders();
-    assert!(!folders.is_empty(), "no *-cases folder in {TESTDATA}");
+    assert!(!folders.is_empty(), "no *-cases folder in {}", testdata().display());
     let (mut passed, mut failed) = (0, 0);
     let mut failures = Vec::new();
     for dir in &folders {
