@@ -20,7 +20,8 @@ pub struct ProxLanes {
 /// When a lane of [`super::prox_step4`] stops stepping.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ProxStop {
-    /// At `max_iter` steps or once its bracket is narrower than `atol` (the seed's test).
+    /// At `max_iter` steps or once its bracket is narrower than `atol` (the defining
+    /// bisection's test, docs/API.md).
     Converged { max_iter: u32, atol: f32 },
     /// At exactly this many steps.
     At(u32),

@@ -4,7 +4,7 @@ use crate::kernels::reduction::{nan_max, nan_min, Reduction};
 
 /// Interleaves four consecutive blocks of `n` elements (`x`, `h`: `4 n` long, block `k` at
 /// `[k n ..]`, `n % 4 == 0`) into the layout of [`super::prox_step4`]: `ht[4 j + k] = h`,
-/// `hxt[4 j + k] = h * x` (the seed's `H * x0`, the same f32 product).
+/// `hxt[4 j + k] = h * x` (the definition's `H * x0`, the same f32 product).
 pub fn prox_pack4(x: &[f32], h: &[f32], hxt: &mut [f32], ht: &mut [f32]) {
     let n = x.len() / 4;
     assert!(n.is_multiple_of(4) && h.len() == 4 * n && hxt.len() == 4 * n && ht.len() == 4 * n);

@@ -33,7 +33,7 @@ pub fn root_start_mu(sumsq: f32, swh: f32, swh2: f32, a: f32, t: f32, lo: f32, h
     }
 }
 
-/// The seed's bracket and the Newton search's start for four blocks at once, from their
+/// The defining bisection's bracket (docs/API.md, "The soft threshold") and the Newton search's start for four blocks at once, from their
 /// [`super::prox_stats4`] and thresholds: `[lo, hi, mu, tol]` per lane, `mu` being
 /// [`super::root_start_mu`], with the arithmetic of the one-block path (`block::prox` bracket,
 /// `block::root::tolerance`),

@@ -1,6 +1,7 @@
 //! The Adam step's final write: each element scaled by `H / (H + mu)` and its block's keep factor.
 
-/// BlockSpec's Adam update of one element, the seed's `(H / (H + mu)) * x`; where `H + mu == 0`
+/// BlockSpec's Adam update of one element, `(H / (H + mu)) * x` in the definition's order of
+/// operations (docs/API.md, "The soft threshold"); where `H + mu == 0`
 /// (a zero conditioner entry with `mu = 0`, i.e. a zero threshold) its 0/0 is defined as no
 /// change.
 #[inline(always)]
