@@ -3,8 +3,8 @@
 //! All masks are computed before any weight is written, so a failing tensor (bad shape or
 //! pattern) leaves every weight unchanged.
 
+use super::asp::{create_asp_mask, AspPattern};
 use crate::core::error::{Error, Result};
-use crate::nm::{create_asp_mask, AspPattern};
 
 /// One weight to prune: its data (row-major) and shape. Conv weights `(K, C, R[, S])` are
 /// grouped along the input channels `C`, as in [`create_asp_mask`].
@@ -32,7 +32,7 @@ impl MagnitudeSearcher {
     pub fn new(pattern: &str) -> Result<Self> {
         // Refuse an impossible m:n (e.g. 'm3n9_1d') now, not at the first mask.
         if let AspPattern::OneD { m, n } = AspPattern::parse(pattern)? {
-            crate::nm::check_nm(m, n)?;
+            super::pattern::check_nm(m, n)?;
         }
         Ok(MagnitudeSearcher { pattern: pattern.to_owned() })
     }

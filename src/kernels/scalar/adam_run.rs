@@ -1,6 +1,10 @@
 //! The reference composition of the fused Newton soft threshold on a run of blocks.
 
-use super::{bisection_iterate, prox_pack4, prox_root4, prox_stats4, prox_write, root_start_lane, zeroed_mu};
+use super::newton::prox_root4;
+use super::pack::{prox_pack4, prox_stats4};
+use super::read_off::bisection_iterate;
+use super::start::{root_start_lane, zeroed_mu};
+use super::write::prox_write;
 use crate::kernels::block_run::{BlockRun, QuadSearch};
 use crate::kernels::lanes::RootLanes;
 
