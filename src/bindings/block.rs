@@ -3,7 +3,7 @@
 use super::convert::*;
 use super::param::RawView;
 use crate::block::{BlockCoupling, BlockSpec, Norm};
-use crate::core::error::{Error, ErrorKind};
+use crate::core::error::Error;
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
