@@ -1,8 +1,8 @@
 //! The two root finders of the Adam-conditioned soft threshold (`method: 'newton'`, the default,
-//! and `'bisection'`, the seed's loop) against the exact root on random blocks: `mu` solving
+//! and `'bisection'`, the defining loop of docs/API.md, "The soft threshold") against the exact root on random blocks: `mu` solving
 //! `mu ||H x0 / (H + mu)|| = t` found in f64 by bisection to machine precision.
 //!
-//! Both methods return the seed's bisection iterate, so with the default 20 iterations the
+//! Both methods return the defining bisection's iterate, so with the default 20 iterations the
 //! Newton result must be as close to the exact prox as the bisection's (up to float32 rounding of
 //! the root, `eps32 ||H x0|| / D` relative, D = ||H x0|| - t), and with 60 iterations (atol 0)
 //! both must reach the root itself to that resolution. Unknown methods are refused.

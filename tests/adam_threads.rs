@@ -1,7 +1,7 @@
 //! The Adam-conditioned soft threshold on a 4-worker rayon pool against a 1-worker pool, bit for
 //! bit, with both methods: chunks of blocks go to different workers, and a block's result must
 //! not depend on which (the Newton search is per block; the bisection's global stop and Newton's
-//! reading of the seed's iterate both use the one global step count).
+//! reading of the bisection's iterate both use the one global step count).
 //! `cargo test --release --features native-threads --test adam_threads`
 #![cfg(all(feature = "native-threads", not(target_arch = "wasm32")))]
 

@@ -1,5 +1,5 @@
 //! The Rust run of the one conformance harness (`tests/support/cases.rs`): every case of every
-//! folder `../shared/testdata/*-cases`, dispatched by `op`; an op no runner knows fails.
+//! case folder (`tests/data/*-cases`, see `tests/support/cases.rs` for where they are read), dispatched by `op`; an op no runner knows fails.
 //!
 //! Block-family cases (View, BlockSpec, BlockCoupling, ScopeSpec, ScopeCoupling) run here through
 //! the pure-Rust core the way the JS API receives them: tensors become flat row-major arrays;
@@ -519,7 +519,8 @@ fn params_unchanged(params: &[P]) -> Option<String> {
     None
 }
 
-/// A coupling's conditioner given in param layout where the seed requires view layout: the case's
+/// A coupling's conditioner given in param layout where the cases' reference requires view layout
+/// (tests/data/sparsekit-cases/README.md): the case's
 /// `shape_mismatch` stems from the layout alone when the same call with the conditioners gathered
 /// into view layout succeeds. Our API accepts param layout, so there the call must succeed.
 fn param_layout_conditioners_only(case: &Value) -> Option<Value> {
@@ -717,7 +718,7 @@ fn prox_oracle_reproduces_the_coupling_cases() {
     assert!(checked >= 10, "only {checked} cases to check the oracle against");
 }
 
-/// `conformance` runs the soft-threshold cases with the default method (Newton); the seed's
+/// `conformance` runs the soft-threshold cases with the default method (Newton); the defining
 /// bisection (`method: 'bisection'`) must pass every one of them too.
 #[test]
 fn soft_threshold_cases_with_the_bisection_method() {

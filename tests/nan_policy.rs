@@ -1,8 +1,8 @@
 //! The NaN / ±Inf policy (docs/errors.md), pinned natively:
 //! - norms, min, max propagate NaN: a block holding a NaN has a NaN norm/min/max; ±Inf gives an
 //!   Inf norm (and Inf - Inf never appears: norms only add non-negative terms);
-//! - `hard_threshold` by thresholds prunes iff `norm < t`, so a NaN-norm block is kept (the seed's
-//!   comparison), an Inf-norm block is kept by every finite threshold and by t = +Inf pruned only
+//! - `hard_threshold` by thresholds prunes iff `norm < t`, so a NaN-norm block is kept (the
+//!   comparison docs/API.md defines), an Inf-norm block is kept by every finite threshold and by t = +Inf pruned only
 //!   if its norm is finite; NaN thresholds are refused (`invalid_value`), ±Inf thresholds allowed;
 //! - top-k (nnz / sparsity / scores) ranks NaN below every number, -Inf included (a NaN block is
 //!   pruned first), +Inf above every finite number; ties to the lower index; the result does not
@@ -92,8 +92,8 @@ fn hard_threshold_keeps_nan_norm_blocks_and_refuses_nan_thresholds() {
 }
 
 #[test]
-fn pruning_a_nan_block_by_mask_keeps_nan_as_the_seed_multiplies() {
-    // Masks multiply (seed: `data *= mask`): 0 * NaN = NaN, 0 * Inf = NaN, 0 * -x = -0.
+fn pruning_a_nan_block_by_mask_keeps_nan_as_masks_multiply() {
+    // Masks multiply (docs/API.md, `data *= mask`): 0 * NaN = NaN, 0 * Inf = NaN, 0 * -x = -0.
     let (p, s) = spec([NAN, 1.0, INF, -2.0, 1.0, 1.0, 1.0, 1.0]);
     s.apply_mask(&[0, 0, 1, 1]).unwrap();
     let d = p.data().clone();
@@ -283,11 +283,11 @@ fn euclidean_soft_threshold_with_nan_and_inf() {
     assert_eq!((d[6], d[7]), (0.0, 0.0));
 }
 
-/// Where the seed divides 0 by 0 (a zero threshold with a zero conditioner, or a zero block with
+/// Where the formulas of docs/API.md divide 0 by 0 (a zero threshold with a zero conditioner, or a zero block with
 /// `eps = 0`), the result is defined: a zero threshold is the identity, with or without
 /// conditioners, and nothing becomes NaN.
 #[test]
-fn zero_threshold_is_the_identity_where_the_seed_divides_zero_by_zero() {
+fn zero_threshold_is_the_identity_where_the_formula_divides_zero_by_zero() {
     let x = [1.0, -2.0, 3.0, 0.0, 0.0, 0.0, 5.0, -6.0];
     // Adam-conditioned, blocks of 2: zero conditioner entries, an all-zero conditioner block, a
     // zero weight block.
@@ -295,11 +295,11 @@ fn zero_threshold_is_the_identity_where_the_seed_divides_zero_by_zero() {
     let (p, s) = spec(x);
     s.soft_threshold(&[0.0; 4], Some(&h), SoftOptions::default()).unwrap();
     assert_eq!(bits(&p), x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-    // Euclid with eps = 0 on a zero block: the seed computes 1 - 0 / (0 + 0).
+    // Euclid with eps = 0 on a zero block: the formula gives 1 - 0 / (0 + 0).
     let (p, s) = spec(x);
     s.soft_threshold(&[0.0; 4], None, SoftOptions { eps: Some(0.0), ..Default::default() }).unwrap();
     assert_eq!(bits(&p), x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-    // One-element blocks: the seed's t / H shortcut with t = 0 and H = 0.
+    // One-element blocks: the t / H shortcut with t = 0 and H = 0.
     let p = Param::from_slice(&x, &[1, 8]).unwrap();
     let s1 = BlockSpec::new(View::from_param(&p), &[1, 1], None).unwrap();
     s1.soft_threshold(&[0.0; 8], Some(&h), SoftOptions::default()).unwrap();

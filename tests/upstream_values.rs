@@ -274,10 +274,10 @@ fn four_blocks_vs_one(method: Method) {
     }
 }
 
-/// The seed's whole-tensor bisection written plainly (every block stepped each iteration, one
+/// The defining whole-tensor bisection (docs/API.md, "The soft threshold") written plainly (every block stepped each iteration, one
 /// global stop once every bracket is below `atol`), with the library's summation order
 /// (`kernels::scalar`), then the BlockSpec write `(H / (H + mu)) * x` and the survivor zeroing.
-#[allow(clippy::too_many_arguments)] // the seed's parameters, one to one
+#[allow(clippy::too_many_arguments)] // the definition's parameters, one to one
 fn adam_reference(x: &[f32], h: &[f32], shape: [usize; 2], block: [usize; 2], t: &[f32], max_iter: usize, atol: f32, eps: f32) -> Vec<f32> {
     use sparsekit_wasm::kernels::{nan_max, scalar, Reduction};
     let (gr, gc) = (shape[0] / block[0], shape[1] / block[1]);

@@ -3,7 +3,18 @@
 // may grow memory and detach them mid-call.
 import { argError, call, SparseKitError } from './errors.js';
 import { memoryBuffer, R } from './runtime.js';
-import { Param } from './param.js';
+
+/**
+ * @internal The method by which a Param hands over a copy of its weights. This module sits below
+ * param.ts (which imports it), so it recognises a Param by this key, which only Param defines,
+ * instead of importing the class.
+ */
+export const weightsCopy: unique symbol = Symbol('sparsekit-wasm.weightsCopy');
+
+/** True for a Param (an object whose prototype chain defines [weightsCopy]). */
+function isParam(x: unknown): x is { [weightsCopy](): Float32Array } {
+  return x !== null && typeof x === 'object' && weightsCopy in x;
+}
 
 /** A flat array with its shape. */
 export interface Shaped<T> {
@@ -49,7 +60,7 @@ export function notDetached(x: unknown, what: string): void {
 
 /** @internal A Float32Array safe to pass to wasm: a Param's copy, or arrays that view wasm memory copied. */
 export function f32(x: unknown, what: string): Float32Array {
-  if (x instanceof Param) return x.toArray();
+  if (isParam(x)) return x[weightsCopy]();
   notDetached(x, what);
   if (x instanceof Float32Array) return x.buffer === memoryBuffer() ? x.slice() : x;
   if (Array.isArray(x) && x.every((v) => typeof v === 'number')) return Float32Array.from(x as number[]);
@@ -143,7 +154,7 @@ export function progressFn(f: unknown): ((done: number, total: number) => void) 
 
 function isShaped(x: unknown): x is Shaped<unknown> {
   return (
-    x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !Array.isArray(x) && !(x instanceof Param) && 'data' in x && 'shape' in x
+    x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !Array.isArray(x) && !isParam(x) && 'data' in x && 'shape' in x
   );
 }
 

@@ -1,6 +1,6 @@
 // Param: a weight tensor stored in wasm memory, pruned in place.
 import { call } from './errors.js';
-import { dims, f32 } from './convert.js';
+import { dims, f32, weightsCopy } from './convert.js';
 import { Owned } from './owned.js';
 import { memoryBuffer, R } from './runtime.js';
 import type { RawParam } from '../wasm/st/sparsekit_wasm.js';
@@ -48,6 +48,11 @@ export class Param extends Owned {
   /** A copy of the weights. */
   toArray(): Float32Array {
     return call(() => this._live.toArray());
+  }
+
+  /** @internal A copy of the weights, for the argument coercion of convert.ts. */
+  [weightsCopy](): Float32Array {
+    return this.toArray();
   }
 
   /** Overwrites the weights with `data` (same length). */

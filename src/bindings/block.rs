@@ -2,10 +2,8 @@
 
 use super::convert::*;
 use super::param::RawView;
-use super::scope::{RawScopeCoupling, RawScopeSpec};
 use crate::block::{BlockCoupling, BlockSpec, Norm};
-use crate::core::error::{Error, ErrorKind};
-use crate::scope::{ScopeCoupling, ScopeSpec};
+use crate::core::error::Error;
 #[allow(unused_imports)]
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -96,51 +94,6 @@ impl RawBlockSpec {
 }
 
 // ---------------------------------------------------------------- BlockCoupling
-
-/// Collects specs one by one (JS objects cannot be moved into Rust without invalidating them).
-#[wasm_bindgen]
-#[derive(Default)]
-pub struct RawCouplingBuilder {
-    pub(super) specs: Vec<BlockSpec>,
-    pub(super) scopes: Vec<ScopeSpec>,
-}
-
-pub(super) fn orders_from(v: &JsValue) -> Result<Vec<Vec<i64>>, Error> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(vec![]);
-    }
-    let raw: Vec<Vec<f64>> = serde_wasm_bindgen::from_value(v.clone())
-        .map_err(|e| Error::new(ErrorKind::InvalidOrders, format!("orders must be an array of integer arrays: {e}")))?;
-    raw.iter().map(|o| ints(o, "orders").map_err(|e| Error::new(ErrorKind::InvalidOrders, e.message()))).collect()
-}
-
-#[wasm_bindgen]
-impl RawCouplingBuilder {
-    #[wasm_bindgen(constructor)]
-    pub fn new() -> RawCouplingBuilder {
-        RawCouplingBuilder::default()
-    }
-    #[wasm_bindgen(js_name = addSpec)]
-    pub fn add_spec(&mut self, s: &RawBlockSpec) {
-        self.specs.push(s.inner.clone());
-    }
-    #[wasm_bindgen(js_name = addScope)]
-    pub fn add_scope(&mut self, s: &RawScopeSpec) {
-        self.scopes.push(s.inner.clone());
-    }
-    #[wasm_bindgen(js_name = buildBlockCoupling)]
-    pub fn build_block_coupling(&mut self, orders: JsValue, name: Option<String>) -> JsResult<RawBlockCoupling> {
-        let orders = orders_from(&orders).map_err(to_js)?;
-        let specs = std::mem::take(&mut self.specs);
-        Ok(RawBlockCoupling { inner: BlockCoupling::new(specs, &orders, name_opt(name)).map_err(to_js)? })
-    }
-    #[wasm_bindgen(js_name = buildScopeCoupling)]
-    pub fn build_scope_coupling(&mut self, orders: JsValue, name: Option<String>) -> JsResult<RawScopeCoupling> {
-        let orders = orders_from(&orders).map_err(to_js)?;
-        let scopes = std::mem::take(&mut self.scopes);
-        Ok(RawScopeCoupling { inner: ScopeCoupling::new(scopes, &orders, name_opt(name)).map_err(to_js)? })
-    }
-}
 
 #[wasm_bindgen]
 pub struct RawBlockCoupling {

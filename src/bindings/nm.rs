@@ -90,7 +90,7 @@ pub fn search_permutation(values: &[f32], shape: &[f64], m: f64, n: f64, max_swe
     Ok(o.into())
 }
 
-/// The seed's MagnitudeSearcher: N:M masks for a set of params, applied in place.
+/// MagnitudeSearcher (docs/API.md, "N:M masks"): N:M masks for a set of params, applied in place.
 #[wasm_bindgen]
 pub struct RawMagnitudeSearcher {
     pub(super) inner: crate::nm::MagnitudeSearcher,

@@ -1,5 +1,5 @@
 //! `BlockCoupling`: several block specs whose grids, once permuted by `orders`, coincide, and
-//! whose aligned blocks are pruned together as one (seed: `sparsekit.block.BlockCoupling`).
+//! whose aligned blocks are pruned together as one (after sparsekit's `BlockCoupling`, docs/API.md).
 //!
 //! The aligned grid is spec 0's grid permuted by `orders[0]`. Spec `i` sees an aligned-grid
 //! tensor `T` as `T.permute(inverse(order_i))`, precomputed here as an index map so that
@@ -180,7 +180,7 @@ impl BlockCoupling {
         for (i, (s, h)) in self.specs.iter().zip(&sources).enumerate() {
             let mu_s = self.to_spec(i, &mu);
             let mut data = s.view().param().data_mut();
-            // Seed: data <- data * H / (H + mu).
+            // The definition: data <- data * H / (H + mu).
             s.tiling().map_with(s.view().layout(), &mut data, &h.layout, h.data, &mu_s, prox::scaled_coupling);
         }
         self.scale_unchecked(&keep);

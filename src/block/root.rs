@@ -1,4 +1,5 @@
-//! How the Adam-conditioned step finds `mu` per block: the seed's bisection, or (the default) a
+//! How the Adam-conditioned step finds `mu` per block: the defining bisection (docs/API.md,
+//! "The soft threshold"), or (the default) a
 //! safeguarded Newton search for the root that bisection converges to.
 //!
 //! With `a = H x0`, `r_i = 1 / (h_i + mu)` and `S2 = sum a² r²`, the step solves
@@ -20,19 +21,19 @@
 //! `S4 = sum a² r⁴`, which gives `F''`: the Halley root of the quadratic Taylor model is
 //! accepted after a single evaluation when a bound on `F'''` (from `min H`, `max H` and the
 //! concavity of `1 / sqrt(S2)`) proves the true root within `tol` of it
-//! ([`kernels::scalar::certified_root`]). On Adam-like conditioners that is 98 % of the blocks;
-//! the others continue with the Newton steps below.
+//! ([`kernels::scalar::certified_root`]). On Adam-like conditioners that is nearly every block
+//! (bench/README.md has the share); the others continue with the Newton steps below.
 //!
-//! The search keeps the seed's bracket `[lo, hi]` and its test `zeta < t` (which end moves), so
+//! The search keeps the bisection's bracket `[lo, hi]` and its test `zeta < t` (which end moves), so
 //! the root found lies in the same bracket (clamped to it, as the bisection's limit is). The
-//! seed's bisection only ever compares midpoints with that root, so its iterate at the global
+//! bisection only ever compares midpoints with that root, so its iterate at the global
 //! stop is then read off the root without evaluating ([`bisection_iterate`]; the stop itself
-//! follows from the brackets' widths, [`Stop::steps`]): the method returns what the seed
+//! follows from the brackets' widths, [`Stop::steps`]): the method returns what the bisection
 //! returns, including with a small `maxIter` whose iterates are far from converged. A Newton step that leaves the bracket or fails to halve the previous step is replaced by
-//! the midpoint (or by a not yet evaluated bracket end it overshoots: the `eps` in the seed's
-//! bracket denominator can put the root just outside). `maxIter` bounds the evaluations; the
+//! the midpoint (or by a not yet evaluated bracket end it overshoots: the `eps` in the
+//! bracket's denominator can put the root just outside). `maxIter` bounds the evaluations; the
 //! search stops when the step (or half the bracket) is below the error `maxIter` halvings of the
-//! bracket leave, `atol / 2` (the seed's stop), or the float32 resolution of the root,
+//! bracket leave, `atol / 2` (the bisection's stop), or the float32 resolution of the root,
 //! `4 eps32 hi ||a|| / D`, whichever is largest. Blocks are independent (no global stop), so
 //! threads give the same bits.
 
@@ -43,11 +44,11 @@ use crate::kernels;
 /// The root finder of the Adam-conditioned soft threshold (`method` in the JS options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Method {
-    /// Safeguarded Newton per block (`'newton'`, the default): 1 evaluation for 98 % of the searched
-    /// blocks on the bench's data (certified Halley step), 2 for the others.
+    /// Safeguarded Newton per block (`'newton'`, the default): 1 evaluation for nearly every
+    /// searched block on Adam-like conditioners (certified Halley step), 2 for the others.
     #[default]
     Newton,
-    /// The seed's bisection, step for step, with its global `atol` stop (`'bisection'`).
+    /// The defining bisection, step for step, with its global `atol` stop (`'bisection'`).
     Bisection,
 }
 
@@ -71,7 +72,7 @@ pub(super) enum Plan {
     Upper,
     /// The Newton search.
     Search,
-    /// Degenerate data (non-finite, non-positive `H`, negative threshold...): the seed's
+    /// Degenerate data (non-finite, non-positive `H`, negative threshold...): the defining
     /// bisection on this block alone, whose NaN/infinity behaviour is the definition.
     Bisect,
 }
@@ -109,7 +110,7 @@ pub(super) fn halvings(max_iter: usize) -> f32 {
     0.5f32.powi(i32::try_from(max_iter.saturating_add(1).min(400)).unwrap_or(400))
 }
 
-/// The seed's global stop, known per block from its bracket: `max_iter` steps, or fewer when
+/// The bisection's global stop, known per block from its bracket: `max_iter` steps, or fewer when
 /// every bracket is below `atol` earlier.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Stop {
@@ -148,10 +149,10 @@ impl Stop {
     }
 }
 
-/// The seed's bisection iterate after `k` steps (`cells = 2^k`) on `[lo, hi]` for a block whose
+/// The defining bisection's iterate after `k` steps (`cells = 2^k`) on `[lo, hi]` for a block whose
 /// root is `r`: every midpoint below the root moves `lo` up, every other one `hi` down, so the
 /// iterate is the middle of the `2^-k` cell of the bracket that holds `r`, read off without
-/// evaluating (in f64; the seed's f32 midpoints can differ in the last bits). Past 48 steps the
+/// evaluating (in f64; the bisection's f32 midpoints can differ in the last bits). Past 48 steps the
 /// cell is below f32 resolution: the root itself. The arithmetic is the kernel's
 /// ([`kernels::scalar::bisection_iterate`], which the SIMD quad kernel reproduces).
 #[inline]

@@ -1,4 +1,4 @@
-//! `BlockSpec`: a view seen as a grid of equal blocks (seed: `sparsekit.block.BlockSpec`).
+//! `BlockSpec`: a view seen as a grid of equal blocks (after sparsekit's `BlockSpec`, docs/API.md).
 //!
 //! Reductions read either the weights or caller-supplied `values` of the same tensor (gradients,
 //! Adam state...), given in the param's storage layout or, when the length differs, in the
@@ -14,7 +14,7 @@ use crate::core::shape::check_grid_len;
 use crate::kernels::{nan_max, Reduction};
 use crate::layout::{normalize_block_shape, Strided, Tiling};
 
-/// `torch.finfo(float32).eps`, the seed's default `eps`.
+/// `torch.finfo(float32).eps`, the default `eps` of docs/API.md's soft threshold.
 pub const F32_EPS: f32 = f32::EPSILON;
 
 /// The block norm orders the library supports.
@@ -58,7 +58,7 @@ impl Norm {
     }
 }
 
-/// Options of the soft threshold (seed defaults: 20 iterations, `atol = 1e-8`, `eps` = f32 eps;
+/// Options of the soft threshold (defaults of docs/API.md: 20 iterations, `atol = 1e-8`, `eps` = f32 eps;
 /// `method` picks the root finder of the Adam-conditioned step, Newton by default).
 #[derive(Debug, Clone, Copy)]
 pub struct SoftOptions {
@@ -251,7 +251,7 @@ impl BlockSpec {
         self.tiling.scale(self.view.layout(), &mut self.view.param().data_mut(), m);
     }
 
-    /// In-place: zeroes the blocks whose keep-mask entry is 0 (multiplying, as the seed does:
+    /// In-place: zeroes the blocks whose keep-mask entry is 0 (multiplying, as docs/API.md says masks are applied:
     /// a pruned `-x` becomes `-0.0`, a pruned NaN stays NaN).
     pub fn apply_mask(&self, keep: &[u8]) -> Result<()> {
         check_grid_len("keep mask", self.grid_shape(), keep.len())?;
@@ -270,7 +270,7 @@ impl BlockSpec {
     }
 
     /// The group-lasso proximal step: Euclidean without conditioners, Adam-conditioned (solved
-    /// per block by the seed's bisection) with them.
+    /// per block by the defining bisection) with them.
     pub fn soft_threshold(&self, thresholds: &[f32], conditioners: Option<&[f32]>, opts: SoftOptions) -> Result<()> {
         check_grid_len("block_thresholds", self.grid_shape(), thresholds.len())?;
         check_not_nan("block_thresholds", thresholds)?;
@@ -283,7 +283,7 @@ impl BlockSpec {
         };
         let h = self.source(cond, "conditioners")?;
         if self.numel_per_block() == 1 {
-            // Seed quirk: one-element blocks take the Euclidean step with threshold t / H.
+            // One-element blocks take the Euclidean step with threshold t / H (docs/API.md).
             let hgrid = View::reduce_blocks(&self.tiling, &h.layout, h.data, Reduction::Max)?;
             // t / H, with 0 / 0 (zero threshold, zero conditioner) defined as 0: the identity.
             let t: Vec<f32> = thresholds.iter().zip(&hgrid).map(|(&t, h)| if t == 0.0 { 0.0 } else { t / h }).collect();
@@ -313,7 +313,7 @@ impl BlockSpec {
             let part = Part { tiling: &self.tiling, x_layout: self.view.layout(), x: &data, h_layout: &h.layout, h: h.data, map: None };
             prox::solve(&[part], thresholds, opts.max_iter, opts.atol, eps, Bracket::BlockSpec, opts.method)?
         };
-        // Seed: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
+        // The definition: data <- (H / (H + mu)) * data, then the non-survivors are zeroed (multiplied by
         // 0, so -x gives -0 and NaN stays NaN): one pass, the same two roundings per element.
         let mu_keep = crate::core::alloc::try_collect(mu.into_iter().zip(keep))?;
         let mut data = self.view.param().data_mut();
@@ -364,13 +364,13 @@ pub(crate) fn keep_to_factors(keep: &[u8]) -> Vec<f32> {
     keep.iter().map(|&k| if k != 0 { 1.0 } else { 0.0 }).collect()
 }
 
-/// 0 where `norm < t` (pruned), else 1: equal and NaN norms are kept, as in the seed.
+/// 0 where `norm < t` (pruned), else 1: equal and NaN norms are kept (docs/API.md, "Hard threshold by value").
 pub(crate) fn threshold_keep(norms: &[f32], t: &[f32]) -> Vec<f32> {
     norms.iter().zip(t).map(|(n, t)| if n < t { 0.0 } else { 1.0 }).collect()
 }
 
 /// Euclidean prox factors `max(0, 1 - t / (norm + eps))`, NaN-propagating like `clamp_`.
-/// A zero threshold gives exactly 1 (the identity), also where the seed would compute 0/0
+/// A zero threshold gives exactly 1 (the identity), also where the formula would compute 0/0
 /// (a zero block with `eps = 0`).
 pub(crate) fn euclid_factors(norms: &[f32], t: &[f32], eps: f32) -> Vec<f32> {
     norms.iter().zip(t).map(|(n, &t)| if t == 0.0 { 1.0 } else { nan_max(1.0 - t / (n + eps), 0.0) }).collect()

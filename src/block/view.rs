@@ -1,6 +1,6 @@
-//! `View`: a strided window over a [`Param`] with write-through (seed: `sparsekit.view.View`).
+//! `View`: a strided window over a [`Param`] with write-through (after sparsekit's `View`, docs/API.md).
 //!
-//! Validated at construction, unlike the seed which fails lazily inside `as_strided`: ranks
+//! Validated at construction, unlike sparsekit, which fails lazily inside `as_strided` (docs/API.md): ranks
 //! must agree, sizes and strides must be non-negative and every reachable offset must lie inside
 //! the param (`cosize <= numel`).
 
@@ -54,7 +54,7 @@ impl View {
         Ok(View { param: param.clone(), layout, aliases: OnceCell::new() })
     }
 
-    /// The contiguous full view of a param (seed: `View.from_existing`).
+    /// The contiguous full view of a param (`View.fromExisting`).
     pub fn from_param(param: &Param) -> View {
         let layout = Strided::contiguous(param.shape());
         View { param: param.clone(), layout, aliases: OnceCell::new() }
@@ -169,7 +169,7 @@ impl View {
     }
 }
 
-/// Block view of a contiguous tensor `t` of `shape` (seed: `View.block_view_of`): returns the
+/// Block view of a contiguous tensor `t` of `shape` (`View.blockViewOf`): returns the
 /// data and shape of the interleaved `(B0, b0, B1, b1, ..)` layout (`reorder = false`), the
 /// reordered `(B0, B1, .., b0, b1, ..)` (`reorder`), or the merged `(B0, B1, .., b0*b1*..)`
 /// (`merge`, implies reorder).

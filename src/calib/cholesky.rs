@@ -9,6 +9,7 @@ use super::cholesky_blocked::{cholesky_blocked, lower_inverse_blocked};
 use crate::bail;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
+use crate::kernels::dot_f64::dot4;
 use crate::kernels::par;
 
 /// Lower Cholesky factor of the symmetric `n x n` matrix `a` (row-major; only the lower
@@ -41,24 +42,6 @@ pub fn cholesky_in_place(a: &mut [f64], n: usize) -> Result<()> {
         rowj[j + 1..].fill(0.0);
     }
     Ok(())
-}
-
-/// `<a, b>` with four independent partial sums (a fixed order, so the same bits on every
-/// build; four chains instead of one keep the FPU busy, and LLVM can vectorize them).
-#[inline]
-pub(crate) fn dot4(a: &[f64], b: &[f64]) -> f64 {
-    let mut s = [0.0f64; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for l in 0..4 {
-            s[l] += x[l] * y[l];
-        }
-    }
-    for (l, (x, y)) in ra.iter().zip(rb).enumerate() {
-        s[l] += x * y;
-    }
-    (s[0] + s[1]) + (s[2] + s[3])
 }
 
 /// Inverse of a lower-triangular `n x n` matrix with a positive diagonal, row by row:

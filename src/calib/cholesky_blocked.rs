@@ -8,10 +8,10 @@
 //! Every element's operations run in an order fixed by the block boundaries alone, so any
 //! number of threads gives the same bits. The pivot rule is the oracle's (`singular_hessian`).
 
-use super::cholesky::dot4;
 use crate::bail;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
+use crate::kernels::dot_f64::dot4;
 use crate::kernels::gemm_f64::{sub_mul, SubMul, MR};
 use crate::kernels::par::{self, SharedMut};
 

@@ -1,8 +1,8 @@
-//! Relative reconstruction error of a pruning on the calibration inputs (API.md step 5):
+//! Relative reconstruction error of a pruning on the calibration inputs (docs/API.md, SparseGPT step 5):
 //! `sqrt(tr((W-Ŵ) H (W-Ŵ)ᵀ) / tr(W H Wᵀ))` with the undamped `H`, i.e. the RMS change of the
 //! layer's output over the calibration set relative to the output's RMS.
 
-use super::Hessian;
+use super::hessian::Hessian;
 use crate::bail;
 use crate::core::error::Result;
 

@@ -1,4 +1,4 @@
-//! SparseGPT (API.md step 1-4): optimal-brain-surgeon pruning of a 2-D weight view column by
+//! SparseGPT (docs/API.md, "SparseGPT as this package defines it", steps 1-4): optimal-brain-surgeon pruning of a 2-D weight view column by
 //! column, each pruned weight's error spread over the not-yet-processed columns through the
 //! upper Cholesky factor `U` of the damped inverse Hessian, with lazy block updates.
 //!
@@ -9,8 +9,9 @@
 //! (options, shapes, non-finite weights, Cholesky) is checked before the first write.
 
 use super::cholesky::inverse_upper_factor;
+use super::dims::dims2;
+use super::hessian::Hessian;
 use super::select_top::select_top;
-use super::{dims2, Hessian};
 use crate::bail;
 use crate::block::View;
 use crate::core::alloc::try_alloc;

@@ -1,8 +1,9 @@
 //! Wanda scores: `|W_ij| · ‖X_j‖`, the weight magnitude scaled by the RMS of the input it
 //! multiplies, so that a small weight on a loud input is not pruned before a large weight on a
-//! silent one. Selection reuses the library's masks (per-row scopes, N:M), see API.md.
+//! silent one. Selection reuses the library's masks (per-row scopes, N:M), see docs/API.md.
 
-use super::{dims2, Hessian};
+use super::dims::dims2;
+use super::hessian::Hessian;
 use crate::bail;
 use crate::block::View;
 use crate::core::alloc::try_alloc;

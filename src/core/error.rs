@@ -1,5 +1,5 @@
 //! Typed errors of the core. Every refusal carries a stable machine-readable code (the `code`
-//! strings of `API.md`) and the JS class it maps to; the bindings turn them into real JS errors.
+//! strings of `docs/errors.md`) and the JS class it maps to; the bindings turn them into real JS errors.
 
 use std::fmt;
 

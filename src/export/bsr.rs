@@ -1,7 +1,7 @@
 //! BSR: block-compressed rows of a 2-D weight, its byte size and its decoder.
 
 use super::compressed::for_each_stored;
-use super::{to_u32, F32, U32};
+use super::widths::{to_u32, F32, U32};
 use crate::bail;
 use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;

@@ -1,8 +1,9 @@
 //! What a pruned 2-D weight costs in each storage format, side by side (the playground's and
 //! the CLI's size table).
 
-use super::bsr::check_blocks;
-use super::{bsr_bytes, csr_bytes, nm24_bytes};
+use super::bsr::{bsr_bytes, check_blocks};
+use super::csr::csr_bytes;
+use super::nm24::nm24_bytes;
 use crate::core::error::Result;
 use crate::core::shape::check_len;
 

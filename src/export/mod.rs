@@ -6,29 +6,17 @@
 //! Indices are `u32` (what GPU libraries and JS typed arrays use); a matrix whose indices do not
 //! fit is refused with `InvalidArguments`.
 
-use crate::bail;
-use crate::core::error::Result;
-
 mod bsr;
 mod bytes;
 mod compressed;
 mod csr;
 mod nm24;
+mod widths;
 
 pub use bsr::{bsr_bytes, bsr_to_dense, to_bsr, Bsr};
 pub use bytes::{sparse_bytes, SparseBytes};
 pub use csr::{csr_bytes, csr_to_dense, to_csr, Csr};
 pub use nm24::{nm24_bytes, nm24_to_dense, to_nm24, Nm24};
-
-pub(crate) const F32: usize = 4;
-pub(crate) const U32: usize = 4;
-
-pub(crate) fn to_u32(what: &str, x: usize) -> Result<u32> {
-    match u32::try_from(x) {
-        Ok(v) => Ok(v),
-        Err(_) => bail!(InvalidArguments, "{what} = {x} does not fit the u32 indices of the format"),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! The 2:4 compressed form of sparse tensor cores, its byte size and its decoder.
 
-use super::F32;
+use super::widths::F32;
 use crate::bail;
 use crate::core::alloc::{try_alloc, try_with_capacity};
 use crate::core::error::Result;

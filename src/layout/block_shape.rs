@@ -1,8 +1,8 @@
-//! Block shapes as the seed writes them (`[]`, `-1` for a whole dimension) made explicit.
+//! Block shapes as the API writes them (docs/API.md) (`[]`, `-1` for a whole dimension) made explicit.
 
 use crate::core::error::{Error, ErrorKind, Result};
 
-/// Normalises a block shape as the seed does: `[]` means all ones, a value `<= 0` spans the
+/// Normalises a block shape: `[]` means all ones, a value `<= 0` spans the
 /// whole dimension; then every size must be divisible by its block size.
 pub fn normalize_block_shape(shape: &[usize], block: &[i64], what: &str) -> Result<Vec<usize>> {
     if block.is_empty() {

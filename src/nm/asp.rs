@@ -21,7 +21,7 @@ pub enum AspPattern {
 
 impl AspPattern {
     /// Parses a pattern name; anything unknown is `UnsupportedPattern`. `n > m` is reported
-    /// later, by the mask functions, as `InvalidNmPattern` (as in the seed).
+    /// later, by the mask functions, as `InvalidNmPattern`, as ASP reports it (docs/API.md, N:M).
     pub fn parse(pattern: &str) -> Result<Self> {
         match pattern {
             "m4n2_2d_greedy" => return Ok(AspPattern::TwoDGreedy),

@@ -1,4 +1,4 @@
-//! N:M magnitude sparsity, after NVIDIA ASP (seed 004): every group of `m` consecutive elements
+//! N:M magnitude sparsity, after NVIDIA ASP (docs/API.md, "N:M masks"): every group of `m` consecutive elements
 //! of a row keeps its `n` largest magnitudes.
 //!
 //! All masks returned here are **keep-masks** (1 keeps, 0 prunes), flat and row-major.
@@ -7,7 +7,7 @@
 //! Elements are ranked by `|x|` with a total order: `|-0.0| == |0.0|`, `+inf` is the largest
 //! magnitude and a **NaN ranks below every number** (NaN entries are pruned first). Equal
 //! magnitudes go to the lower index, which is exactly "the first maximising pattern in
-//! `itertools.combinations` order" of the seed. No comparison here is ever unordered.
+//! `itertools.combinations` order" of the N:M definition (tests/data/sparsekit-cases/README.md). No comparison here is ever unordered.
 
 use super::pattern::check_nm;
 use crate::bail;

@@ -26,7 +26,7 @@ pub fn get_nmprune_info(pattern: &str) -> (bool, usize, usize) {
     }
 }
 
-/// Checks `1 <= m` and `n <= m` (the seed's `invalid_nm_pattern`).
+/// Checks `1 <= m` and `n <= m` (`invalid_nm_pattern`, docs/errors.md).
 pub fn check_nm(m: usize, n: usize) -> Result<()> {
     if m < 1 {
         bail!(InvalidNmPattern, "N:M pattern needs m >= 1, got m = {m}");

@@ -18,8 +18,8 @@
 //! # Complexity and limits
 //! One sweep is `O(cols^2 * rows)` time (about `cols^2 / 2` candidate swaps of `rows` work each,
 //! plus `O(rows * m log m)` per applied swap); memory is one extra `f32` per weight element plus
-//! the column-major magnitudes (`2 * 4 * rows * cols` bytes). A 256x256 weight sweeps in tens
-//! of milliseconds natively; 4096x4096 would take minutes per sweep: bound the work with
+//! the column-major magnitudes (`2 * 4 * rows * cols` bytes). The quadratic term makes wide
+//! weights expensive (bench/README.md has times for two sizes): bound the work with
 //! `max_sweeps`. The result is a local optimum of single swaps (no regressions or stripe-group
 //! exhaustive search as in ASP's later versions), deterministic for a given input.
 

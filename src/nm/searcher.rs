@@ -1,10 +1,10 @@
-//! The seed's `MagnitudeSearcher`: computes ASP masks for a set of weights and applies them.
+//! `MagnitudeSearcher` (after NVIDIA ASP's, docs/API.md): computes ASP masks for a set of weights and applies them.
 //!
 //! All masks are computed before any weight is written, so a failing tensor (bad shape or
 //! pattern) leaves every weight unchanged.
 
+use super::asp::{create_asp_mask, AspPattern};
 use crate::core::error::{Error, Result};
-use crate::nm::{create_asp_mask, AspPattern};
 
 /// One weight to prune: its data (row-major) and shape. Conv weights `(K, C, R[, S])` are
 /// grouped along the input channels `C`, as in [`create_asp_mask`].
@@ -32,7 +32,7 @@ impl MagnitudeSearcher {
     pub fn new(pattern: &str) -> Result<Self> {
         // Refuse an impossible m:n (e.g. 'm3n9_1d') now, not at the first mask.
         if let AspPattern::OneD { m, n } = AspPattern::parse(pattern)? {
-            crate::nm::check_nm(m, n)?;
+            super::pattern::check_nm(m, n)?;
         }
         Ok(MagnitudeSearcher { pattern: pattern.to_owned() })
     }
@@ -58,7 +58,7 @@ impl MagnitudeSearcher {
     }
 
     /// Computes the masks of all `tensors`, then multiplies each weight by its mask in place
-    /// (as the seed: a pruned `-x` becomes `-0.0`, a pruned NaN stays NaN). Returns the masks.
+    /// (masks multiply, docs/API.md: a pruned `-x` becomes `-0.0`, a pruned NaN stays NaN). Returns the masks.
     /// `progress(done, total)` counts mask computations.
     pub fn apply(&self, tensors: &mut [Tensor<'_>], progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<Vec<u8>>> {
         let views: Vec<(&[f32], &[usize])> = tensors.iter().map(|t| (&*t.data, t.shape)).collect();
@@ -70,7 +70,7 @@ impl MagnitudeSearcher {
     }
 }
 
-/// Multiplies a weight by its keep-mask in place, as the seed does (a pruned `-x` becomes
+/// Multiplies a weight by its keep-mask in place: masks multiply (docs/API.md; a pruned `-x` becomes
 /// `-0.0`, a pruned NaN stays NaN).
 pub fn apply_mask(data: &mut [f32], keep: &[u8]) {
     for (x, &k) in data.iter_mut().zip(keep) {

@@ -1,7 +1,7 @@
 //! `ScopeCoupling`: scopes of several specs competing together (one top-k across all of them),
 //! aligned by axis orders like a block coupling.
 
-//! `ScopeSpec` and `ScopeCoupling`: groups of blocks that compete (seed: `sparsekit.scope`).
+//! `ScopeSpec` and `ScopeCoupling`: groups of blocks that compete (after sparsekit's scopes, docs/API.md).
 //!
 //! A scope is a sub-grid of `scope_shape` blocks of a block node (a [`BlockSpec`] or a
 //! [`BlockCoupling`]); pruning keeps the top `k` blocks of each scope by L2 norm. Inside a

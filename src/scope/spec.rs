@@ -1,4 +1,4 @@
-//! `ScopeSpec` and `ScopeCoupling`: groups of blocks that compete (seed: `sparsekit.scope`).
+//! `ScopeSpec` and `ScopeCoupling`: groups of blocks that compete (after sparsekit's scopes, docs/API.md).
 //!
 //! A scope is a sub-grid of `scope_shape` blocks of a block node (a [`BlockSpec`] or a
 //! [`BlockCoupling`]); pruning keeps the top `k` blocks of each scope by L2 norm. Inside a
@@ -112,7 +112,7 @@ impl BlockNode {
     }
 }
 
-/// How a hard threshold chooses what to prune (exactly one of the seed's arguments).
+/// How a hard threshold chooses what to prune (exactly one of `nnz`, `sparsity`, `thresholds`).
 #[derive(Debug, Clone, Copy)]
 pub enum HardBy<'a> {
     /// Keep the `nnz` largest blocks of every scope.
@@ -124,7 +124,7 @@ pub enum HardBy<'a> {
 }
 
 impl<'a> HardBy<'a> {
-    /// Builds the choice from the seed's keyword arguments: exactly one of `thresholds`, `nnz`
+    /// Builds the choice from the options of `hardThreshold` (docs/API.md): exactly one of `thresholds`, `nnz`
     /// and `sparsity` must be given (`invalid_arguments` otherwise). `nnz` arrives as a number
     /// (JS) and must be a non-negative integer (`invalid_nnz`); its upper bound is checked by the
     /// call, which knows the scope size.

@@ -67,7 +67,7 @@ fn pattern_score(group: &[f32], pattern: &[u8]) -> (usize, ExactSum, std::cmp::R
     (inf, sum, std::cmp::Reverse(nan))
 }
 
-/// The seed's brute-force `mn_1d_best`, kept as the test oracle: for each group, the first
+/// The brute-force `mn_1d_best` of the N:M definition (docs/API.md), kept as the test oracle: for each group, the first
 /// pattern of [`compute_valid_1d_patterns`] order that maximises the **exact** sum of `|kept|`
 /// (infinities and NaN ordered as in the module doc). `O(C(m,n) * m)` per group.
 ///

@@ -5,7 +5,7 @@
 //! plain searches and zeroed blocks; any other quad, and every other layout, is gathered into a
 //! batch, searched and scattered back by [`run_batch`]), with the same bits either way.
 //!
-//! What makes this possible is that the seed's global stop `K` (the step at which every bracket
+//! What makes this possible is that the bisection's global stop `K` (the step at which every bracket
 //! is below `atol`, else `maxIter`) is known before any block is searched: it is `maxIter` when
 //! `atol = 0`, 0 when `maxIter = 0`, and otherwise `maxIter` as soon as one block's bracket is
 //! wide enough to need every step ([`root::Stop::steps`]), which a probe of the first batch
@@ -17,7 +17,8 @@
 //! Threads take slabs of block rows: every block is computed alone from the same `K`, and the
 //! slabs write disjoint rows, so any thread count gives the same bits.
 
-use super::{Ctx, Packed, BATCH_ELEMS};
+use super::ctx::{Ctx, BATCH_ELEMS};
+use super::packed::Packed;
 use crate::block::root::{self, Plan};
 use crate::kernels::{self, par, ProxLanes, ProxStop, RootLanes};
 use crate::layout::{Strided, Tiling};
@@ -248,7 +249,7 @@ fn run_batch(ctx: &Ctx, g: &Grid, lo: usize, hi: usize, k_stop: usize, cells: f6
     if searching {
         pk.search_roots(nq, max_evals);
     }
-    // Degenerate blocks: the seed's bisection, straight to the global stop.
+    // Degenerate blocks: the defining bisection, straight to the global stop.
     if bisecting {
         pk.step_lanes(nq, ProxStop::At(u32::try_from(k_stop).unwrap_or(u32::MAX)));
     }

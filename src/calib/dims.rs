@@ -1,0 +1,15 @@
+//! The 2-D reading of a weight view every calibration method starts from.
+
+use crate::bail;
+use crate::block::View;
+use crate::core::error::Result;
+
+/// `(rows, cols, row stride, col stride)` of a 2-D view (`param_not_2d` otherwise): rows are
+/// the map's outputs, cols its inputs.
+pub(crate) fn dims2(w: &View, what: &str) -> Result<(usize, usize, usize, usize)> {
+    if w.ndim() != 2 {
+        bail!(ParamNot2d, "{what} needs a 2-D weight (rows = outputs, cols = inputs), got shape {:?}; pass a 2-D View (e.g. [O, C*kh*kw] for a conv weight, the transposed view for a MatMul weight)", w.shape());
+    }
+    let (s, st) = (w.shape(), w.stride());
+    Ok((s[0], s[1], st[0], st[1]))
+}

@@ -1,0 +1,32 @@
+//! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit. Natively
+//! they are what runs (LLVM autovectorizes the sums); in wasm they run without `+simd128` or with
+//! the cargo feature `scalar-kernels`.
+//!
+//! One file per concept, the same files as [`super::simd`] where there is a SIMD version. Besides
+//! the interface re-exported by `kernels`, the one-block helpers (`prox_scaled`, `hx_moments`,
+//! `root_start_mu`, `root_step_lane`, `certified_root`, `bisection_iterate`, ...) are used by the
+//! general path of the Adam step on every backend: the SIMD quad kernels reproduce them per lane.
+
+mod adam_run;
+mod bisection;
+mod certify;
+mod newton;
+mod nm24;
+mod pack;
+mod read_off;
+mod reduce;
+mod scale;
+mod start;
+mod write;
+
+pub use adam_run::adam_run;
+pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
+pub use certify::certified_root;
+pub use newton::{prox_root4, root_step_lane, root_sums_hx};
+pub use nm24::{nm24_group, nm24_mask, nm24_mask_uninit};
+pub use pack::{hx_moments, prox_pack4, prox_stats4};
+pub use read_off::bisection_iterate;
+pub use reduce::{reduce_chunk, reduce_chunks};
+pub use scale::scale_chunks;
+pub use start::{root_start4, root_start_lane, root_start_mu, zeroed_mu};
+pub use write::{prox_scaled, prox_write};
