@@ -12,17 +12,26 @@ export interface OnnxLimits {
   /** Nesting of subgraphs (If / Loop / Scan bodies inside bodies). */
   maxSubgraphDepth: number;
   /**
-   * Objects the decoder would create: messages, strings and byte fields, 64-bit integers. A
-   * two-byte empty message becomes an object of about 100-200 bytes of heap, so this caps the
-   * heap a small file of many empty entries can claim.
+   * Objects the decoder would create (messages, strings and byte fields, 64-bit integers), at most.
+   * A two-byte empty message becomes an object of about 200 bytes of heap.
    */
   maxObjects: number;
+  /**
+   * Bytes of file per decoded object beyond the first FREE_OBJECTS: with 8, a file of tiny entries
+   * claims at most about 25 times its size in heap (real models: hundreds of bytes per object with
+   * their weights inline, tens without).
+   */
+  bytesPerObject: number;
 }
+
+/** Objects any file may decode into, whatever its size. */
+export const FREE_OBJECTS = 1 << 16;
 
 export const DEFAULT_LIMITS: OnnxLimits = {
   maxMessageDepth: 100,
   maxSubgraphDepth: 16,
   maxObjects: 8_000_000,
+  bytesPerObject: 8,
 };
 
 /**

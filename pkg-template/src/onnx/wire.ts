@@ -5,7 +5,7 @@
 // build more objects than the limit. Cost: one linear scan (bytes fields are skipped, not read).
 import protobuf from 'protobufjs';
 import { OnnxError } from './errors.js';
-import type { OnnxLimits } from './limits.js';
+import { FREE_OBJECTS, type OnnxLimits } from './limits.js';
 
 /** How one field of a message type may appear on the wire. */
 interface FieldRule {
@@ -59,6 +59,7 @@ export interface WireStats { objects: number; depth: number }
 export function checkWire(data: Uint8Array, type: protobuf.Type, limits: OnnxLimits): WireStats {
   let objects = 0;
   let deepest = 0;
+  const budget = Math.min(limits.maxObjects, FREE_OBJECTS + Math.floor(data.length / limits.bytesPerObject));
   const truncated = (at: number, what: string): never => {
     throw new OnnxError('truncated', `the file ends inside ${what} (byte ${at} of ${data.length}): a truncated ONNX model?`);
   };
@@ -82,8 +83,10 @@ export function checkWire(data: Uint8Array, type: protobuf.Type, limits: OnnxLim
   };
   const countObjects = (n: number, at: number) => {
     objects += n;
-    if (objects > limits.maxObjects) {
-      throw new OnnxError('too_large', `the model would decode into more than ${limits.maxObjects} objects (at byte ${at} of ${data.length}): a file of many empty or tiny entries? (raise limits.maxObjects for a real model this large)`);
+    if (objects > budget) {
+      throw new OnnxError('too_large', budget < limits.maxObjects
+        ? `the model would decode into more than ${budget} objects from ${data.length} bytes (at byte ${at}): a file of many empty or tiny entries (limits.bytesPerObject ${limits.bytesPerObject})`
+        : `the model would decode into more than ${budget} objects (at byte ${at} of ${data.length}; raise limits.maxObjects for a real model this large)`);
     }
   };
 
