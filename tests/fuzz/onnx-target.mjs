@@ -28,12 +28,12 @@ const byteEqual = (a, b) => a.length === b.length && a.every((x, i) => x === b[i
 
 /**
  * One execution. `mode` picks the pruning (0 sparsity, 1 N:M, 2 channels), `x` a parameter in
- * [0, 1). Returns how far the input got: 'refused' (typed error at load), 'analysed', 'pruned',
- * 'written' (round trip checked).
+ * [0, 1). Returns how far the input got: 'refused:<reason>' (typed error at load), 'loaded',
+ * 'analysed', 'pruned' (the write refused it with a typed error), 'written' (round trip checked).
  */
 export function runOne(bytes, mode, x) {
   const load = typed('load', () => OnnxModel.parse(bytes));
-  if (load.error) return 'refused';
+  if (load.error) return `refused:${load.error.reason ?? load.error.code}`;
   const model = load.value;
   const groups = typed('findChannelGroups', () => findChannelGroups(model));
   let stage = groups.error ? 'loaded' : 'analysed';
@@ -61,5 +61,5 @@ export function runOne(bytes, mode, x) {
   if (!byteEqual(enc.value, enc2.value)) throw new InvariantError('round-trip', `load -> write -> load -> write gives different model bytes (${enc.value.length} vs ${enc2.value.length})`);
   const data2 = chunks2.reduce((n, c) => n + c.length, 0);
   if (data2 !== data.length) throw new InvariantError('round-trip', `external data of ${data.length} bytes re-written as ${data2}`);
-  return 'written';
+  return `written:${stage}`;
 }
