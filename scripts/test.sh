@@ -9,6 +9,7 @@
 #                          malformed-call barrage, npm pack into Node/Vite apps, types, threads,
 #                          the playground end to end
 #   5. fuzz                a short native fuzz run over the core (when scripts/fuzz.sh exists)
+#   6. fuzz (ONNX)         a short Node fuzz run over the ONNX layer (scripts/fuzz-onnx.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -56,5 +57,8 @@ if [ -f scripts/fuzz.sh ]; then
   section "fuzz (short run over the core)"
   bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 fi
+section "fuzz (short run over the ONNX reader, analysis, pruning and writer)"
+bash scripts/fuzz-onnx.sh "${ONNX_FUZZ_SECONDS:-45}"
+
 echo
 echo "ALL TESTS PASSED"

@@ -337,6 +337,12 @@ async function main(argv) {
 main(process.argv.slice(2)).catch((e) => {
   if (e instanceof UsageError) fail(e.message, 2);
   if (e instanceof RunError) fail(e.message, 1);
-  if (e instanceof OnnxError || (e && typeof e.code === 'string' && e.name !== 'Error')) fail(`${e.message}${e.code ? ` [${e.code}]` : ''}`, 1);
-  fail(`unexpected error: ${e && e.stack ? e.stack : e}`, 1);
+  // A refused model: its message, the stable code and (ONNX layer) the finer reason, on one line.
+  if (e instanceof OnnxError) fail(`${e.message} [${e.code}${e.reason ? `, ${e.reason}` : ''}]`, 1);
+  if (e && typeof e.code === 'string' && e.name !== 'Error') fail(`${e.message} [${e.code}]`, 1);
+  // Anything else is a bug: one line still (the stack with SPARSEKIT_DEBUG=1), never a partial file
+  // (outputs are written to temporary names and renamed last).
+  const what = e instanceof RangeError ? 'out of memory or nested too deep' : 'unexpected error';
+  const detail = process.env.SPARSEKIT_DEBUG && e && e.stack ? e.stack : `${e && e.name ? `${e.name}: ` : ''}${e && e.message !== undefined ? e.message : e}`;
+  fail(`${what}: ${detail} (a bug: please report it with the model)`, 1);
 });

@@ -1,5 +1,5 @@
 // Errors of the ONNX layer: SparseKitError with a stable `.code` from the core's list, plus a
-// finer `.reason` (why the file was refused) for messages and tests.
+// finer `.reason` (why the file was refused) for messages and tests. docs/errors.md lists them.
 import { SparseKitError } from 'sparsekit-wasm';
 
 /** Why an ONNX input was refused. */
@@ -12,7 +12,29 @@ export type OnnxReason =
   | 'bad_mask'
   | 'no_file'
   /** Calibration inputs that do not fit the model (files, shapes, types). */
-  | 'bad_calibration';
+  | 'bad_calibration'
+  /** A tensor dim negative, not an integer, or a product beyond 2^53 (or an empty tensor's other dims too large). */
+  | 'bad_dims'
+  /** A tensor's data (raw_data, a typed field, fp16 bytes, external length) does not match its dims. */
+  | 'size_mismatch'
+  /** A tensor data type ONNX does not define. */
+  | 'bad_dtype'
+  /** External data that is malformed (no location, an offset or length that is no byte count) or lies outside its file. */
+  | 'bad_external'
+  /** A node input or graph output that nothing defines. */
+  | 'dangling_input'
+  /** Nodes that depend on each other in a cycle. */
+  | 'cycle'
+  /** A value, input or initializer name defined twice. */
+  | 'duplicate_name'
+  /** Messages or subgraphs nested beyond the limits. */
+  | 'too_deep'
+  /** More decoded objects than the limits allow. */
+  | 'too_large'
+  /** An attribute value that cannot be right (Conv group). */
+  | 'bad_attribute'
+  /** A parse option out of range (limits). */
+  | 'bad_option';
 
 export class OnnxError extends SparseKitError {
   readonly reason: OnnxReason;
