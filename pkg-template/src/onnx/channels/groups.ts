@@ -4,6 +4,8 @@ import type { NodeProto, OnnxModel } from '../model.js';
 import type { ChannelGroup, GroupChannel, GroupMember, ChannelAnalysis } from './types.js';
 import type { WalkResult } from './walk.js';
 
+const VECTOR_OPS = new Set(['Concat', 'Unsqueeze', 'Squeeze', 'Gather', 'Slice']);
+
 export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   const { sets, tracks, memberUses, consumers } = walk;
   const g = model.graph;
@@ -13,9 +15,11 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   }
   // A member tensor with uses outside its channel group would change shape under them. The nodes
   // that finally read a tensor are found through Cast / Identity.
-  const usesOf = (name: string, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
+  // A shape member is read through the ops that build an integer vector (Concat, Unsqueeze, ...).
+  const through = (op: string, shape: boolean) => op === 'Cast' || op === 'Identity' || (shape && VECTOR_OPS.has(op));
+  const usesOf = (name: string, shape: boolean, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
     for (const c of consumers.get(name) ?? []) {
-      if ((c.op_type === 'Cast' || c.op_type === 'Identity') && depth < 4) usesOf(c.output[0], acc, depth + 1);
+      if (through(c.op_type, shape) && depth < 8) usesOf(c.output[0], shape, acc, depth + 1);
       else acc.push(c);
     }
     return acc;
@@ -28,7 +32,7 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
       let bad = foreign.get(s.tensor);
       if (bad === undefined) {
         const mine = memberUses.get(s.tensor);
-        bad = usesOf(s.tensor).some((c) => !mine?.has(c)) || outputs.has(s.tensor);
+        bad = usesOf(s.tensor, s.kind === 'shape').some((c) => !mine?.has(c)) || outputs.has(s.tensor);
         foreign.set(s.tensor, bad);
       }
       if (bad) sets.block(id, `tensor "${s.tensor}" has uses outside the group`);
