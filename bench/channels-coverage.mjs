@@ -4,7 +4,8 @@
 //   SPARSEKIT_BASE=/work/main/pkg node bench/channels-coverage.mjs
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { modelBytes, convCoverage } from '../tests/onnx/models.mjs';
+import { modelBytes } from '../tests/onnx/models.mjs';
+import { convCoverage } from '../tests/onnx/coverage.mjs';
 
 const packages = [['this package', 'sparsekit-wasm/onnx']];
 if (process.env.SPARSEKIT_BASE) packages.unshift(['base', pathToFileURL(path.join(process.env.SPARSEKIT_BASE, 'src/onnx/index.js')).href]);
