@@ -17,9 +17,9 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   // that finally read a tensor are found through Cast / Identity.
   // A shape member is read through the ops that build an integer vector (Concat, Unsqueeze, ...).
   const through = (op: string, shape: boolean) => op === 'Cast' || op === 'Identity' || (shape && VECTOR_OPS.has(op));
-  const usesOf = (name: string, shape: boolean, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
+  const usesOf = (name: string, shape: boolean, mine: Set<NodeProto> | undefined, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
     for (const c of consumers.get(name) ?? []) {
-      if (through(c.op_type, shape) && depth < 8) usesOf(c.output[0], shape, acc, depth + 1);
+      if (!mine?.has(c) && through(c.op_type, shape) && depth < 8) usesOf(c.output[0], shape, mine, acc, depth + 1);
       else acc.push(c);
     }
     return acc;
@@ -32,7 +32,7 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
       let bad = foreign.get(s.tensor);
       if (bad === undefined) {
         const mine = memberUses.get(s.tensor);
-        bad = usesOf(s.tensor, s.kind === 'shape').some((c) => !mine?.has(c)) || outputs.has(s.tensor);
+        bad = usesOf(s.tensor, s.kind === 'shape', mine).some((c) => !mine?.has(c)) || outputs.has(s.tensor);
         foreign.set(s.tensor, bad);
       }
       if (bad) sets.block(id, `tensor "${s.tensor}" has uses outside the group`);
