@@ -47,8 +47,8 @@ export interface RuleContext {
   newChannels(count: number, why?: string): number[];
   /** Channels a.ids[c] and b.ids[c] go together (same layout checked by the caller). */
   tie(a: number[], b: number[]): void;
-  /** Adds, for every channel c of t, the slice [at[c]·rep, (at[c]+1)·rep) of `axis` of `tensor`. */
-  addSlices(t: Track, tensor: string, axis: number, kind?: Slice['kind'], rep?: number, extra?: (c: number) => Partial<Slice>): void;
+  /** Adds, for every channel c of t, the slice [at[c]·span, (at[c]+1)·span) of `axis` of `tensor`. */
+  addSlices(t: Track, tensor: string, axis: number, kind?: Slice['kind'], span?: number, extra?: (c: number) => Partial<Slice>): void;
   /** The fold of channel c of t into this node's bias (a consumer's input slice). */
   foldInto(t: Track, weight: string, outAxis: number, scale?: number): (c: number) => Partial<Slice>;
   /** Records a depthwise Conv: its `group` attribute follows its weight's channel count. */

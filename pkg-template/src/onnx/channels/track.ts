@@ -4,16 +4,16 @@
 export interface Track {
   /** Channel ids, one per carried channel (an id may appear twice: a value concatenated with itself). */
   ids: number[];
-  /** Position of ids[c] along the axis, in units of `rep` (a Split piece, or a Concat with a value that carries no channels, leaves gaps). */
+  /** Position of ids[c] along the axis, in units of `span` (a Split piece, or a Concat with a value that carries no channels, leaves gaps). */
   at: number[];
-  /** Extent of the axis in units of `rep` (at least every at[c] + 1). */
+  /** Extent of the axis in units of `span` (at least every at[c] + 1). */
   size: number;
   /** Channel axis: >= 0 when the rank is known, else negative (from the end). */
   axis: number;
   rank?: number;
-  /** Channel c spans positions [at[c]·rep, (at[c]+1)·rep) of the axis (after a Flatten, or heads merged back); 1 otherwise. */
-  rep: number;
-  /** Set by Flatten / Reshape(…, -1): rep is resolved by the consumer's K. */
+  /** Channel c spans positions [at[c]·span, (at[c]+1)·span) of the axis (after a Flatten, or heads merged back); 1 otherwise. */
+  span: number;
+  /** Set by Flatten / Reshape(…, -1): span is resolved by the consumer's K. */
   flat?: boolean;
   /** Channel c's (spatially constant) value when its producers' filters are zero. */
   value?: (c: number) => number | undefined;
@@ -21,7 +21,7 @@ export interface Track {
 
 /** A track whose channels fill the axis in order. */
 export function denseTrack(ids: number[], axis: number, rank: number | undefined, value?: Track['value']): Track {
-  return { ids, at: ids.map((_, c) => c), size: ids.length, axis, rank, rep: 1, value };
+  return { ids, at: ids.map((_, c) => c), size: ids.length, axis, rank, span: 1, value };
 }
 
 /** The channel axis counted from the start, when it can be told. */
@@ -45,7 +45,7 @@ export function isChannelAxis(t: Track, axis: number): boolean | undefined {
 
 /** Same channels at the same positions (two operands of an elementwise op can then be tied). */
 export const sameLayout = (a: Track, b: Track): boolean =>
-  a.size === b.size && a.ids.length === b.ids.length && a.rep === b.rep && !a.flat && !b.flat && a.at.every((p, c) => p === b.at[c]);
+  a.size === b.size && a.ids.length === b.ids.length && a.span === b.span && !a.flat && !b.flat && a.at.every((p, c) => p === b.at[c]);
 
 /** The part of a track at positions [from, to) of its axis, renumbered from 0. */
 export function sliceTrack(t: Track, from: number, to: number): Track {

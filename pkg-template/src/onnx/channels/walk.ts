@@ -99,8 +99,8 @@ export function walkModel(model: OnnxModel): WalkResult {
         blockInputs: (why = unhandled) => inputs.forEach((t: Track | undefined) => blockTrack(t, why)),
         newChannels: (count, why) => sets.newSpace(count, name, why),
         tie: (a, b) => a.forEach((id, c) => sets.union(id, b[c])),
-        addSlices: (t, tensor, axis, kind = 'weight', rep = t.rep, extra) => {
-          t.ids.forEach((id, c) => sets.addSlice(id, { tensor, axis, pos: t.at[c] * rep, rep, kind, ...extra?.(c) } as Slice));
+        addSlices: (t, tensor, axis, kind = 'weight', span = t.span, extra) => {
+          t.ids.forEach((id, c) => sets.addSlice(id, { tensor, axis, pos: t.at[c] * span, rep: span, kind, ...extra?.(c) } as Slice));
           (memberUses.get(tensor) ?? memberUses.set(tensor, new Set()).get(tensor)!).add(node);
         },
         foldInto: (t, weight, outAxis, scale = 1) => (c) => ({ fold: { node, weight, outAxis, scale, value: () => t.value?.(c) } }),

@@ -18,7 +18,7 @@ const isDense = (t: Track) => t.size === t.ids.length && t.at.every((p, c) => p 
  * form (the caller then tries its other cases).
  */
 export function splitIntoHeads(ctx: RuleContext, x: Track, entries: VectorEntry[]): boolean {
-  if (x.flat || x.rep !== 1 || negativeAxis(x) !== -1 || !isDense(x) || entries.length < 2) return false;
+  if (x.flat || x.span !== 1 || negativeAxis(x) !== -1 || !isDense(x) || entries.length < 2) return false;
   const pa = entries.length - 2;
   if (x.rank !== undefined && x.rank !== pa + 1) return false;
   const head = entries[pa], inner = entries[pa + 1];
@@ -35,7 +35,7 @@ export function splitIntoHeads(ctx: RuleContext, x: Track, entries: VectorEntry[
     ctx.tie(run.map(() => run[0]), run);
     heads.push(run[0]);
   }
-  const out: Track = { ids: heads, at: heads.map((_, h) => h), size: H, axis: pa, rank: pa + 2, rep: 1 };
+  const out: Track = { ids: heads, at: heads.map((_, h) => h), size: H, axis: pa, rank: pa + 2, span: 1 };
   if (head.kind === 'const' && !inferred) ctx.addSlices(out, head.tensor, head.index, 'shape', 1);
   ctx.setOutput(0, out);
   return true;
@@ -56,8 +56,8 @@ export function activationMatMul(ctx: RuleContext) {
   if (rankA === undefined || rankB === undefined || rankA < 2 || rankB < 2) { ctx.blockInputs(why); return; }
   const rank = Math.max(rankA, rankB);
   const place = (t: Track, r: number) => { const p = positiveAxis({ ...t, rank: t.rank ?? r }); return p === undefined ? undefined : p + (rank - r); };
-  const pa = a && !a.flat && a.rep === 1 ? place(a, rankA) : undefined;
-  const pb = b && !b.flat && b.rep === 1 ? place(b, rankB) : undefined;
+  const pa = a && !a.flat && a.span === 1 ? place(a, rankA) : undefined;
+  const pb = b && !b.flat && b.span === 1 ? place(b, rankB) : undefined;
   const batch = (p: number | undefined) => p !== undefined && p < rank - 2;
   // The other operand broadcasts over axis p (aligned from the end) when it lacks it or has it of 1.
   const broadcasts = (input: string, r: number, p: number) => {

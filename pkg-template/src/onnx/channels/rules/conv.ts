@@ -9,7 +9,7 @@ import type { RuleContext, RuleTable } from '../rule.js';
 const prod = (d: number[]) => d.reduce((a, b) => a * b, 1);
 
 /** The input is read along axis 1, one position per channel. */
-const readsChannels = (x: Track | undefined): x is Track => !!x && !x.flat && positiveAxis(x) === 1 && x.rep === 1;
+const readsChannels = (x: Track | undefined): x is Track => !!x && !x.flat && positiveAxis(x) === 1 && x.span === 1;
 
 function conv(ctx: RuleContext) {
   const { node, name, op, inputs } = ctx;

@@ -64,7 +64,7 @@ function binary(ctx: RuleContext) {
     }
     const ca = c.dims.length + na;
     if (ca < 0 || c.dims[ca] === 1) return;
-    if (c.dims[ca] === lead.size && lead.rep === 1) ctx.addSlices(lead, c.name, ca);
+    if (c.dims[ca] === lead.size && lead.span === 1) ctx.addSlices(lead, c.name, ca);
     else ok = false;
   });
   if (!ok) { ctx.blockInputs(`${op} ${name} combines the channels with a value that is not per channel`); return; }

@@ -1,5 +1,5 @@
 // Gemm and MatMul with a constant 2-D weight: producers of new channels (the weight's output axis)
-// and consumers of the input's last axis (the weight's K axis; after a Flatten a channel is `rep`
+// and consumers of the input's last axis (the weight's K axis; after a Flatten a channel is `span`
 // consecutive rows). A MatMul of two computed values (attention scores, probabilities times values)
 // is the attention rule's.
 import { attr, attrInt } from '../../model.js';
@@ -35,7 +35,7 @@ function gemm(ctx: RuleContext) {
     }
     if (!lastAxis) ctx.block(x, `${op} ${name} reads it along another axis`);
     else if (x.flat && K % x.size === 0) ctx.addSlices(x, w.name, kAxis, 'weight', K / x.size, ctx.foldInto(x, w.name, 1 - kAxis, scale));
-    else if (!x.flat && x.size * x.rep === K) ctx.addSlices(x, w.name, kAxis, 'weight', x.rep, ctx.foldInto(x, w.name, 1 - kAxis, scale));
+    else if (!x.flat && x.size * x.span === K) ctx.addSlices(x, w.name, kAxis, 'weight', x.span, ctx.foldInto(x, w.name, 1 - kAxis, scale));
     else ctx.block(x, `${op} ${name}: ${K} inputs do not match ${x.size} channels`);
   }
   let c: ReturnType<RuleContext['constant']>;

@@ -19,7 +19,7 @@ function transpose(ctx: RuleContext) {
 function flatten(ctx: RuleContext) {
   const x = ctx.inputs[0];
   if (!x) return;
-  if (attrInt(ctx.node, 'axis', 1) === 1 && positiveAxis(x) === 1 && !x.flat && x.rep === 1) ctx.setOutput(0, { ...x, axis: 1, rank: 2, flat: true });
+  if (attrInt(ctx.node, 'axis', 1) === 1 && positiveAxis(x) === 1 && !x.flat && x.span === 1) ctx.setOutput(0, { ...x, axis: 1, rank: 2, flat: true });
   else ctx.block(x, `Flatten ${ctx.name} across the channel axis`);
 }
 
@@ -32,7 +32,7 @@ function reshape(ctx: RuleContext) {
   if (!entries || x.flat) { ctx.block(x, `Reshape ${name} with a shape that cannot be followed`); return; }
   if (splitIntoHeads(ctx, x, entries)) return;
   const pa = positiveAxis(x);
-  const C = x.size * x.rep;
+  const C = x.size * x.span;
   const declared = ctx.shapeOf(node.input[0]);
   const constValue = (k: number) => { const e = entries[k]; return e?.kind === 'const' ? e.value : undefined; };
   const leadingKept = (end: number, allowInfer: boolean) => entries.slice(0, end).every((e, i) =>
@@ -49,16 +49,16 @@ function reshape(ctx: RuleContext) {
     }
   }
   // The channel axis and every axis after it merge (Flatten written as a Reshape, heads merged back).
-  const mergesTail = entries.length === pa + 1 && x.rep === 1 && (x.rank === undefined || x.rank > pa + 1);
+  const mergesTail = entries.length === pa + 1 && x.span === 1 && (x.rank === undefined || x.rank > pa + 1);
   const classicFlatten = pa === 1 && entries.length === 2 && constValue(1) === -1;
   if (mergesTail && at.kind === 'const' && at.value === -1 && (classicFlatten || leadingKept(pa, false))) {
     ctx.setOutput(0, { ...x, axis: pa, rank: pa + 1, flat: true });
     return;
   }
   if (mergesTail && at.kind === 'const' && at.value > 0 && at.value % x.size === 0 && leadingKept(pa, true)) {
-    const rep = at.value / x.size;
-    ctx.addSlices(x, at.tensor, at.index, 'shape', rep);
-    ctx.setOutput(0, { ...x, axis: pa, rank: pa + 1, rep });
+    const span = at.value / x.size;
+    ctx.addSlices(x, at.tensor, at.index, 'shape', span);
+    ctx.setOutput(0, { ...x, axis: pa, rank: pa + 1, span });
     return;
   }
   ctx.block(x, `Reshape ${name} merges or splits the channel axis`);

@@ -10,7 +10,7 @@ function batchNorm(ctx: RuleContext) {
   const { node, op, name, inputs } = ctx;
   const x = inputs[0];
   if (!x) { ctx.blockInputs(); return; }
-  if (x.flat || positiveAxis(x) !== 1 || x.rep !== 1) { ctx.blockInputs(`${op} ${name} reads the channels along another axis`); return; }
+  if (x.flat || positiveAxis(x) !== 1 || x.span !== 1) { ctx.blockInputs(`${op} ${name} reads the channels along another axis`); return; }
   const params = node.input.slice(1).map((p: string) => ctx.constant(p));
   if (params.some((p: ReturnType<RuleContext['constant']>) => !p || p.dims.length !== 1 || p.dims[0] !== x.size)) {
     ctx.blockInputs(`${op} ${name} with computed or mis-shaped parameters`);

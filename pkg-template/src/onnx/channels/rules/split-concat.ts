@@ -19,7 +19,7 @@ function concat(ctx: RuleContext) {
   const tracked = inputs.filter((t): t is Track => !!t);
   if (!tracked.length) return;
   const first = tracked[0];
-  if (tracked.some((t) => t.flat || t.rep !== 1)) { ctx.blockInputs(`Concat ${name} of an input with merged channels`); return; }
+  if (tracked.some((t) => t.flat || t.span !== 1)) { ctx.blockInputs(`Concat ${name} of an input with merged channels`); return; }
   const onAxis = tracked.map((t) => isChannelAxis(t, axis));
   if (onAxis.some((v) => v === undefined) || onAxis.some((v) => v !== onAxis[0])) { ctx.blockInputs(`Concat ${name} of inputs with different channel axes`); return; }
   if (onAxis[0]) {
@@ -39,7 +39,7 @@ function concat(ctx: RuleContext) {
       if (t) t.ids.forEach((id, c) => { ids.push(id); at.push(offset + t.at[c]); from.push([k, c]); });
       offset += sizes[k]!;
     });
-    ctx.setOutput(0, { ids, at, size: offset, axis: first.axis, rank: first.rank, rep: 1, value: (c) => inputs[from[c][0]]!.value?.(from[c][1]) });
+    ctx.setOutput(0, { ids, at, size: offset, axis: first.axis, rank: first.rank, span: 1, value: (c) => inputs[from[c][0]]!.value?.(from[c][1]) });
     return;
   }
   // Concatenated along another axis: every input carries the same channels.
@@ -61,7 +61,7 @@ function split(ctx: RuleContext) {
   if (on === undefined) { ctx.block(x, `Split ${name} along an axis that cannot be placed`); return; }
   const outputs: string[] = node.output;
   if (!on) { outputs.forEach((_, k) => ctx.setOutput(k, x)); return; }
-  if (x.flat || x.rep !== 1) { ctx.block(x, `Split ${name} of merged channels`); return; }
+  if (x.flat || x.span !== 1) { ctx.block(x, `Split ${name} of merged channels`); return; }
   const given = node.input[1] ? ctx.intConstant(node.input[1]) : undefined;
   if (node.input[1] && !given) { ctx.block(x, `Split ${name} with computed sizes`); return; }
   const attrSizes = attrInts(node, 'split');
@@ -112,7 +112,7 @@ function slice(ctx: RuleContext) {
   if (isChannelAxis({ ...x, rank }, axes[i]) === undefined) { ctx.block(x, `Slice ${name} along an axis that cannot be placed`); return; }
   const step = stepsIn?.values[i] ?? 1;
   const s0 = starts.values[i], e0 = ends.values[i];
-  if (step !== 1 || x.flat || x.rep !== 1 || s0 < 0 || e0 < 0) { ctx.block(x, `Slice ${name} of the channel axis with a step or negative bounds`); return; }
+  if (step !== 1 || x.flat || x.span !== 1 || s0 < 0 || e0 < 0) { ctx.block(x, `Slice ${name} of the channel axis with a step or negative bounds`); return; }
   const s = Math.min(s0, x.size), e = Math.min(e0, x.size);
   if (s > 0 || e < x.size) {
     if (legacy || !starts.name || !ends.name) { ctx.block(x, `Slice ${name} with bounds in attributes`); return; }
