@@ -135,3 +135,11 @@ for (const [name, make] of Object.entries(GRAPHS)) {
     });
   }
 }
+
+test('a weight declaring 2^31 output channels over a few bytes is refused with a typed error, not looped over', async () => {
+  const { ModelProto } = await import('sparsekit-wasm/onnx');
+  const model = ModelProto.decode(otherAxes());
+  model.graph.initializer.find((t) => t.name === 'a.w').dims = [2 ** 31, 3, 3, 3];
+  const m = OnnxModel.parse(ModelProto.encode(model).finish());
+  assert.throws(() => findChannelGroups(m), (e) => e.name === 'OnnxError' && e.reason === 'corrupt');
+});

@@ -2,6 +2,7 @@
 // when their If / Loop / Scan is reached. What the walk collects (channel sets, slices, the nodes
 // through which each member tensor is used) becomes the groups in groups.ts.
 import { toNum, type GraphProto, type NodeProto, type OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
 import { ChannelSets } from './union-find.js';
 import { allConstants, subgraphsOf, forEachGraph } from './constants.js';
 import { ConstantValues } from './values.js';
@@ -15,6 +16,11 @@ export const displayName = (n: NodeProto): string => n.name || `${n.op_type}(${n
 
 /** Deepest nesting of subgraphs followed (deeper ones keep what they read whole). */
 const MAX_DEPTH = 8;
+/**
+ * Most channels one producer may declare. Channel ids are allocated per declared channel, before any
+ * tensor is read: a weight declaring 2³¹ output channels over 16 bytes must be refused, not looped over.
+ */
+export const MAX_CHANNELS = 1 << 22;
 
 export interface WalkResult {
   sets: ChannelSets;
@@ -97,7 +103,12 @@ export function walkModel(model: OnnxModel): WalkResult {
         setOutput: (k, t) => { if (t && node.output[k]) tracks.set(node.output[k], t); },
         block: blockTrack,
         blockInputs: (why = unhandled) => inputs.forEach((t: Track | undefined) => blockTrack(t, why)),
-        newChannels: (count, why) => sets.newSpace(count, name, why),
+        newChannels: (count, why) => {
+          if (!Number.isSafeInteger(count) || count < 0 || count > MAX_CHANNELS || sets.size + count > 4 * MAX_CHANNELS) {
+            throw new OnnxError('corrupt', `${op} ${name} declares ${count} output channels: the file is corrupt or not supported`);
+          }
+          return sets.newSpace(count, name, why);
+        },
         tie: (a, b) => a.forEach((id, c) => sets.union(id, b[c])),
         addSlices: (t, tensor, axis, kind = 'weight', span = t.span, extra) => {
           t.ids.forEach((id, c) => sets.addSlice(id, { tensor, axis, pos: t.at[c] * span, rep: span, kind, ...extra?.(c) } as Slice));
