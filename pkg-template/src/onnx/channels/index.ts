@@ -27,8 +27,5 @@ export function findChannelGroups(model: OnnxModel): ChannelPlan {
 export function planChannels(model: OnnxModel, opts: ChannelOptions, analysis: ChannelAnalysis = findChannelGroups(model),
   floatOf?: (name: string) => Float32Array): Map<number, Uint8Array> {
   const plan = ChannelPlan.of(model, analysis);
-  if (!floatOf) return plan.decide(opts);
-  const read = plan.values.floats.bind(plan.values);
-  plan.values.floats = floatOf;
-  try { return plan.decide(opts); } finally { plan.values.floats = read; }
+  return floatOf ? plan.decide(opts, floatOf) : plan.decide(opts);
 }

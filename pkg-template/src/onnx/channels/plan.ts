@@ -46,12 +46,14 @@ export class ChannelPlan implements ChannelAnalysis {
     return this.groups.filter((g) => g.prunable && (!opts.filter || opts.filter(g)));
   }
 
-  /** Scores and decides (or takes `opts.keep`); the decision is kept on the plan. */
-  decide(options: ChannelOptions): Map<number, Uint8Array> {
+  /**
+   * Scores and decides (or takes `opts.keep`); the decision is kept on the plan. `floats`: where the
+   * constants' values are read (default: the plan's cache of the model's).
+   */
+  decide(options: ChannelOptions, floats: (name: string) => Float32Array = (n) => this.values.floats(n)): Map<number, Uint8Array> {
     const opts = resolveChannelOptions(options);
     this.keep = scoreChannels({
-      analysis: this, live: this.live(opts), options: opts,
-      floats: (n) => this.values.floats(n),
+      analysis: this, live: this.live(opts), options: opts, floats,
       dims: (n) => this.values.tensor(n).dims.map(toNum),
     });
     return this.keep;
