@@ -17,7 +17,7 @@ const { values } = parseArgs({ options: {
 } });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-bert-'));
 const file = path.join(dir, 'bert.onnx');
-const cfg = ['--hidden', '256', '--heads', '8', '--ffn', '1024', '--layers', '4'];
+const cfg = ['--hidden', '256', '--heads', '8', '--ffn', '1024', '--layers', '4', '--max-pos', '512'];
 execFileSync(values.python, [path.resolve('tests/gen/bert_style.py'), file, ...cfg], { cwd: path.resolve('tests/gen') });
 const bytes = new Uint8Array(fs.readFileSync(file));
 const fraction = Number(values.fraction);

@@ -6,7 +6,7 @@ FFN MatMul -> GELU (written with Erf) -> MatMul, residual, LayerNormalization. L
 count as -1 and the merged width as a constant, layer 1 the head count as a constant and the merged
 width as -1 (both forms are exported by transformers versions). Random weights.
 
-usage: python bert_style.py OUT.onnx [--hidden 64 --heads 4 --ffn 256 --layers 2]"""
+usage: python bert_style.py OUT.onnx [--hidden 64 --heads 4 --ffn 256 --layers 2 --max-pos 64]"""
 import argparse
 import numpy as np
 from onnx import TensorProto, helper
@@ -64,6 +64,7 @@ if __name__ == "__main__":
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=256)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--max-pos", type=int, default=64)
     a = ap.parse_args()
     import onnx
-    onnx.save(build(a.hidden, a.heads, a.ffn, a.layers), a.out)
+    onnx.save(build(a.hidden, a.heads, a.ffn, a.layers, max_pos=a.max_pos), a.out)
