@@ -203,21 +203,26 @@ test('channel removal on external data: written back external, same outputs as i
   assert.equal(G.maxAbsDiff(a.y.data, b.y.data), 0);
 });
 
-test('a value read implicitly by an If subgraph keeps its group whole', async () => {
-  const { ModelProto } = await import('sparsekit-wasm/onnx');
-  const model = ModelProto.decode(G.unhandled());
-  const g = model.graph;
-  // replace the Softmax by If(cond) { Identity(a) } else { Identity(a) }
-  const branch = (name) => ({ name, node: [{ op_type: 'Identity', input: ['a'], output: [`${name}_out`] }], output: [{ name: `${name}_out` }] });
-  const i = g.node.findIndex((n) => n.op_type === 'Softmax');
-  g.node[i] = ModelProto.lookupType('onnx.NodeProto').fromObject({
-    op_type: 'If', name: 'if_1', input: ['cond'], output: ['s'],
-    attribute: [{ name: 'then_branch', type: 5, g: branch('then') }, { name: 'else_branch', type: 5, g: branch('else') }],
+// Subgraphs are walked: a value read inside an If branch is followed there, and the If's output
+// carries channels when both branches give the same ones (else they are kept whole).
+for (const [elseInput, prunable] of [['a', true], ['x', false]]) {
+  test(`a value read implicitly by If branches: ${prunable ? 'followed across the If' : 'kept whole when the branches differ'}`, async () => {
+    const { ModelProto } = await import('sparsekit-wasm/onnx');
+    const model = ModelProto.decode(G.unhandled());
+    const g = model.graph;
+    // replace the Softmax by If(cond) { Identity(a) } else { Identity(elseInput) }
+    const branch = (name, input) => ({ name, node: [{ op_type: 'Identity', input: [input], output: [`${name}_out`] }], output: [{ name: `${name}_out` }] });
+    const i = g.node.findIndex((n) => n.op_type === 'Softmax');
+    g.node[i] = ModelProto.lookupType('onnx.NodeProto').fromObject({
+      op_type: 'If', name: 'if_1', input: ['cond'], output: ['s'],
+      attribute: [{ name: 'then_branch', type: 5, g: branch('then', 'a') }, { name: 'else_branch', type: 5, g: branch('else', elseInput) }],
+    });
+    g.input.push({ name: 'cond', type: { tensor_type: { elem_type: 9, shape: { dim: [] } } } });
+    const m = OnnxModel.parse(ModelProto.encode(model).finish());
+    const { groups } = findChannelGroups(m);
+    const c1 = groupOf(groups, 'conv_0');
+    assert.equal(c1.prunable, prunable, c1.reason);
+    if (prunable) assert.deepEqual(members(c1), ['c1.b:0', 'c1.w:0', 'c2.w:1']);
+    else assert.match(c1.reason, /If if_1/);
   });
-  g.input.push({ name: 'cond', type: { tensor_type: { elem_type: 9, shape: { dim: [] } } } });
-  const m = OnnxModel.parse(ModelProto.encode(model).finish());
-  const { groups } = findChannelGroups(m);
-  const c1 = groupOf(groups, 'conv_0');
-  assert.equal(c1.prunable, false);
-  assert.match(c1.reason, /subgraph of If if_1/);
-});
+}

@@ -9,8 +9,7 @@ import type { OnnxModel } from '../model.js';
 import { transpose } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { halfArrayToFloat } from '../fp16.js';
-import { findChannelGroups, planChannels, removeChannels, type ChannelOptions } from '../channels.js';
-import { checkSparsity } from '../prune.js';
+import { ChannelPlan, removeChannels, resolveChannelOptions, type ChannelOptions } from '../channels/index.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
 import { pruneLayer, viewValues, MIN_VECTORS_PER_INPUT } from './layer-prune.js';
 import { toRunner, type ModelRunner, type OrtLike, type RunOutput } from './ort-runner.js';
@@ -103,9 +102,6 @@ async function capture(runner: ModelRunner, model: OnnxModel, names: string[], c
   } finally { await session.release(); }
 }
 
-/** The positions along the slice axis (input channels / rows) of a consumer weight that go. */
-interface Cut { axis: number; positions: Set<number> }
-
 /**
  * removeChannels with calibration (see the file comment): same options and report, plus
  * `compensation` per consumer. In place; a refused option changes nothing.
@@ -113,10 +109,8 @@ interface Cut { axis: number; positions: Set<number> }
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
-  const fraction = checkSparsity(opts.fraction, 'channel fraction');
-  if (fraction >= 1) throw new OnnxError('unsupported', 'the channel fraction must be below 1', 'invalid_sparsity');
-  const roundTo = opts.roundTo ?? 8;
-  if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
+  if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
+  const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
   if (!Array.isArray(opts.calibration) || !opts.calibration.length) throw new OnnxError('unsupported', 'calibration needs at least one sample', 'invalid_arguments');
   if (model.externalTensors().length) {
     throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
@@ -124,14 +118,13 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   const { calibration, signal, percDamp = 0.01, blockSize = 128, minVectors = MIN_VECTORS_PER_INPUT, onCalibProgress = () => {} } = opts;
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  const base: ChannelOptions = { fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress };
-  const analysis = findChannelGroups(model);
-  const live = analysis.groups.filter((gr) => gr.prunable && (!opts.filter || opts.filter(gr)));
-  // The consumers of each group's channels (their input slices carry a fold).
+  // One plan from the analysis through the scores, the compensation and the removal.
+  const plan = ChannelPlan.analyze(model);
+  // The consumers of the accepted groups' channels (where removed channels fold) that calibration sees.
   const layerOf = new Map(findLayers(model).map((l) => [l.name, l]));
   const consumers = new Map<string, CalibLayer>();
-  for (const gr of live) for (const ch of analysis.channelsOf.get(gr.id)!) for (const sl of ch.slices) {
-    const l = sl.fold && layerOf.get(sl.fold.weight);
+  for (const w of plan.consumers(base)) {
+    const l = layerOf.get(w);
     if (l && (l.stats === 'conv' || l.stats === 'rows')) consumers.set(l.name, l);
   }
   const ordered = [...consumers.values()].sort((a, b) => a.index - b.index);
@@ -155,22 +148,10 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
       inputScale.set(l.name, rms.map((v) => (mean > 0 ? v / mean : 1)));
     }
   }
-  const keep = planChannels(model, { ...base, inputScale }, analysis);
+  const keep = plan.decide({ ...base, inputScale });
 
   // 2. What each consumer loses: positions along its slice axis.
-  const cuts = new Map<string, Cut>();
-  for (const gr of live) {
-    const k = keep.get(gr.id)!;
-    if (!k.some((v) => v)) k[0] = 1; // as removeChannels: never empty a group
-    analysis.channelsOf.get(gr.id)!.forEach((ch, c) => {
-      if (k[c]) return;
-      for (const sl of ch.slices) {
-        if (!sl.fold || !consumers.has(sl.fold.weight)) continue;
-        const cut = cuts.get(sl.fold.weight) ?? cuts.set(sl.fold.weight, { axis: sl.axis, positions: new Set() }).get(sl.fold.weight)!;
-        for (let p = sl.pos; p < sl.pos + sl.rep; p++) cut.positions.add(p);
-      }
-    });
-  }
+  const cuts = plan.cuts(keep, new Set(consumers.keys()));
 
   // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones compensated.
   const biasShift = new Map<string, Float64Array>();
@@ -241,6 +222,6 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   }
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
-  const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' });
+  const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' }, plan);
   return { ...report, options: { ...report.options, method, score: opts.score ?? 'activations', calibration: calibration.length, percDamp }, compensation: reports };
 }

@@ -1,0 +1,74 @@
+// From the walk to the groups: channels that reach a graph output, members with uses outside their
+// group and tensor positions claimed by two groups are kept; every merged space becomes a group.
+import type { NodeProto, OnnxModel } from '../model.js';
+import type { ChannelGroup, GroupChannel, GroupMember, ChannelAnalysis } from './types.js';
+import type { WalkResult } from './walk.js';
+
+const VECTOR_OPS = new Set(['Concat', 'Unsqueeze', 'Squeeze', 'Gather', 'Slice']);
+
+export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
+  const { sets, tracks, memberUses, consumers } = walk;
+  const g = model.graph;
+  for (const o of g.output) {
+    const t = tracks.get(o.name);
+    if (t) for (const id of t.ids) sets.block(id, `it reaches graph output "${o.name}", whose shape is kept`);
+  }
+  // A member tensor with uses outside its channel group would change shape under them. The nodes
+  // that finally read a tensor are found through Cast / Identity.
+  // A shape member is read through the ops that build an integer vector (Concat, Unsqueeze, ...).
+  const through = (op: string, shape: boolean) => op === 'Cast' || op === 'Identity' || (shape && VECTOR_OPS.has(op));
+  const usesOf = (name: string, shape: boolean, mine: Set<NodeProto> | undefined, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
+    for (const c of consumers.get(name) ?? []) {
+      if (!mine?.has(c) && through(c.op_type, shape) && depth < 8) usesOf(c.output[0], shape, mine, acc, depth + 1);
+      else acc.push(c);
+    }
+    return acc;
+  };
+  const outputs = new Set(g.output.map((o: { name: string }) => o.name));
+  const foreign = new Map<string, boolean>();
+  for (let id = 0; id < sets.size; id++) {
+    if (sets.find(id) !== id) continue;
+    for (const s of sets.slices[id]) {
+      let bad = foreign.get(s.tensor);
+      if (bad === undefined) {
+        const mine = memberUses.get(s.tensor);
+        bad = usesOf(s.tensor, s.kind === 'shape', mine).some((c) => !mine?.has(c)) || outputs.has(s.tensor);
+        foreign.set(s.tensor, bad);
+      }
+      if (bad) sets.block(id, `tensor "${s.tensor}" has uses outside the group`);
+    }
+  }
+
+  const groups: ChannelGroup[] = [];
+  const channelsOf = new Map<number, GroupChannel[]>();
+  for (const { producers, roots } of sets.spaces()) {
+    const reason = roots.map((r) => sets.blocked[r]).find((b) => b !== undefined);
+    const seen = new Map<string, GroupMember>();
+    for (const r of roots) for (const sl of sets.slices[r]) seen.set(`${sl.tensor}:${sl.axis}`, { tensor: sl.tensor, axis: sl.axis, kind: sl.kind });
+    const id = groups.length;
+    groups.push({
+      id, producers, channels: roots.length, members: [...seen.values()],
+      prunable: !reason && roots.length > 1, reason: reason ?? (roots.length > 1 ? undefined : 'a single channel'),
+    });
+    channelsOf.set(id, roots.map((r) => ({ root: r, slices: sets.slices[r] })));
+  }
+  // A tensor position claimed by two groups (a constant shared by two spaces) cannot be cut safely.
+  // Different positions of one axis (a Concat's consumer) are fine.
+  const owner = new Map<string, number>();
+  for (const gr of groups) {
+    for (const ch of channelsOf.get(gr.id)!) {
+      for (const sl of ch.slices) {
+        for (let p = sl.pos; p < sl.pos + sl.rep; p++) {
+          const k = `${sl.tensor}\u0000${sl.axis}\u0000${p}`;
+          const o = owner.get(k);
+          if (o === undefined) { owner.set(k, gr.id); continue; }
+          if (o === gr.id) continue;
+          for (const x of [groups[o], gr]) {
+            if (x.prunable) { x.prunable = false; x.reason = `tensor "${sl.tensor}" axis ${sl.axis} is shared with another group`; }
+          }
+        }
+      }
+    }
+  }
+  return { groups, channelsOf, depthwise: walk.depthwise };
+}

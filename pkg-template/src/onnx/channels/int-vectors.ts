@@ -1,0 +1,70 @@
+// Integer vectors computed in the graph, entry by entry: a Reshape's shape or Split's sizes built as
+// Shape -> Gather -> Unsqueeze -> Concat (how exporters write `x.view(x.shape[0], C, -1)` with a
+// dynamic batch). An entry is a constant (with the tensor and index it is read from, so that it can
+// be rewritten), a dimension of some value (read at run time), or unknown.
+import type { NodeProto } from '../model.js';
+import { attrInt } from '../model.js';
+
+export type VectorEntry =
+  | { kind: 'const'; value: number; tensor: string; index: number }
+  | { kind: 'dim'; of: string; axis: number }
+  | { kind: 'unknown' };
+
+export interface VectorSource {
+  producerOf(name: string): NodeProto | undefined;
+  /** An integer constant's values (through Cast / Identity), or undefined. */
+  intConstant(name: string): { name: string; values: number[] } | undefined;
+  rankOf(name: string): number | undefined;
+}
+
+/** Longest vector followed (a shape has a handful of entries; anything longer is not a shape). */
+const MAX_ENTRIES = 64;
+
+export function resolveVector(src: VectorSource, name: string, depth = 0): VectorEntry[] | undefined {
+  if (depth > 16) return undefined;
+  const c = src.intConstant(name);
+  if (c) return c.values.length > MAX_ENTRIES ? undefined : c.values.map((value, index) => ({ kind: 'const', value, tensor: c.name, index }));
+  const n = src.producerOf(name);
+  if (!n || (n.domain && n.domain !== 'ai.onnx')) return undefined;
+  const sub = (k: number) => (n.input[k] ? resolveVector(src, n.input[k], depth + 1) : undefined);
+  const constInts = (k: number) => (n.input[k] ? src.intConstant(n.input[k])?.values : undefined);
+  switch (n.op_type) {
+    case 'Cast': case 'Identity': case 'Squeeze': case 'Unsqueeze': {
+      // A scalar <-> one-element vector: the entries stay.
+      const v = sub(0);
+      return v && (n.op_type === 'Cast' || n.op_type === 'Identity' || v.length === 1) ? v : undefined;
+    }
+    case 'Shape': {
+      const rank = src.rankOf(n.input[0]);
+      if (rank === undefined || rank > MAX_ENTRIES) return undefined;
+      const clamp = (v: number) => Math.min(rank, Math.max(0, v < 0 ? v + rank : v));
+      const start = clamp(attrInt(n, 'start', 0));
+      const end = clamp(attrInt(n, 'end', rank));
+      const out: VectorEntry[] = [];
+      for (let a = start; a < end; a++) out.push({ kind: 'dim', of: n.input[0], axis: a });
+      return out;
+    }
+    case 'Gather': {
+      const v = sub(0), idx = constInts(1);
+      if (!v || !idx || attrInt(n, 'axis', 0) !== 0) return undefined;
+      const picked = idx.map((i) => v[i < 0 ? i + v.length : i]);
+      return picked.every((e) => e !== undefined) ? picked : undefined;
+    }
+    case 'Slice': {
+      const v = sub(0), starts = constInts(1), ends = constInts(2);
+      const steps = n.input[4] ? constInts(4) : [1];
+      if (!v || !starts || !ends || !steps || starts.length !== 1 || ends.length !== 1 || steps[0] !== 1) return undefined;
+      const L = v.length;
+      const clamp = (x: number) => Math.min(L, Math.max(0, x < 0 ? x + L : x));
+      return v.slice(clamp(starts[0]), clamp(ends[0]));
+    }
+    case 'Concat': {
+      if (attrInt(n, 'axis', 0) !== 0) return undefined;
+      const parts = n.input.map((_: string, k: number) => sub(k));
+      if (parts.some((p: VectorEntry[] | undefined) => !p)) return undefined;
+      const out = parts.flat() as VectorEntry[];
+      return out.length > MAX_ENTRIES ? undefined : out;
+    }
+    default: return undefined;
+  }
+}

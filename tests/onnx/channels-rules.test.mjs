@@ -1,0 +1,148 @@
+// Per-op channel rules on small generated graphs: Slice of the channel axis and a Concat with an input
+// that carries no channels; Gather / Unsqueeze / ReduceMean / Squeeze on other axes; Reshape shapes
+// computed as Shape -> Gather -> Unsqueeze -> Concat (keeping the channel axis with a constant count,
+// and flattening). Groups found and removable; removed == masked in onnxruntime-node; outputs keep
+// their shapes; the constants the shapes and bounds read are rewritten.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { build } from './build.mjs';
+
+build();
+const { OnnxModel, findChannelGroups, removeChannels } = await import('sparsekit-wasm/onnx');
+const G = await import('./graphs.mjs');
+
+const conv = (name, o, c, k = 1) => ({ [`${name}.w`]: { dims: [o, c, k, k] }, [`${name}.b`]: { dims: [o], scale: 0.1 } });
+
+/** x -> conv a (8) -> Relu -> Slice channels [2, 6) -> Concat with x (3, not followed) -> conv b (7 -> 4); a -> conv d (8 -> 4); y = b + d */
+const sliceConcat = () => G.makeModel({
+  inputs: [['x', [1, 3, 8, 8]]], outputs: [['y', [1, 4, 8, 8]]], opset: 13,
+  inits: { ...conv('a', 8, 3, 3), ...conv('b', 4, 7), ...conv('d', 4, 8), starts: { dims: [1], int64: [2] }, ends: { dims: [1], int64: [6] }, axes: { dims: [1], int64: [1] } },
+  nodes: [
+    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+    ['Relu', ['a'], ['ar']],
+    ['Slice', ['ar', 'starts', 'ends', 'axes'], ['s']],
+    ['Concat', ['s', 'x'], ['cat'], { axis: 1 }],
+    ['Conv', ['cat', 'b.w', 'b.b'], ['bo']],
+    ['Conv', ['ar', 'd.w', 'd.b'], ['do']],
+    ['Add', ['bo', 'do'], ['y']],
+  ],
+});
+
+/** x -> conv a (6) -> Relu -> Gather(batch 0) -> Unsqueeze(0) -> ReduceMean(2, 3) -> Squeeze(2, 3) -> Gemm (6 -> 5) -> y */
+const otherAxes = () => G.makeModel({
+  inputs: [['x', [1, 3, 6, 6]]], outputs: [['y', [1, 5]]], opset: 13,
+  inits: { ...conv('a', 6, 3, 3), zero: { dims: [], int64: [0] }, ax0: { dims: [1], int64: [0] }, ax23: { dims: [2], int64: [2, 3] }, 'fc.w': { dims: [5, 6] }, 'fc.b': { dims: [5] } },
+  nodes: [
+    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+    ['Relu', ['a'], ['ar']],
+    ['Gather', ['ar', 'zero'], ['g'], { axis: 0 }],
+    ['Unsqueeze', ['g', 'ax0'], ['u']],
+    ['ReduceMean', ['u'], ['m'], { axes: [2, 3], keepdims: 1 }],
+    ['Squeeze', ['m', 'ax23'], ['q']],
+    ['Gemm', ['q', 'fc.w', 'fc.b'], ['y'], { transB: 1 }],
+  ],
+});
+
+/**
+ * x (N, 3, 4, 4) -> conv a (6) -> Relu -> Reshape to (N, 6, -1) with the shape computed from Shape(.)[0]
+ * and a constant 6 -> Unsqueeze(3) -> conv b (6 -> 4) -> Relu -> Reshape to (N, -1) computed -> Gemm (64 -> 5)
+ */
+const computedShapes = () => G.makeModel({
+  inputs: [['x', ['N', 3, 4, 4]]], outputs: [['y', ['N', 5]]], opset: 13,
+  inits: {
+    ...conv('a', 6, 3, 3), ...conv('b', 4, 6), zero: { dims: [], int64: [0] }, ax0: { dims: [1], int64: [0] }, ax3: { dims: [1], int64: [3] },
+    six: { dims: [1], int64: [6] }, minus1: { dims: [1], int64: [-1] }, minus1b: { dims: [1], int64: [-1] }, 'fc.w': { dims: [5, 64] }, 'fc.b': { dims: [5] },
+  },
+  nodes: [
+    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+    ['Relu', ['a'], ['ar']],
+    ['Shape', ['ar'], ['sh']],
+    ['Gather', ['sh', 'zero'], ['n'], { axis: 0 }],
+    ['Unsqueeze', ['n', 'ax0'], ['n1']],
+    ['Concat', ['n1', 'six', 'minus1'], ['shape1'], { axis: 0 }],
+    ['Reshape', ['ar', 'shape1'], ['r']],
+    ['Unsqueeze', ['r', 'ax3'], ['r4']],
+    ['Conv', ['r4', 'b.w', 'b.b'], ['b']],
+    ['Relu', ['b'], ['br']],
+    ['Shape', ['br'], ['sh2']],
+    ['Gather', ['sh2', 'zero'], ['n2'], { axis: 0 }],
+    ['Unsqueeze', ['n2', 'ax0'], ['n21']],
+    ['Concat', ['n21', 'minus1b'], ['shape2'], { axis: 0 }],
+    ['Reshape', ['br', 'shape2'], ['f']],
+    ['Gemm', ['f', 'fc.w', 'fc.b'], ['y'], { transB: 1 }],
+  ],
+});
+
+const GRAPHS = { sliceConcat, otherAxes, computedShapes };
+const INPUTS = { sliceConcat: { x: [1, 3, 8, 8] }, otherAxes: { x: [1, 3, 6, 6] }, computedShapes: { x: [2, 3, 4, 4] } };
+const groupOf = (groups, producer) => groups.find((g) => g.producers.includes(producer));
+const members = (g) => g.members.map((m) => `${m.tensor}:${m.axis}${m.kind === 'shape' ? ' (shape)' : ''}`).sort();
+
+test('Slice of the channel axis and a Concat with an input that carries no channels', () => {
+  const { groups, channelsOf } = findChannelGroups(OnnxModel.parse(sliceConcat()));
+  const a = groupOf(groups, 'conv_0');
+  assert.equal(a.prunable, true, a.reason);
+  assert.deepEqual(members(a), ['a.b:0', 'a.w:0', 'b.w:1', 'd.w:1', 'ends:0 (shape)', 'starts:0 (shape)']);
+  // Channels 2..5 are the slice: positions 0..3 of b's input; channels 0, 1 move both bounds.
+  const pos = channelsOf.get(a.id).map((ch) => ch.slices.filter((s) => s.tensor === 'b.w').map((s) => s.pos));
+  assert.deepEqual(pos, [[], [], [0], [1], [2], [3], [], []]);
+  const bounds = channelsOf.get(a.id).map((ch) => ch.slices.filter((s) => s.kind === 'shape').map((s) => s.tensor).sort().join('+'));
+  assert.deepEqual(bounds, ['ends+starts', 'ends+starts', 'ends', 'ends', 'ends', 'ends', '', '']);
+});
+
+test('Slice bounds are rewritten with the removal', () => {
+  const m = OnnxModel.parse(sliceConcat());
+  const a = groupOf(findChannelGroups(m).groups, 'conv_0');
+  // Drop channels 0 (before the slice) and 3 (inside it): starts 2 -> 1, ends 6 -> 4.
+  removeChannels(m, { fraction: 0.5, keep: new Map([[a.id, Uint8Array.from([0, 1, 1, 0, 1, 1, 1, 1])]]), filter: (g) => g.id === a.id });
+  const ints = (n) => m.readInts(m.graph.initializer.find((t) => t.name === n));
+  assert.deepEqual([ints('starts'), ints('ends')], [[1], [4]]);
+  assert.deepEqual(m.weight('b.w').dims, [4, 6, 1, 1]);
+});
+
+test('Gather, Unsqueeze, ReduceMean and Squeeze on other axes move the channel axis along', () => {
+  const { groups } = findChannelGroups(OnnxModel.parse(otherAxes()));
+  const a = groupOf(groups, 'conv_0');
+  assert.equal(a.prunable, true, a.reason);
+  assert.deepEqual(members(a), ['a.b:0', 'a.w:0', 'fc.w:1']);
+});
+
+test('computed Reshape shapes: a constant channel count is a member; Shape(.)[0] with -1 flattens', () => {
+  const { groups, channelsOf } = findChannelGroups(OnnxModel.parse(computedShapes()));
+  const a = groupOf(groups, 'conv_0');
+  assert.equal(a.prunable, true, a.reason);
+  assert.deepEqual(members(a), ['a.b:0', 'a.w:0', 'b.w:1', 'six:0 (shape)']);
+  const b = groupOf(groups, 'conv_8');
+  assert.equal(b.prunable, true, b.reason);
+  assert.deepEqual(channelsOf.get(b.id).map((ch) => ch.slices.find((s) => s.tensor === 'fc.w')).map((s) => [s.pos, s.rep]), [[0, 16], [16, 16], [32, 16], [48, 16]]);
+});
+
+for (const [name, make] of Object.entries(GRAPHS)) {
+  for (const scope of ['layer', 'global']) {
+    test(`removed == masked-not-removed to float rounding: ${name}, ${scope}`, async () => {
+      const bytes = make();
+      const removed = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+      const r = removeChannels(removed, { fraction: 0.5, scope, roundTo: 1 });
+      removeChannels(masked, { fraction: 0.5, scope, roundTo: 1, apply: 'mask' });
+      assert.ok(r.groups.removed.length > 0 && r.params.after < r.params.before);
+      const feeds = G.feedsFor(null, INPUTS[name]);
+      const [a, b, orig] = [await G.run(removed.encode(), feeds), await G.run(masked.encode(), feeds), await G.run(bytes, feeds)];
+      for (const k of Object.keys(orig)) {
+        assert.deepEqual(a[k].dims, orig[k].dims, 'graph output keeps its shape');
+        const scale = Math.max(1e-3, ...Array.from(b[k].data, Math.abs));
+        assert.ok(G.maxAbsDiff(a[k].data, b[k].data) <= 1e-5 * scale, `max diff ${G.maxAbsDiff(a[k].data, b[k].data)}`);
+      }
+    });
+  }
+}
+
+test('a weight declaring 2^31 output channels over a few bytes is refused with a typed error, not looped over', async () => {
+  const { ModelProto } = await import('sparsekit-wasm/onnx');
+  const model = ModelProto.decode(otherAxes());
+  model.graph.initializer.find((t) => t.name === 'a.w').dims = [2 ** 31, 3, 3, 3];
+  const typed = (e) => e.name === 'OnnxError' && (e.reason === 'corrupt' || e.reason === 'truncated');
+  let m;
+  // The reader may refuse the file itself (a size check at load); else the analysis must.
+  try { m = OnnxModel.parse(ModelProto.encode(model).finish()); } catch (e) { assert.ok(typed(e), String(e)); return; }
+  assert.throws(() => findChannelGroups(m), typed);
+});
