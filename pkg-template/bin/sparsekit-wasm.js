@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir, removeChannelsCalibrated } from '../src/onnx/index.js';
+import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir, removeChannelsCalibrated, CALIB_DEFAULTS } from '../src/onnx/index.js';
 import { pruneSparsity, pruneNm, parseNm, checkSparsity } from '../src/onnx/prune.js';
 import { removeChannels, findChannelGroups } from '../src/onnx/channels.js';
 
@@ -43,12 +43,12 @@ Run '${PROG} <command> --help' for a command's options.`,
                           graph (document pages / text lines for image inputs, seeded values for the
                           rest); DIR holds <sample>.npy or <sample>.png files (single-input models)
                           or one folder per sample with <input>.npy per input (docs/onnx.md)
-  --calib-count N         samples to generate, or the first N of DIR (default 16)
+  --calib-count N         samples to generate, or the first N of DIR (default ${CALIB_DEFAULTS.calibrationCount})
                           with --channels: channels scored by weight x input RMS, and each consumer
                           of removed channels compensated before the removal (wanda: the measured
                           mean of what it loses goes into its bias; sparsegpt: its kept inputs are
                           also reconstructed)
-  --damp P                sparsegpt damping as a fraction of mean(diag H) (default 0.1)
+  --damp P                sparsegpt damping as a fraction of mean(diag H) (default ${CALIB_DEFAULTS.percDamp})
   --one-pass              capture every layer's input from the unpruned model in one pass
                           (faster; by default layer k is calibrated after layers < k are pruned)
   --report R.json         write the report as JSON
@@ -213,9 +213,9 @@ async function prune(args) {
     if (block) throw new UsageError(`--block applies to --method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
     if (values.scope !== undefined && channels === undefined) throw new UsageError(`--scope applies to --method magnitude or --channels (wanda prunes per output row, sparsegpt per block of columns)`);
     if (values['one-pass'] && channels !== undefined) throw new UsageError('--one-pass applies to --sparsity / --nm (channel compensation is sequential)');
-    const count = values['calib-count'] === undefined ? 16 : Number(values['calib-count']);
+    const count = values['calib-count'] === undefined ? CALIB_DEFAULTS.calibrationCount : Number(values['calib-count']);
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`--calib-count needs a positive integer (got "${values['calib-count']}")`);
-    const damp = values.damp === undefined ? 0.1 : num('damp', values.damp);
+    const damp = values.damp === undefined ? CALIB_DEFAULTS.percDamp : num('damp', values.damp);
     if (damp < 0) throw new UsageError(`--damp must be >= 0 (got ${damp})`);
     const src = values.calib ?? 'synthetic';
     if (src === '') throw new UsageError('--calib needs a directory or "synthetic"');

@@ -13,7 +13,10 @@ export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from 
 // Calibration-aware pruning of whole models (Wanda / SparseGPT per layer, sequential capture with the
 // caller's onnxruntime), and the calibration inputs: generated, or read from files.
 export { calibratePrune } from './calib/calibrate.js';
-export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress } from './calib/calibrate.js';
+export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, CalibTime } from './calib/calibrate.js';
+export { CALIB_DEFAULTS } from './calib/defaults.js';
+export { Sweep, capture } from './calib/sweep.js';
+export type { SweepStats, CaptureOptions } from './calib/sweep.js';
 export { findLayers, captureGroups } from './calib/layers.js';
 export type { CalibLayer, StatsKind } from './calib/layers.js';
 export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';

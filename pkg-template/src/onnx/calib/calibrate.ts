@@ -1,17 +1,22 @@
-// Calibration-aware pruning of a whole ONNX model: capture each layer's input with extra graph
-// outputs, accumulate its statistics, prune it, and move on. Sequential by default: the inputs of
-// layer k are captured from the model whose layers < k are already pruned (as SparseGPT does), so
-// each layer compensates the errors of the ones before it.
+// Calibration-aware pruning of a whole ONNX model: capture each layer's input, accumulate its
+// statistics, prune it, and move on. Sequential by default: the inputs of layer k are captured from
+// the model whose layers < k are already pruned (as SparseGPT does), so each layer compensates the
+// errors of the ones before it. The captures run the calibration set through the graph once, segment
+// by segment (sweep.ts): each group's inputs are computed from the previous cut with the layers
+// before it already pruned, not by re-running the model.
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
-import { halfArrayToFloat } from '../fp16.js';
 import { checkSparsity, layerReport, type LayerReport, type PruneReport } from '../prune.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
-import { pruneLayer, allowsNm, MIN_VECTORS_PER_INPUT, type Criterion, type MethodUsed, type Target, type LayerStats } from './layer-prune.js';
-import { toRunner, type ModelRunner, type OrtLike, type RunOutput } from './ort-runner.js';
+import { pruneLayer, allowsNm, type Criterion, type MethodUsed, type Target, type LayerStats } from './layer-prune.js';
+import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
 import { CancelledError } from './cancel.js';
+import { CALIB_DEFAULTS } from './defaults.js';
+import { asF32 } from './tensor.js';
+import { Sweep, type SweepStats } from './sweep.js';
+import { withRollback } from './rollback.js';
 
 /** Progress in layers (fractional while capturing). */
 export interface CalibProgress { done: number; total: number; phase: 'capture' | 'prune' | 'done'; layer: string }
@@ -34,11 +39,11 @@ export interface CalibrateOptions {
   nm?: [number, number];
   /** Default true (see the file comment); false captures every input from the unpruned model in one pass. */
   sequential?: boolean;
-  /** SparseGPT's lazy block, default 128 (rounded down to a multiple of m for N:M). */
+  /** SparseGPT's lazy block (default in CALIB_DEFAULTS; rounded down to a multiple of m for N:M). */
   blockSize?: number;
-  /** SparseGPT's damping, default 0.01 (API.md); raise it when a layer reports singular_hessian. */
+  /** SparseGPT's damping (default in CALIB_DEFAULTS); raise it when a layer reports singular_hessian. */
   percDamp?: number;
-  /** SparseGPT only where a layer saw >= minVectors calibration vectors per input (else Wanda), default 4. */
+  /** SparseGPT only where a layer saw >= minVectors calibration vectors per input (else Wanda). */
   minVectors?: number;
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
@@ -58,34 +63,36 @@ export interface CalibLayerReport extends LayerReport {
   ms: number;
 }
 
+/** Where a calibrated prune spent its time (ms): onnxruntime, and the library's own compute. */
+export interface CalibTime {
+  /** Sessions created, runs and releases in onnxruntime. */
+  model: number;
+  /** The library: everything else (the sum of the three below, and what lies between them). */
+  library: number;
+  /** Cutting the graph into segments and encoding them. */
+  cut: number;
+  /** Accumulating the inputs' statistics (Hessians). */
+  statistics: number;
+  /** Pruning the layers (Wanda, SparseGPT, magnitude) and writing the weights. */
+  prune: number;
+}
+
 export interface CalibReport extends PruneReport {
   mode: 'sparsity' | 'nm';
   layers: CalibLayerReport[];
   sequential: boolean;
-  /** Calibration samples used, and model runs (sessions) created for capture. */
+  /** Calibration samples used. */
   calibration: number;
+  /** onnxruntime sessions created for capture: one per graph segment run. */
   passes: number;
+  /** What the captures ran: segments, runs, nodes run (nodeRuns / graphNodes / samples = the cost in runs of the model), the largest cut held. */
+  sweep: SweepStats;
+  time: CalibTime;
   ms: number;
 }
 
 const CRITERIA: readonly string[] = ['magnitude', 'wanda', 'sparsegpt'];
-
-/** The model bytes with `names` added as graph outputs (typed from value_info; float when unknown). */
-function withExtraOutputs(model: OnnxModel, names: string[]): Uint8Array {
-  const g = model.graph;
-  const have = new Set(g.output.map((o: { name: string }) => o.name));
-  const types = new Map<string, number>();
-  for (const v of [...g.value_info, ...g.input]) { const t = v.type?.tensor_type?.elem_type; if (t) types.set(v.name, t); }
-  const before = g.output.length;
-  for (const name of names) if (!have.has(name)) g.output.push({ name, type: { tensor_type: { elem_type: types.get(name) ?? 1 } } });
-  try { return model.encode(); } finally { g.output.length = before; }
-}
-
-function asF32(t: RunOutput): Float32Array {
-  if (t.data instanceof Float32Array) return t.data;
-  if (t.type === 'float16' && t.data instanceof Uint16Array) return halfArrayToFloat(t.data);
-  return Float32Array.from(t.data as ArrayLike<number>, Number);
-}
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 /** Adds an (N, C, H, W) input to one Hessian per Conv group (each sees only its C/G channels). */
 function addGrouped(hs: sk.Hessian[], x: Float32Array, [N, C, H, W]: number[], conv: sk.ConvGeometry) {
@@ -107,11 +114,11 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
     if (!(Number.isInteger(n) && Number.isInteger(m) && n >= 1 && m >= 1 && n <= m)) throw arg(`nm must be [n, m] with 1 <= n <= m (got ${JSON.stringify(o.nm)})`, 'invalid_nm_pattern');
     target = { nm: [n, m] };
   } else target = { sparsity: checkSparsity(o.sparsity) };
-  const blockSize = o.blockSize ?? 128, percDamp = o.percDamp ?? 0.01;
+  const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? CALIB_DEFAULTS.percDamp;
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
-  const c = o.criterion ?? 'sparsegpt';
+  const c = o.criterion ?? CALIB_DEFAULTS.criterion;
   if (typeof c !== 'function' && !CRITERIA.includes(c)) throw arg(`criterion must be magnitude, wanda or sparsegpt (got "${String(c)}")`);
   if (model.externalTensors().length) {
     throw arg('calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
@@ -128,9 +135,9 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
 /** Prunes `model` in place with calibration (see CalibrateOptions); the report counts what will be written. */
 export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): Promise<CalibReport> {
   const { target, plan, blockSize, percDamp } = validate(model, opts);
-  const { calibration, sequential = true, minVectors = MIN_VECTORS_PER_INPUT, signal, onProgress = () => {} } = opts;
+  const { calibration, sequential = CALIB_DEFAULTS.sequential, minVectors = CALIB_DEFAULTS.minVectors, signal, onProgress = () => {} } = opts;
   const runner = toRunner(opts.ort, opts.sessionOptions);
-  const t0 = Date.now();
+  const t0 = now();
   const planned = findLayers(model).map((l) => ({ l, c: plan(l) })).filter((x): x is { l: CalibLayer; c: Criterion } => x.c !== null);
   if (target.nm && planned.length && !planned.some(({ l }) => allowsNm(l, target.nm![1]))) {
     throw new OnnxError('unsupported', `nm ${target.nm.join(':')} fits no layer of this model: no reduction axis is a multiple of ${target.nm[1]}`, 'invalid_nm_shape');
@@ -138,59 +145,61 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const criterionOf = new Map(planned.map(({ l, c }) => [l, c]));
   const layers = planned.map((x) => x.l);
   const total = layers.length;
-  const graphInputs = new Set(model.graph.input.map((i: { name: string }) => i.name));
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = layers.reduce((a, l) => a + l.weight.numel, 0);
   const reports: CalibLayerReport[] = [];
-  let done = 0, passes = 0;
+  const time = { statistics: 0, prune: 0 };
+  let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  // A failed or cancelled run puts back every weight it changed.
-  const originals = new Map<CalibLayer, Float32Array>();
-  try {
+  const sweep = new Sweep(model, runner, calibration);
+  // The weights still to be pruned: the sweep caches nothing computed from them.
+  const changing = new Set(layers.map((l) => l.weight.name));
+  const groups = captureGroups(layers, sequential);
+  await withRollback(model, async (rollback) => {
     // onnxruntime-web's wasm backend can settle its promises without ever leaving the microtask queue:
     // a macrotask turn per group lets a worker receive its 'cancel' message (and a page repaint).
     const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
-    for (const group of captureGroups(layers, sequential)) {
+    for (const [gi, group] of groups.entries()) {
       await yieldTurn();
       check();
       const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(target.nm && !allowsNm(l, target.nm[1])));
       const stats = new Map<CalibLayer, LayerStats>();
       try {
         if (needs.length) {
-          const names = [...new Set(needs.map((l) => l.input).filter((n) => !graphInputs.has(n)))];
           for (const l of needs) stats.set(l, l.stats === 'grouped' ? { groups: Array.from({ length: l.group }, () => new sk.Hessian(l.cols)) } : { h: new sk.Hessian(l.cols) });
-          const session = await runner.createSession(withExtraOutputs(model, names));
-          passes++;
-          try {
-            for (let k = 0; k < calibration.length; k++) {
-              check();
-              onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name });
-              const { feeds } = calibration[k];
-              const out = names.length ? await session.run(feeds, names) : {};
-              for (const l of needs) {
-                const t: RunOutput | undefined = out[l.input] ?? (feeds[l.input] as RunOutput | undefined);
-                if (!t) throw new OnnxError('bad_calibration', `the calibration sample ${k} does not feed "${l.input}"`, 'invalid_value');
-                const x = asF32(t), s = stats.get(l)!;
-                if (l.stats === 'conv') s.h!.addConv(x, t.dims, l.conv!);
-                else if (l.stats === 'grouped') addGrouped(s.groups!, x, t.dims, l.conv!);
-                else s.h!.addRows(x, x.length / l.cols);
-              }
+          const byInput = new Map<string, CalibLayer[]>();
+          for (const l of needs) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
+          await sweep.capture([...byInput.keys()], (name, t) => {
+            const t1 = now();
+            const x = asF32(t);
+            for (const l of byInput.get(name)!) {
+              const s = stats.get(l)!;
+              if (l.stats === 'conv') s.h!.addConv(x, t.dims, l.conv!);
+              else if (l.stats === 'grouped') addGrouped(s.groups!, x, t.dims, l.conv!);
+              else s.h!.addRows(x, x.length / l.cols);
             }
-          } finally { await session.release(); }
+            time.statistics += now() - t1;
+          }, {
+            changing, hold: gi < groups.length - 1,
+            onSample: (k) => { check(); onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name }); },
+          });
         }
         for (const l of group) {
           check();
           onProgress({ done, total, phase: 'prune', layer: l.name });
-          const t1 = Date.now();
+          const t1 = now();
           const shapeBefore = l.weight.dims.slice();
           const requested = criterionOf.get(l)!;
           const stored = model.readFloat(l.weight);
           const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target, blockSize, percDamp, minVectors });
-          if (res.method !== 'dense') { originals.set(l, stored); model.writeFloat(l.weight, res.data); }
+          if (res.method !== 'dense') rollback.write(l.weight, res.data, stored);
+          changing.delete(l.weight.name);
+          const ms = now() - t1;
+          time.prune += ms;
           reports.push({
             ...layerReport(model, l.weight, shapeBefore, res.notes.length ? res.notes.join('; ') : undefined),
             node: l.node, view: { rows: l.rows, cols: l.cols, transposed: l.transposed, group: l.group },
-            requested, method: res.method, relError: res.relError, notes: res.notes, ms: Date.now() - t1,
+            requested, method: res.method, relError: res.relError, notes: res.notes, ms: Math.round(ms),
           });
           done++;
         }
@@ -198,18 +207,18 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
         for (const s of stats.values()) for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free();
       }
     }
-  } catch (e) {
-    for (const [l, w] of originals) model.writeFloat(l.weight, w);
-    throw e;
-  }
+  });
   onProgress({ done: total, total, phase: 'done', layer: '' });
   const after = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableAfter = reports.reduce((a, l) => a + l.params, 0);
   const zeros = reports.reduce((a, l) => a + l.zeros, 0);
+  const ms = now() - t0;
+  const s = sweep.stats;
   return {
     mode: target.nm ? 'nm' : 'sparsity',
-    options: { ...(target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? 'sparsegpt', sequential, blockSize, percDamp, minVectors },
+    options: { ...(target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
     params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
-    layers: reports, sequential, calibration: calibration.length, passes, ms: Date.now() - t0,
+    layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s },
+    time: { model: s.ortMs, library: ms - s.ortMs, cut: s.cutMs, ...time }, ms: Math.round(ms),
   };
 }

@@ -8,14 +8,17 @@ import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import { transpose } from '../model.js';
 import { OnnxError } from '../errors.js';
-import { halfArrayToFloat } from '../fp16.js';
 import { ChannelPlan, removeChannels, resolveChannelOptions, type ChannelOptions } from '../channels/index.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
 import { pruneLayer, viewValues, MIN_VECTORS_PER_INPUT } from './layer-prune.js';
-import { toRunner, type ModelRunner, type OrtLike, type RunOutput } from './ort-runner.js';
+import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
 import { CancelledError } from './cancel.js';
 import type { CalibProgress } from './calibrate.js';
+import { asF32 } from './tensor.js';
+import { capture } from './sweep.js';
+import { WeightRollback } from './rollback.js';
+import { CALIB_DEFAULTS } from './defaults.js';
 
 export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 'inputScale' | 'biasShift' | 'apply'> {
   ort: OrtLike | ModelRunner;
@@ -50,18 +53,6 @@ export interface ConsumerReport {
   notes: string[];
 }
 
-const asF32 = (t: RunOutput): Float32Array =>
-  t.data instanceof Float32Array ? t.data : t.type === 'float16' && t.data instanceof Uint16Array ? halfArrayToFloat(t.data) : Float32Array.from(t.data as ArrayLike<number>, Number);
-
-/** The model bytes with `names` added as graph outputs (float). */
-function withOutputs(model: OnnxModel, names: string[]): Uint8Array {
-  const g = model.graph;
-  const have = new Set(g.output.map((o: { name: string }) => o.name));
-  const before = g.output.length;
-  for (const name of names) if (!have.has(name)) g.output.push({ name, type: { tensor_type: { elem_type: 1 } } });
-  try { return model.encode(); } finally { g.output.length = before; }
-}
-
 /** Per-column sums of x and x² of a layer's input: a channel of a Conv input, a column of a MatMul / Gemm input. */
 class ColumnMoments {
   readonly sum: Float64Array;
@@ -88,20 +79,6 @@ class ColumnMoments {
   rms(): Float64Array { return this.sq.map((q) => Math.sqrt(q / Math.max(1, this.count))); }
 }
 
-/** Runs the calibration set once with `names` as extra outputs; calls fn(name, tensor) per sample. */
-async function capture(runner: ModelRunner, model: OnnxModel, names: string[], calibration: InputSample[], fn: (name: string, t: RunOutput) => void, check: () => void) {
-  const graphInputs = new Set(model.graph.input.map((i: { name: string }) => i.name));
-  const extra = names.filter((n) => !graphInputs.has(n));
-  const session = await runner.createSession(withOutputs(model, extra));
-  try {
-    for (const { feeds } of calibration) {
-      check();
-      const out = extra.length ? await session.run(feeds, extra) : {};
-      for (const n of names) fn(n, out[n] ?? (feeds[n] as RunOutput));
-    }
-  } finally { await session.release(); }
-}
-
 /**
  * removeChannels with calibration (see the file comment): same options and report, plus
  * `compensation` per consumer. In place; a refused option changes nothing.
@@ -115,7 +92,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   if (model.externalTensors().length) {
     throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   }
-  const { calibration, signal, percDamp = 0.01, blockSize = 128, minVectors = MIN_VECTORS_PER_INPUT, onCalibProgress = () => {} } = opts;
+  const { calibration, signal, percDamp = CALIB_DEFAULTS.percDamp, blockSize = CALIB_DEFAULTS.blockSize, minVectors = MIN_VECTORS_PER_INPUT, onCalibProgress = () => {} } = opts;
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
   // One plan from the analysis through the scores, the compensation and the removal.
@@ -159,7 +136,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   const todo = ordered.filter((l) => cuts.has(l.name));
   let done = 0;
   // A failed or cancelled run puts back every weight it changed.
-  const originals = new Map<CalibLayer, Float32Array>();
+  const rollback = new WeightRollback(model);
   try {
     for (const group of captureGroups(todo, true)) {
       check();
@@ -205,8 +182,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
             for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
             shift[o] = acc;
           }
-          originals.set(l, w0);
-          model.writeFloat(l.weight, res.data);
+          rollback.write(l.weight, res.data, w0);
           biasShift.set(l.name, shift);
           reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
             method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
@@ -217,7 +193,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
       }
     }
   } catch (e) {
-    for (const [l, w] of originals) model.writeFloat(l.weight, w);
+    rollback.restore();
     throw e;
   }
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });

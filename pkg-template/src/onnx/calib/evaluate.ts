@@ -1,18 +1,14 @@
 // Output agreement of a pruned model with the original on held-out inputs: the cosine similarity of
 // all outputs of one input together, averaged over the inputs.
-import { halfArrayToFloat } from '../fp16.js';
 import type { InputSample } from './inputs.js';
-import type { ModelRunner, RunOutput } from './ort-runner.js';
+import type { ModelRunner } from './ort-runner.js';
 import { CancelledError } from './cancel.js';
 
 export type Outputs = Record<string, Float32Array>;
 
-/** Any output as float32 (float16 bits widened, integers converted). */
-export function outputAsFloat(o: RunOutput): Float32Array {
-  if (o.data instanceof Float32Array) return o.data;
-  if (o.type === 'float16' && o.data instanceof Uint16Array) return halfArrayToFloat(o.data);
-  return Float32Array.from(o.data as ArrayLike<number | bigint>, Number);
-}
+/** Any output as float32 (float16 bits widened, integers converted): the one conversion, tensor.ts. */
+export { asF32 as outputAsFloat } from './tensor.js';
+import { asF32 as outputAsFloat } from './tensor.js';
 
 /** Runs `bytes` on every sample of the set; returns each sample's outputs. */
 export async function runSet(runner: ModelRunner, bytes: Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {

@@ -2,6 +2,7 @@
 // unstructured sparsity or N:M along the view's columns (the inputs: C·kh·kw of a Conv, K of a MatMul).
 import * as sk from 'sparsekit-wasm';
 import type { CalibLayer } from './layers.js';
+import { CALIB_DEFAULTS, MIN_VECTORS_PER_INPUT } from './defaults.js';
 
 export type Criterion = 'magnitude' | 'wanda' | 'sparsegpt';
 /** What a layer got: a criterion, or 'dense' (the pattern does not fit it). */
@@ -101,13 +102,8 @@ function pruneMatrix(stored: Float32Array, shape: ViewShape, h: sk.Hessian | und
   return toStored(Float32Array.from(w0, (x, i) => (mask[i] ? x : 0)), shape);
 }
 
-/**
- * SparseGPT's update solves a least-squares problem in the layer's inputs: with fewer calibration
- * vectors than inputs (a 1x1 Conv after global pooling sees one vector per image) it fits the
- * calibration set, not the data, and the held-out output gets worse than with no update at all.
- * Below this many vectors per input a layer asked for SparseGPT gets Wanda (said in its notes).
- */
-export const MIN_VECTORS_PER_INPUT = 4;
+/** Below this many calibration vectors per input, SparseGPT gives way to Wanda (defaults.ts says why). */
+export { MIN_VECTORS_PER_INPUT };
 
 /** Input statistics of a layer: one Hessian, or one per Conv group. */
 export interface LayerStats { h?: sk.Hessian; groups?: sk.Hessian[] }
@@ -130,7 +126,7 @@ export function pruneLayer(p: {
   layer: CalibLayer; stored: Float32Array; stats?: LayerStats; criterion: Criterion; target: Target;
   blockSize?: number; percDamp?: number; minVectors?: number; keep?: Uint8Array;
 }): LayerPruneResult {
-  const { layer, stored, stats = {}, criterion, target, blockSize = 128, percDamp = 0.01, minVectors = MIN_VECTORS_PER_INPUT, keep } = p;
+  const { layer, stored, stats = {}, criterion, target, blockSize = CALIB_DEFAULTS.blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep } = p;
   const notes: string[] = [];
   if (!keep && target.nm && !allowsNm(layer, target.nm[1])) {
     const why = layer.op === 'ConvTranspose' ? 'N:M groups of a ConvTranspose weight would run along its outputs'

@@ -93,8 +93,8 @@ export function findLayers(model: OnnxModel): CalibLayer[] {
 }
 
 /**
- * Consecutive groups of layers whose inputs one model run can capture: no member's input depends on
- * a member of the same group. Not sequential: one group (all statistics from the unpruned model).
+ * Consecutive groups of layers whose inputs one capture can take: no member's input depends on a
+ * member of the same group. Not sequential: one group (all statistics from the unpruned model).
  */
 export function captureGroups(layers: CalibLayer[], sequential = true): CalibLayer[][] {
   if (!sequential) return layers.length ? [layers] : [];

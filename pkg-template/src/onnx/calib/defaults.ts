@@ -1,0 +1,28 @@
+// The defaults of calibration-aware pruning, in one table that the module (calibratePrune,
+// removeChannelsCalibrated, pruneLayer) and the CLI read, so that they cannot drift apart.
+
+/**
+ * SparseGPT's update solves a least-squares problem in the layer's inputs: with fewer calibration
+ * vectors than inputs (a 1x1 Conv after global pooling sees one vector per image) it fits the
+ * calibration set, not the data, and the held-out output gets worse than with no update at all.
+ * Below this many vectors per input a layer asked for SparseGPT gets Wanda (said in its notes).
+ */
+export const MIN_VECTORS_PER_INPUT = 4;
+
+export const CALIB_DEFAULTS = Object.freeze({
+  /** The criterion of every layer. */
+  criterion: 'sparsegpt' as const,
+  /** Samples generated (or read from a directory) when the caller gives no count. */
+  calibrationCount: 16,
+  /** Layer k calibrated on the model whose layers before it are pruned. */
+  sequential: true,
+  /** SparseGPT's lazy block (rounded down to a multiple of m for N:M). */
+  blockSize: 128,
+  /**
+   * SparseGPT's damping, H += percDamp * mean(diag H) * I: the value the CLI, the playground and
+   * the quality figures of bench/RESULTS.md use (the core's sparseGpt keeps the reference's 0.01).
+   */
+  percDamp: 0.1,
+  /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
+  minVectors: MIN_VECTORS_PER_INPUT,
+});

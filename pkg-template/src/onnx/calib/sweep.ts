@@ -1,0 +1,149 @@
+// The calibration set pushed through a graph once, one segment at a time, as SparseGPT's reference
+// pushes its inputs through a network block by block. Each capture runs only the nodes between the
+// tensors at hand (the graph inputs and the cut cached by the previous capture) and the values asked
+// for; every tensor that a node not yet run will read is cached per sample (the new cut), and the
+// rest is dropped. A caller that changes weights between captures (sequential pruning) names the
+// weights that may still change: what is computed from them is never cached, and is recomputed when
+// needed. So a sequential calibration costs about one run of the model, plus a session per capture.
+import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { indexGraph, segmentModel, segmentNodes, type CutInput, type GraphIndex } from './graph-cut.js';
+import { elemTypeOf } from './tensor.js';
+import type { FeedTensor, InputSample } from './inputs.js';
+import type { ModelRunner, RunOutput } from './ort-runner.js';
+
+/** What a sweep cost so far: sessions and runs in onnxruntime, and the time on each side. */
+export interface SweepStats {
+  /** Segments run (one onnxruntime session each). */
+  sessions: number;
+  /** session.run calls (segments x samples). */
+  runs: number;
+  /** Nodes run, over all segments and per sample, and the graph's node count: their ratio is the cost in runs of the model. */
+  nodeRuns: number;
+  graphNodes: number;
+  /** In onnxruntime: session creation, runs, release (ms). */
+  ortMs: number;
+  /** Cutting the graph and encoding the segments (ms). */
+  cutMs: number;
+  /** The largest cut held, in bytes of tensor data (all samples). */
+  peakCacheBytes: number;
+}
+
+export interface CaptureOptions {
+  /** Names of weights (initializers, Constant outputs) that may change after this capture. */
+  changing?: ReadonlySet<string>;
+  /** Called before each sample's run (progress; may throw to cancel). */
+  onSample?: (k: number) => void;
+  /** Default true: cache the new cut for the next capture; false: a last (or only) capture. */
+  hold?: boolean;
+}
+
+const bytesOf = (t: RunOutput): number => {
+  const d = t.data as unknown as { byteLength?: number; length: number };
+  return d.byteLength ?? d.length * 8;
+};
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+export class Sweep {
+  private readonly ix: GraphIndex;
+  /** The cut: per value, its tensor in each sample. */
+  private readonly cache = new Map<string, RunOutput[]>();
+  /** Nodes whose outputs are final and were either cached or read by every consumer. */
+  private readonly ran = new Set<number>();
+  readonly stats: SweepStats;
+
+  constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[]) {
+    this.ix = indexGraph(model);
+    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, cutMs: 0, peakCacheBytes: 0 };
+  }
+
+  private feed(name: string, k: number): FeedTensor {
+    const t = this.samples[k].feeds[name];
+    if (!t) throw new OnnxError('bad_calibration', `the calibration sample ${k} does not feed "${name}"`, 'invalid_value');
+    return t;
+  }
+
+  /**
+   * Computes `names` on every sample with the model's weights as they are now and calls
+   * fn(name, tensor, sample) for each (in sample order, then name order); then holds the new cut.
+   */
+  async capture(names: string[], fn: (name: string, t: RunOutput, k: number) => void, opts: CaptureOptions = {}): Promise<void> {
+    const { ix, cache } = this;
+    const wanted = [...new Set(names)];
+    const atHand = (v: string) => ix.feeds.has(v) || cache.has(v);
+    const t0 = now();
+    const nodes = segmentNodes(ix, wanted.filter((v) => !atHand(v) || ix.constant.has(v)), atHand);
+    // Values computed from weights that may still change are not final: neither cached nor counted as run.
+    const changing = opts.changing ?? new Set<string>();
+    const stale = new Set<string>();
+    for (const i of nodes) {
+      if (ix.inputs[i].some((x) => changing.has(x) || stale.has(x))) for (const o of ix.nodes[i].output) if (o) stale.add(o);
+    }
+    const produced = new Set<string>();
+    for (const i of nodes) {
+      for (const o of ix.nodes[i].output) if (o) produced.add(o);
+      if (!ix.nodes[i].output.some((o: string) => stale.has(o))) this.ran.add(i);
+    }
+    const pending = (v: string) => (ix.consumers.get(v) ?? []).some((c) => !this.ran.has(c));
+    const keep = opts.hold === false ? [] : [...produced].filter((v) => !stale.has(v) && !ix.constant.has(v) && pending(v));
+    const outputs = [...new Set([...wanted.filter((v) => produced.has(v)), ...keep])];
+    // The segment's inputs: graph inputs and cached tensors its nodes read.
+    const reads = new Set<string>();
+    for (const i of nodes) for (const x of ix.inputs[i]) if (!produced.has(x) && atHand(x) && !ix.constant.has(x)) reads.add(x);
+    const cut: CutInput[] = [...reads].filter((v) => cache.has(v)).map((v) => {
+      const ts = cache.get(v)!;
+      const dims: (number | null)[] = ts[0].dims.slice();
+      for (const t of ts) t.dims.forEach((d, j) => { if (dims[j] !== d) dims[j] = null; });
+      // Dims that differ between samples become symbolic; a rank that differs leaves the shape out.
+      return { name: v, elemType: elemTypeOf(ts[0].type), dims: ts.every((t) => t.dims.length === dims.length) ? dims : undefined };
+    });
+    const bytes = nodes.length ? segmentModel(this.model, ix, nodes, cut, outputs) : null;
+    this.stats.cutMs += now() - t0;
+
+    const kept = new Map<string, RunOutput[]>(keep.map((v) => [v, []]));
+    let session: Awaited<ReturnType<ModelRunner['createSession']>> | null = null;
+    try {
+      if (bytes) {
+        const t1 = now();
+        session = await this.runner.createSession(bytes);
+        this.stats.ortMs += now() - t1;
+        this.stats.sessions++;
+      }
+      for (let k = 0; k < this.samples.length; k++) {
+        opts.onSample?.(k);
+        let out: Record<string, RunOutput> = {};
+        if (session) {
+          const feeds: Record<string, FeedTensor> = {};
+          for (const v of reads) feeds[v] = ix.feeds.has(v) ? this.feed(v, k) : (cache.get(v)![k] as unknown as FeedTensor);
+          const t2 = now();
+          out = await session.run(feeds, outputs);
+          this.stats.ortMs += now() - t2;
+          this.stats.runs++;
+          this.stats.nodeRuns += nodes.length;
+        }
+        for (const v of wanted) {
+          const t = out[v] ?? cache.get(v)?.[k] ?? (ix.feeds.has(v) ? (this.feed(v, k) as unknown as RunOutput) : undefined);
+          if (!t) throw new OnnxError('unsupported', `the segment computing "${v}" gave no tensor for it`, 'invalid_value');
+          fn(v, t, k);
+        }
+        for (const [v, ts] of kept) ts.push(out[v]);
+      }
+    } finally {
+      if (session) { const t3 = now(); await session.release(); this.stats.ortMs += now() - t3; }
+    }
+    for (const [v, ts] of kept) cache.set(v, ts);
+    // The old cut and the new one are both held at the end of the segment: that is the peak.
+    let held = 0;
+    for (const ts of cache.values()) for (const t of ts) held += bytesOf(t);
+    this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
+    for (const v of cache.keys()) if (!pending(v)) cache.delete(v);
+  }
+
+  /** Drops the cut (the sweep can go on: what is needed again is recomputed from the graph inputs). */
+  clear(): void { this.cache.clear(); this.ran.clear(); }
+}
+
+/** One capture from the graph inputs, nothing kept: `names` on every sample with the weights as they are now. */
+export async function capture(runner: ModelRunner, model: OnnxModel, names: string[], calibration: InputSample[], fn: (name: string, t: RunOutput, k: number) => void, check: () => void = () => {}): Promise<void> {
+  await new Sweep(model, runner, calibration).capture(names, fn, { onSample: check, hold: false });
+}

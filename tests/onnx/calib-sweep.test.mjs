@@ -1,0 +1,113 @@
+// Sequential calibration in one sweep (calib/sweep.ts): calibratePrune captures each group's inputs
+// from the previous cut instead of re-running the model, and must give the weights the re-running
+// reference gives (tests/onnx/calib-reference.mjs), to float rounding: on the small graphs (skips,
+// concat, depthwise, Gemm after Flatten, float16 weights behind Cast, Constant-node weights, a weight
+// used twice) and on PaddleOCR det and cls. Each node runs about once per sample.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import ort from 'onnxruntime-node';
+import { build } from './build.mjs';
+import { calibratePruneByReruns, weightDistance } from './calib-reference.mjs';
+
+build();
+const O = await import('sparsekit-wasm/onnx');
+const G = await import('./graphs.mjs');
+const { DET, CLS } = await import('../e2e/helpers.mjs');
+const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+
+/** The same prune both ways on two copies of `bytes`; returns the new report and the distance of the weights. */
+async function both(bytes, calibration, opts) {
+  const a = O.OnnxModel.parse(bytes), b = O.OnnxModel.parse(bytes);
+  const rep = await O.calibratePrune(a, { ort: runner, calibration, ...opts });
+  await calibratePruneByReruns(b, { runner, calibration, ...opts });
+  return { rep, d: weightDistance(a, b), a };
+}
+
+/** A weight used twice: W1 feeds a layer of the first group and, again, a value read by a later group. */
+const sharedWeight = () => G.makeModel({
+  inputs: [['x', [4, 16]]], outputs: [['y', [4, 8]]],
+  inits: { W1: { dims: [16, 16] }, W3: { dims: [16, 16] }, W4: { dims: [16, 8] } },
+  nodes: [
+    ['MatMul', ['x', 'W1'], ['a']],      // layer W1 (group 1)
+    ['MatMul', ['x', 'W1'], ['c']],      // W1 again: c changes when W1 is pruned
+    ['MatMul', ['c', 'W3'], ['d']],      // layer W3, captured with W1 (group 1)
+    ['Add', ['a', 'c'], ['s']],
+    ['Relu', ['s'], ['r']],
+    ['Add', ['r', 'd'], ['t']],
+    ['MatMul', ['t', 'W4'], ['y']],      // layer W4: its input needs c and d recomputed with W1, W3 pruned
+  ],
+});
+
+const SMALL = [
+  ['residual', () => G.residual()], ['residual, float16 weights behind Cast', () => G.residual('fp16')],
+  ['residual, Constant-node weights', () => G.residual('constant')], ['concat', () => G.concat()],
+  ['depthwise', () => G.depthwise()], ['flatten + Gemm', () => G.flattenGemm()], ['mlp', () => G.mlp()],
+  ['unhandled op', () => G.unhandled()], ['convTranspose', () => G.convTranspose()], ['shared weight', sharedWeight],
+];
+
+for (const [name, make] of SMALL) {
+  test(`sweep = re-running reference, to float rounding: ${name}`, async () => {
+    const bytes = make();
+    const calibration = O.makeInputSet(O.OnnxModel.parse(bytes), { count: 6 });
+    for (const opts of [{ sparsity: 0.5, criterion: 'sparsegpt', percDamp: 0.01, minVectors: 0 }, { sparsity: 0.6, criterion: 'wanda' }, { nm: [2, 4], criterion: 'sparsegpt', minVectors: 0 }]) {
+      if (opts.nm && !O.findLayers(O.OnnxModel.parse(bytes)).some((l) => O.allowsNm(l, 4))) continue;
+      const { rep, d } = await both(bytes, calibration, opts);
+      assert.ok(d.maskDiff === 0 && d.rel < 1e-5, `${JSON.stringify(opts)}: ${JSON.stringify(d)}`);
+      const s = rep.sweep;
+      assert.equal(s.sessions, rep.passes);
+      assert.equal(s.runs, s.sessions * calibration.length);
+      // Every node that is not a constant (Constant, Cast of a weight) runs at most once per sample.
+      const model = O.OnnxModel.parse(bytes);
+      const constants = model.graph.node.filter((n) => n.op_type === 'Constant' || (n.op_type === 'Cast' && model.weights.some((w) => w.name === n.input[0]))).length;
+      assert.ok(s.nodeRuns <= (s.graphNodes - constants) * calibration.length + constants * s.runs, `${s.nodeRuns} node runs, ${s.graphNodes} nodes`);
+      assert.ok(Math.abs(rep.time.model + rep.time.library - rep.ms) <= 2, 'model + library = total');
+    }
+  });
+}
+
+test('shared weight: what was computed from a weight not yet pruned is recomputed, not cached', async () => {
+  const m = O.OnnxModel.parse(sharedWeight());
+  assert.deepEqual(O.captureGroups(O.findLayers(m)).map((g) => g.map((l) => l.name)), [['W1', 'W3'], ['W4']]);
+  const calibration = O.makeInputSet(m, { count: 3 });
+  const rep = await O.calibratePrune(m, { ort: runner, calibration, sparsity: 0.5, percDamp: 0.01, minVectors: 0 });
+  // group 1: MatMul W1 (twice; c is computed from W1, which changes), MatMul W3; group 2 recomputes c, d, a and the rest.
+  assert.equal(rep.sweep.nodeRuns, (1 + 6) * calibration.length);
+});
+
+test('Sweep: float16 activations cut and fed again; a value needed by later captures is held, the rest dropped', async () => {
+  // x (float16) -> Mul(x, 2) -> h (float16, the cut) -> Cast -> MatMul W -> y;  h also read by a later Add.
+  const bytes = G.makeModel({
+    inputs: [['x', [2, 8], O.DT.FLOAT16]], outputs: [['y', [2, 8]]],
+    inits: { W: { dims: [8, 8] }, two: { dims: [1], data: [2] } },
+    nodes: [['Cast', ['two'], ['two16'], { to: O.DT.FLOAT16 }], ['Mul', ['x', 'two16'], ['h']], ['Cast', ['h'], ['hf'], { to: 1 }],
+      ['MatMul', ['hf', 'W'], ['m']], ['Add', ['m', 'hf'], ['y']]],
+  });
+  const m = O.OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(m, { count: 2 });
+  const sweep = new O.Sweep(m, runner, samples);
+  const seen = [];
+  await sweep.capture(['h'], (name, t, k) => seen.push([name, t.type, k]));
+  assert.deepEqual(seen, [['h', 'float16', 0], ['h', 'float16', 1]]);
+  await sweep.capture(['m'], (name, t) => assert.deepEqual(t.dims, [2, 8]));
+  assert.equal(sweep.stats.sessions, 2);
+  // The second segment starts from the cut h: Cast, MatMul (2 nodes), not from x.
+  assert.equal(sweep.stats.nodeRuns, 2 * 2 + 2 * 2);
+  const x = O.halfArrayToFloat(samples[0].feeds.x.data);
+  let got;
+  await O.capture(runner, m, ['hf'], samples.slice(0, 1), (name, t) => { got = O.outputAsFloat(t); });
+  assert.deepEqual(Array.from(got), Array.from(x, (v) => 2 * v));
+});
+
+for (const [name, file, count] of [['cls', CLS, 4], ['det', DET, 2]]) {
+  test(`PaddleOCR ${name}, SparseGPT 50%, ${count} samples: sweep = re-running reference; about one run of the model`, async () => {
+    const bytes = fs.readFileSync(file);
+    const calibration = O.makeInputSet(O.OnnxModel.parse(bytes), { count });
+    const { rep, d } = await both(bytes, calibration, { sparsity: 0.5, criterion: 'sparsegpt', percDamp: 0.1 });
+    assert.ok(d.maskDiff < 1e-3 && d.rel < 1e-3, JSON.stringify(d));
+    const s = rep.sweep;
+    const perRun = s.nodeRuns / s.graphNodes / count;
+    assert.ok(perRun <= 1.05, `${perRun.toFixed(2)} runs of the model`);
+    assert.ok(s.peakCacheBytes > 0);
+  });
+}
