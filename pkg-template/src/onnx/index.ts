@@ -28,8 +28,11 @@ export type { NpyArray } from './calib/npy.js';
 export { decodePng, resizeRgba } from './calib/png.js';
 export { makeOrtRunner } from './calib/ort-runner.js';
 export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
-export { runSet, compareSets, outputAsFloat } from './calib/evaluate.js';
-export type { Outputs } from './calib/evaluate.js';
+export { runSet, compareSets, outputAsFloat, evaluate } from './calib/evaluate.js';
+export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport } from './calib/evaluate.js';
+// Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
+export { fidelity, detectKind, OUTPUT_KINDS } from './fidelity/index.js';
+export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions } from './fidelity/index.js';
 export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
