@@ -154,7 +154,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l)]));
   const nmOf = (l: CalibLayer) => targetOf.get(l)!.nm;
   if (planned.length && planned.every(({ l }) => nmOf(l) && !allowsNm(l, nmOf(l)![1]))) {
-    throw new OnnxError('unsupported', `nm ${nmOf(planned[0].l)!.join(':')} fits no layer of this model: no reduction axis is a multiple of ${target.nm[1]}`, 'invalid_nm_shape');
+    throw new OnnxError('unsupported', `nm ${nmOf(planned[0].l)!.join(':')} fits no layer of this model: no reduction axis is a multiple of ${nmOf(planned[0].l)![1]}`, 'invalid_nm_shape');
   }
   const criterionOf = new Map(planned.map(({ l, c }) => [l, c]));
   const layers = planned.map((x) => x.l);

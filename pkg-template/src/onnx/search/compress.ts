@@ -13,7 +13,7 @@ import { CancelledError } from '../calib/cancel.js';
 import { applyRecipe, type RecipeReport } from '../recipe/apply.js';
 import { recipeJson, type Setting } from '../recipe/recipe.js';
 import { countZeros } from '../prune.js';
-import { fidelity, type FidelityReport } from './fidelity-link.js';
+import { fidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
 import { newCounter, runBytes } from './model-runs.js';
 import { allocate, type Objective } from './allocate.js';
 import { sensitivity, type Method, type SearchMode, type SensitivityResult } from './sensitivity.js';
@@ -36,7 +36,7 @@ export interface CompressOptions {
   table?: SensitivityResult;
   /** Verifications of candidate plans, at most (default 8). */
   maxSteps?: number;
-  fidelityOptions?: object;
+  fidelityOptions?: FidelityOptions;
   signal?: AbortSignal;
   onProgress?: (p: { phase: 'sensitivity' | 'verify'; done: number; total: number; label: string }) => void;
 }
@@ -98,7 +98,8 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
 
   const zeros0 = model.prunable().reduce((a, w) => a + countZeros(model.readFloat(w)), 0);
   let applyMs = 0;
-  let best: { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; gain: number } | null = null;
+  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; gain: number };
+  const kept: { best: Best | null } = { best: null };
   const steps: PlanStep[] = [];
   const seen = new Map<string, PlanStep>();
   const maxSteps = opts.maxSteps ?? 8;
@@ -122,7 +123,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     const step: PlanStep = { budget, predicted: a.cost, gain: a.gain, fidelity: fid.score, worst: fid.worst, pass: fid.score >= F, removed };
     seen.set(key, step);
     steps.push(step);
-    if (step.pass && (!best || a.gain > best.gain)) best = { model: m, recipe, report, fid, gain: a.gain };
+    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, gain: a.gain };
     return step.pass;
   };
   // Budget search: start at the floor's own slack; grow while plans pass, shrink while they fail, then bisect.
@@ -139,7 +140,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const total = performance.now() - t0;
   // Calibrated plans (wanda / sparsegpt) run the model inside applyRecipe: that time is in `apply`, not `model`.
   const ms = { total, model: count.ms, library: total - count.ms - applyMs, apply: applyMs, sensitivity: sensMs };
-  const chosen = best as typeof best;
+  const chosen = kept.best;
   if (!chosen) {
     const fid = fidelity(reference, reference, opts.fidelityOptions);
     return { model: null, recipe: recipeFor(new Map(), { note: 'no plan met the floor' }), report: null, fidelity: fid, table, steps, sessions: count.sessions, runs: count.runs, ms };

@@ -29,7 +29,7 @@ async function runAll(session: RunnerSession, set: InputSample[], count: RunCoun
     count.ms += performance.now() - t;
     count.runs++;
     const r: Outputs = {};
-    for (const [k, v] of Object.entries(o)) r[k] = outputAsFloat(v);
+    for (const [k, v] of Object.entries(o)) r[k] = Object.assign(outputAsFloat(v), { dims: [...v.dims] });
     outs.push(r);
   }
   return outs;

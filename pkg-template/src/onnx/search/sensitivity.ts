@@ -14,7 +14,7 @@ import { toRunner, type ModelRunner, type OrtLike } from '../calib/ort-runner.js
 import type { InputSample } from '../calib/inputs.js';
 import type { Outputs } from '../calib/evaluate.js';
 import { CancelledError } from '../calib/cancel.js';
-import { fidelity } from './fidelity-link.js';
+import { fidelity, type FidelityOptions } from './fidelity-link.js';
 import { newCounter, runBytes, SwapSession, weightFeed, type RunCounter } from './model-runs.js';
 import { captureAllStats } from './layer-stats.js';
 import { layerPositions } from './costs.js';
@@ -46,7 +46,7 @@ export interface SensitivityOptions {
   /** Timed runs per model and cell for measureLatency (default 5). */
   latencyRuns?: number;
   /** Options for the fidelity measure (output kinds). */
-  fidelityOptions?: object;
+  fidelityOptions?: FidelityOptions;
   signal?: AbortSignal;
   onProgress?: (p: { done: number; total: number; unit: string; level: number | string }) => void;
 }
