@@ -157,8 +157,8 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
         } else {
           // The same code path as the whole-model prune, restricted to this layer; then put back.
           const rep = typeof level === 'number'
-            ? pruneSparsity(model, { layerTarget: (x) => (x === w ? level : null) })
-            : pruneNm(model, { layerTarget: (x) => (x === w ? opts.nm! : null) });
+            ? pruneSparsity(model, { layerTarget: (x) => (x.name === w.name ? level : null) })
+            : pruneNm(model, { layerTarget: (x) => (x.name === w.name ? opts.nm! : null) });
           const lr = rep.layers.find((x) => x.name === w.name);
           if (lr?.note && !/per-layer plan/.test(lr.note)) note = lr.note;
           pruned = model.readFloat(w);
