@@ -210,7 +210,7 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
       : `dense: the reduction axis holds ${len} input ${conv(w) ? 'channels per kernel position' : 'elements'}, not a multiple of ${m}`;
   });
   // Refused before any change when nothing fits.
-  if (ws.length && notes.every((x) => x !== undefined) && targets.some((t) => t)) {
+  if (!opts.layerTarget && ws.length && notes.every((x) => x !== undefined)) {
     const [n, m] = targets.find((t) => t)!;
     throw new OnnxError('unsupported', `--nm ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
   }
