@@ -26,7 +26,7 @@ const { values: opt } = parseArgs({
   },
 });
 const FLOORS = opt.floors.split(',').map(Number);
-const EVAL_N = { det: 4, rec: 12, cls: 12 };
+const EVAL_N = { det: 3, rec: 12, cls: 12 };
 const TASK_N = { det: 8, rec: 24, cls: 24 };
 if (opt.eval) for (const k of Object.keys(EVAL_N)) EVAL_N[k] = Number(opt.eval);
 if (opt.task) for (const k of Object.keys(TASK_N)) TASK_N[k] = Number(opt.task);
@@ -37,6 +37,10 @@ const KIND = { det: 'pages', rec: 'lines', cls: 'cls' };
 // Candidate levels of the search, and the uniform grid it is compared against (finer: the uniform
 // baseline gets the benefit of the doubt).
 const LEVELS = { sparsity: [0.25, 0.5, 0.75, 0.9], channels: [0.125, 0.25, 0.375, 0.5, 0.625, 0.75] };
+// det runs 640x640 pages (~0.5 s a run here): fewer levels keep its search within 10 minutes.
+const LEVELS_OF = { det: { sparsity: [0.25, 0.5, 0.75], channels: [0.125, 0.25, 0.375, 0.5] } };
+// Levels of a unit whose fidelity fell below this are not run (the lowest floor's 2F - 1 - 0.05).
+const STOP_BELOW = Math.max(0, 2 * Math.min(...FLOORS) - 1 - 0.05);
 const GRID = { sparsity: [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], channels: [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6] };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
@@ -83,17 +87,17 @@ for (const key of opt.models.split(',')) {
     const uniformSeconds = (Date.now() - tu) / 1000;
     // The search: one sensitivity table per model and mode, shared by the floors.
     const ts = Date.now();
-    const table = await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: LEVELS[mode] });
+    const table = await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], stopBelow: STOP_BELOW });
     const tableSeconds = (Date.now() - ts) / 1000;
     console.error(`[${key}] ${mode}: sensitivity ${table.units.length} x ${table.levels.length} in ${tableSeconds.toFixed(0)} s (${table.sessions} sessions, ${table.runs} runs); uniform grid ${uniformSeconds.toFixed(0)} s`);
     const objectives = mode === 'channels' && opt.latency ? ['params', 'latency'] : ['params'];
     for (const objective of objectives) {
       const tab = objective === 'latency'
-        ? await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: LEVELS[mode], measureLatency: true })
+        ? await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], measureLatency: true, stopBelow: STOP_BELOW })
         : table;
       for (const F of FLOORS) {
         const tc = Date.now();
-        const res = await compress(base, { ort: runner, eval: evalSet, mode, levels: LEVELS[mode], minFidelity: F, table: tab, objective, maxSteps: 8 });
+        const res = await compress(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], minFidelity: F, table: tab, objective, maxSteps: 8 });
         const searchSeconds = (Date.now() - tc) / 1000 + (objective === 'latency' ? tab.ms.total / 1000 : tableSeconds);
         const best = uniform.filter((u) => u.fidelity >= F).sort((a, b) => b.removed - a.removed)[0] ?? null;
         const row = {
@@ -128,7 +132,7 @@ for (const r of results) {
   const s = r.searched ? `${r.searched.fidelity.toFixed(4)} (${r.searched.worst}), ${r.searched.removed} (${pct(r.searched.removed, r.paramsBefore)}), ${fmtTask(r.model, r.searched.task)}${lat(r.searched.latency)}` : 'no plan met the floor';
   lines.push(`| ${r.model} (orig ${fmtTask(r.model, r.original)}) | ${r.mode} | ${r.objective} | ${r.floor} | ${u} | ${s} | ${r.ratio == null ? '–' : `${r.ratio.toFixed(2)}×`} | ${r.seconds.toFixed(0)} s, ${r.sessions} |`);
 }
-const md = `${lines.join('\n')}\n\nMagnitude scoring (plain removal for channels, round to 8); held-out fidelity on rendered text (seed ${SEARCH_SEED}: ${EVAL_N.det} det pages, ${EVAL_N.rec} rec lines, ${EVAL_N.cls} cls crops), task metric on a separate set (seed ${TASK_SEED}: ${TASK_N.det} pages, ${TASK_N.rec} lines, ${TASK_N.cls} crops). Search levels ${JSON.stringify(LEVELS)}; uniform grid ${JSON.stringify(GRID)}. "removed": parameters deleted (channels) or zeroed (sparsity). Search time = sensitivity table + verified plans, single-threaded onnxruntime on the shared 2-core machine; ${minutes.toFixed(1)} min in all (\`node bench/search-ocr.mjs${opt.latency ? ' --latency' : ''}\`, ${new Date().toISOString().slice(0, 10)}).`;
+const md = `${lines.join('\n')}\n\nMagnitude scoring (plain removal for channels, round to 8); held-out fidelity on rendered text (seed ${SEARCH_SEED}: ${EVAL_N.det} det pages, ${EVAL_N.rec} rec lines, ${EVAL_N.cls} cls crops), task metric on a separate set (seed ${TASK_SEED}: ${TASK_N.det} pages, ${TASK_N.rec} lines, ${TASK_N.cls} crops). Search levels ${JSON.stringify(LEVELS)} (det ${JSON.stringify(LEVELS_OF.det)}; a unit's levels below fidelity ${STOP_BELOW.toFixed(2)} not run); uniform grid ${JSON.stringify(GRID)}. "removed": parameters deleted (channels) or zeroed (sparsity). Search time = sensitivity table + verified plans, single-threaded onnxruntime on the shared 2-core machine; ${minutes.toFixed(1)} min in all (\`node bench/search-ocr.mjs${opt.latency ? ' --latency' : ''}\`, ${new Date().toISOString().slice(0, 10)}).`;
 console.log(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');

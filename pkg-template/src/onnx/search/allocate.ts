@@ -1,6 +1,6 @@
 // Per-unit settings from a sensitivity table under a budget, as SPDY allocates: each unit picks one
-// option (dense, or one of its levels); the cost of an option is the fidelity it lost alone (made
-// non-decreasing over the levels), the gain what the objective counts; a dynamic programme over the
+// option (dense, or one of its levels); the cost of an option is the fidelity it lost alone, or its
+// continuous companion (the outputs' cosine loss) when larger, made non-decreasing over the levels; the gain what the objective counts; a dynamic programme over the
 // costs discretised in `resolution` steps of budget / resolution (rounded up: never over budget)
 // maximises the summed gain with the summed cost within the budget.
 import type { SensitivityResult } from './sensitivity.js';
@@ -16,7 +16,7 @@ export function options(table: SensitivityResult, objective: Objective): { cost:
     let worst = 0;
     const cost: number[] = [], gain: number[] = [];
     for (const c of u.cells) {
-      worst = Math.max(worst, table.baseline - c.fidelity);
+      worst = Math.max(worst, table.baseline - c.fidelity, c.cosineLoss ?? 0);
       cost.push(worst);
       const g = objective === 'params' ? c.removed : objective === 'flops' ? c.flops : (c.latencyMs ?? 0);
       gain.push(c.removed > 0 ? Math.max(0, g) : -Infinity);

@@ -34,6 +34,8 @@ export interface CompressOptions {
   percDamp?: number;
   /** A table computed before (the same model, mode, levels and eval samples): skips the sensitivity step. */
   table?: SensitivityResult;
+  /** Sensitivity: levels of a unit below this fidelity are not run (default 2F - 1 - 0.05; see SensitivityOptions.stopBelow). */
+  stopBelow?: number;
   /** Verifications of candidate plans, at most (default 8). */
   maxSteps?: number;
   fidelityOptions?: FidelityOptions;
@@ -86,7 +88,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const table = opts.table ?? await sensitivity(model, {
     ort: runner, eval: opts.eval, calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
     method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
-    measureLatency: objective === 'latency',
+    measureLatency: objective === 'latency', stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
     onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
   });
   const sensMs = opts.table ? 0 : performance.now() - ts;

@@ -64,12 +64,13 @@ export class SwapSession {
     const g = model.graph;
     const inits = new Map<string, TensorProto>(g.initializer.map((t: TensorProto) => [t.name, t]));
     const declared = new Set(g.input.map((i: { name: string }) => i.name));
-    const ok = names.filter((n) => inits.has(n) && !declared.has(n) && (inits.get(n).data_type === DT.FLOAT || inits.get(n).data_type === DT.FLOAT16));
+    const ok = names.filter((n) => inits.has(n) && (inits.get(n).data_type === DT.FLOAT || inits.get(n).data_type === DT.FLOAT16));
     const base: Record<string, FeedTensor> = {};
     for (const n of ok) base[n] = weightFeed(inits.get(n), model.readFloat(inits.get(n)));
     const keepInits = g.initializer, before = g.input.length, moved = new Set(ok);
     g.initializer = keepInits.filter((t: TensorProto) => !moved.has(t.name));
-    for (const n of ok) {
+    // Models of IR < 4 list every initializer as a graph input already: only the initializer goes.
+    for (const n of ok.filter((x) => !declared.has(x))) {
       const t = inits.get(n);
       g.input.push({ name: n, type: { tensor_type: { elem_type: t.data_type, shape: { dim: (t.dims as unknown[]).map((d) => ({ dim_value: Number(d) })) } } } });
     }

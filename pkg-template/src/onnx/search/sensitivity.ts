@@ -45,6 +45,11 @@ export interface SensitivityOptions {
   measureLatency?: boolean;
   /** Timed runs per model and cell for measureLatency (default 5). */
   latencyRuns?: number;
+  /**
+   * Once a unit's fidelity falls below this, its higher levels are not run (their fidelity is taken
+   * as that level's, an upper bound): a plan that needs a floor above it cannot use them anyway.
+   */
+  stopBelow?: number;
   /** Options for the fidelity measure (output kinds). */
   fidelityOptions?: FidelityOptions;
   signal?: AbortSignal;
@@ -60,6 +65,14 @@ export interface SensitivityCell {
   removed: number;
   /** Multiply-accumulates removed per sample (removed weights times the positions they are applied at). */
   flops: number;
+  /**
+   * 1 - the smallest per-sample cosine of all outputs together: a continuous companion of the
+   * fidelity (which counts decisions, so a small change often scores exactly 1); the allocation's cost
+   * of a cell is the larger of the two losses.
+   */
+  cosineLoss: number;
+  /** True when the model was not run for this cell (stopBelow): its fidelity is the previous level's, an upper bound. */
+  skipped?: boolean;
   /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model. */
   latencyMs?: number;
 }
@@ -127,6 +140,21 @@ export async function sensitivity(model: OnnxModel, opts: SensitivityOptions): P
 
 type Score = (ref: Outputs[], out: Outputs[]) => { score: number; worst: string };
 
+/** 1 - the smallest over samples of the cosine of all outputs together (see SensitivityCell.cosineLoss). */
+export function cosineLoss(ref: Outputs[], out: Outputs[]): number {
+  let worst = 0;
+  ref.forEach((r, i) => {
+    let d = 0, a = 0, b = 0;
+    for (const k of Object.keys(r)) {
+      const x = r[k], y = out[i][k];
+      for (let j = 0; j < x.length; j++) { d += x[j] * y[j]; a += x[j] * x[j]; b += y[j] * y[j]; }
+    }
+    const c = a === 0 && b === 0 ? 1 : a === 0 || b === 0 || !Number.isFinite(d) ? 0 : d / Math.sqrt(a * b);
+    worst = Math.max(worst, 1 - c);
+  });
+  return Math.max(0, worst);
+}
+
 async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (number | string)[], opts: SensitivityOptions, method: Method,
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const ws = model.prunable();
@@ -165,6 +193,12 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           model.writeFloat(w, original);
         }
         const removed = countZeros(pruned) - zeros0;
+        const prev = cells[cells.length - 1];
+        if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
+          cells.push({ ...prev, level, removed, flops: removed * (positions.get(w.name) ?? 0), skipped: true });
+          done++;
+          continue;
+        }
         let out: Outputs[];
         if (removed === 0) out = reference;
         else if (swap.names.has(w.name)) out = await swap.run({ [w.name]: weightFeed(w.tensor, pruned) }, opts.signal);
@@ -174,7 +208,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           try { out = await runBytes(runner, model.encode(), opts.eval, count, opts.signal); } finally { model.writeFloat(w, original); }
         }
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
-        cells.push({ level, fidelity: s.score, worst: s.worst, removed, flops: removed * (positions.get(w.name) ?? 0) });
+        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops: removed * (positions.get(w.name) ?? 0) });
         done++;
       }
       units.push({ name: w.name, op: w.op, params: w.numel, cells, ...(note ? { note } : {}) });
@@ -217,13 +251,19 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
       }
       let latencyMs: number | undefined;
       let out = reference;
+      const prev = cells[cells.length - 1];
+      if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
+        cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}) });
+        done++;
+        continue;
+      }
       if (removed > 0) {
         const cellBytes = m.encode();
         out = await runBytes(runner, cellBytes, opts.eval, count, opts.signal);
         if (timer) latencyMs = await timer.saved(cellBytes);
       } else if (timer) latencyMs = 0;
       const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
-      cells.push({ level, fidelity: s.score, worst: s.worst, removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
+      cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
       done++;
     }
     units.push({ name: g.producers[0], op: `group of ${g.channels} channels`, params, cells });
