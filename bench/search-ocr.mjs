@@ -26,7 +26,7 @@ const { values: opt } = parseArgs({
   },
 });
 const FLOORS = opt.floors.split(',').map(Number);
-const EVAL_N = { det: 3, rec: 12, cls: 12 };
+const EVAL_N = { det: 3, rec: 16, cls: 32 };
 const TASK_N = { det: 8, rec: 24, cls: 24 };
 if (opt.eval) for (const k of Object.keys(EVAL_N)) EVAL_N[k] = Number(opt.eval);
 if (opt.task) for (const k of Object.keys(TASK_N)) TASK_N[k] = Number(opt.task);

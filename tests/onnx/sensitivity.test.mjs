@@ -55,14 +55,10 @@ test('weights mode: each cell is the fidelity of that layer alone pruned; one sw
       }
     }
     const cells = res.units.reduce((a, u) => a + u.cells.filter((c) => c.removed > 0).length, 0);
-    if (store === 'raw') {
-      // positions probe + the swap session; runs: probe 1, reference SAMPLES, SAMPLES per cell.
-      assert.equal(res.sessions, 2);
-      assert.equal(res.runs, 1 + SAMPLES * (1 + cells));
-    } else {
-      // Constant-node weights cannot be fed: one session per cell.
-      assert.equal(res.sessions, 2 + cells);
-    }
+    // Initializers or Constant nodes alike: the positions probe + the swap session; runs: probe 1,
+    // reference SAMPLES, SAMPLES per cell.
+    assert.equal(res.sessions, 2, store);
+    assert.equal(res.runs, 1 + SAMPLES * (1 + cells), store);
     assert.ok(res.ms.model > 0 && res.ms.total >= res.ms.model);
   }
 });

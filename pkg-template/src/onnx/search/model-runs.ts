@@ -1,7 +1,7 @@
 // The model runs of the search, counted and timed: one onnxruntime session over the model with its
 // prunable weights turned into graph inputs, fed on every run (the original values, or a cell's pruned
 // one), so a sensitivity cell costs its runs instead of a serialisation and a session; and whole-model
-// runs (one session each) for changes a feed cannot express (removed channels, Constant-node weights).
+// runs (one session each) for changes a feed cannot express (removed channels); weights stored as Constant nodes become inputs as initializers do.
 // Why not "overridable initializers" (an initializer also listed as a graph input): onnxruntime-node
 // passes only the session's input names to the runtime and drops any other feed, so the override
 // never arrives. Measured on PaddleOCR det (320x320, one thread): a run with weights fed 177 ms
@@ -62,20 +62,24 @@ export class SwapSession {
 
   static async open(model: OnnxModel, runner: ModelRunner, names: string[], set: InputSample[], count: RunCounter): Promise<SwapSession> {
     const g = model.graph;
-    const inits = new Map<string, TensorProto>(g.initializer.map((t: TensorProto) => [t.name, t]));
+    // Initializers and Constant nodes of the main graph: both become graph inputs.
+    const consts = model.constants();
+    const inits = new Map<string, TensorProto>([...consts].map(([n, c]) => [n, c.tensor]));
     const declared = new Set(g.input.map((i: { name: string }) => i.name));
     const ok = names.filter((n) => inits.has(n) && (inits.get(n).data_type === DT.FLOAT || inits.get(n).data_type === DT.FLOAT16));
     const base: Record<string, FeedTensor> = {};
     for (const n of ok) base[n] = weightFeed(inits.get(n), model.readFloat(inits.get(n)));
-    const keepInits = g.initializer, before = g.input.length, moved = new Set(ok);
+    const keepInits = g.initializer, keepNodes = g.node, before = g.input.length, moved = new Set(ok);
+    const constNodes = new Set(ok.map((n) => consts.get(n)!.node).filter((x) => x));
     g.initializer = keepInits.filter((t: TensorProto) => !moved.has(t.name));
+    g.node = keepNodes.filter((x: unknown) => !constNodes.has(x));
     // Models of IR < 4 list every initializer as a graph input already: only the initializer goes.
     for (const n of ok.filter((x) => !declared.has(x))) {
       const t = inits.get(n);
       g.input.push({ name: n, type: { tensor_type: { elem_type: t.data_type, shape: { dim: (t.dims as unknown[]).map((d) => ({ dim_value: Number(d) })) } } } });
     }
     let bytes: Uint8Array;
-    try { bytes = model.encode(); } finally { g.input.length = before; g.initializer = keepInits; }
+    try { bytes = model.encode(); } finally { g.input.length = before; g.initializer = keepInits; g.node = keepNodes; }
     const t = performance.now();
     const session = await runner.createSession(bytes);
     count.ms += performance.now() - t;
