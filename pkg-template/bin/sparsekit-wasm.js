@@ -17,6 +17,7 @@ const HELP = {
 Commands:
   prune IN.onnx -o OUT.onnx [options]   prune the weights of an ONNX model
   inspect IN.onnx                        list prunable weights, shapes, ops and channel groups
+  sensitivity IN.onnx --eval DIR …       fidelity of each layer / channel group pruned alone, per level
 
 Run '${PROG} <command> --help' for a command's options.`,
   prune: `Usage: ${PROG} prune IN.onnx -o OUT.onnx (--sparsity S | --nm N:M | --channels F) [options]
@@ -53,7 +54,14 @@ Run '${PROG} <command> --help' for a command's options.`,
                           (faster; by default layer k is calibrated after layers < k are pruned)
   --report R.json         write the report as JSON
   -q, --quiet             no progress lines
-  -h, --help              this help`,
+  -h, --help              this help
+
+Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fidelity floor"):
+  --recipe R.json         apply a recipe (default, per-layer settings by name / glob / /regex/, ignore list)
+  --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
+                          choose per-layer settings from a sensitivity table that keep the fidelity on
+                          the held-out samples >= F: [--levels L1,L2,…] [--objective params|flops|latency]
+                          [--eval-count N] [--max-steps N] [--save-recipe R.json]`,
   inspect: `Usage: ${PROG} inspect IN.onnx [--json]
 
   Lists the prunable weights (consumer op, stored shape, the 2-D view the pruning uses, data type,
@@ -163,6 +171,8 @@ async function inspect(args) {
 }
 
 async function prune(args) {
+  const plan = await import('./commands/plan-prune.js');
+  if (plan.handles(args) && !args.some((a) => a === '-h' || a === '--help')) return plan.main(args);
   const { values, positionals } = parse(args, {
     output: { type: 'string', short: 'o' }, sparsity: { type: 'string' }, nm: { type: 'string' },
     channels: { type: 'string' }, block: { type: 'string' }, 'round-to': { type: 'string' }, scope: { type: 'string' },
@@ -331,6 +341,7 @@ async function main(argv) {
   if (!cmd || cmd === '-h' || cmd === '--help' || cmd === 'help') return void console.log(HELP.main);
   if (cmd === 'prune') return prune(rest);
   if (cmd === 'inspect') return inspect(rest);
+  if (cmd === 'sensitivity') return (await import('./commands/sensitivity.js')).main(rest);
   throw new UsageError(`unknown command "${cmd}"; see '${PROG} --help'`);
 }
 

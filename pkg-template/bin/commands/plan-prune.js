@@ -1,0 +1,123 @@
+// `sparsekit-wasm prune … --recipe R.json` (per-layer settings from a file) and `prune … --min-fidelity F`
+// (the search: --sparsity auto | --nm N:M | --channels auto, held-out --eval samples, the chosen plan
+// optionally saved as a recipe). Everything is checked, and the recipe resolved against the model,
+// before the output file is written: a bad recipe leaves no output.
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadOnnx, saveOnnx, OnnxError, parseNm, parseRecipe, planRecipe, applyRecipe, compress, makeInputSet, readCalibrationDir } from '../../src/onnx/index.js';
+import { PROG, UsageError, RunError, runCommand, parse, num, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
+import { chart } from './sensitivity.js';
+
+/** True when `prune` should be handled here. */
+export const handles = (args) => args.some((a) => /^--(recipe|min-fidelity)(=|$)/.test(a));
+
+const OPTIONS = {
+  output: { type: 'string', short: 'o' }, recipe: { type: 'string' }, 'min-fidelity': { type: 'string' },
+  sparsity: { type: 'string' }, nm: { type: 'string' }, channels: { type: 'string' }, levels: { type: 'string' },
+  objective: { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' }, 'max-steps': { type: 'string' },
+  method: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' }, damp: { type: 'string' }, 'round-to': { type: 'string' },
+  'save-recipe': { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
+};
+
+function summary(report, out) {
+  const p = report.params;
+  console.log(`parameters ${p.before} -> ${p.after} (${(100 * (1 - p.after / p.before)).toFixed(1)}% removed); zeros among prunable weights ${report.zeros} (${(100 * report.sparsity).toFixed(1)}%)`);
+  console.log(`wrote ${out}`);
+}
+
+async function withRecipe(values, file, out) {
+  for (const k of ['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps']) {
+    if (values[k] !== undefined) throw new UsageError(`--${k} does not combine with --recipe (the recipe holds the settings)`);
+  }
+  let text;
+  try { text = fs.readFileSync(values.recipe, 'utf8'); } catch (e) { throw new UsageError(`cannot read --recipe ${values.recipe}: ${e.code ?? e.message}`); }
+  const model = await loadOnnx(file);
+  let recipe;
+  try {
+    recipe = parseRecipe(text);
+    planRecipe(model, recipe); // every name and pattern must match: checked before any change
+  } catch (e) { if (e instanceof OnnxError) throw new UsageError(`${values.recipe}: ${e.message}`); throw e; }
+  const method = values.method ?? recipe.method ?? 'magnitude';
+  if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
+  let ort, calibration;
+  if (method !== 'magnitude') {
+    ort = await loadOrt();
+    const src = values.calib ?? 'synthetic', count = posInt('calib-count', values['calib-count'], 16);
+    calibration = src === 'synthetic' ? makeInputSet(model, { count }) : await readCalibrationDir(src, model, { limit: count });
+  } else if (values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
+  const bar = progressLine(values.quiet);
+  const report = await applyRecipe(model, recipe, {
+    method, ort, sessionOptions: { logSeverityLevel: 3 }, calibration, percDamp: values.damp === undefined ? 0.1 : num('damp', values.damp),
+    onProgress: (d, t, l) => bar('recipe', d, t, l),
+    onCalibProgress: ({ done, total, phase, layer }) => phase !== 'done' && bar(phase, Math.floor(done), total, layer),
+  });
+  const saved = await saveOnnx(model, out);
+  if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, method, ...report }, null, 2));
+  const counts = {};
+  for (const s of Object.values(report.recipe.settings)) counts[s] = (counts[s] ?? 0) + 1;
+  console.log(`recipe ${values.recipe} (${report.recipe.mode}, ${method}): ${Object.entries(counts).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+  summary(report, saved.model);
+}
+
+async function search(values, file, out) {
+  const F = num('min-fidelity', values['min-fidelity']);
+  if (!(F > 0 && F <= 1)) throw new UsageError(`--min-fidelity must be in (0, 1] (got ${F})`);
+  const modes = ['sparsity', 'nm', 'channels'].filter((k) => values[k] !== undefined);
+  if (modes.length !== 1) throw new UsageError('--min-fidelity needs exactly one of --sparsity auto, --nm N:M, --channels auto');
+  const mode = modes[0];
+  if (mode !== 'nm' && values[mode] !== 'auto') throw new UsageError(`with --min-fidelity, --${mode} takes "auto" (the search chooses per layer; --levels sets the candidates)`);
+  let nm;
+  try { if (mode === 'nm') nm = parseNm(values.nm); } catch (e) { throw new UsageError(e.message); }
+  if (values.levels !== undefined && mode === 'nm') throw new UsageError('--levels applies to --sparsity auto / --channels auto');
+  const levels = values.levels === undefined ? undefined : levelList('levels', values.levels);
+  const objective = values.objective ?? 'params';
+  if (!['params', 'flops', 'latency'].includes(objective)) throw new UsageError(`--objective must be params, flops or latency (got "${objective}")`);
+  if (objective === 'latency' && mode !== 'channels') throw new UsageError('--objective latency needs --channels auto (zeros do not make onnxruntime faster)');
+  const method = values.method ?? 'magnitude';
+  if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
+  if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
+  if (values['save-recipe'] && path.resolve(values['save-recipe']) === out) throw new UsageError('--save-recipe and -o name the same file');
+  const model = await loadOnnx(file);
+  const ort = await loadOrt();
+  const { evalSet, calibration } = await readSets(model, {
+    evalDir: values.eval, evalCount: posInt('eval-count', values['eval-count'], 8),
+    calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], 16), needCalib: method !== 'magnitude',
+  });
+  const bar = progressLine(values.quiet);
+  let res;
+  try {
+    res = await compress(model, {
+      ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, nm, levels, objective, method, minFidelity: F,
+      roundTo: posInt('round-to', values['round-to'], 8), percDamp: values.damp === undefined ? 0.1 : num('damp', values.damp),
+      maxSteps: posInt('max-steps', values['max-steps'], 8),
+      onProgress: (p) => bar(p.phase, p.done, p.total, p.label),
+    });
+  } catch (e) {
+    if (e instanceof OnnxError && e.code === 'invalid_sparsity') throw new UsageError(e.message);
+    throw e;
+  }
+  if (!values.quiet) process.stderr.write(`${chart(res.table)}\n`);
+  for (const s of res.steps) console.log(`budget ${s.budget.toPrecision(3)}: predicted loss ${s.predicted.toFixed(4)}, fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'}) ${s.pass ? 'meets' : 'below'} ${F}, removed ${s.removed}`);
+  console.log(`${res.sessions} onnxruntime sessions, ${res.runs} model runs; ${(res.ms.total / 1000).toFixed(1)} s (sensitivity ${(res.ms.sensitivity / 1000).toFixed(1)} s; onnxruntime ${(res.ms.model / 1000).toFixed(1)} s, calibrated apply ${(res.ms.apply / 1000).toFixed(1)} s, library ${(res.ms.library / 1000).toFixed(1)} s)`);
+  if (!res.model) throw new RunError(`no plan met --min-fidelity ${F} (the lightest plan tried scored ${Math.max(...res.steps.map((s) => s.fidelity)).toFixed(4)}); nothing written`);
+  if (values['save-recipe']) fs.writeFileSync(values['save-recipe'], `${JSON.stringify(res.recipe, null, 2)}\n`);
+  const saved = await saveOnnx(res.model, out);
+  if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, fidelity: res.fidelity, steps: res.steps, recipe: res.recipe, sessions: res.sessions, runs: res.runs, ms: res.ms, report: res.report, table: res.table }, null, 2));
+  console.log(`chosen plan: fidelity ${res.fidelity.score.toFixed(4)} (worst output ${res.fidelity.worst || '-'}) >= ${F}`);
+  if (values['save-recipe']) console.log(`wrote ${values['save-recipe']}`);
+  summary(res.report, saved.model);
+}
+
+export async function main(args) {
+  await runCommand(async () => {
+    const { values, positionals } = parse(args, OPTIONS);
+    if (positionals.length !== 1) throw new UsageError(`prune takes exactly one input model (got ${positionals.length}); see '${PROG} prune --help'`);
+    if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
+    const file = positionals[0];
+    const out = path.resolve(values.output);
+    if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
+    if (values.recipe !== undefined && values['min-fidelity'] !== undefined) throw new UsageError('give --recipe or --min-fidelity, not both');
+    if (values.recipe !== undefined) return withRecipe(values, file, out);
+    return search(values, file, out);
+  });
+}

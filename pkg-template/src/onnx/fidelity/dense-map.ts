@@ -1,0 +1,104 @@
+// Fidelity of dense probability maps (DB-style text maps, segmentation): are the same regions found?
+// (N, 1, H, W) maps are thresholded; (N, K, H, W) distributions take the per-pixel argmax, one mask
+// per class. Regions are 8-connected components, which is what a DB post-process turns into boxes.
+import type { DenseMapOptions, KindResult, Pair } from './types.js';
+import { squeezeTrailing } from './rows.js';
+
+/** 8-connected components of a mask: a label per pixel (0 = none, 1.. = component) and each one's area. */
+export function components(mask: Uint8Array, h: number, w: number): { labels: Int32Array; areas: number[] } {
+  const labels = new Int32Array(h * w);
+  const areas: number[] = [0];
+  const stack: number[] = [];
+  for (let s = 0; s < h * w; s++) {
+    if (!mask[s] || labels[s]) continue;
+    const id = areas.length;
+    let area = 0;
+    labels[s] = id;
+    stack.push(s);
+    while (stack.length) {
+      const p = stack.pop()!;
+      area++;
+      const y = Math.floor(p / w), x = p % w;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const yy = y + dy, xx = x + dx;
+          if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+          const q = yy * w + xx;
+          if (mask[q] && !labels[q]) { labels[q] = id; stack.push(q); }
+        }
+      }
+    }
+    areas.push(area);
+  }
+  return { labels, areas };
+}
+
+/** Matches components of two maps one to one at IoU >= 0.5 (greedy, largest IoU first); returns the count and each side's components of at least minArea pixels. */
+export function matchComponents(a: Uint8Array, b: Uint8Array, h: number, w: number, minArea: number): { tp: number; na: number; nb: number } {
+  const ca = components(a, h, w), cb = components(b, h, w);
+  const inter = new Map<number, number>();
+  const nbl = cb.areas.length;
+  for (let p = 0; p < h * w; p++) {
+    const la = ca.labels[p], lb = cb.labels[p];
+    if (la && lb) inter.set(la * nbl + lb, (inter.get(la * nbl + lb) ?? 0) + 1);
+  }
+  const cand: [number, number, number][] = [];
+  for (const [key, n] of inter) {
+    const la = Math.floor(key / nbl), lb = key % nbl;
+    if (ca.areas[la] < minArea || cb.areas[lb] < minArea) continue;
+    const u = ca.areas[la] + cb.areas[lb] - n;
+    if (n / u >= 0.5) cand.push([n / u, la, lb]);
+  }
+  cand.sort((x, y) => y[0] - x[0]);
+  const ua = new Set<number>(), ub = new Set<number>();
+  let tp = 0;
+  for (const [, la, lb] of cand) if (!ua.has(la) && !ub.has(lb)) { ua.add(la); ub.add(lb); tp++; }
+  return { tp, na: ca.areas.filter((s, i) => i > 0 && s >= minArea).length, nb: cb.areas.filter((s, i) => i > 0 && s >= minArea).length };
+}
+
+/**
+ * Pixel IoU of the thresholded maps (of each class's argmax mask for K > 1; summed over images and
+ * classes), and the F1 of their connected components matched at IoU >= 0.5. Score = component F1:
+ * the regions a post-process would report; 1 when neither map has any.
+ */
+export function denseMapFidelity(pairs: Pair[], opts: DenseMapOptions = {}): KindResult {
+  const thr = opts.threshold ?? 0.3, minArea = opts.minArea ?? 4;
+  let inter = 0, union = 0, tp = 0, na = 0, nb = 0, same = 0, pixels = 0, maps = 0, classes = 1;
+  for (const { ref, out, dims } of pairs) {
+    const d = squeezeTrailing(dims);
+    if (d.length < 2) continue;
+    const w = d[d.length - 1], h = d[d.length - 2];
+    const k = d.length >= 4 ? d[d.length - 3] : 1;
+    classes = k;
+    const hw = h * w, n = ref.length / (k * hw);
+    for (let b = 0; b < n; b++) {
+      const base = b * k * hw;
+      const lr = new Int32Array(hw), lo = new Int32Array(hw);
+      for (let p = 0; p < hw; p++) {
+        if (k === 1) { lr[p] = ref[base + p] > thr ? 1 : 0; lo[p] = out[base + p] > thr ? 1 : 0; continue; }
+        let br = 0, bo = 0;
+        for (let c = 1; c < k; c++) {
+          if (ref[base + c * hw + p] > ref[base + br * hw + p]) br = c;
+          if (out[base + c * hw + p] > out[base + bo * hw + p]) bo = c;
+        }
+        lr[p] = br; lo[p] = bo;
+      }
+      for (let p = 0; p < hw; p++) if (lr[p] === lo[p]) same++;
+      pixels += hw;
+      for (let c = k === 1 ? 1 : 0; c < Math.max(k, 2); c++) {
+        const ma = Uint8Array.from(lr, (x) => (x === c ? 1 : 0)), mb = Uint8Array.from(lo, (x) => (x === c ? 1 : 0));
+        for (let p = 0; p < hw; p++) { if (ma[p] && mb[p]) inter++; if (ma[p] || mb[p]) union++; }
+        const m = matchComponents(ma, mb, h, w, minArea);
+        tp += m.tp; na += m.na; nb += m.nb;
+      }
+      maps++;
+    }
+  }
+  const f1 = na + nb === 0 ? 1 : (2 * tp) / (na + nb);
+  const iouAll = union === 0 ? 1 : inter / union;
+  return {
+    score: f1,
+    metrics: { componentF1: f1, iou: iouAll, pixelAgreement: pixels ? same / pixels : 1, matched: tp, referenceComponents: na, prunedComponents: nb, maps },
+    detail: `${maps} map(s)${classes > 1 ? ` of ${classes} classes (argmax)` : `, threshold ${thr}`}; ${tp} of the original's ${na} regions matched (IoU >= 0.5), ${nb} found; pixel IoU ${iouAll.toFixed(4)}`,
+  };
+}

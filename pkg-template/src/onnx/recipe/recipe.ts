@@ -1,0 +1,158 @@
+// A pruning recipe: per-layer settings as JSON, written by hand or by the search (`prune --min-fidelity
+// … --save-recipe`), applied by `prune --recipe`. Parsed and validated here before anything touches a
+// model, so a typo is one clear error and never a half-pruned file.
+//
+// {
+//   "sparsekit": "recipe/1",                 optional tag
+//   "method": "magnitude" | "wanda" | "sparsegpt",   optional (the CLI's --method wins when given)
+//   "default": {"sparsity": 0.5} | {"nm": "2:4"} | {"channels": 0.3} | "dense",   optional (dense)
+//   "layers": {"<name | glob | /regex/>": <setting>, …},                               optional
+//   "ignore": ["<name | glob | /regex/>", …],                                            optional
+//   "roundTo": 8,                             channels only: kept count rounded to a multiple of this
+//   "meta": { … }                             free-form (the search writes its figures there)
+// }
+import { OnnxError } from '../errors.js';
+
+/** One layer's (or channel group's) setting. */
+export type Setting =
+  | { kind: 'sparsity'; sparsity: number }
+  | { kind: 'nm'; nm: [number, number] }
+  | { kind: 'channels'; channels: number }
+  | { kind: 'dense' };
+
+/** A name pattern: an exact name, a glob (`*`, `?`) or a regular expression written `/…/flags`. */
+export interface Pattern { source: string; kind: 'exact' | 'glob' | 'regex'; re: RegExp }
+
+export interface RecipeRule { pattern: Pattern; setting: Setting }
+
+export interface Recipe {
+  /** 'weights': sparsity / N:M per layer; 'channels': a kept fraction per channel group. */
+  mode: 'weights' | 'channels';
+  method?: 'magnitude' | 'wanda' | 'sparsegpt';
+  default: Setting;
+  /** In file order; exact names are looked up before patterns (match.ts). */
+  rules: RecipeRule[];
+  ignore: Pattern[];
+  roundTo?: number;
+  meta?: Record<string, unknown>;
+}
+
+const KEYS = new Set(['sparsekit', 'method', 'default', 'layers', 'ignore', 'roundTo', 'meta']);
+
+export const recipeError = (msg: string, code = 'invalid_recipe') => new OnnxError('unsupported', `recipe: ${msg}`, code);
+
+function escapeRe(s: string): string { return s.replace(/[.+^${}()|[\]\\]/g, '\\$&'); }
+
+/** Compiles a name pattern (see Pattern). */
+export function compilePattern(source: unknown, where: string): Pattern {
+  if (typeof source !== 'string' || !source.length) throw recipeError(`${where}: a pattern must be a non-empty string (got ${JSON.stringify(source)})`);
+  const rx = /^\/(.*)\/([a-z]*)$/s.exec(source);
+  if (rx) {
+    try { return { source, kind: 'regex', re: new RegExp(rx[1], rx[2]) }; } catch (e) {
+      throw recipeError(`${where}: ${source} is not a valid regular expression (${(e as Error).message})`);
+    }
+  }
+  if (/[*?]/.test(source)) {
+    const body = source.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : escapeRe(c))).join('');
+    return { source, kind: 'glob', re: new RegExp(`^${body}$`) };
+  }
+  return { source, kind: 'exact', re: new RegExp(`^${escapeRe(source)}$`) };
+}
+
+function fraction(v: unknown, what: string, below1 = false): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1 || (below1 && v >= 1)) {
+    throw recipeError(`${what} must be a number in [0, ${below1 ? '1)' : '1]'} (got ${JSON.stringify(v)})`);
+  }
+  return v;
+}
+
+/** Parses one setting: {"sparsity": S}, {"nm": "N:M"}, {"channels": F}, "dense" or {"dense": true}. */
+export function parseSetting(v: unknown, where: string): Setting {
+  if (v === 'dense') return { kind: 'dense' };
+  if (!v || typeof v !== 'object' || Array.isArray(v)) {
+    throw recipeError(`${where}: a setting is {"sparsity": S}, {"nm": "N:M"}, {"channels": F} or "dense" (got ${JSON.stringify(v)})`);
+  }
+  const keys = Object.keys(v);
+  const o = v as Record<string, unknown>;
+  if (keys.length !== 1) throw recipeError(`${where}: a setting has exactly one of sparsity / nm / channels / dense (got ${keys.join(', ') || 'none'})`);
+  const k = keys[0];
+  if (k === 'sparsity') return { kind: 'sparsity', sparsity: fraction(o.sparsity, `${where}: sparsity`) };
+  if (k === 'channels') return { kind: 'channels', channels: fraction(o.channels, `${where}: channels`, true) };
+  if (k === 'dense') {
+    if (o.dense !== true) throw recipeError(`${where}: "dense" must be true (got ${JSON.stringify(o.dense)})`);
+    return { kind: 'dense' };
+  }
+  if (k === 'nm') {
+    const m = typeof o.nm === 'string' ? /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(o.nm) : null;
+    const nm = m ? [Number(m[1]), Number(m[2])] as [number, number] : null;
+    if (!nm || nm[0] < 1 || nm[1] < 1 || nm[0] > nm[1]) throw recipeError(`${where}: nm must be "N:M" with 1 <= N <= M (got ${JSON.stringify(o.nm)})`);
+    return { kind: 'nm', nm };
+  }
+  throw recipeError(`${where}: unknown setting "${k}" (sparsity, nm, channels or dense)`);
+}
+
+/** Parses and validates a recipe from JSON text or an already parsed object. */
+export function parseRecipe(src: string | object): Recipe {
+  let o: unknown = src;
+  if (typeof src === 'string') {
+    try { o = JSON.parse(src); } catch (e) {
+      throw recipeError(`not valid JSON (${(e as Error).message})`, 'invalid_json');
+    }
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw recipeError('the top level must be a JSON object');
+  const r = o as Record<string, unknown>;
+  for (const k of Object.keys(r)) if (!KEYS.has(k)) throw recipeError(`unknown key "${k}" (allowed: ${[...KEYS].join(', ')})`);
+  if (r.sparsekit !== undefined && r.sparsekit !== 'recipe/1') throw recipeError(`"sparsekit" must be "recipe/1" (got ${JSON.stringify(r.sparsekit)})`);
+  if (r.method !== undefined && !['magnitude', 'wanda', 'sparsegpt'].includes(r.method as string)) {
+    throw recipeError(`"method" must be magnitude, wanda or sparsegpt (got ${JSON.stringify(r.method)})`);
+  }
+  const dflt = r.default === undefined ? { kind: 'dense' } as Setting : parseSetting(r.default, '"default"');
+  if (r.layers !== undefined && (!r.layers || typeof r.layers !== 'object' || Array.isArray(r.layers))) {
+    throw recipeError('"layers" must be an object {"<name or pattern>": setting}');
+  }
+  const rules = Object.entries((r.layers ?? {}) as Record<string, unknown>).map(([k, v]) => ({
+    pattern: compilePattern(k, `layers["${k}"]`), setting: parseSetting(v, `layers["${k}"]`),
+  }));
+  if (r.ignore !== undefined && !Array.isArray(r.ignore)) throw recipeError('"ignore" must be an array of names or patterns');
+  const ignore = ((r.ignore ?? []) as unknown[]).map((p, i) => compilePattern(p, `ignore[${i}]`));
+  const kinds = new Set([dflt, ...rules.map((x) => x.setting)].map((s) => s.kind).filter((k) => k !== 'dense'));
+  if (kinds.has('channels') && kinds.size > 1) {
+    throw recipeError('channel settings and sparsity / nm settings cannot be mixed in one recipe (prune channels first, then apply a second recipe)');
+  }
+  if (r.roundTo !== undefined && !(Number.isInteger(r.roundTo) && (r.roundTo as number) >= 1)) {
+    throw recipeError(`"roundTo" must be a positive integer (got ${JSON.stringify(r.roundTo)})`);
+  }
+  if (r.meta !== undefined && (!r.meta || typeof r.meta !== 'object' || Array.isArray(r.meta))) throw recipeError('"meta" must be an object');
+  return {
+    mode: kinds.has('channels') ? 'channels' : 'weights',
+    method: r.method as Recipe['method'], default: dflt, rules, ignore,
+    roundTo: r.roundTo as number | undefined, meta: r.meta as Record<string, unknown> | undefined,
+  };
+}
+
+/** A setting as recipe JSON. */
+export function settingJson(s: Setting): unknown {
+  switch (s.kind) {
+    case 'dense': return 'dense';
+    case 'sparsity': return { sparsity: s.sparsity };
+    case 'nm': return { nm: `${s.nm[0]}:${s.nm[1]}` };
+    case 'channels': return { channels: s.channels };
+  }
+}
+
+/** A recipe of exact per-layer settings (what the search writes). */
+export function recipeJson(p: {
+  default?: Setting; layers: Map<string, Setting> | [string, Setting][]; ignore?: string[];
+  method?: Recipe['method']; roundTo?: number; meta?: Record<string, unknown>;
+}): Record<string, unknown> {
+  const out: Record<string, unknown> = { sparsekit: 'recipe/1' };
+  if (p.method) out.method = p.method;
+  out.default = settingJson(p.default ?? { kind: 'dense' });
+  // Exact names: a name holding * ? or written /…/ would read as a pattern; escape it as a regex.
+  const key = (n: string) => (/[*?]/.test(n) || /^\/.*\/[a-z]*$/s.test(n) ? `/^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$/` : n);
+  out.layers = Object.fromEntries([...p.layers].map(([n, s]) => [key(n), settingJson(s)]));
+  if (p.ignore?.length) out.ignore = p.ignore.map(key);
+  if (p.roundTo !== undefined) out.roundTo = p.roundTo;
+  if (p.meta) out.meta = p.meta;
+  return out;
+}

@@ -1,0 +1,152 @@
+// Compression to a fidelity floor: per-unit settings allocated from the sensitivity table (allocate.ts)
+// under a budget of summed lone-unit fidelity loss, each candidate plan written as a recipe, applied to
+// a copy of the model exactly as `prune --recipe` applies it, and verified on the held-out samples
+// with the real fidelity. The budget is searched (doubled / halved from 1 - floor, then bisected)
+// and the best verified plan kept: summed lone losses only approximate the joint loss, so the
+// verification, not the table, decides.
+import { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { toRunner, type ModelRunner, type OrtLike } from '../calib/ort-runner.js';
+import type { InputSample } from '../calib/inputs.js';
+import type { Outputs } from '../calib/evaluate.js';
+import { CancelledError } from '../calib/cancel.js';
+import { applyRecipe, type RecipeReport } from '../recipe/apply.js';
+import { recipeJson, type Setting } from '../recipe/recipe.js';
+import { countZeros } from '../prune.js';
+import { fidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
+import { newCounter, runBytes } from './model-runs.js';
+import { allocate, type Objective } from './allocate.js';
+import { sensitivity, type Method, type SearchMode, type SensitivityResult } from './sensitivity.js';
+
+export interface CompressOptions {
+  ort: OrtLike | ModelRunner;
+  sessionOptions?: object;
+  eval: InputSample[];
+  calibration?: InputSample[];
+  mode: SearchMode;
+  /** The floor: the verified fidelity of the written plan is at least this, in (0, 1]. */
+  minFidelity: number;
+  objective?: Objective;
+  method?: Method;
+  levels?: number[];
+  nm?: [number, number];
+  roundTo?: number;
+  percDamp?: number;
+  /** A table computed before (the same model, mode, levels and eval samples): skips the sensitivity step. */
+  table?: SensitivityResult;
+  /** Sensitivity: levels of a unit below this fidelity are not run (default 2F - 1 - 0.05; see SensitivityOptions.stopBelow). */
+  stopBelow?: number;
+  /** Verifications of candidate plans, at most (default 8). */
+  maxSteps?: number;
+  fidelityOptions?: FidelityOptions;
+  signal?: AbortSignal;
+  onProgress?: (p: { phase: 'sensitivity' | 'verify'; done: number; total: number; label: string }) => void;
+}
+
+export interface PlanStep { budget: number; predicted: number; gain: number; fidelity: number; worst: string; pass: boolean; removed: number }
+
+export interface CompressResult {
+  /** The pruned copy (the input model is left as it was); null when no plan met the floor. */
+  model: OnnxModel | null;
+  /** The chosen plan as recipe JSON (prune --recipe applies it again to the same model). */
+  recipe: Record<string, unknown>;
+  report: RecipeReport | null;
+  fidelity: FidelityReport;
+  table: SensitivityResult;
+  steps: PlanStep[];
+  sessions: number;
+  runs: number;
+  ms: { total: number; model: number; library: number; apply: number; sensitivity: number };
+}
+
+/** A plan as recipe settings per unit name. */
+function planOf(table: SensitivityResult, choice: number[], mode: SearchMode, nm?: [number, number]): Map<string, Setting> {
+  const m = new Map<string, Setting>();
+  table.units.forEach((u, i) => {
+    const k = choice[i];
+    if (k < 0) return;
+    const level = u.cells[k].level;
+    m.set(u.name, mode === 'channels' ? { kind: 'channels', channels: level as number } : mode === 'nm' ? { kind: 'nm', nm: nm! } : { kind: 'sparsity', sparsity: level as number });
+  });
+  return m;
+}
+
+export async function compress(model: OnnxModel, opts: CompressOptions): Promise<CompressResult> {
+  const t0 = performance.now();
+  const F = opts.minFidelity;
+  if (typeof F !== 'number' || !(F > 0) || F > 1) throw new OnnxError('unsupported', `minFidelity must be in (0, 1] (got ${String(F)})`, 'invalid_arguments');
+  const objective = opts.objective ?? 'params';
+  if (!['params', 'flops', 'latency'].includes(objective)) throw new OnnxError('unsupported', `objective must be params, flops or latency (got ${String(objective)})`, 'invalid_arguments');
+  if (objective === 'latency' && opts.mode !== 'channels') {
+    throw new OnnxError('unsupported', 'objective latency needs channel removal: zeros from sparsity or N:M do not make onnxruntime faster on this machine', 'invalid_arguments');
+  }
+  const method = opts.method ?? 'magnitude';
+  const runner = toRunner(opts.ort, opts.sessionOptions);
+  const count = newCounter();
+  const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
+  const ts = performance.now();
+  const table = opts.table ?? await sensitivity(model, {
+    ort: runner, eval: opts.eval, calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
+    method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
+    measureLatency: objective === 'latency', stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
+    onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
+  });
+  const sensMs = opts.table ? 0 : performance.now() - ts;
+  if (!opts.table) { count.sessions += table.sessions; count.runs += table.runs; count.ms += table.ms.model; }
+  const bytes = model.encode();
+  const reference: Outputs[] = await runBytes(runner, bytes, opts.eval, count, opts.signal);
+  const meta = (extra: object) => ({ objective, minFidelity: F, mode: opts.mode, method, samples: opts.eval.length, ...extra });
+  const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
+
+  const zeros0 = model.prunable().reduce((a, w) => a + countZeros(model.readFloat(w)), 0);
+  let applyMs = 0;
+  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; gain: number };
+  const kept: { best: Best | null } = { best: null };
+  const steps: PlanStep[] = [];
+  const seen = new Map<string, PlanStep>();
+  const maxSteps = opts.maxSteps ?? 8;
+  const verify = async (budget: number): Promise<boolean> => {
+    check();
+    const a = allocate(table, budget, objective);
+    const plan = planOf(table, a.choice, opts.mode, opts.nm);
+    const key = a.choice.join(',');
+    const prior = seen.get(key);
+    if (prior) { steps.push({ ...prior, budget }); return prior.pass; }
+    opts.onProgress?.({ phase: 'verify', done: steps.length, total: maxSteps, label: `budget ${budget.toPrecision(3)}` });
+    const recipe = recipeFor(plan, { budget });
+    const m = OnnxModel.parse(bytes);
+    const tr = performance.now();
+    const report = await applyRecipe(m, recipe, { method, ort: runner, calibration: opts.calibration, percDamp: opts.percDamp, signal: opts.signal });
+    applyMs += performance.now() - tr;
+    if (report.passes) { count.sessions += report.passes; count.runs += report.passes * (opts.calibration?.length ?? 0); }
+    const out = await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
+    const fid = fidelity(reference, out, opts.fidelityOptions);
+    const removed = opts.mode === 'channels' ? report.params.before - report.params.after : report.zeros - zeros0;
+    const step: PlanStep = { budget, predicted: a.cost, gain: a.gain, fidelity: fid.score, worst: fid.worst, pass: fid.score >= F, removed };
+    seen.set(key, step);
+    steps.push(step);
+    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, gain: a.gain };
+    return step.pass;
+  };
+  // Budget search: start at the floor's own slack; grow while plans pass, shrink while they fail, then bisect.
+  let lo = 0, hi = Infinity, b = Math.max(1e-4, 1 - F);
+  while (steps.length < maxSteps) {
+    const pass = await verify(b);
+    if (pass) lo = b; else hi = b;
+    if (hi === Infinity) b *= 2;
+    else if (lo === 0) b /= 4;
+    else b = (lo + hi) / 2;
+    if (hi !== Infinity && lo > 0 && hi / lo < 1.05) break;
+    if (lo === 0 && b < 1e-6) break;
+  }
+  const total = performance.now() - t0;
+  // Calibrated plans (wanda / sparsegpt) run the model inside applyRecipe: that time is in `apply`, not `model`.
+  const ms = { total, model: count.ms, library: total - count.ms - applyMs, apply: applyMs, sensitivity: sensMs };
+  const chosen = kept.best;
+  if (!chosen) {
+    const fid = fidelity(reference, reference, opts.fidelityOptions);
+    return { model: null, recipe: recipeFor(new Map(), { note: 'no plan met the floor' }), report: null, fidelity: fid, table, steps, sessions: count.sessions, runs: count.runs, ms };
+  }
+  (chosen.recipe.meta as Record<string, unknown>).fidelity = chosen.fid.score;
+  return { model: chosen.model, recipe: chosen.recipe, report: chosen.report, fidelity: chosen.fid, table, steps, sessions: count.sessions, runs: count.runs, ms };
+}

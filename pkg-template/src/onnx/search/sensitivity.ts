@@ -1,0 +1,274 @@
+// Sensitivity analysis: each layer (weights mode) or channel group (channels mode) pruned alone at
+// each level, the model's fidelity against the original measured on held-out samples. Weights are
+// pruned in the model's memory, fed to one session as a replacement of their initializer (SwapSession)
+// and put back: no re-serialisation and no session per cell. A removed channel changes shapes, so a
+// channel cell is one session over the model with that group removed (as the written file would be).
+import type { OnnxModel } from '../model.js';
+import { OnnxModel as Model } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { countZeros, pruneNm, pruneSparsity } from '../prune.js';
+import { findChannelGroups, removeChannels } from '../channels.js';
+import { findLayers } from '../calib/layers.js';
+import { pruneLayer } from '../calib/layer-prune.js';
+import { toRunner, type ModelRunner, type OrtLike } from '../calib/ort-runner.js';
+import type { InputSample } from '../calib/inputs.js';
+import type { Outputs } from '../calib/evaluate.js';
+import { CancelledError } from '../calib/cancel.js';
+import { fidelity, type FidelityOptions } from './fidelity-link.js';
+import { newCounter, runBytes, SwapSession, weightFeed, type RunCounter } from './model-runs.js';
+import { captureAllStats } from './layer-stats.js';
+import { layerPositions } from './costs.js';
+import { LatencyProbe } from './latency.js';
+
+export type SearchMode = 'sparsity' | 'nm' | 'channels';
+export type Method = 'magnitude' | 'wanda' | 'sparsegpt';
+
+export interface SensitivityOptions {
+  /** onnxruntime (namespace) or a runner. */
+  ort: OrtLike | ModelRunner;
+  sessionOptions?: object;
+  /** Held-out samples the fidelity is measured on. */
+  eval: InputSample[];
+  /** Calibration samples for wanda / sparsegpt (weights mode); default: the eval samples are refused, give your own. */
+  calibration?: InputSample[];
+  mode: SearchMode;
+  /** Sparsity levels, or channel fractions (default 0.25 0.5 0.75 for sparsity; 0.125 0.25 0.375 0.5 for channels). */
+  levels?: number[];
+  /** N:M (mode 'nm'): one level per layer. */
+  nm?: [number, number];
+  /** Weights mode: magnitude (default), wanda or sparsegpt. Channels: plain removal (see docs/onnx.md). */
+  method?: Method;
+  /** Channels: kept count rounded to a multiple of this (default 8). */
+  roundTo?: number;
+  percDamp?: number;
+  /** Channels: also time each cell against the unpruned model (interleaved runs of one sample, after warm-up). */
+  measureLatency?: boolean;
+  /** Timed runs per model and cell for measureLatency (default 5). */
+  latencyRuns?: number;
+  /**
+   * Once a unit's fidelity falls below this, its higher levels are not run (their fidelity is taken
+   * as that level's, an upper bound): a plan that needs a floor above it cannot use them anyway.
+   */
+  stopBelow?: number;
+  /** Options for the fidelity measure (output kinds). */
+  fidelityOptions?: FidelityOptions;
+  signal?: AbortSignal;
+  onProgress?: (p: { done: number; total: number; unit: string; level: number | string }) => void;
+}
+
+export interface SensitivityCell {
+  level: number | string;
+  /** The model's fidelity with this unit alone pruned at this level, [0, 1]. */
+  fidelity: number;
+  worst: string;
+  /** Parameters removed (weights mode: zeros added; channels: elements deleted). */
+  removed: number;
+  /** Multiply-accumulates removed per sample (removed weights times the positions they are applied at). */
+  flops: number;
+  /**
+   * 1 - the smallest per-sample cosine of all outputs together: a continuous companion of the
+   * fidelity (which counts decisions, so a small change often scores exactly 1); the allocation's cost
+   * of a cell is the larger of the two losses.
+   */
+  cosineLoss: number;
+  /** True when the model was not run for this cell (stopBelow): its fidelity is the previous level's, an upper bound. */
+  skipped?: boolean;
+  /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model. */
+  latencyMs?: number;
+}
+
+export interface SensitivityUnit {
+  name: string;
+  op: string;
+  params: number;
+  cells: SensitivityCell[];
+  note?: string;
+}
+
+export interface SensitivityResult {
+  mode: SearchMode;
+  method: Method;
+  levels: (number | string)[];
+  units: SensitivityUnit[];
+  /** Fidelity of the unpruned model in the same sessions (1 unless the runtime is not deterministic). */
+  baseline: number;
+  samples: number;
+  /** onnxruntime sessions and model runs, and their time; the rest of `ms.total` is the library's. */
+  sessions: number;
+  runs: number;
+  ms: { total: number; model: number; library: number };
+}
+
+export const DEFAULT_LEVELS = { sparsity: [0.25, 0.5, 0.75], channels: [0.125, 0.25, 0.375, 0.5] } as const;
+
+export function checkLevels(levels: number[], mode: SearchMode): number[] {
+  if (!Array.isArray(levels) || !levels.length) throw new OnnxError('unsupported', 'levels must be a non-empty list', 'invalid_arguments');
+  for (const l of levels) {
+    if (typeof l !== 'number' || !(l > 0) || l > 1 || (mode === 'channels' && l >= 1)) {
+      throw new OnnxError('unsupported', `a ${mode} level must be in (0, ${mode === 'channels' ? '1)' : '1]'} (got ${l})`, 'invalid_sparsity');
+    }
+  }
+  return [...new Set(levels)].sort((a, b) => a - b);
+}
+
+/** The per-unit, per-level fidelity table (see the file comment). The model is left as it was. */
+export async function sensitivity(model: OnnxModel, opts: SensitivityOptions): Promise<SensitivityResult> {
+  const t0 = performance.now();
+  const mode = opts.mode;
+  const method = opts.method ?? 'magnitude';
+  if (!['sparsity', 'nm', 'channels'].includes(mode)) throw new OnnxError('unsupported', `mode must be sparsity, nm or channels (got ${String(mode)})`, 'invalid_arguments');
+  if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new OnnxError('unsupported', `method must be magnitude, wanda or sparsegpt (got ${String(method)})`, 'invalid_arguments');
+  if (!Array.isArray(opts.eval) || !opts.eval.length) throw new OnnxError('unsupported', 'sensitivity needs at least one eval sample', 'invalid_arguments');
+  if (mode === 'nm' && !opts.nm) throw new OnnxError('unsupported', 'mode nm needs nm: [n, m]', 'invalid_arguments');
+  if (method !== 'magnitude' && mode !== 'channels' && !opts.calibration?.length) throw new OnnxError('unsupported', `method ${method} needs calibration samples`, 'invalid_arguments');
+  if (model.externalTensors().length) throw new OnnxError('unsupported', 'the search runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
+  const levels: (number | string)[] = mode === 'nm' ? [opts.nm!.join(':')] : checkLevels(opts.levels ?? [...DEFAULT_LEVELS[mode]], mode);
+  const runner = toRunner(opts.ort, opts.sessionOptions);
+  const count = newCounter();
+  const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
+  const score = (ref: Outputs[], out: Outputs[]) => fidelity(ref, out, opts.fidelityOptions);
+  const positions = await layerPositions(model, runner, opts.eval[0], count);
+  const res = mode === 'channels'
+    ? await channelCells(model, runner, levels as number[], opts, count, score, positions, check)
+    : await weightCells(model, runner, levels, opts, method, count, score, positions, check);
+  const total = performance.now() - t0;
+  return {
+    mode, method: mode === 'channels' ? 'magnitude' : method, levels, units: res.units, baseline: res.baseline, samples: opts.eval.length,
+    sessions: count.sessions, runs: count.runs, ms: { total, model: count.ms, library: total - count.ms },
+  };
+}
+
+type Score = (ref: Outputs[], out: Outputs[]) => { score: number; worst: string };
+
+/** 1 - the smallest over samples of the cosine of all outputs together (see SensitivityCell.cosineLoss). */
+export function cosineLoss(ref: Outputs[], out: Outputs[]): number {
+  let worst = 0;
+  ref.forEach((r, i) => {
+    let d = 0, a = 0, b = 0;
+    for (const k of Object.keys(r)) {
+      const x = r[k], y = out[i][k];
+      for (let j = 0; j < x.length; j++) { d += x[j] * y[j]; a += x[j] * x[j]; b += y[j] * y[j]; }
+    }
+    const c = a === 0 && b === 0 ? 1 : a === 0 || b === 0 || !Number.isFinite(d) ? 0 : d / Math.sqrt(a * b);
+    worst = Math.max(worst, 1 - c);
+  });
+  return Math.max(0, worst);
+}
+
+async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (number | string)[], opts: SensitivityOptions, method: Method,
+  count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
+  const ws = model.prunable();
+  const layers = new Map(findLayers(model).map((l) => [l.name, l]));
+  const swap = await SwapSession.open(model, runner, ws.map((w) => w.name), opts.eval, count);
+  const captured = method === 'magnitude' ? null : await captureAllStats(model, [...layers.values()], runner, opts.calibration!, count, opts.signal);
+  const units: SensitivityUnit[] = [];
+  try {
+    const reference = await swap.run({}, opts.signal);
+    const baseline = score(reference, reference).score;
+    const total = ws.length * levels.length;
+    let done = 0;
+    for (const w of ws) {
+      const original = model.readFloat(w);
+      const zeros0 = countZeros(original);
+      const cells: SensitivityCell[] = [];
+      let note: string | undefined;
+      for (const level of levels) {
+        check();
+        opts.onProgress?.({ done, total, unit: w.name, level });
+        let pruned: Float32Array;
+        const l = layers.get(w.name);
+        const target = typeof level === 'number' ? { sparsity: level } : { nm: opts.nm! };
+        if (method !== 'magnitude' && l) {
+          const r = pruneLayer({ layer: l, stored: original, stats: captured!.stats.get(w.name), criterion: method, target, percDamp: opts.percDamp ?? 0.01 });
+          pruned = r.data;
+          if (r.notes.length) note = r.notes.join('; ');
+        } else {
+          // The same code path as the whole-model prune, restricted to this layer; then put back.
+          const rep = typeof level === 'number'
+            ? pruneSparsity(model, { layerTarget: (x) => (x.name === w.name ? level : null) })
+            : pruneNm(model, { layerTarget: (x) => (x.name === w.name ? opts.nm! : null) });
+          const lr = rep.layers.find((x) => x.name === w.name);
+          if (lr?.note && !/per-layer plan/.test(lr.note)) note = lr.note;
+          pruned = model.readFloat(w);
+          model.writeFloat(w, original);
+        }
+        const removed = countZeros(pruned) - zeros0;
+        const prev = cells[cells.length - 1];
+        if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
+          cells.push({ ...prev, level, removed, flops: removed * (positions.get(w.name) ?? 0), skipped: true });
+          done++;
+          continue;
+        }
+        let out: Outputs[];
+        if (removed === 0) out = reference;
+        else if (swap.names.has(w.name)) out = await swap.run({ [w.name]: weightFeed(w.tensor, pruned) }, opts.signal);
+        else {
+          // A weight stored as a Constant node: one session over the model with the pruned value.
+          model.writeFloat(w, pruned);
+          try { out = await runBytes(runner, model.encode(), opts.eval, count, opts.signal); } finally { model.writeFloat(w, original); }
+        }
+        const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
+        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops: removed * (positions.get(w.name) ?? 0) });
+        done++;
+      }
+      units.push({ name: w.name, op: w.op, params: w.numel, cells, ...(note ? { note } : {}) });
+    }
+    opts.onProgress?.({ done: total, total, unit: '', level: '' });
+    return { units, baseline };
+  } finally {
+    await swap.release();
+    captured?.free();
+  }
+}
+
+async function channelCells(model: OnnxModel, runner: ModelRunner, levels: number[], opts: SensitivityOptions,
+  count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
+  const bytes = model.encode();
+  const reference = await runBytes(runner, bytes, opts.eval, count, opts.signal);
+  const timer = opts.measureLatency ? await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5) : null;
+  const baseline = score(reference, reference).score;
+  const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
+  const total = groups.length * levels.length;
+  const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
+  const before = numel(model);
+  const units: SensitivityUnit[] = [];
+  let done = 0;
+  for (const g of groups) {
+    const cells: SensitivityCell[] = [];
+    // The parameters of the tensors the group's channels run through (filters, consumer slices, BN).
+    const params = [...new Set(g.members.filter((x) => x.kind !== 'shape').map((x) => x.tensor))].reduce((a, t) => a + (before.get(t) ?? 0), 0);
+    for (const level of levels) {
+      check();
+      opts.onProgress?.({ done, total, unit: g.producers[0], level });
+      const m = Model.parse(bytes);
+      removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
+      const after = numel(m);
+      let removed = 0, flops = 0;
+      for (const [name, n] of before) {
+        const d = n - (after.get(name) ?? 0);
+        removed += d;
+        flops += d * (positions.get(name) ?? 0);
+      }
+      let latencyMs: number | undefined;
+      let out = reference;
+      const prev = cells[cells.length - 1];
+      if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
+        cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}) });
+        done++;
+        continue;
+      }
+      if (removed > 0) {
+        const cellBytes = m.encode();
+        out = await runBytes(runner, cellBytes, opts.eval, count, opts.signal);
+        if (timer) latencyMs = await timer.saved(cellBytes);
+      } else if (timer) latencyMs = 0;
+      const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
+      cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
+      done++;
+    }
+    units.push({ name: g.producers[0], op: `group of ${g.channels} channels`, params, cells });
+  }
+  opts.onProgress?.({ done: total, total, unit: '', level: '' });
+  await timer?.release();
+  return { units, baseline };
+}
