@@ -186,6 +186,15 @@ test('kinds: detected from shape and values, set by the caller; the model takes 
   assert.equal(O.fidelity(flat, flat, { shapes: { m: det.dims } }).outputs[0].kind, 'detection');
   assert.equal(O.fidelity(flat, flat).outputs[0].kind, 'generic');
   assert.equal(O.fidelity(refs, outs, { kinds: { cls: 'generic' } }).outputs[0].kind, 'generic');
+  // sigmoid scores (1, 200, 10) without boxes: not a detection head, not distributions -> generic
+  const sig = t([1, 200, 10], Array.from({ length: 2000 }, (_, i) => 1 / (1 + Math.exp(-((i * 37) % 11 - 5)))));
+  assert.equal(O.fidelity([{ s: sig }], [{ s: sig }]).outputs[0].kind, 'generic');
+  // hidden states (1, 16, 64) -> generic; a map over 0..1 of (1, 1, 32, 32) -> dense-map; of values > 1 -> generic
+  const hs = t([1, 16, 64], Array.from({ length: 1024 }, (_, i) => Math.sin(i)));
+  assert.equal(O.fidelity([{ h: hs }], [{ h: hs }]).outputs[0].kind, 'generic');
+  const map = (k) => t([1, 1, 32, 32], Array.from({ length: 1024 }, (_, i) => k * ((i % 7) / 7)));
+  assert.equal(O.fidelity([{ m: map(1) }], [{ m: map(1) }]).outputs[0].kind, 'dense-map');
+  assert.equal(O.fidelity([{ m: map(3) }], [{ m: map(3) }]).outputs[0].kind, 'generic');
 });
 
 test('bad input: typed errors for mismatched sets, unknown kinds and outputs, dims that do not fit', () => {
