@@ -228,3 +228,32 @@ test('evaluate(): runs the original and a pruned model through onnxruntime; clas
   assert.ok(r.score < 1, `90% of the weights gone should change a decision of 12 (score ${r.score})`);
   await assert.rejects(O.evaluate(model, pruned, [], { ort }), (e) => e instanceof O.OnnxError);
 });
+
+test('a YOLO-like model pruned: cosine >= 0.99, detections lost, and evaluate() says so', async () => {
+  // x (1, 16, 1, 128) -> box branch: Conv 1x1 (4) * 5 + per-anchor pixel offsets (a grid over 640 px)
+  //                   -> class branch: Conv 1x1 (3) -> Sigmoid; Concat -> (1, 7, 128), YOLOv8's layout
+  const A = 128, off = new Float32Array(4 * A);
+  for (let a = 0; a < A; a++) { off[a] = 20 + 40 * (a % 16); off[A + a] = 20 + 80 * Math.floor(a / 16); off[2 * A + a] = 30; off[3 * A + a] = 30; }
+  const bytes = G.makeModel({
+    inputs: [['x', [1, 16, 1, A]]], outputs: [['output0', [1, 7, A]]],
+    inits: {
+      bw: { dims: [4, 16, 1, 1] }, bscale: { dims: [1], data: [5] }, boff: { dims: [1, 4, 1, A], data: off },
+      cw: { dims: [3, 16, 1, 1], scale: 2 }, shape: { dims: [3], int64: [1, 7, A] },
+    },
+    nodes: [
+      ['Conv', ['x', 'bw'], ['b0']], ['Mul', ['b0', 'bscale'], ['b1']], ['Add', ['b1', 'boff'], ['box']],
+      ['Conv', ['x', 'cw'], ['c0']], ['Sigmoid', ['c0'], ['cls']],
+      ['Concat', ['box', 'cls'], ['cat'], { axis: 1 }], ['Reshape', ['cat', 'shape'], ['output0']],
+    ],
+  });
+  const model = O.OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(model, { count: 4, set: 'heldOut' });
+  const pruned = O.OnnxModel.parse(bytes);
+  O.pruneSparsity(pruned, { sparsity: 0.75 });
+  const r = await O.evaluate(model, pruned, samples, { ort });
+  const o = r.outputs[0];
+  assert.equal(o.kind, 'detection', o.detail);
+  assert.ok(r.cosine >= 0.99, `cosine ${r.cosine}`);
+  assert.ok(o.metrics.referenceBoxes >= 40, o.detail);
+  assert.ok(r.score < 0.6 && r.score < r.cosine - 0.35, `fidelity ${r.score} (${o.detail})`);
+});
