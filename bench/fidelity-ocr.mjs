@@ -4,6 +4,7 @@
 // the task metric against the truth (bench/ocr-metrics.mjs: det F1, rec CER, cls accuracy).
 // The question: where fidelity >= 0.99, is the task metric within 1 point of the original's?
 //   node bench/fidelity-ocr.mjs [--models det,rec,cls] [--calib 8] [--lines 24] [--pages 6] [--out FILE.json] [--write]
+//        [--settings magnitude:0.3,sparsegpt:0.25,sparsegpt:0.5,sparsegpt:2:4,channels:0.1,channels:0.3]
 // --write puts the table in bench/RESULTS.md between <!-- fidelity:begin --> and <!-- fidelity:end -->.
 // Needs the built package and Chromium for the first rendering (cached under bench/out/text/).
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ const { values: opt } = parseArgs({
     models: { type: 'string', default: 'det,rec,cls' }, calib: { type: 'string', default: '8' },
     lines: { type: 'string', default: '24' }, pages: { type: 'string', default: '6' },
     out: { type: 'string' }, write: { type: 'boolean', default: false },
+    settings: { type: 'string', default: 'magnitude:0.3,sparsegpt:0.25,sparsegpt:0.5,sparsegpt:2:4,channels:0.1,channels:0.3' },
   },
 });
 const CALIB = Number(opt.calib), LINES = Number(opt.lines), PAGES = Number(opt.pages);
@@ -30,15 +32,21 @@ const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.o
 const KINDS = { det: { kind: 'pages', count: PAGES, fit: [320, 320] }, rec: { kind: 'lines', count: LINES, fit: [48, 192] }, cls: { kind: 'cls', count: LINES, fit: [48, 192] } };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
-/** [label, (model, calibration) => Promise]: mild to harsh, so that some land near a 0.99 floor. */
-const SETTINGS = [
-  ['magnitude 30%', async (m) => pruneSparsity(m, { sparsity: 0.3 })],
-  ['sparsegpt 25%', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', sparsity: 0.25, percDamp: DAMP })],
-  ['sparsegpt 50%', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', sparsity: 0.5, percDamp: DAMP })],
-  ['sparsegpt 2:4', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', nm: [2, 4], percDamp: DAMP })],
-  ['channels 0.1 sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.1, method: 'sparsegpt', percDamp: DAMP })],
-  ['channels 0.3 sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.3, method: 'sparsegpt', percDamp: DAMP })],
-];
+/**
+ * One setting from its name: magnitude:S, sparsegpt:S, sparsegpt:N:M, channels:F (SparseGPT-compensated
+ * channel removal, layer scope) -> [label, (model, calibration) => Promise].
+ */
+function setting(spec) {
+  const [method, ...rest] = spec.split(':');
+  const v = rest.join(':');
+  if (method === 'magnitude') return [`magnitude ${Math.round(100 * Number(v))}%`, async (m) => pruneSparsity(m, { sparsity: Number(v) })];
+  if (method === 'sparsegpt' && v.includes(':')) return [`sparsegpt ${v}`, (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', nm: v.split(':').map(Number), percDamp: DAMP })];
+  if (method === 'sparsegpt') return [`sparsegpt ${Math.round(100 * Number(v))}%`, (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', sparsity: Number(v), percDamp: DAMP })];
+  if (method === 'channels') return [`channels ${v} sparsegpt`, (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: Number(v), method: 'sparsegpt', percDamp: DAMP })];
+  throw new Error(`unknown setting "${spec}" (magnitude:S, sparsegpt:S, sparsegpt:N:M, channels:F)`);
+}
+// mild to harsh, so that some land near a 0.99 floor
+const SETTINGS = opt.settings.split(',').map(setting);
 
 /** The task metric as one number in points (higher = better) and as text. */
 const task = (key, m) => (key === 'rec' ? { points: -100 * m.cer, text: `CER ${(100 * m.cer).toFixed(1)}%` }
@@ -100,7 +108,7 @@ for (const r of results) rows.push(`| ${r.model} | ${r.setting} | ${r.task} | ${
 const pruned = results.filter((r) => r.setting !== 'original');
 const high = pruned.filter((r) => r.fidelity >= 0.99), within = high.filter((r) => Math.abs(r.delta) <= 1);
 const verdict = `Fidelity ≥ 0.99 in ${high.length} of ${pruned.length} pruned models; the task metric within 1 point of the original's in ${within.length} of those${high.length > within.length ? ` (not in: ${high.filter((r) => Math.abs(r.delta) > 1).map((r) => `${r.model} ${r.setting} ${r.delta.toFixed(1)} pt`).join(', ')})` : ''}.`;
-const md = `${rows.join('\n')}\n\n${verdict} Held-out rendered text (seed ${EVAL_SEED}): ${LINES} lines (rec), ${LINES} crops (cls), ${PAGES} pages (det); calibration ${CALIB} rendered samples (seed ${CALIB_SEED}), percDamp ${DAMP}. Fidelity = fidelity() of the pruned model's outputs against the original's on the same inputs (kind detected: det dense-map, rec sequence, cls classification); task metrics as bench/ocr-metrics.mjs (rec: points = −CER). ${info.minutes.toFixed(1)} min (\`node bench/fidelity-ocr.mjs\`, ${info.date.slice(0, 10)}).`;
+const md = `${rows.join('\n')}\n\n${verdict} Held-out rendered text (seed ${EVAL_SEED}): ${LINES} lines (rec), ${LINES} crops (cls), ${PAGES} pages (det); calibration ${CALIB} rendered samples (seed ${CALIB_SEED}), percDamp ${DAMP}. Fidelity = fidelity() of the pruned model's outputs against the original's on the same inputs (kind detected: det dense-map, rec sequence, cls classification); task metrics as bench/ocr-metrics.mjs (rec: points = −CER). ${info.minutes.toFixed(1)} min (\`node bench/fidelity-ocr.mjs${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}\`, ${info.date.slice(0, 10)}).`;
 console.log(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');
