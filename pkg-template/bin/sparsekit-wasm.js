@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadOnnx, saveOnnx, OnnxError, calibratePrune, makeInputSet, readCalibrationDir, removeChannelsCalibrated, CALIB_DEFAULTS } from '../src/onnx/index.js';
 import { pruneSparsity, pruneNm, parseNm, checkSparsity } from '../src/onnx/prune.js';
 import { removeChannels, findChannelGroups } from '../src/onnx/channels.js';
+import { EvalUsageError, parseMetrics, checkDisjoint, loadEvalSamples, measureFidelity, transportSize, fidelityRows } from './fidelity-cli.js';
 
 const PROG = 'sparsekit-wasm';
 
@@ -52,6 +53,14 @@ Run '${PROG} <command> --help' for a command's options.`,
   --damp P                sparsegpt damping as a fraction of mean(diag H) (default ${CALIB_DEFAULTS.percDamp})
   --one-pass              capture every layer's input from the unpruned model in one pass
                           (faster; by default layer k is calibrated after layers < k are pruned)
+  --eval DIR|synthetic    measure the pruned model's fidelity to the original on held-out samples
+                          (the --calib formats; must share no file with --calib): every output
+                          compared as its kind is used (class decisions, boxes, regions, decoded
+                          strings, values), no labels needed; the worst output's score is the
+                          model's. Runs onnxruntime-node. Default with --method wanda|sparsegpt and
+                          synthetic calibration: 8 generated held-out samples
+  --metric OUTPUT=KIND    how to read an output (repeatable): classification, detection, dense-map,
+                          sequence or generic (default: detected from its shape and values)
   --report R.json         write the report as JSON
   -q, --quiet             no progress lines
   -h, --help              this help
@@ -177,7 +186,7 @@ async function prune(args) {
     output: { type: 'string', short: 'o' }, sparsity: { type: 'string' }, nm: { type: 'string' },
     channels: { type: 'string' }, block: { type: 'string' }, 'round-to': { type: 'string' }, scope: { type: 'string' },
     method: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' }, damp: { type: 'string' },
-    'one-pass': { type: 'boolean' }, report: { type: 'string' },
+    'one-pass': { type: 'boolean' }, report: { type: 'string' }, eval: { type: 'string' }, metric: { type: 'string', multiple: true },
     quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return void console.log(HELP.prune);
@@ -231,12 +240,20 @@ async function prune(args) {
     if (src === '') throw new UsageError('--calib needs a directory or "synthetic"');
     calib = { src, count, damp, sequential: !values['one-pass'] };
   }
+  if (values.eval === '') throw new UsageError('--eval needs a directory or "synthetic"');
+  const evalSrc = values.eval ?? (calib?.src === 'synthetic' ? 'synthetic' : undefined);
+  if (values.metric && !evalSrc) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|synthetic');
+  if (calib && calib.src !== 'synthetic' && evalSrc && evalSrc !== 'synthetic') checkDisjoint(calib.src, evalSrc);
   const out = path.resolve(values.output);
   if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
   if (values.report !== undefined && path.resolve(values.report) === out) throw new UsageError('--report and -o name the same file');
 
   const onProgress = progress(values.quiet);
   const model = await loadOnnx(file);
+  const inputLocations = [...model.externalLocations];
+  const kinds = parseMetrics(values.metric, model);
+  const evalSamples = evalSrc ? await loadEvalSamples(model, evalSrc) : undefined;
+  const evalOrt = evalSrc ? await loadOrt('--eval') : undefined;
   const t0 = Date.now();
   let report;
   const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
@@ -247,14 +264,26 @@ async function prune(args) {
     report = removeChannels(model, { fraction: channels, scope, roundTo, onProgress: onProgress('channels') });
   }
   const saved = await saveOnnx(model, out);
-  const inBytes = fs.statSync(file).size + model.externalLocations.reduce((a, l) => {
-    const p = path.join(path.dirname(path.resolve(file)), l);
-    return a + (fs.existsSync(p) ? fs.statSync(p).size : 0);
-  }, 0);
+  const inFiles = [path.resolve(file), ...inputLocations.map((l) => path.join(path.dirname(path.resolve(file)), l)).filter((p) => fs.existsSync(p))];
+  const outFiles = [saved.model, ...(saved.data ? [saved.data] : [])];
+  let fidelity, transport;
+  try {
+    // both models run from their files: onnxruntime reads any external data next to them
+    if (evalSamples) fidelity = { source: evalSrc, ...(await measureFidelity(evalOrt, path.resolve(file), saved.model, evalSamples, kinds)) };
+    transport = { before: await transportSize(inFiles), after: await transportSize(outFiles) };
+  } catch (e) {
+    for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
+    throw e;
+  }
   const full = {
     input: path.resolve(file), output: saved.model, externalData: saved.data ?? null, method,
     ...report,
-    files: { bytesBefore: inBytes, bytesAfter: saved.modelBytes + saved.dataBytes },
+    files: {
+      bytesBefore: transport.before.raw, bytesAfter: transport.after.raw,
+      gzipBefore: transport.before.gzip, gzipAfter: transport.after.gzip,
+      brotliBefore: transport.before.brotli, brotliAfter: transport.after.brotli, brotliQuality: transport.after.brotliQuality,
+    },
+    ...(fidelity ? { fidelity } : {}),
     seconds: (Date.now() - t0) / 1000,
   };
   if (values.report !== undefined) {
@@ -269,8 +298,14 @@ async function prune(args) {
     console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
       ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
   }
-  const p = report.params;
-  console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(full.files.bytesBefore)} -> ${fmtBytes(full.files.bytesAfter)}`);
+  if (fidelity) {
+    console.log(`\nfidelity to the original on ${fidelity.samples} held-out ${evalSrc === 'synthetic' ? 'generated samples' : `samples from ${evalSrc}`} (1 = same decisions; see --report):`);
+    console.log(table(fidelityRows(fidelity), ['output', 'kind', 'score', 'measured']));
+  }
+  const p = report.params, fl = full.files;
+  console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(fl.bytesBefore)} -> ${fmtBytes(fl.bytesAfter)} (gzip ${fmtBytes(fl.gzipBefore)} -> ${fmtBytes(fl.gzipAfter)}, brotli ${fmtBytes(fl.brotliBefore)} -> ${fmtBytes(fl.brotliAfter)})`);
+  if (fidelity) console.log(`fidelity ${fidelity.score.toFixed(4)} (worst output: ${fidelity.worst}, ${fidelity.outputs.find((o) => o.name === fidelity.worst).kind}); all-outputs cosine ${fidelity.cosine.toFixed(4)}`);
+  else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');
   if (calib && report.compensation) {
     const used = {};
     for (const c of report.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
@@ -288,13 +323,13 @@ async function prune(args) {
 }
 
 /** onnxruntime-node, loaded only for calibration: an optional peer dependency of the package. */
-async function loadOrt() {
+async function loadOrt(what = '--method wanda|sparsegpt') {
   try {
     const m = await import('onnxruntime-node');
     return m.default ?? m;
   } catch (e) {
     if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND')) {
-      throw new RunError('--method wanda|sparsegpt runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node');
+      throw new RunError(`${what} runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node`);
     }
     throw new RunError(`onnxruntime-node failed to load: ${e && e.message ? e.message : e}`);
   }
@@ -346,7 +381,7 @@ async function main(argv) {
 }
 
 main(process.argv.slice(2)).catch((e) => {
-  if (e instanceof UsageError) fail(e.message, 2);
+  if (e instanceof UsageError || e instanceof EvalUsageError) fail(e.message, 2);
   if (e instanceof RunError) fail(e.message, 1);
   // A refused model: its message, the stable code and (ONNX layer) the finer reason, on one line.
   if (e instanceof OnnxError) fail(`${e.message} [${e.code}${e.reason ? `, ${e.reason}` : ''}]`, 1);

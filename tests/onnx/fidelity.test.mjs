@@ -186,6 +186,15 @@ test('kinds: detected from shape and values, set by the caller; the model takes 
   assert.equal(O.fidelity(flat, flat, { shapes: { m: det.dims } }).outputs[0].kind, 'detection');
   assert.equal(O.fidelity(flat, flat).outputs[0].kind, 'generic');
   assert.equal(O.fidelity(refs, outs, { kinds: { cls: 'generic' } }).outputs[0].kind, 'generic');
+  // sigmoid scores (1, 200, 10) without boxes: not a detection head, not distributions -> generic
+  const sig = t([1, 200, 10], Array.from({ length: 2000 }, (_, i) => 1 / (1 + Math.exp(-((i * 37) % 11 - 5)))));
+  assert.equal(O.fidelity([{ s: sig }], [{ s: sig }]).outputs[0].kind, 'generic');
+  // hidden states (1, 16, 64) -> generic; a map over 0..1 of (1, 1, 32, 32) -> dense-map; of values > 1 -> generic
+  const hs = t([1, 16, 64], Array.from({ length: 1024 }, (_, i) => Math.sin(i)));
+  assert.equal(O.fidelity([{ h: hs }], [{ h: hs }]).outputs[0].kind, 'generic');
+  const map = (k) => t([1, 1, 32, 32], Array.from({ length: 1024 }, (_, i) => k * ((i % 7) / 7)));
+  assert.equal(O.fidelity([{ m: map(1) }], [{ m: map(1) }]).outputs[0].kind, 'dense-map');
+  assert.equal(O.fidelity([{ m: map(3) }], [{ m: map(3) }]).outputs[0].kind, 'generic');
 });
 
 test('bad input: typed errors for mismatched sets, unknown kinds and outputs, dims that do not fit', () => {
@@ -218,4 +227,33 @@ test('evaluate(): runs the original and a pruned model through onnxruntime; clas
   assert.ok(r.outputs[0].metrics.meanKL > 0);
   assert.ok(r.score < 1, `90% of the weights gone should change a decision of 12 (score ${r.score})`);
   await assert.rejects(O.evaluate(model, pruned, [], { ort }), (e) => e instanceof O.OnnxError);
+});
+
+test('a YOLO-like model pruned: cosine >= 0.99, detections lost, and evaluate() says so', async () => {
+  // x (1, 16, 1, 128) -> box branch: Conv 1x1 (4) * 5 + per-anchor pixel offsets (a grid over 640 px)
+  //                   -> class branch: Conv 1x1 (3) -> Sigmoid; Concat -> (1, 7, 128), YOLOv8's layout
+  const A = 128, off = new Float32Array(4 * A);
+  for (let a = 0; a < A; a++) { off[a] = 20 + 40 * (a % 16); off[A + a] = 20 + 80 * Math.floor(a / 16); off[2 * A + a] = 30; off[3 * A + a] = 30; }
+  const bytes = G.makeModel({
+    inputs: [['x', [1, 16, 1, A]]], outputs: [['output0', [1, 7, A]]],
+    inits: {
+      bw: { dims: [4, 16, 1, 1] }, bscale: { dims: [1], data: [5] }, boff: { dims: [1, 4, 1, A], data: off },
+      cw: { dims: [3, 16, 1, 1], scale: 2 }, shape: { dims: [3], int64: [1, 7, A] },
+    },
+    nodes: [
+      ['Conv', ['x', 'bw'], ['b0']], ['Mul', ['b0', 'bscale'], ['b1']], ['Add', ['b1', 'boff'], ['box']],
+      ['Conv', ['x', 'cw'], ['c0']], ['Sigmoid', ['c0'], ['cls']],
+      ['Concat', ['box', 'cls'], ['cat'], { axis: 1 }], ['Reshape', ['cat', 'shape'], ['output0']],
+    ],
+  });
+  const model = O.OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(model, { count: 4, set: 'heldOut' });
+  const pruned = O.OnnxModel.parse(bytes);
+  O.pruneSparsity(pruned, { sparsity: 0.75 });
+  const r = await O.evaluate(model, pruned, samples, { ort });
+  const o = r.outputs[0];
+  assert.equal(o.kind, 'detection', o.detail);
+  assert.ok(r.cosine >= 0.99, `cosine ${r.cosine}`);
+  assert.ok(o.metrics.referenceBoxes >= 40, o.detail);
+  assert.ok(r.score < 0.6 && r.score < r.cosine - 0.35, `fidelity ${r.score} (${o.detail})`);
 });

@@ -8,23 +8,22 @@ import { squeezeTrailing } from './rows.js';
 export function components(mask: Uint8Array, h: number, w: number): { labels: Int32Array; areas: number[] } {
   const labels = new Int32Array(h * w);
   const areas: number[] = [0];
-  const stack: number[] = [];
+  const stack = new Int32Array(h * w); // each pixel is pushed at most once
   for (let s = 0; s < h * w; s++) {
     if (!mask[s] || labels[s]) continue;
     const id = areas.length;
-    let area = 0;
+    let area = 0, top = 0;
     labels[s] = id;
-    stack.push(s);
-    while (stack.length) {
-      const p = stack.pop()!;
+    stack[top++] = s;
+    while (top > 0) {
+      const p = stack[--top];
       area++;
-      const y = Math.floor(p / w), x = p % w;
-      for (let dy = -1; dy <= 1; dy++) {
-        for (let dx = -1; dx <= 1; dx++) {
-          const yy = y + dy, xx = x + dx;
-          if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+      const y = (p / w) | 0, x = p - y * w;
+      const y0 = y > 0 ? y - 1 : y, y1 = y < h - 1 ? y + 1 : y, x0 = x > 0 ? x - 1 : x, x1 = x < w - 1 ? x + 1 : x;
+      for (let yy = y0; yy <= y1; yy++) {
+        for (let xx = x0; xx <= x1; xx++) {
           const q = yy * w + xx;
-          if (mask[q] && !labels[q]) { labels[q] = id; stack.push(q); }
+          if (mask[q] && !labels[q]) { labels[q] = id; stack[top++] = q; }
         }
       }
     }
@@ -85,9 +84,13 @@ export function denseMapFidelity(pairs: Pair[], opts: DenseMapOptions = {}): Kin
       }
       for (let p = 0; p < hw; p++) if (lr[p] === lo[p]) same++;
       pixels += hw;
+      const ma = new Uint8Array(hw), mb = new Uint8Array(hw);
       for (let c = k === 1 ? 1 : 0; c < Math.max(k, 2); c++) {
-        const ma = Uint8Array.from(lr, (x) => (x === c ? 1 : 0)), mb = Uint8Array.from(lo, (x) => (x === c ? 1 : 0));
-        for (let p = 0; p < hw; p++) { if (ma[p] && mb[p]) inter++; if (ma[p] || mb[p]) union++; }
+        for (let p = 0; p < hw; p++) {
+          ma[p] = lr[p] === c ? 1 : 0; mb[p] = lo[p] === c ? 1 : 0;
+          if (ma[p] & mb[p]) inter++;
+          if (ma[p] | mb[p]) union++;
+        }
         const m = matchComponents(ma, mb, h, w, minArea);
         tp += m.tp; na += m.na; nb += m.nb;
       }

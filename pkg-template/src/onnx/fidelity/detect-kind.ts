@@ -15,8 +15,8 @@ export function yoloLayout(dims: readonly number[], v?: Float32Array): { channel
   const k = Math.min(d[1], d[2]), anchors = Math.max(d[1], d[2]);
   if (k < 5 || anchors < 64 || anchors < 2 * k) return null;
   if (!v) return { channelsFirst, anchors, k };
-  // box columns (cx, cy, w, h) are coordinates: (almost) never below -1, and larger than any score;
-  // the rest are probabilities
+  // box columns (cx, cy, w, h) are coordinates: (almost) never below -1, in pixels, larger than any
+  // score; the rest are probabilities
   let boxNeg = 0, boxN = 0, boxMax = -Infinity, scoreMax = -Infinity;
   const n = v.length / (k * anchors);
   for (let b = 0; b < n; b++) {
@@ -28,7 +28,9 @@ export function yoloLayout(dims: readonly number[], v?: Float32Array): { channel
       }
     }
   }
-  if (boxNeg > 0.01 * boxN || !(boxMax > scoreMax)) return null;
+  // pixel coordinates (> 1): normalised boxes next to scores are too easily confused with a score
+  // tensor (N, A, C) whose first columns happen to be larger; those are set by hand
+  if (boxNeg > 0.01 * boxN || !(boxMax > 1) || !(boxMax > scoreMax)) return null;
   return { channelsFirst, anchors, k };
 }
 
