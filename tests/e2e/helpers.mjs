@@ -206,11 +206,11 @@ export async function startPlayground() {
 
 /**
  * A YOLO-like detector in miniature (random weights, seeded): input `[batch, 3, height, width]`
- * with symbolic dims, five stride-2 Convs (stride 32 in all), the last map upsampled x2 and
- * concatenated with the stride-16 one (as a feature pyramid does: it only lines up when height and
- * width are multiples of 32), output reshaped to rank 3 `[batch, 8, anchors]` like a YOLOv8 head.
+ * with symbolic dims, `levels` stride-2 Convs (5: stride 32 in all), the last map upsampled x2 and
+ * concatenated with the one before (as a feature pyramid does: it only lines up when height and
+ * width are multiples of 2^levels), output reshaped to rank 3 `[batch, 12, anchors]` like a YOLOv8 head.
  */
-export function makeYoloLikeModel() {
+export function makeYoloLikeModel({ levels = 5 } = {}) {
   let seed = 7;
   const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
   const initializer = [];
@@ -219,7 +219,7 @@ export function makeYoloLikeModel() {
     initializer.push({ name, dims, data_type: dataType, raw_data: new Uint8Array(raw.buffer) });
   };
   const nodes = [];
-  const chans = [3, 8, 8, 8, 8, 4];
+  const chans = [3, ...Array(levels - 1).fill(8), 4];
   let prev = 'images';
   for (let i = 1; i < chans.length; i++) {
     const [cin, cout] = [chans[i - 1], chans[i]];
@@ -233,7 +233,7 @@ export function makeYoloLikeModel() {
   tensor('up.scales', [4], [1, 1, 2, 2]);
   tensor('head.shape', [3], [0, 12, -1], DT.INT64);
   nodes.push({ op_type: 'Resize', name: 'up', input: [prev, '', 'up.scales'], output: ['up'], attribute: [{ name: 'mode', type: 3, s: new TextEncoder().encode('nearest') }] });
-  nodes.push({ op_type: 'Concat', name: 'fpn', input: ['r4', 'up'], output: ['fpn'], attribute: [{ name: 'axis', type: 2, i: 1 }] });
+  nodes.push({ op_type: 'Concat', name: 'fpn', input: [`r${levels - 1}`, 'up'], output: ['fpn'], attribute: [{ name: 'axis', type: 2, i: 1 }] });
   nodes.push({ op_type: 'Reshape', name: 'head', input: ['fpn', 'head.shape'], output: ['output0'] });
   const dim = (d) => (typeof d === 'number' ? { dim_value: d } : { dim_param: d });
   const value = (name, dims) => ({ name, type: { tensor_type: { elem_type: DT.FLOAT, shape: { dim: dims.map(dim) } } } });
