@@ -42,6 +42,9 @@ section "build pkg/"
 bash scripts/build.sh
 mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
 
+section "tsc --noEmit --strict: the playground (www/, against pkg/'s types)"
+npx --no-install tsc --noEmit -p www/tsconfig.json && echo "www type-checks"
+
 section "wasm-pack test --headless --chrome (wasm32 + SIMD128 in Chromium)"
 WASM_TESTS=()
 for t in tests/web.rs tests/wasm_*.rs; do [ -f "$t" ] && WASM_TESTS+=(--test "$(basename "$t" .rs)"); done

@@ -98,6 +98,20 @@ export function nmGroupLength(dims: readonly number[], reduceAxis?: number): num
   return dims.length === 1 ? dims[0] : dims[1];
 }
 
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+
+/**
+ * The block shape used on a (rows, cols) view for a wanted one: a dim that divides stays, -1 means the
+ * whole dim, any other falls back to gcd(want, dim) (1 at worst), so the blocks tile the view exactly.
+ * `note` says what changed, or is null.
+ */
+export function fitBlock(rows: number, cols: number, want: readonly number[]): { block: [number, number]; note: string | null } {
+  const fit = (w: number, dim: number) => (w === -1 ? dim : w > 0 && dim % w === 0 ? w : gcd(Math.max(1, w), dim));
+  const block: [number, number] = [fit(want[0], rows), fit(want[1], cols)];
+  const changed = (want[0] !== -1 && block[0] !== want[0]) || (want[1] !== -1 && block[1] !== want[1]);
+  return { block, note: changed ? `block ${want[0]}x${want[1]} does not divide the ${rows}x${cols} view: using ${block[0]}x${block[1]}` : null };
+}
+
 const freshConfig = (): LayerConfig => ({ ...DEFAULT_CONFIG, block: [...DEFAULT_CONFIG.block], scope: [...DEFAULT_CONFIG.scope] });
 
 /**

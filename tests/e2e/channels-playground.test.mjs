@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel, loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
-import { compareOutputs } from '../../www/src/model-input.js';
-import { CLS, tmpDir, runModelOutputs, startPlayground } from './helpers.mjs';
+import { CLS, tmpDir, runModelOutputs, startPlayground, importWww } from './helpers.mjs';
+
+const { compareOutputs } = await importWww('model-input.ts');
 
 let playground;
 

@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
+import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
-import { makeInputData } from '../../www/src/model-input.js';
 import { OnnxModel, ModelProto, DT, floatArrayToHalf, resolveInputShape, ORT_TYPES } from 'sparsekit-wasm/onnx';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -16,6 +16,22 @@ export const DET = path.join(MODELS, 'ch_PP-OCRv4_det_infer.onnx');
 export const CLS = path.join(MODELS, 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 export const REC = path.join(MODELS, 'ch_PP-OCRv4_rec_infer.onnx');
 export const ARTIFACTS = path.join(ROOT, 'tests/artifacts');
+
+/**
+ * Imports a module of the playground (www/src, TypeScript) in Node: esbuild compiles it with its
+ * local imports into node_modules/.cache/sparsekit-www/ (the package and onnxruntime stay imports,
+ * resolved from the repository's node_modules), then it is imported from there.
+ */
+export async function importWww(rel) {
+  const out = path.join(ROOT, 'node_modules/.cache/sparsekit-www', rel.replace(/\.ts$/, '.mjs'));
+  await build({
+    entryPoints: [path.join(ROOT, 'www/src', rel)], outfile: out, bundle: true, format: 'esm', platform: 'node', target: 'node20',
+    external: ['sparsekit-wasm', 'sparsekit-wasm/*', 'onnxruntime-*'], logLevel: 'error',
+  });
+  return import(pathToFileURL(out).href);
+}
+
+const { makeInputData } = await importWww('model-input.ts');
 
 export function tmpDir(prefix = 'sk-playground-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -186,4 +202,44 @@ export async function startPlayground() {
     },
     async stop() { await browser.close(); stopServer(); },
   };
+}
+
+/**
+ * A YOLO-like detector in miniature (random weights, seeded): input `[batch, 3, height, width]`
+ * with symbolic dims, `levels` stride-2 Convs (5: stride 32 in all), the last map upsampled x2 and
+ * concatenated with the one before (as a feature pyramid does: it only lines up when height and
+ * width are multiples of 2^levels), output reshaped to rank 3 `[batch, 12, anchors]` like a YOLOv8 head.
+ */
+export function makeYoloLikeModel({ levels = 5 } = {}) {
+  let seed = 7;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
+  const initializer = [];
+  const tensor = (name, dims, values, dataType = DT.FLOAT) => {
+    const raw = dataType === DT.INT64 ? new BigInt64Array(values.map(BigInt)) : Float32Array.from(values);
+    initializer.push({ name, dims, data_type: dataType, raw_data: new Uint8Array(raw.buffer) });
+  };
+  const nodes = [];
+  const chans = [3, ...Array(levels - 1).fill(8), 4];
+  let prev = 'images';
+  for (let i = 1; i < chans.length; i++) {
+    const [cin, cout] = [chans[i - 1], chans[i]];
+    tensor(`conv${i}.weight`, [cout, cin, 3, 3], Array.from({ length: cout * cin * 9 }, () => rnd() * 0.6));
+    tensor(`conv${i}.bias`, [cout], Array.from({ length: cout }, () => rnd() * 0.1));
+    nodes.push({ op_type: 'Conv', name: `conv${i}`, input: [prev, `conv${i}.weight`, `conv${i}.bias`], output: [`c${i}`],
+      attribute: [{ name: 'kernel_shape', type: 7, ints: [3, 3] }, { name: 'strides', type: 7, ints: [2, 2] }, { name: 'pads', type: 7, ints: [1, 1, 1, 1] }] });
+    nodes.push({ op_type: 'Relu', name: `relu${i}`, input: [`c${i}`], output: [`r${i}`] });
+    prev = `r${i}`;
+  }
+  tensor('up.scales', [4], [1, 1, 2, 2]);
+  tensor('head.shape', [3], [0, 12, -1], DT.INT64);
+  nodes.push({ op_type: 'Resize', name: 'up', input: [prev, '', 'up.scales'], output: ['up'], attribute: [{ name: 'mode', type: 3, s: new TextEncoder().encode('nearest') }] });
+  nodes.push({ op_type: 'Concat', name: 'fpn', input: [`r${levels - 1}`, 'up'], output: ['fpn'], attribute: [{ name: 'axis', type: 2, i: 1 }] });
+  nodes.push({ op_type: 'Reshape', name: 'head', input: ['fpn', 'head.shape'], output: ['output0'] });
+  const dim = (d) => (typeof d === 'number' ? { dim_value: d } : { dim_param: d });
+  const value = (name, dims) => ({ name, type: { tensor_type: { elem_type: DT.FLOAT, shape: { dim: dims.map(dim) } } } });
+  const model = ModelProto.fromObject({
+    ir_version: 8, producer_name: 'sparsekit-wasm tests', opset_import: [{ domain: '', version: 13 }],
+    graph: { name: 'yolo-like', node: nodes, initializer, input: [value('images', ['batch', 3, 'height', 'width'])], output: [value('output0', ['batch', 12, 'anchors'])] },
+  });
+  return ModelProto.encode(model).finish();
 }

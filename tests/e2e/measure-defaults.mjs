@@ -3,10 +3,11 @@
 // inputs: total sparsity of the prunable weights, cosine similarity and max |Δ| of the outputs.
 // Not a test (node --test skips it); run: node tests/e2e/measure-defaults.mjs [det,cls,rec] [label-regex]
 import fs from 'node:fs';
-import { pruneLayers, defaultPlan, nm24ConfigFor, nmGroupLength, magnitudeAllocation } from '../../www/src/prune-core.js';
 import { OnnxModel } from 'sparsekit-wasm/onnx';
-import { compareOutputs } from '../../www/src/model-input.js';
-import { DET, CLS, REC, runModel, loadSparsekit } from './helpers.mjs';
+import { DET, CLS, REC, runModel, loadSparsekit, importWww } from './helpers.mjs';
+
+const { pruneLayers, defaultPlan, nm24ConfigFor, nmGroupLength, magnitudeAllocation } = await importWww('prune-core.ts');
+const { compareOutputs } = await importWww('model-input.ts');
 
 const sk = await loadSparsekit();
 if (!sk) throw new Error('pkg/ is not built (npm run build)');

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel } from 'sparsekit-wasm/onnx';
-import { compareOutputs } from '../../www/src/model-input.js';
-import { nmViolations, defaultPlan, DEFAULT_RULE } from '../../www/src/prune-core.js';
 import { DT } from 'sparsekit-wasm/onnx';
-import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground } from './helpers.mjs';
+import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground, importWww } from './helpers.mjs';
+
+const { compareOutputs } = await importWww('model-input.ts');
+const { nmViolations, defaultPlan, DEFAULT_RULE } = await importWww('prune-core.ts');
 
 let playground;
 
@@ -153,11 +154,15 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
 
 // Default settings, one click on `run`, on the default model (PaddleOCR v4 det): one model-wide
 // magnitude threshold that prunes 25% of the Conv/Gemm/MatMul weights, at most 50% of any layer
-// (prune-core.js DEFAULT_RULE; 2:4 everywhere was measured to break this model). Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
+// (the package's DEFAULT_RULE; 2:4 everywhere was measured to break this model). Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
 // ?threads=0 (the single-threaded build): the exported models must be identical, and agree with Node.
 async function runDefaults(query) {
   const { context, page, problems } = await openPage(query);
-  const engine = await page.evaluate(() => window.__playground.engine);
+  // The engine badge carries what started (data-attributes, engine.ts).
+  const engine = await page.locator('#engine').evaluate((el) => ({
+    source: el.dataset.source, variant: el.dataset.variant, threads: el.dataset.threaded === 'true', numThreads: Number(el.dataset.threads),
+    probe: Number(el.dataset.probe), poolError: el.dataset.poolError, loadError: el.dataset.loadError,
+  }));
   await page.click('#load-default');
   await page.waitForSelector('#layers tbody tr');
   const note = await page.getByTestId('defaults-note').textContent();

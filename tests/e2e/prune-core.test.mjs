@@ -1,9 +1,10 @@
-// The playground's pruning plan (www/src/prune-core.js) with the real sparsekit-wasm in Node, on the
+// The playground's pruning plan (www/src/prune-core.ts) with the real sparsekit-wasm in Node, on the
 // real PaddleOCR weights: per-layer top-k blocks, scopes, soft threshold, 2:4, the global coupling.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pruneLayers, planLayer, blockNormsJs, nmViolations, nm24ConfigFor, nmGroupLength, defaultPlan, magnitudeAllocation, DEFAULT_RULE, NM24_RULE } from '../../www/src/prune-core.js';
-import { DET, CLS, REC, parseFile, loadSparsekit } from './helpers.mjs';
+import { DET, CLS, REC, parseFile, loadSparsekit, importWww } from './helpers.mjs';
+
+const { pruneLayers, planLayer, blockNormsJs, nmViolations, nm24ConfigFor, nmGroupLength, defaultPlan, magnitudeAllocation, DEFAULT_RULE, NM24_RULE } = await importWww('prune-core.ts');
 
 const sk = await loadSparsekit();
 

@@ -34,10 +34,22 @@ export const isImageShape = (shape: number[]): boolean =>
 /** Whether the model predicts per pixel (a rank-4 output, e.g. a text detector's probability map). */
 export const isDensePrediction = (model: OnnxModel): boolean => model.outputs.some((o) => o.dims.length === 4);
 
+/** Image sides are rounded up to this: stride-32 backbones (ResNet, YOLO, DB text detectors) need it to concatenate their feature maps. */
+const STRIDE = 32;
+const roundUp = (x: number) => Math.max(STRIDE, Math.ceil(x / STRIDE) * STRIDE);
+
 /**
  * Concrete dims for an input whose graph leaves some dynamic: batch 1; images (rank 4, 1 or 3
- * channels) 320x320 for dense-prediction models and 48 high, 4x as wide otherwise (a classifier /
- * recogniser, e.g. 1x3x48x192); other dynamic dims 16, or 64 for the last one.
+ * channels) get sizes that common backbones accept:
+ * - height and width both dynamic: 320x320 for dense-prediction models (a rank-4 output, e.g. a text
+ *   detector's map) and for any model with an output of rank 3 or more (YOLO-style detection heads
+ *   (N, 4+C, A), sequence outputs); 48x192 for classifiers (every output of rank <= 2, e.g. a text-line
+ *   orientation classifier: global pooling runs at any size, and 48x192 is the text line they expect);
+ * - one of them dynamic: the same side for dense-prediction models, else a 1:4 line
+ *   (width 4x the height), the dynamic side rounded up to a multiple of 32 (1x3x48x192 for a
+ *   recogniser with height 48).
+ * Other dynamic dims: 16, or 64 for the last one. The playground shows the choice and lets the user
+ * change it; when a run fails there it retries 320x320, then 640x640.
  */
 export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): number[] {
   const dims: (number | null)[] = input.dims.map((d) => (typeof d === 'number' && d > 0 ? d : null));
@@ -46,11 +58,12 @@ export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): 
   if (dims[0] == null) dims[0] = 1;
   if (rank === 4) {
     const dense = outputs.some((o) => o.dims.length === 4);
+    const classifier = outputs.length > 0 && outputs.every((o) => o.dims.length <= 2);
     if (dims[1] == null) dims[1] = 3;
     let [h, w] = [dims[2], dims[3]];
-    if (h == null && w == null) [h, w] = dense ? [320, 320] : [48, 192];
-    else if (h == null) h = dense ? w : Math.max(1, Math.round(w! / 4));
-    else if (w == null) w = dense ? h : h * 4;
+    if (h == null && w == null) [h, w] = classifier && !dense ? [48, 192] : [320, 320];
+    else if (h == null) h = dense ? w : roundUp(w! / 4);
+    else if (w == null) w = dense ? h : roundUp(h * 4);
     dims[2] = h; dims[3] = w;
   }
   return dims.map((d, i) => (d == null ? (i === rank - 1 ? 64 : 16) : d));

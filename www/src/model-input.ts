@@ -9,7 +9,7 @@ import { prng } from 'sparsekit-wasm/onnx';
  * e.g. a text detector's probability map, and the comparison of two runs then measures nothing.)
  * Other floats: uniform in [-1, 1); ints: small values.
  */
-export function makeInputData(shape, elemType = 1, seed = 1234) {
+export function makeInputData(shape: readonly number[], elemType = 1, seed = 1234): Float32Array | Int32Array | BigInt64Array {
   const n = shape.reduce((a, b) => a * b, 1);
   const rnd = prng(seed);
   if (elemType === 7) return BigInt64Array.from({ length: n }, () => BigInt(Math.floor(rnd() * 4)));
@@ -23,7 +23,7 @@ export function makeInputData(shape, elemType = 1, seed = 1234) {
 }
 
 /** Lines of "words" made of random 5x7 stroke glyphs, dark on a light, slightly noisy background. */
-function syntheticDocument([batch, ch, h, w], rnd) {
+function syntheticDocument([batch, ch, h, w]: readonly number[], rnd: () => number): Float32Array {
   const img = new Float32Array(h * w).fill(1);
   const lineH = Math.max(8, Math.min(32, Math.floor(h * 0.6)));     // glyph height in pixels
   const scale = Math.max(1, Math.floor(lineH / 8));
@@ -53,10 +53,15 @@ function syntheticDocument([batch, ch, h, w], rnd) {
   return out;
 }
 
+/** The comparison of one output (or of all together). */
+export interface OutputDiff { name: string; cosine: number; maxAbs: number; size: number }
+
+type Values = ArrayLike<number | bigint>;
+
 /** Cosine similarity and max |a-b| of each output and of all outputs together. */
-export function compareOutputs(a, b) {
+export function compareOutputs(a: Record<string, Values>, b: Record<string, Values>): { cosine: number; maxAbs: number; size: number; outputs: OutputDiff[] } {
   let dot = 0, na = 0, nb = 0, maxAbs = 0, n = 0;
-  const per = [];
+  const per: OutputDiff[] = [];
   for (const name of Object.keys(a)) {
     const x = a[name], y = b[name];
     let d = 0, sx = 0, sy = 0, m = 0;
@@ -72,7 +77,7 @@ export function compareOutputs(a, b) {
   return { cosine: cos(dot, na, nb), maxAbs, size: n, outputs: per };
 }
 
-function cos(d, a, b) {
+function cos(d: number, a: number, b: number): number {
   if (a === 0 && b === 0) return 1;
   if (a === 0 || b === 0) return 0;
   return d / Math.sqrt(a * b);

@@ -1,0 +1,170 @@
+// The calibration card: criterion per layer and presets (magnitude / Wanda / SparseGPT), calibration
+// options, progress and cancel, per-layer relative reconstruction error, the held-out output cosine,
+// and the side-by-side comparison of the three criteria (workers/calib-worker.ts). The layers and
+// input shapes come from the package's ONNX module.
+import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, type CalibLayer, type CalibReport } from 'sparsekit-wasm/onnx';
+import { $, button, download, input, select, showError } from '../dom.js';
+import { loadUserImages } from '../calib/user-images.js';
+import { WorkerError } from '../protocol.js';
+import type { CalibRequest, CalibStep } from '../workers/api.js';
+import { calibClient } from '../workers.js';
+
+const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
+
+let model: OnnxModel | null = null, bytes: Uint8Array | null = null, fileName = '', layers: CalibLayer[] = [];
+let busy = false, pruned: Uint8Array | null = null, controller: AbortController | null = null;
+const perLayer: Record<string, string> = {};
+
+function target(): CalibRequest['target'] {
+  if (select('calib-pattern').value === 'nm') {
+    const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(input('calib-nm').value);
+    if (!m || +m[1] > +m[2] || +m[2] < 1) throw new Error(`invalid N:M "${input('calib-nm').value}" (e.g. 2:4)`);
+    return { nm: [+m[1], +m[2]] };
+  }
+  const s = Number(input('calib-sparsity').value) / 100;
+  if (!(s >= 0 && s <= 1)) throw new Error('sparsity must be between 0 and 100%');
+  return { sparsity: s };
+}
+
+function renderTable(report: CalibReport | null): void {
+  const tbody = $('calib-layers').querySelector('tbody')!;
+  tbody.replaceChildren();
+  const byName = new Map((report?.layers ?? []).map((r) => [r.name, r]));
+  for (const l of layers) {
+    const tr = document.createElement('tr');
+    const td = (x: Node | string) => { const c = document.createElement('td'); if (x instanceof Node) c.append(x); else c.textContent = x; tr.append(c); return c; };
+    td(l.name); td(l.op); td(`${l.rows}×${l.cols}${l.transposed ? ' (transposed)' : ''}${l.group > 1 ? ` · group ${l.group}` : ''}`);
+    const sel = document.createElement('select');
+    sel.setAttribute('aria-label', `criterion of ${l.name}`);
+    sel.append(new Option('(default)', ''));
+    for (const [v, label] of CRITERIA) sel.append(new Option(label, v));
+    sel.value = perLayer[l.name] ?? '';
+    sel.addEventListener('change', () => { if (sel.value) perLayer[l.name] = sel.value; else delete perLayer[l.name]; });
+    td(sel);
+    const r = byName.get(l.name);
+    td(r ? r.method : '');
+    td(r ? `${(r.sparsity * 100).toFixed(1)}%` : '');
+    td(r && r.relError != null ? r.relError.toFixed(4) : r ? '—' : '').dataset.testid = 'calib-relerr';
+    td(r ? r.notes.join('; ') : (l.note ?? ''));
+    tbody.append(tr);
+  }
+}
+
+function setBusy(on: boolean, label = ''): void {
+  busy = on;
+  button('calib-run').disabled = on || !model;
+  button('calib-compare').disabled = on || !model;
+  button('calib-cancel').disabled = !on;
+  $('calib-progress').hidden = !on;
+  $('calib-status').textContent = label;
+}
+
+function onProgress(d: CalibStep): void {
+  $<HTMLProgressElement>('calib-progress').value = d.total ? d.done / d.total : 0;
+  $('calib-status').textContent = `${d.phase} · ${Math.floor(d.done)}/${d.total} layers${d.layer ? ` · ${d.layer}` : ''}`;
+}
+
+async function options(m: OnnxModel, b: Uint8Array): Promise<CalibRequest> {
+  const first = m.inputs[0];
+  const shape = first ? resolveInputShape(first, m.outputs) : [];
+  const files = [...(input('calib-images').files ?? [])];
+  const images = files.length && shape.length === 4 ? await loadUserImages(files, [shape[2], shape[3]]) : [];
+  const num = (id: string, min: number) => {
+    const v = Number(input(id).value);
+    if (!(v >= min)) throw new Error(`${input(id).getAttribute('aria-label') ?? id} must be >= ${min}`);
+    return v;
+  };
+  return {
+    bytes: b.slice(), criterion: select('calib-criterion').value, perLayer: { ...perLayer }, target: target(),
+    pages: Math.floor(num('calib-pages', 0)), heldOut: Math.floor(num('calib-heldout', 1)), images,
+    sequential: !input('calib-onepass').checked, blockSize: Math.floor(num('calib-block', 1)), percDamp: num('calib-damp', 0),
+    normalization: select('calib-norm').value === 'imagenet' ? 'imagenet' : 'symmetric',
+  };
+}
+
+function showRun(res: { report: CalibReport; cosine: { cosine: number; min: number }; engine: string }, heldOut: number, ms: number): void {
+  renderTable(res.report);
+  const s = $('calib-summary');
+  s.replaceChildren();
+  const v = document.createElement('strong');
+  v.dataset.testid = 'calib-cosine';
+  v.textContent = res.cosine.cosine.toFixed(5);
+  s.append('Output cosine on held-out inputs (mean over ', String(heldOut), '): ', v,
+    ` (min ${res.cosine.min.toFixed(4)}) · ${res.report.sequential ? 'sequential' : 'one pass'}, ${res.report.calibration} calibration inputs, ${res.report.passes} model passes, ${(ms / 1000).toFixed(1)} s · kernels: ${res.engine}`);
+  $('calib-export').hidden = false;
+}
+
+function showCompare(rows: { criterion: string; cosine: number; min: number; layers: number }[]): void {
+  const tbody = $('calib-compare-table').querySelector('tbody')!;
+  tbody.replaceChildren();
+  for (const r of rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.criterion = r.criterion;
+    for (const x of [r.criterion, r.cosine.toFixed(5), r.min.toFixed(4), String(r.layers)]) { const td = document.createElement('td'); td.textContent = x; tr.append(td); }
+    (tr.children[1] as HTMLElement).dataset.testid = `compare-${r.criterion}`;
+    tbody.append(tr);
+  }
+  $('calib-compare-table').hidden = false;
+}
+
+async function run(op: 'run' | 'compare'): Promise<void> {
+  if (!model || !bytes || busy) return;
+  let msg: CalibRequest;
+  try { msg = await options(model, bytes); } catch (e) { showError((e as Error).message); return; }
+  if (msg.pages + msg.images.length < 1) { showError('Calibration needs at least one page or image.'); return; }
+  setBusy(true, 'starting…');
+  const t0 = performance.now();
+  controller = new AbortController();
+  const opts = { onProgress, signal: controller.signal };
+  try {
+    if (op === 'run') {
+      const res = await calibClient.request('run', msg, opts);
+      pruned = res.bytes;
+      showRun(res, msg.heldOut, performance.now() - t0);
+    } else {
+      showCompare((await calibClient.request('compare', msg, opts)).rows);
+    }
+    setBusy(false, 'done');
+  } catch (e) {
+    const cancelled = e instanceof WorkerError && e.code === 'cancelled';
+    setBusy(false, cancelled ? 'cancelled' : '');
+    if (!cancelled) showError(`Calibration failed: ${(e as Error).message}`);
+  } finally { controller = null; }
+}
+
+function applyPreset(preset: string): void {
+  const [criterion, ...rest] = preset.split(':');
+  select('calib-criterion').value = criterion;
+  if (rest.length === 2) { select('calib-pattern').value = 'nm'; input('calib-nm').value = rest.join(':'); }
+  else { select('calib-pattern').value = 'unstructured'; input('calib-sparsity').value = rest[0]; }
+  select('calib-pattern').dispatchEvent(new Event('change'));
+  for (const k of Object.keys(perLayer)) delete perLayer[k];
+  renderTable(null);
+}
+
+export function initCalibPanel(): void {
+  button('calib-run').addEventListener('click', () => run('run'));
+  button('calib-compare').addEventListener('click', () => run('compare'));
+  button('calib-cancel').addEventListener('click', () => { controller?.abort(); $('calib-status').textContent = 'cancelling…'; });
+  select('calib-pattern').addEventListener('change', () => { const nm = select('calib-pattern').value === 'nm'; input('calib-nm').disabled = !nm; input('calib-sparsity').disabled = nm; });
+  select('calib-pattern').dispatchEvent(new Event('change'));
+  for (const b of document.querySelectorAll<HTMLButtonElement>('#calib-card [data-preset]')) b.addEventListener('click', () => applyPreset(b.dataset.preset ?? ''));
+  button('calib-export').addEventListener('click', () => { if (pruned) download(fileName.replace(/\.onnx$/i, '') + '.calibrated.onnx', pruned); });
+}
+
+/** A new model was loaded, or none (models with external data: calibration is not offered). */
+export function setCalibModel(b: Uint8Array | null, name: string, hasExternal: boolean): void {
+  if (busy) { calibClient.restart(); setBusy(false, ''); }
+  model = hasExternal || !b ? null : OnnxModel.parse(b);
+  bytes = b; fileName = name; pruned = null;
+  for (const k of Object.keys(perLayer)) delete perLayer[k];
+  layers = model ? findLayers(model) : [];
+  $('calib-card').hidden = !b;
+  $('calib-unsupported').hidden = !hasExternal;
+  $('calib-export').hidden = true;
+  $('calib-compare-table').hidden = true;
+  $('calib-summary').replaceChildren();
+  select('calib-norm').value = model && isDensePrediction(model) ? 'imagenet' : 'symmetric';
+  renderTable(null);
+  setBusy(false, '');
+}

@@ -1,0 +1,109 @@
+// The APIs of the page's four workers (types only): what each operation takes, returns and reports.
+// The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
+import type { CalibReport } from 'sparsekit-wasm/onnx';
+import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
+
+/** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
+export interface EngineInfo {
+  /** A rayon pool runs the threaded build. */
+  threads: boolean;
+  /** The page is cross-origin isolated (SharedArrayBuffer available). */
+  isolated: boolean;
+  cores: number;
+  /** The wasm build in use: 'threads' or 'simd'. */
+  variant: string | null;
+  /** Why the threaded build's pool did not start (the page then restarts on the single-threaded build). */
+  poolError: string | null;
+  numThreads: number;
+  /** Distinct rayon workers that ran 64 probe tasks (> 1: the pool really runs in parallel). */
+  probe: number;
+  /** Threads were asked for (?threads=0 turns them off). */
+  requested: boolean;
+  poolSize: number;
+  /** 'unbundled': the package imported from the page's sparsekit/ folder; 'bundled': the fallback copy. */
+  source: 'unbundled' | 'bundled';
+  url: string | null;
+  loadError: string | null;
+}
+
+export type PruneApi = {
+  /** base: the page's base URL, under which the server puts the unbundled package (sparsekit/). */
+  init: { req: { threads: boolean; base: string }; res: EngineInfo };
+  prune: {
+    req: { layers: LayerInput[]; global: GlobalOption };
+    res: { results: LayerResult[]; ms: number; threads: boolean; numThreads: number };
+    progress: PruneProgress;
+  };
+};
+
+/** One input of a test run: its name, ONNX element type and concrete shape. */
+export interface InputSpec { name: string; elemType: number; shape: number[] }
+/** A model as onnxruntime-web takes it: its bytes and its external data files. */
+export interface ModelFiles { model: Uint8Array; externalData: { path: string; data: Uint8Array }[] }
+/** One model's side of an interleaved timing: its outputs (as float) and its run times after warm-up. */
+export interface BenchSide {
+  outputs: Record<string, Float32Array>;
+  shapes: Record<string, readonly number[]>;
+  medianMs: number;
+  times: number[];
+}
+
+export type EvalApi = {
+  /**
+   * Both models on the same deterministic input: `warmup` runs each (discarded), then `runs` rounds
+   * alternating a / b, so that a slow spell of the shared machine hits both; medians per model.
+   * Errors: 'ort_session_failed' (the model does not load), 'ort_run_failed' (it does not run on
+   * these inputs), 'invalid_input_shape'.
+   */
+  bench: { req: { a: ModelFiles; b: ModelFiles; inputs: InputSpec[]; runs: number; warmup: number }; res: { a: BenchSide; b: BenchSide } };
+};
+
+/** The calibration card's settings, as the calibration worker takes them. */
+export interface CalibRequest {
+  bytes: Uint8Array;
+  criterion: string;
+  perLayer: Record<string, string>;
+  target: { sparsity: number } | { nm: [number, number] };
+  pages: number;
+  heldOut: number;
+  images: { rgba: Uint8ClampedArray; w: number; h: number; name: string }[];
+  sequential: boolean;
+  blockSize: number;
+  percDamp: number;
+  normalization: 'symmetric' | 'imagenet';
+}
+
+/** Calibration progress: layers done of total in the current phase ('magnitude: capture', …). */
+export interface CalibStep { done: number; total: number; phase: string; layer?: string }
+
+export interface CalibCompareRow { criterion: string; cosine: number; min: number; layers: number }
+
+export type CalibApi = {
+  run: { req: CalibRequest; res: { bytes: Uint8Array; report: CalibReport; cosine: { cosine: number; min: number }; engine: string }; progress: CalibStep };
+  compare: { req: CalibRequest; res: { rows: CalibCompareRow[]; engine: string }; progress: CalibStep };
+};
+
+/** A channel group as the card shows it: counts and members, no internal maps. */
+export interface GroupSummary {
+  id: number;
+  producers: string[];
+  channels: number;
+  prunable: boolean;
+  reason?: string;
+  members: { tensor: string; axis: number; kind: string }[];
+}
+
+/** What the card reads of removeChannels' report (a JSON copy of it). */
+export interface ChannelsReport {
+  params: { before: number; after: number };
+  groups: { removed: { id: number; channelsAfter: number }[]; kept: unknown[] };
+  folded: { biases: number; created?: number };
+}
+
+export type ChannelsApi = {
+  groups: { req: { bytes: Uint8Array }; res: { groups: GroupSummary[] } };
+  remove: {
+    req: { bytes: Uint8Array; fraction: number; scope: 'layer' | 'global'; roundTo: number };
+    res: { groups: GroupSummary[]; report: ChannelsReport; bytes: Uint8Array; ms: number };
+  };
+};

@@ -1,0 +1,31 @@
+// Module worker of the "remove channels" card: finds the channel groups of a model and removes a
+// fraction of channels with sparsekit-wasm/onnx, off the page's thread (the scoring runs in wasm).
+import init from 'sparsekit-wasm';
+import { loadOnnx, findChannelGroups, removeChannels, type ChannelGroup } from 'sparsekit-wasm/onnx';
+import { serve } from '../protocol.js';
+import type { ChannelsApi, ChannelsReport, GroupSummary } from './api.js';
+
+let ready: Promise<void> | null = null;
+
+const summarize = (groups: ChannelGroup[]): GroupSummary[] => groups.map((g) => ({
+  id: g.id, producers: g.producers, channels: g.channels, prunable: g.prunable, reason: g.reason,
+  members: g.members.map((m) => ({ tensor: m.tensor, axis: m.axis, kind: m.kind })),
+}));
+
+serve<ChannelsApi>({
+  async groups({ bytes }) {
+    await (ready ??= init({ threads: false }));
+    return { groups: summarize(findChannelGroups(await loadOnnx(bytes)).groups) };
+  },
+  async remove({ bytes, fraction, scope, roundTo }, ctx) {
+    await (ready ??= init({ threads: false }));
+    const model = await loadOnnx(bytes);
+    const groups = summarize(findChannelGroups(model).groups);
+    const t0 = performance.now();
+    const report = removeChannels(model, { fraction, scope, roundTo });
+    const out = model.encode();
+    const ms = performance.now() - t0;
+    ctx.transfer.push(out.buffer);
+    return { groups, report: JSON.parse(JSON.stringify(report)) as ChannelsReport, bytes: out, ms };
+  },
+});
