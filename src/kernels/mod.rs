@@ -17,6 +17,7 @@
 
 pub mod gemm;
 pub mod gemm_f64;
+pub mod im2col;
 pub mod order;
 pub mod par;
 pub mod scalar;
