@@ -13,6 +13,7 @@ mod nm;
 mod param;
 mod runtime;
 mod scope;
+mod train;
 
 pub use block::*;
 pub use calib::*;
@@ -21,3 +22,4 @@ pub use nm::*;
 pub use param::*;
 pub use runtime::*;
 pub use scope::*;
+pub use train::*;

@@ -75,3 +75,4 @@ export async function readCalibrationDir(dir: string, model: OnnxModel, opts: Ca
   const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
   return mod.readCalibrationDir(dir, model, opts);
 }
+export { trainGraph } from './train/graph.js';
