@@ -52,7 +52,8 @@ fn check(nodes: Vec<NodeSpec>, inits: Vec<InitSpec>, outputs: &[&str], eps: f32,
     let mut g = Graph::new(&spec, inits).expect("graph builds");
     let outs = g.forward(vec![]).expect("forward");
     let mut rng = Rng(0x9e3779b97f4a7c15);
-    let rs: Vec<Tensor> = outs.iter().map(|y| Tensor { shape: y.shape.clone(), data: (0..y.len()).map(|_| rng.next() * 2.0 - 1.0).collect() }).collect();
+    let rs: Vec<Tensor> =
+        outs.iter().map(|y| Tensor { shape: y.shape.clone(), data: (0..y.len()).map(|_| rng.next() * 2.0 - 1.0).collect() }).collect();
     let loss = |g: &mut Graph| -> f64 {
         let outs = g.forward(vec![]).unwrap();
         outs.iter().zip(&rs).map(|(y, r)| y.data.iter().zip(&r.data).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>()).sum()
@@ -87,7 +88,9 @@ const TOL: f64 = 2e-2;
 #[test]
 fn conv_grouped_strided_padded_dilated() {
     let mut r = Rng(1);
-    for (g, cin, cout, s, d, pads) in [(1, 3, 4, 1, 1, [1, 1, 1, 1]), (2, 4, 6, 2, 1, [0, 1, 2, 1]), (4, 4, 4, 1, 2, [2, 2, 2, 2]), (1, 2, 3, 2, 1, [0, 0, 0, 0])] {
+    for (g, cin, cout, s, d, pads) in
+        [(1, 3, 4, 1, 1, [1, 1, 1, 1]), (2, 4, 6, 2, 1, [0, 1, 2, 1]), (4, 4, 4, 1, 2, [2, 2, 2, 2]), (1, 2, 3, 2, 1, [0, 0, 0, 0])]
+    {
         let attrs = [("group", Attr::Int(g)), ("strides", ints(&[s, s])), ("dilations", ints(&[d, d])), ("pads", ints(&pads))];
         let inits = vec![f("x", &[2, cin, 6, 5], &mut r), f("w", &[cout, cin / g as usize, 3, 3], &mut r), f("b", &[cout], &mut r)];
         check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
@@ -169,7 +172,9 @@ fn activations() {
 fn binary_broadcast() {
     let mut r = Rng(6);
     for op in ["Add", "Sub", "Mul", "Div"] {
-        for (a, b) in [(vec![2, 3, 4], vec![2, 3, 4]), (vec![2, 3, 4, 5], vec![1, 3, 1, 1]), (vec![4], vec![2, 3, 4]), (vec![2, 1, 4], vec![3, 1])] {
+        for (a, b) in
+            [(vec![2, 3, 4], vec![2, 3, 4]), (vec![2, 3, 4, 5], vec![1, 3, 1, 1]), (vec![4], vec![2, 3, 4]), (vec![2, 1, 4], vec![3, 1])]
+        {
             let inits = vec![f("a", &a, &mut r), fpos("b", &b, &mut r)];
             check(vec![node(op, &["a", "b"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
         }
@@ -198,7 +203,8 @@ fn pooling() {
 #[test]
 fn norms_and_softmax() {
     let mut r = Rng(8);
-    let inits = vec![f("x", &[2, 3, 4, 2], &mut r), f("s", &[3], &mut r), f("b", &[3], &mut r), f("m", &[3], &mut r), fpos("v", &[3], &mut r)];
+    let inits =
+        vec![f("x", &[2, 3, 4, 2], &mut r), f("s", &[3], &mut r), f("b", &[3], &mut r), f("m", &[3], &mut r), fpos("v", &[3], &mut r)];
     check(vec![node("BatchNormalization", &["x", "s", "b", "m", "v"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
     let inits = vec![f("x", &[2, 3, 6], &mut r), f("s", &[6], &mut r), f("b", &[6], &mut r)];
     check(vec![node("LayerNormalization", &["x", "s", "b"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
@@ -213,8 +219,17 @@ fn norms_and_softmax() {
 #[test]
 fn resize_nearest_and_linear() {
     let mut r = Rng(9);
-    for (mode, coord) in [("nearest", "asymmetric"), ("nearest", "half_pixel"), ("linear", "half_pixel"), ("linear", "align_corners"), ("linear", "pytorch_half_pixel")] {
-        let inits = vec![f("x", &[1, 2, 3, 4], &mut r), InitSpec { name: "sc".into(), dims: vec![4], floats: Some(vec![1.0, 1.0, 2.0, 1.5]), ints: None }];
+    for (mode, coord) in [
+        ("nearest", "asymmetric"),
+        ("nearest", "half_pixel"),
+        ("linear", "half_pixel"),
+        ("linear", "align_corners"),
+        ("linear", "pytorch_half_pixel"),
+    ] {
+        let inits = vec![
+            f("x", &[1, 2, 3, 4], &mut r),
+            InitSpec { name: "sc".into(), dims: vec![4], floats: Some(vec![1.0, 1.0, 2.0, 1.5]), ints: None },
+        ];
         let attrs = [("mode", Attr::Str(mode.into())), ("coordinate_transformation_mode", Attr::Str(coord.into()))];
         check(vec![node("Resize", &["x", "", "sc"], &["y"], &attrs)], inits, &["y"], 1e-3, TOL);
     }
@@ -261,7 +276,12 @@ fn unsupported_op_refused_by_name_before_running() {
     assert_eq!(e.code(), "unsupported_op");
     assert!(e.message().contains("NonMaxSuppression"), "{}", e.message());
     // an unsupported attribute value is refused by name too
-    let spec = GraphSpec { nodes: vec![node("Resize", &["x"], &["y"], &[("mode", Attr::Str("cubic".into()))])], inputs: vec![], outputs: vec!["y".into()], frozen: vec![] };
+    let spec = GraphSpec {
+        nodes: vec![node("Resize", &["x"], &["y"], &[("mode", Attr::Str("cubic".into()))])],
+        inputs: vec![],
+        outputs: vec!["y".into()],
+        frozen: vec![],
+    };
     let e = Graph::new(&spec, vec![f("x", &[2, 2], &mut r)]).err().expect("refused");
     assert_eq!(e.code(), "unsupported_op");
     assert!(e.message().contains("Resize") && e.message().contains("cubic"), "{}", e.message());

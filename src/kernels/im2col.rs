@@ -37,7 +37,14 @@ impl ConvGeom {
     }
     /// True when the column matrix is the image itself (1x1, stride 1, no pad).
     pub fn is_identity(&self) -> bool {
-        self.kh == 1 && self.kw == 1 && self.sh == 1 && self.sw == 1 && self.ph == 0 && self.pw == 0 && self.oh == self.h && self.ow == self.w
+        self.kh == 1
+            && self.kw == 1
+            && self.sh == 1
+            && self.sw == 1
+            && self.ph == 0
+            && self.pw == 0
+            && self.oh == self.h
+            && self.ow == self.w
     }
 
     /// The range of output positions `o` (of `n` along one axis) whose input index

@@ -40,8 +40,12 @@ impl AdamState {
 impl AdamConfig {
     pub fn check(&self) -> Result<()> {
         let ok = self.lr.is_finite() && self.lr >= 0.0 && (0.0..1.0).contains(&self.beta1) && (0.0..1.0).contains(&self.beta2);
-        if !ok || !(self.eps > 0.0) || !(self.weight_decay >= 0.0) {
-            return Err(Error::new(ErrorKind::InvalidValue, format!("Adam: lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0 are needed, got {self:?}")));
+        let positive = self.eps > 0.0 && self.weight_decay >= 0.0;
+        if !ok || !positive {
+            return Err(Error::new(
+                ErrorKind::InvalidValue,
+                format!("Adam: lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0 are needed, got {self:?}"),
+            ));
         }
         Ok(())
     }

@@ -26,8 +26,8 @@ impl SepMap {
         loop {
             // offset of the outer axes
             let mut base = Some(0usize);
-            for a in 0..r - 1 {
-                base = match (base, self.maps[a][idx[a]]) {
+            for (a, &i) in idx.iter().enumerate().take(r - 1) {
+                base = match (base, self.maps[a][i]) {
                     (Some(b), Some(c)) => Some(b + c),
                     _ => None,
                 };

@@ -176,7 +176,10 @@ impl Graph {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
-            let gins = nd.kernel.backward(&ins, &outs, &gouts).map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
+            let gins = nd
+                .kernel
+                .backward(&ins, &outs, &gouts)
+                .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
             for (s, g) in nd.ins.iter().zip(gins) {
                 if let (Some(s), Some(g)) = (s, g) {
                     if matches!(self.values[*s], Some(Value::F(_))) {

@@ -38,7 +38,10 @@ impl Gemm {
         let (m, k) = if self.ta { (a.shape[1], a.shape[0]) } else { (a.shape[0], a.shape[1]) };
         let (k2, n) = if self.tb { (b.shape[1], b.shape[0]) } else { (b.shape[0], b.shape[1]) };
         if k != k2 {
-            return Err(Error::new(ErrorKind::ShapeMismatch, format!("Gemm: {:?} x {:?} (transA {}, transB {})", a.shape, b.shape, self.ta, self.tb)));
+            return Err(Error::new(
+                ErrorKind::ShapeMismatch,
+                format!("Gemm: {:?} x {:?} (transA {}, transB {})", a.shape, b.shape, self.ta, self.tb),
+            ));
         }
         Ok((m, k, n))
     }

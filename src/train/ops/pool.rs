@@ -31,6 +31,9 @@ struct Win {
     padded: usize,
 }
 
+/// Per output: the input offsets it reads within a plane, and its divisor.
+type Taps = Vec<(Vec<usize>, f32)>;
+
 impl Pool {
     pub fn new(a: &Attrs) -> Result<Pool> {
         let kind = match a.op {
@@ -80,7 +83,8 @@ impl Pool {
             }
             for o in 0..out {
                 let start = (o * s) as isize - pb as isize;
-                let taps: Vec<usize> = (0..k[ax]).map(|i| start + (i * d) as isize).filter(|&i| i >= 0 && (i as usize) < len).map(|i| i as usize).collect();
+                let taps: Vec<usize> =
+                    (0..k[ax]).map(|i| start + (i * d) as isize).filter(|&i| i >= 0 && (i as usize) < len).map(|i| i as usize).collect();
                 let end = (start + ext as isize).min((len + pe) as isize);
                 let padded = (end - start).max(0) as usize;
                 let padded = if d > 1 { k[ax] } else { padded };
@@ -98,7 +102,7 @@ impl Pool {
     }
 
     /// For each output: (input offsets it reads within a plane, divisor).
-    fn taps(&self, h: usize, w: usize) -> Result<(usize, usize, Vec<(Vec<usize>, f32)>)> {
+    fn taps(&self, h: usize, w: usize) -> Result<(usize, usize, Taps)> {
         let [wh, ww] = self.windows(h, w)?;
         let mut out = Vec::with_capacity(wh.len() * ww.len());
         for a in &wh {

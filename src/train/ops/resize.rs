@@ -42,7 +42,11 @@ impl Resize {
     /// Output shape and per-axis scales.
     fn target(&self, ins: &[Option<&Value>], x: &Tensor) -> Result<(Vec<usize>, Vec<f32>)> {
         let r = x.rank();
-        let scales = if self.upsample { fin_opt(ins, 1, "Upsample")?.map(|t| t.data.clone()).or(self.scales_attr.clone()) } else { fin_opt(ins, 2, "Resize")?.map(|t| t.data.clone()) };
+        let scales = if self.upsample {
+            fin_opt(ins, 1, "Upsample")?.map(|t| t.data.clone()).or(self.scales_attr.clone())
+        } else {
+            fin_opt(ins, 2, "Resize")?.map(|t| t.data.clone())
+        };
         let sizes = if self.upsample { None } else { iin_opt(ins, 3, "Resize")? };
         let (out, sc): (Vec<usize>, Vec<f32>) = match (sizes, scales) {
             (Some(s), _) if s.data.len() == r => {

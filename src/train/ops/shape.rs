@@ -97,7 +97,9 @@ impl Split {
             None => self.split.clone(),
         };
         let parts: Vec<usize> = match split {
-            Some(s) => s.iter().map(|&v| usize::try_from(v).map_err(|_| shape_err("Split: negative size".into()))).collect::<Result<_>>()?,
+            Some(s) => {
+                s.iter().map(|&v| usize::try_from(v).map_err(|_| shape_err("Split: negative size".into()))).collect::<Result<_>>()?
+            }
             None => {
                 let k = self.outputs.max(1);
                 let each = d.div_ceil(k);
@@ -163,7 +165,11 @@ impl Slice {
             }
             let clampi = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
             let norm = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
-            let (s, e) = if step > 0 { (clampi(norm(starts[i]), 0, d), clampi(norm(ends[i]), 0, d)) } else { (clampi(norm(starts[i]), -1, d - 1), clampi(norm(ends[i]), -1, d - 1)) };
+            let (s, e) = if step > 0 {
+                (clampi(norm(starts[i]), 0, d), clampi(norm(ends[i]), 0, d))
+            } else {
+                (clampi(norm(starts[i]), -1, d - 1), clampi(norm(ends[i]), -1, d - 1))
+            };
             let mut m = Vec::new();
             let mut k = s;
             while (step > 0 && k < e) || (step < 0 && k > e) {
@@ -253,7 +259,7 @@ impl Reshape {
                 }
                 if let Some(i) = infer {
                     let known: usize = out.iter().product();
-                    if known == 0 || x.len() % known != 0 {
+                    if known == 0 || !x.len().is_multiple_of(known) {
                         return Err(shape_err(format!("Reshape: {:?} cannot become {spec:?}", x.shape)));
                     }
                     out[i] = x.len() / known;
@@ -302,7 +308,10 @@ impl Transpose {
     fn map(&self, x: &Tensor) -> Result<SepMap> {
         let p = self.perm(x.rank())?;
         let st = strides(&x.shape);
-        Ok(SepMap { out_shape: p.iter().map(|&a| x.shape[a]).collect(), maps: p.iter().map(|&a| SepMap::axis(0, x.shape[a], st[a])).collect() })
+        Ok(SepMap {
+            out_shape: p.iter().map(|&a| x.shape[a]).collect(),
+            maps: p.iter().map(|&a| SepMap::axis(0, x.shape[a], st[a])).collect(),
+        })
     }
 }
 

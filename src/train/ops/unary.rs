@@ -15,7 +15,9 @@ enum Kind {
     HardSwish,
     Tanh,
     Erf,
-    Gelu { tanh: bool },
+    Gelu {
+        tanh: bool,
+    },
     Identity,
 }
 
@@ -24,7 +26,7 @@ pub struct Unary {
 }
 
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
-const TWO_OVER_SQRT_PI: f64 = 1.128_379_167_095_512_6;
+const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
 /// erf in f64: its Taylor series below |x| = 4 (terms stay below e^16, so f64 keeps ~1e-9),
 /// ±1 beyond (erfc(4) < 2e-8, below f32's resolution of 1).
