@@ -14,6 +14,7 @@ mod nm;
 mod param;
 mod runtime;
 mod scope;
+mod train;
 
 pub use block::*;
 pub use calib::*;
@@ -23,3 +24,4 @@ pub use nm::*;
 pub use param::*;
 pub use runtime::*;
 pub use scope::*;
+pub use train::*;

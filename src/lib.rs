@@ -19,6 +19,7 @@ pub mod calib;
 pub mod export;
 pub mod nm;
 pub mod scope;
+pub mod train;
 
 // Public only so that tests/web.rs can drive the exported classes in Chromium.
 #[cfg(target_arch = "wasm32")]

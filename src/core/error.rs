@@ -49,6 +49,9 @@ error_kinds! {
     UnsupportedPattern => "unsupported_pattern",
     /// A numeric argument that must be finite (or in a range) is not.
     InvalidValue => "invalid_value",
+    /// A model graph with an operator (or an attribute of one) the training core does not
+    /// implement: refused by name before anything runs.
+    UnsupportedOp => "unsupported_op",
     /// An in-place write through a view whose indices alias the same storage element.
     AliasedView => "aliased_view",
     /// An allocation that does not fit in (wasm) memory.

@@ -27,6 +27,7 @@ pub mod dot_f64;
 pub mod gemm;
 pub mod gemm_f64;
 mod lanes;
+pub mod im2col;
 pub mod order;
 pub mod par;
 mod reduction;

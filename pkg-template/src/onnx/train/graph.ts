@@ -1,0 +1,58 @@
+// An OnnxModel as the training core's graph (sparsekit-wasm's TrainGraph): nodes with their
+// attributes decoded, initializers and Constant nodes as tensors (float data for float tensors,
+// integer data for INT64 / INT32 ones). The ONNX parsing stays here; the core gets plain data.
+import type { TrainAttr, TrainGraph, TrainInit, TrainNode } from 'sparsekit-wasm';
+import { DT, toNum, type NodeProto, type OnnxModel, type TensorProto } from '../model.js';
+import { OnnxError } from '../errors.js';
+
+const utf8 = new TextDecoder();
+
+// onnx.AttributeProto.AttributeType
+const AT = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+function attrValue(node: NodeProto, a: any): TrainAttr | undefined {
+  switch (a.type) {
+    case AT.FLOAT: return a.f;
+    case AT.INT: return toNum(a.i);
+    case AT.STRING: return utf8.decode(a.s);
+    case AT.FLOATS: return Array.from(a.floats as number[]);
+    case AT.INTS: return (a.ints as unknown[]).map(toNum);
+    default:
+      throw new OnnxError('unsupported', `unsupported op ${node.op_type}: attribute ${a.name} of type ${a.type} is not read by the training core`, 'unsupported_op');
+  }
+}
+
+function tensorOf(model: OnnxModel, name: string, t: TensorProto): TrainInit {
+  const dims = (t.dims as unknown[]).map(toNum);
+  if (t.data_type === DT.INT64 || t.data_type === DT.INT32) return { name, dims, values: Float64Array.from(model.readInts(t)) };
+  return { name, dims, values: model.readFloat(t) };
+}
+
+/**
+ * The model's main graph for `new Trainer(...)`. `frozen` names float initializers that are not
+ * to be trained. An op outside the core's set is refused by the core (by name) when the Trainer
+ * is built, before anything runs.
+ */
+export function trainGraph(model: OnnxModel, opts: { frozen?: string[] } = {}): TrainGraph {
+  const g = model.graph;
+  const consts = model.constants();
+  const initializers: TrainInit[] = [];
+  for (const [name, c] of consts) initializers.push(tensorOf(model, name, c.tensor));
+  const nodes: TrainNode[] = [];
+  g.node.forEach((n: NodeProto, i: number) => {
+    if (n.op_type === 'Constant' && consts.has(n.output[0])) return;
+    if (n.domain && n.domain !== 'ai.onnx') {
+      throw new OnnxError('unsupported', `unsupported op ${n.domain}.${n.op_type}: custom domains are not in the training core`, 'unsupported_op');
+    }
+    const attrs: Record<string, TrainAttr> = {};
+    for (const a of n.attribute) {
+      const v = attrValue(n, a);
+      if (v !== undefined) attrs[a.name] = v;
+    }
+    nodes.push({ opType: n.op_type, name: n.name || `${n.op_type}_${i}`, inputs: Array.from(n.input), outputs: Array.from(n.output), attrs });
+  });
+  const inputs = g.input.map((v: any) => v.name as string).filter((name: string) => !consts.has(name));
+  const outputs = g.output.map((v: any) => v.name as string);
+  return { nodes, inputs, outputs, initializers, frozen: opts.frozen ?? [] };
+}

@@ -1,0 +1,74 @@
+//! Adam (Kingma & Ba) with a keep-mask per parameter: a weight that is zero when training
+//! starts (a pruned weight) is held at zero — its gradient is dropped and its moments stay 0 —
+//! so the sparsity pattern of a pruned student is kept exactly. Removed channels are absent
+//! from the shapes and so stay removed.
+
+use super::tensor::Tensor;
+use crate::core::error::{Error, ErrorKind, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamConfig {
+    pub lr: f32,
+    pub beta1: f32,
+    pub beta2: f32,
+    pub eps: f32,
+    pub weight_decay: f32,
+}
+
+impl Default for AdamConfig {
+    fn default() -> Self {
+        AdamConfig { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.0 }
+    }
+}
+
+/// The state of one parameter.
+pub struct AdamState {
+    pub m: Vec<f32>,
+    pub v: Vec<f32>,
+    /// `None`: dense (every weight trains); else 1 keeps, 0 holds the weight at zero.
+    pub keep: Option<Vec<u8>>,
+}
+
+impl AdamState {
+    /// State for `w`; with `masked`, its zeros are frozen.
+    pub fn new(w: &Tensor, masked: bool) -> AdamState {
+        let keep = masked.then(|| w.data.iter().map(|&x| (x != 0.0) as u8).collect::<Vec<u8>>());
+        AdamState { m: vec![0.0; w.len()], v: vec![0.0; w.len()], keep }
+    }
+}
+
+impl AdamConfig {
+    pub fn check(&self) -> Result<()> {
+        let ok = self.lr.is_finite() && self.lr >= 0.0 && (0.0..1.0).contains(&self.beta1) && (0.0..1.0).contains(&self.beta2);
+        let positive = self.eps > 0.0 && self.weight_decay >= 0.0;
+        if !ok || !positive {
+            return Err(Error::new(
+                ErrorKind::InvalidValue,
+                format!("Adam: lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0 are needed, got {self:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One step `t` (1-based) on `w` with gradient `g`:
+    /// `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²; w -= lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)`
+    /// (decoupled weight decay `w -= lr wd w`), skipped where the mask holds the weight.
+    pub fn step(&self, t: u32, w: &mut Tensor, g: &Tensor, s: &mut AdamState) {
+        let bc1 = 1.0 - self.beta1.powi(t as i32);
+        let bc2 = 1.0 - self.beta2.powi(t as i32);
+        for i in 0..w.data.len() {
+            if let Some(k) = &s.keep {
+                if k[i] == 0 {
+                    w.data[i] = 0.0;
+                    continue;
+                }
+            }
+            let gi = g.data[i];
+            s.m[i] = self.beta1 * s.m[i] + (1.0 - self.beta1) * gi;
+            s.v[i] = self.beta2 * s.v[i] + (1.0 - self.beta2) * gi * gi;
+            let mhat = s.m[i] / bc1;
+            let vhat = s.v[i] / bc2;
+            w.data[i] -= self.lr * (mhat / (vhat.sqrt() + self.eps) + self.weight_decay * w.data[i]);
+        }
+    }
+}

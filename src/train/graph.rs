@@ -1,0 +1,228 @@
+//! A compiled training graph: the nodes in a runnable order, value slots, parameters. The
+//! forward pass keeps every value (the activations of one batch); the backward pass walks the
+//! nodes in reverse (the tape is the node order) and sums each value's gradient over its uses.
+
+use super::ops::{self, Kernel};
+use super::spec::{GraphSpec, InitSpec, NodeSpec};
+use super::tensor::{ITensor, Tensor, Value, MAX_ELEMS};
+use crate::core::error::{Error, ErrorKind, Result};
+use std::collections::HashMap;
+
+struct Node {
+    kernel: Box<dyn Kernel>,
+    ins: Vec<Option<usize>>,
+    outs: Vec<usize>,
+    op: String,
+}
+
+/// A parameter: a float initializer the optimizer updates.
+pub struct Param {
+    pub name: String,
+    pub slot: usize,
+}
+
+pub struct Graph {
+    nodes: Vec<Node>,
+    names: Vec<String>,
+    /// Values: initializers stay, activations are overwritten by each forward.
+    values: Vec<Option<Value>>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    pub params: Vec<Param>,
+}
+
+fn bad(msg: String) -> Error {
+    Error::new(ErrorKind::InvalidArguments, msg)
+}
+
+/// Inputs that are never trained: BatchNormalization's running mean and variance (statistics),
+/// and the operands that configure an op rather than carry data (Resize scales, Clip bounds,
+/// Pad's constant).
+fn frozen_by_op(node: &NodeSpec, i: usize) -> bool {
+    match node.op_type.as_str() {
+        "BatchNormalization" => i >= 3,
+        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" => i >= 1,
+        _ => false,
+    }
+}
+
+impl Graph {
+    /// Checks every op first (an unsupported one is refused by name before anything else), then
+    /// wires the graph and orders the nodes topologically.
+    pub fn new(spec: &GraphSpec, inits: Vec<InitSpec>) -> Result<Graph> {
+        let mut unsupported: Vec<&str> = spec.nodes.iter().map(|n| n.op_type.as_str()).filter(|o| !ops::SUPPORTED.contains(o)).collect();
+        unsupported.dedup();
+        if let Some(op) = unsupported.first() {
+            return Err(ops::unsupported(op, "is not an operator of the training core"));
+        }
+        let kernels = spec.nodes.iter().map(ops::build).collect::<Result<Vec<_>>>()?;
+
+        let mut slot: HashMap<String, usize> = HashMap::new();
+        let mut names = Vec::new();
+        let mut values: Vec<Option<Value>> = Vec::new();
+        let mut intern = |n: &str, names: &mut Vec<String>, values: &mut Vec<Option<Value>>| -> usize {
+            *slot.entry(n.to_string()).or_insert_with(|| {
+                names.push(n.to_string());
+                values.push(None);
+                names.len() - 1
+            })
+        };
+        let mut init_slots = Vec::new();
+        for init in inits {
+            let s = intern(&init.name, &mut names, &mut values);
+            let n = init.dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).filter(|&n| n <= MAX_ELEMS);
+            let n = n.ok_or_else(|| bad(format!("initializer {}: shape {:?} too large", init.name, init.dims)))?;
+            values[s] = Some(match (init.floats, init.ints) {
+                (Some(f), None) => Value::F(Tensor::new(init.dims, f)?),
+                (None, Some(i)) if i.len() == n => Value::I(ITensor { shape: init.dims, data: i }),
+                _ => return Err(bad(format!("initializer {}: needs exactly one of floats/ints of {n} elements", init.name))),
+            });
+            init_slots.push(s);
+        }
+        let inputs = spec.inputs.iter().map(|n| intern(n, &mut names, &mut values)).collect::<Vec<_>>();
+        let mut nodes = Vec::new();
+        for (nd, kernel) in spec.nodes.iter().zip(kernels) {
+            let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
+            let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
+            nodes.push(Node { kernel, ins, outs, op: nd.op_type.clone() });
+        }
+        let outputs = spec
+            .outputs
+            .iter()
+            .map(|n| slot.get(n).copied().ok_or_else(|| bad(format!("graph output {n} is not produced"))))
+            .collect::<Result<Vec<_>>>()?;
+
+        // Topological order: a node runs once all its inputs are known.
+        let mut known = vec![false; names.len()];
+        for &s in init_slots.iter().chain(&inputs) {
+            known[s] = true;
+        }
+        let mut order = Vec::with_capacity(nodes.len());
+        let mut pending: Vec<Node> = nodes;
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut rest = Vec::new();
+            for nd in pending {
+                if nd.ins.iter().flatten().all(|&s| known[s]) {
+                    nd.outs.iter().for_each(|&s| known[s] = true);
+                    order.push(nd);
+                } else {
+                    rest.push(nd);
+                }
+            }
+            if rest.len() == before {
+                let nd = &rest[0];
+                let miss = nd.ins.iter().flatten().find(|&&s| !known[s]).map(|&s| names[s].clone()).unwrap_or_default();
+                return Err(bad(format!("{} node: input {miss} is never produced (or the graph has a cycle)", nd.op)));
+            }
+            pending = rest;
+        }
+
+        // Parameters: float initializers read by some node at a differentiable position.
+        let mut params = Vec::new();
+        for nd in &spec.nodes {
+            for (i, n) in nd.inputs.iter().enumerate() {
+                let Some(&s) = slot.get(n) else { continue };
+                let is_float_init = init_slots.contains(&s) && matches!(values[s], Some(Value::F(_)));
+                if is_float_init && !frozen_by_op(nd, i) && !spec.frozen.contains(n) && !params.iter().any(|p: &Param| p.slot == s) {
+                    params.push(Param { name: n.clone(), slot: s });
+                }
+            }
+        }
+        // A statistic that is also read elsewhere stays frozen.
+        params.retain(|p| !spec.nodes.iter().any(|nd| nd.inputs.iter().enumerate().any(|(i, n)| *n == p.name && frozen_by_op(nd, i))));
+        Ok(Graph { nodes: order, names, values, inputs, outputs, params })
+    }
+
+    /// Runs the graph on `inputs` (in the order of the spec's inputs); returns the outputs.
+    pub fn forward(&mut self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        if inputs.len() != self.inputs.len() {
+            return Err(bad(format!("graph takes {} inputs, got {}", self.inputs.len(), inputs.len())));
+        }
+        for (&s, t) in self.inputs.iter().zip(inputs) {
+            self.values[s] = Some(Value::F(t));
+        }
+        for nd in &self.nodes {
+            let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
+            let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
+            for (&s, v) in nd.outs.iter().zip(outs) {
+                self.values[s] = Some(v);
+            }
+        }
+        self.outputs.iter().map(|&s| self.float(s).cloned()).collect()
+    }
+
+    fn float(&self, s: usize) -> Result<&Tensor> {
+        match &self.values[s] {
+            Some(Value::F(t)) => Ok(t),
+            _ => Err(bad(format!("value {} is not a float tensor", self.names[s]))),
+        }
+    }
+
+    /// Gradients of the parameters (in [`Graph::params`] order) given the gradients of the
+    /// outputs of the last [`Graph::forward`].
+    pub fn backward(&self, gouts: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let mut grads: Vec<Option<Tensor>> = vec![None; self.names.len()];
+        for (&s, g) in self.outputs.iter().zip(gouts) {
+            if g.shape != self.float(s)?.shape {
+                return Err(Error::shape_mismatch("output gradient", &self.float(s)?.shape, &g.shape));
+            }
+            accumulate(&mut grads[s], g);
+        }
+        for nd in self.nodes.iter().rev() {
+            if nd.outs.iter().all(|&s| grads[s].is_none()) {
+                continue;
+            }
+            let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
+            let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
+            let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
+            let gins = nd
+                .kernel
+                .backward(&ins, &outs, &gouts)
+                .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
+            for (s, g) in nd.ins.iter().zip(gins) {
+                if let (Some(s), Some(g)) = (s, g) {
+                    if matches!(self.values[*s], Some(Value::F(_))) {
+                        accumulate(&mut grads[*s], g);
+                    }
+                }
+            }
+        }
+        self.params
+            .iter()
+            .map(|p| match grads[p.slot].take() {
+                Some(g) => Ok(g),
+                None => Tensor::zeros(&self.float(p.slot)?.shape),
+            })
+            .collect()
+    }
+
+    /// A parameter's current value.
+    pub fn param(&self, i: usize) -> &Tensor {
+        match &self.values[self.params[i].slot] {
+            Some(Value::F(t)) => t,
+            _ => unreachable!("parameters are float initializers"),
+        }
+    }
+
+    /// A parameter's value, to update in place.
+    pub fn param_mut(&mut self, i: usize) -> &mut Tensor {
+        match &mut self.values[self.params[i].slot] {
+            Some(Value::F(t)) => t,
+            _ => unreachable!("parameters are float initializers"),
+        }
+    }
+
+    /// The value of a named tensor after the last forward (intermediate outputs for matching).
+    pub fn value(&self, name: &str) -> Option<&Tensor> {
+        let s = self.names.iter().position(|n| n == name)?;
+        self.float(s).ok()
+    }
+}
+
+fn accumulate(slot: &mut Option<Tensor>, g: Tensor) {
+    match slot {
+        Some(acc) => acc.add_assign(&g),
+        None => *slot = Some(g),
+    }
+}

@@ -1,0 +1,232 @@
+//! Conv (2-D, grouped and depthwise, strides, pads, dilations, auto_pad) as im2col + GEMM on
+//! the kernels layer, one task per (image, group): every task writes its own output slice, so
+//! the bits do not depend on the thread count.
+
+use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
+use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
+use crate::kernels::par::{self, SharedMut};
+use crate::train::tensor::{Tensor, Value};
+
+/// The attributes shared by Conv and ConvTranspose.
+#[derive(Debug, Clone)]
+pub struct ConvAttrs {
+    pub group: usize,
+    pub strides: [usize; 2],
+    pub dilations: [usize; 2],
+    /// `[top, left, bottom, right]`, or `None` with auto_pad SAME_*.
+    pub pads: [usize; 4],
+    pub auto_pad: String,
+    pub kernel_shape: Option<Vec<usize>>,
+}
+
+fn pair(v: Option<Vec<usize>>, op: &str, k: &str) -> Result<[usize; 2]> {
+    match v.as_deref() {
+        None => Ok([1, 1]),
+        Some([a, b]) if *a > 0 && *b > 0 => Ok([*a, *b]),
+        Some(_) => Err(unsupported(op, &format!("{k} must be two positive integers (2-D only)"))),
+    }
+}
+
+impl ConvAttrs {
+    pub fn new(a: &Attrs) -> Result<ConvAttrs> {
+        let group = a.int("group", 1)?;
+        if group < 1 {
+            return Err(Error::new(ErrorKind::InvalidArguments, format!("{}: group must be >= 1", a.op)));
+        }
+        let pads = match a.sizes("pads")?.as_deref() {
+            None => [0; 4],
+            Some([t, l, b, r]) => [*t, *l, *b, *r],
+            Some(_) => return Err(unsupported(a.op, "pads must have 4 entries (2-D only)")),
+        };
+        let auto_pad = a.str("auto_pad", "NOTSET")?;
+        if !["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"].contains(&auto_pad.as_str()) {
+            return Err(unsupported(a.op, &format!("auto_pad {auto_pad}")));
+        }
+        Ok(ConvAttrs {
+            group: group as usize,
+            strides: pair(a.sizes("strides")?, a.op, "strides")?,
+            dilations: pair(a.sizes("dilations")?, a.op, "dilations")?,
+            pads,
+            auto_pad,
+            kernel_shape: a.sizes("kernel_shape")?,
+        })
+    }
+
+    /// Pads of a convolution over `h x w` with kernel `k` (auto_pad resolved).
+    pub fn pads_for(&self, h: usize, w: usize, k: [usize; 2]) -> [usize; 4] {
+        match self.auto_pad.as_str() {
+            "VALID" => [0; 4],
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let mut p = [0; 4];
+                for (ax, len) in [h, w].into_iter().enumerate() {
+                    let s = self.strides[ax];
+                    let out = len.div_ceil(s);
+                    let ext = (k[ax] - 1) * self.dilations[ax] + 1;
+                    let total = ((out - 1) * s + ext).saturating_sub(len);
+                    let (small, big) = (total / 2, total - total / 2);
+                    (p[ax], p[ax + 2]) = if self.auto_pad == "SAME_UPPER" { (small, big) } else { (big, small) };
+                }
+                p
+            }
+            _ => self.pads,
+        }
+    }
+}
+
+pub struct Conv {
+    at: ConvAttrs,
+}
+
+/// The shapes of one Conv call.
+struct Plan {
+    n: usize,
+    g: usize,
+    cout_g: usize,
+    geom: ConvGeom,
+}
+
+impl Conv {
+    pub fn new(a: &Attrs) -> Result<Conv> {
+        Ok(Conv { at: ConvAttrs::new(a)? })
+    }
+
+    fn plan(&self, x: &Tensor, w: &Tensor) -> Result<Plan> {
+        let (xs, ws) = (&x.shape, &w.shape);
+        if xs.len() != 4 || ws.len() != 4 {
+            return Err(unsupported("Conv", &format!("input {xs:?} / weight {ws:?}: only 2-D convolutions (NCHW) are implemented")));
+        }
+        let g = self.at.group;
+        let (cin, cout) = (xs[1], ws[0]);
+        if cin % g != 0 || cout % g != 0 || ws[1] * g != cin {
+            return Err(Error::new(ErrorKind::ShapeMismatch, format!("Conv: input {xs:?}, weight {ws:?} and group {g} do not fit")));
+        }
+        if let Some(k) = &self.at.kernel_shape {
+            if k[..] != ws[2..] {
+                return Err(Error::new(ErrorKind::ShapeMismatch, format!("Conv: kernel_shape {k:?} but weight {ws:?}")));
+            }
+        }
+        let k = [ws[2], ws[3]];
+        let p = self.at.pads_for(xs[2], xs[3], k);
+        let out = |ax: usize| -> Result<usize> {
+            let ext = (k[ax] - 1) * self.at.dilations[ax] + 1;
+            let len = xs[2 + ax] + p[ax] + p[ax + 2];
+            if k[ax] == 0 || len < ext {
+                return Err(Error::new(ErrorKind::ShapeMismatch, format!("Conv: kernel {k:?} larger than padded input {xs:?}")));
+            }
+            Ok((len - ext) / self.at.strides[ax] + 1)
+        };
+        let geom = ConvGeom {
+            c: cin / g,
+            h: xs[2],
+            w: xs[3],
+            kh: k[0],
+            kw: k[1],
+            sh: self.at.strides[0],
+            sw: self.at.strides[1],
+            ph: p[0],
+            pw: p[1],
+            dh: self.at.dilations[0],
+            dw: self.at.dilations[1],
+            oh: out(0)?,
+            ow: out(1)?,
+        };
+        Ok(Plan { n: xs[0], g, cout_g: cout / g, geom })
+    }
+}
+
+impl Kernel for Conv {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let (x, w) = (fin(ins, 0, "Conv")?, fin(ins, 1, "Conv")?);
+        let b = fin_opt(ins, 2, "Conv")?;
+        let p = self.plan(x, w)?;
+        let (gm, co, ohw) = (&p.geom, p.cout_g, p.geom.cols());
+        if let Some(b) = b {
+            if b.data.len() != co * p.g {
+                return Err(Error::shape_mismatch("Conv bias", &[co * p.g], &b.shape));
+            }
+        }
+        let mut y = Tensor::zeros(&[p.n, co * p.g, gm.oh, gm.ow])?;
+        let (ckk, xin) = (gm.rows(), gm.c * gm.h * gm.w);
+        let gemm = Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
+        par::map_chunks_mut(&mut y.data, co * ohw, |t, ys| {
+            let (ni, gi) = (t / p.g, t % p.g);
+            if let Some(b) = b {
+                for (o, row) in ys.chunks_mut(ohw).enumerate() {
+                    row.fill(b.data[gi * co + o]);
+                }
+            }
+            let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
+            let wg = &w.data[gi * co * ckk..][..co * ckk];
+            if gm.is_identity() {
+                gemm_acc(&gemm, wg, xs, ys);
+            } else {
+                let mut col = vec![0.0; ckk * ohw];
+                im2col(gm, xs, &mut col);
+                gemm_acc(&gemm, wg, &col, ys);
+            }
+        });
+        Ok(vec![Value::F(y)])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let (x, w) = (fin(ins, 0, "Conv")?, fin(ins, 1, "Conv")?);
+        let has_b = fin_opt(ins, 2, "Conv")?.is_some();
+        let p = self.plan(x, w)?;
+        let dy = gout0(gouts, outs[0].shape())?;
+        let (gm, co, ohw) = (&p.geom, p.cout_g, p.geom.cols());
+        let (ckk, xin) = (gm.rows(), gm.c * gm.h * gm.w);
+
+        // dX per (image, group): dcol = W_gᵀ · dY, then scattered back.
+        let mut dx = Tensor::zeros(&x.shape)?;
+        let gx = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
+        par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
+            let (ni, gi) = (t / p.g, t % p.g);
+            let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
+            let wg = &w.data[gi * co * ckk..][..co * ckk];
+            if gm.is_identity() {
+                gemm_acc(&gx, wg, dys, dxs);
+            } else {
+                let mut dcol = vec![0.0; ckk * ohw];
+                gemm_acc(&gx, wg, dys, &mut dcol);
+                col2im_acc(gm, &dcol, dxs);
+            }
+        });
+
+        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel.
+        let mut dw = Tensor::zeros(&w.shape)?;
+        let gw = Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+        let dwp = SharedMut(dw.data.as_mut_ptr());
+        par::for_each_index(p.g, |gi| {
+            // SAFETY: group gi writes only its own rows gi*co..(gi+1)*co of dW.
+            let dwg = unsafe { std::slice::from_raw_parts_mut(dwp.get().add(gi * co * ckk), co * ckk) };
+            let mut col = vec![0.0; ckk * ohw];
+            let mut colt = vec![0.0; ckk * ohw];
+            for ni in 0..p.n {
+                let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
+                let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
+                if gm.is_identity() {
+                    transpose(xs, ckk, ohw, &mut colt);
+                } else {
+                    im2col(gm, xs, &mut col);
+                    transpose(&col, ckk, ohw, &mut colt);
+                }
+                gemm_acc(&gw, dys, &colt, dwg);
+            }
+        });
+
+        let db = if has_b {
+            let mut db = Tensor::zeros(&[co * p.g])?;
+            for ni in 0..p.n {
+                for (c, acc) in db.data.iter_mut().enumerate() {
+                    *acc += dy.data[(ni * co * p.g + c) * ohw..][..ohw].iter().sum::<f32>();
+                }
+            }
+            Some(db)
+        } else {
+            None
+        };
+        Ok(vec![Some(dx), Some(dw), db])
+    }
+}

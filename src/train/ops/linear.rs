@@ -1,0 +1,164 @@
+//! Gemm and MatMul (batched, broadcast batch dimensions) on the kernels layer's GEMM.
+
+use super::{fin, fin_opt, gout0, Attrs, Kernel};
+use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::gemm::{gemm_acc, Gemm as G};
+use crate::kernels::im2col::transpose;
+use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, reduce_to, Tensor, Value};
+
+/// `out += A' · B'` with `A'` `m x k` (`a` stored `m x k`, or `k x m` when `ta`) and `B'`
+/// `k x n` (`b` stored `k x n`, or `n x k` when `tb`).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_acc(a: &[f32], ta: bool, b: &[f32], tb: bool, m: usize, k: usize, n: usize, out: &mut [f32]) {
+    let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false };
+    if tb {
+        let mut bt = vec![0.0; k * n];
+        transpose(b, n, k, &mut bt);
+        gemm_acc(&g, a, &bt, out);
+    } else {
+        gemm_acc(&g, a, b, out);
+    }
+}
+
+pub struct Gemm {
+    alpha: f32,
+    beta: f32,
+    ta: bool,
+    tb: bool,
+}
+
+impl Gemm {
+    pub fn new(a: &Attrs) -> Result<Gemm> {
+        Ok(Gemm { alpha: a.float("alpha", 1.0)?, beta: a.float("beta", 1.0)?, ta: a.int("transA", 0)? != 0, tb: a.int("transB", 0)? != 0 })
+    }
+    fn dims(&self, a: &Tensor, b: &Tensor) -> Result<(usize, usize, usize)> {
+        if a.rank() != 2 || b.rank() != 2 {
+            return Err(Error::new(ErrorKind::ShapeMismatch, format!("Gemm: operands {:?}, {:?} must be 2-D", a.shape, b.shape)));
+        }
+        let (m, k) = if self.ta { (a.shape[1], a.shape[0]) } else { (a.shape[0], a.shape[1]) };
+        let (k2, n) = if self.tb { (b.shape[1], b.shape[0]) } else { (b.shape[0], b.shape[1]) };
+        if k != k2 {
+            return Err(Error::new(
+                ErrorKind::ShapeMismatch,
+                format!("Gemm: {:?} x {:?} (transA {}, transB {})", a.shape, b.shape, self.ta, self.tb),
+            ));
+        }
+        Ok((m, k, n))
+    }
+}
+
+impl Kernel for Gemm {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let (a, b) = (fin(ins, 0, "Gemm")?, fin(ins, 1, "Gemm")?);
+        let (m, k, n) = self.dims(a, b)?;
+        let mut y = Tensor::zeros(&[m, n])?;
+        matmul_acc(&a.data, self.ta, &b.data, self.tb, m, k, n, &mut y.data);
+        if self.alpha != 1.0 {
+            y.data.iter_mut().for_each(|v| *v *= self.alpha);
+        }
+        if let Some(c) = fin_opt(ins, 2, "Gemm")? {
+            let s = broadcast_strides(&c.shape, &y.shape);
+            broadcast_shape(&c.shape, &y.shape, "Gemm C")?;
+            let zero = [0, 0];
+            for_each_bcast2(&[m, n], &zero, &s, |o, _, j| y.data[o] += self.beta * c.data[j]);
+        }
+        Ok(vec![Value::F(y)])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let (a, b) = (fin(ins, 0, "Gemm")?, fin(ins, 1, "Gemm")?);
+        let (m, k, n) = self.dims(a, b)?;
+        let mut g = gout0(gouts, outs[0].shape())?;
+        let dc = match fin_opt(ins, 2, "Gemm")? {
+            Some(c) => {
+                let mut dc = reduce_to(&g, &c.shape)?;
+                dc.data.iter_mut().for_each(|v| *v *= self.beta);
+                Some(dc)
+            }
+            None => None,
+        };
+        g.data.iter_mut().for_each(|v| *v *= self.alpha);
+        // dA' = g · B'ᵀ (m x k); dB' = A'ᵀ · g (k x n); stored transposed where A, B are.
+        let mut da = Tensor::zeros(&a.shape)?;
+        if self.ta {
+            // dA = B' · gᵀ (k x m)
+            let mut gt = vec![0.0; m * n];
+            transpose(&g.data, m, n, &mut gt);
+            matmul_acc(&b.data, self.tb, &gt, false, k, n, m, &mut da.data);
+        } else {
+            matmul_acc(&g.data, false, &b.data, !self.tb, m, n, k, &mut da.data);
+        }
+        let mut db = Tensor::zeros(&b.shape)?;
+        if self.tb {
+            // dB = gᵀ · A' (n x k)
+            matmul_acc(&g.data, true, &a.data, self.ta, n, m, k, &mut db.data);
+        } else {
+            matmul_acc(&a.data, !self.ta, &g.data, false, k, m, n, &mut db.data);
+        }
+        Ok(vec![Some(da), Some(db), dc])
+    }
+}
+
+/// MatMul of rank >= 2 operands (1-D operands are promoted as numpy does).
+pub struct MatMul;
+
+struct MmPlan {
+    batch: Vec<usize>,
+    sa: Vec<usize>,
+    sb: Vec<usize>,
+    m: usize,
+    k: usize,
+    n: usize,
+    out: Vec<usize>,
+}
+
+fn plan(a: &[usize], b: &[usize]) -> Result<MmPlan> {
+    let err = || Error::new(ErrorKind::ShapeMismatch, format!("MatMul: {a:?} x {b:?}"));
+    let a2: Vec<usize> = if a.len() == 1 { vec![1, a[0]] } else { a.to_vec() };
+    let b2: Vec<usize> = if b.len() == 1 { vec![b[0], 1] } else { b.to_vec() };
+    if a2.len() < 2 || b2.len() < 2 {
+        return Err(err());
+    }
+    let (m, k) = (a2[a2.len() - 2], a2[a2.len() - 1]);
+    let (k2, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
+    if k != k2 {
+        return Err(err());
+    }
+    let (ba, bb) = (&a2[..a2.len() - 2], &b2[..b2.len() - 2]);
+    let batch = broadcast_shape(ba, bb, "MatMul")?;
+    let mut out = batch.clone();
+    if a.len() > 1 {
+        out.push(m);
+    }
+    if b.len() > 1 {
+        out.push(n);
+    }
+    Ok(MmPlan { sa: broadcast_strides(ba, &batch), sb: broadcast_strides(bb, &batch), batch, m, k, n, out })
+}
+
+impl Kernel for MatMul {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let (a, b) = (fin(ins, 0, "MatMul")?, fin(ins, 1, "MatMul")?);
+        let p = plan(&a.shape, &b.shape)?;
+        let mut y = Tensor::zeros(&p.out)?;
+        let (mk, kn, mn) = (p.m * p.k, p.k * p.n, p.m * p.n);
+        for_each_bcast2(&p.batch, &p.sa, &p.sb, |o, i, j| {
+            matmul_acc(&a.data[i * mk..][..mk], false, &b.data[j * kn..][..kn], false, p.m, p.k, p.n, &mut y.data[o * mn..][..mn]);
+        });
+        Ok(vec![Value::F(y)])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let (a, b) = (fin(ins, 0, "MatMul")?, fin(ins, 1, "MatMul")?);
+        let p = plan(&a.shape, &b.shape)?;
+        let g = gout0(gouts, outs[0].shape())?;
+        let (mut da, mut db) = (Tensor::zeros(&a.shape)?, Tensor::zeros(&b.shape)?);
+        let (mk, kn, mn) = (p.m * p.k, p.k * p.n, p.m * p.n);
+        for_each_bcast2(&p.batch, &p.sa, &p.sb, |o, i, j| {
+            let go = &g.data[o * mn..][..mn];
+            matmul_acc(go, false, &b.data[j * kn..][..kn], true, p.m, p.n, p.k, &mut da.data[i * mk..][..mk]);
+            matmul_acc(&a.data[i * mk..][..mk], true, go, false, p.k, p.m, p.n, &mut db.data[j * kn..][..kn]);
+        });
+        Ok(vec![Some(da), Some(db)])
+    }
+}

@@ -1,0 +1,208 @@
+//! BatchNormalization (inference form: fixed statistics), LayerNormalization and Softmax.
+
+use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
+use crate::core::error::{Error, ErrorKind, Result};
+use crate::train::tensor::{norm_axis, Tensor, Value};
+
+pub struct BatchNorm {
+    eps: f32,
+}
+
+impl BatchNorm {
+    pub fn new(a: &Attrs) -> Result<BatchNorm> {
+        if a.int("training_mode", 0)? != 0 {
+            return Err(unsupported("BatchNormalization", "training_mode=1 (only the inference form is implemented)"));
+        }
+        Ok(BatchNorm { eps: a.float("epsilon", 1e-5)? })
+    }
+
+    /// Per channel `(scale / sqrt(var + eps), bias - mean * that)` and the shape facts.
+    fn coeffs(&self, ins: &[Option<&Value>]) -> Result<(Vec<f32>, usize, usize)> {
+        let x = fin(ins, 0, "BatchNormalization")?;
+        let t: Vec<&Tensor> = (1..5).map(|i| fin(ins, i, "BatchNormalization")).collect::<Result<_>>()?;
+        let c = *x.shape.get(1).unwrap_or(&1);
+        if t.iter().any(|t| t.len() != c) {
+            return Err(Error::new(ErrorKind::ShapeMismatch, format!("BatchNormalization: parameters must have {c} elements")));
+        }
+        let inv: Vec<f32> = (0..c).map(|i| 1.0 / (t[3].data[i] + self.eps).sqrt()).collect();
+        let inner = x.shape.get(2..).map_or(1, |s| s.iter().product());
+        Ok((inv, c, inner))
+    }
+}
+
+impl Kernel for BatchNorm {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let (inv, c, inner) = self.coeffs(ins)?;
+        let x = fin(ins, 0, "BatchNormalization")?;
+        let (s, b, m) = (fin(ins, 1, "")?, fin(ins, 2, "")?, fin(ins, 3, "")?);
+        let mut y = x.clone();
+        for (r, row) in y.data.chunks_mut(inner.max(1)).enumerate() {
+            let ch = r % c;
+            for v in row {
+                *v = (*v - m.data[ch]) * inv[ch] * s.data[ch] + b.data[ch];
+            }
+        }
+        Ok(vec![Value::F(y)])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let (inv, c, inner) = self.coeffs(ins)?;
+        let x = fin(ins, 0, "BatchNormalization")?;
+        let (s, m) = (fin(ins, 1, "")?, fin(ins, 3, "")?);
+        let g = gout0(gouts, outs[0].shape())?;
+        let mut dx = g.clone();
+        let (mut ds, mut db) = (Tensor::zeros(&[c])?, Tensor::zeros(&[c])?);
+        for (r, row) in dx.data.chunks_mut(inner.max(1)).enumerate() {
+            let ch = r % c;
+            let xr = &x.data[r * inner..][..inner];
+            for (i, v) in row.iter_mut().enumerate() {
+                ds.data[ch] += *v * (xr[i] - m.data[ch]) * inv[ch];
+                db.data[ch] += *v;
+                *v *= inv[ch] * s.data[ch];
+            }
+        }
+        Ok(vec![Some(dx), Some(ds), Some(db), None, None])
+    }
+}
+
+pub struct LayerNorm {
+    axis: i64,
+    eps: f32,
+}
+
+impl LayerNorm {
+    pub fn new(a: &Attrs) -> Result<LayerNorm> {
+        if a.int("stash_type", 1)? != 1 {
+            return Err(unsupported("LayerNormalization", "stash_type other than float"));
+        }
+        Ok(LayerNorm { axis: a.int("axis", -1)?, eps: a.float("epsilon", 1e-5)? })
+    }
+
+    fn split(&self, x: &Tensor) -> Result<(usize, usize)> {
+        let ax = norm_axis(self.axis, x.rank(), "LayerNormalization")?;
+        Ok((x.shape[..ax].iter().product(), x.shape[ax..].iter().product()))
+    }
+
+    /// Per row `(mean, 1/sqrt(var + eps))` in f64.
+    fn stats(x: &[f32], eps: f32) -> (f64, f64) {
+        let n = x.len().max(1) as f64;
+        let mean = x.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let var = x.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
+        (mean, 1.0 / (var + eps as f64).sqrt())
+    }
+
+    /// Scale and bias read per element of a row (broadcast along leading axes of the row).
+    fn row_param(t: Option<&Tensor>, d: usize, default: f32) -> Result<Vec<f32>> {
+        match t {
+            None => Ok(vec![default; d]),
+            Some(t) if t.len() == d => Ok(t.data.clone()),
+            Some(t) if t.len() == 1 => Ok(vec![t.data[0]; d]),
+            Some(t) => Err(Error::new(ErrorKind::ShapeMismatch, format!("LayerNormalization: scale/bias {:?} for rows of {d}", t.shape))),
+        }
+    }
+}
+
+impl Kernel for LayerNorm {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let x = fin(ins, 0, "LayerNormalization")?;
+        let (rows, d) = self.split(x)?;
+        let sc = Self::row_param(Some(fin(ins, 1, "LayerNormalization")?), d, 1.0)?;
+        let bi = Self::row_param(fin_opt(ins, 2, "LayerNormalization")?, d, 0.0)?;
+        let mut y = x.clone();
+        let ax = norm_axis(self.axis, x.rank(), "LayerNormalization")?;
+        let mut sshape = x.shape.clone();
+        sshape[ax..].iter_mut().for_each(|v| *v = 1);
+        let (mut mt, mut it) = (Tensor::zeros(&sshape)?, Tensor::zeros(&sshape)?);
+        for r in 0..rows {
+            let row = &mut y.data[r * d..][..d];
+            let (mean, inv) = Self::stats(row, self.eps);
+            (mt.data[r], it.data[r]) = (mean as f32, inv as f32);
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = ((*v as f64 - mean) * inv) as f32 * sc[i] + bi[i];
+            }
+        }
+        Ok(vec![Value::F(y), Value::F(mt), Value::F(it)])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let x = fin(ins, 0, "LayerNormalization")?;
+        let (rows, d) = self.split(x)?;
+        let st = fin(ins, 1, "LayerNormalization")?;
+        let sc = Self::row_param(Some(st), d, 1.0)?;
+        let bt = fin_opt(ins, 2, "LayerNormalization")?;
+        let g = gout0(gouts, outs[0].shape())?;
+        let mut dx = Tensor::zeros(&x.shape)?;
+        let (mut ds, mut db) = (vec![0.0f32; d], vec![0.0f32; d]);
+        for r in 0..rows {
+            let xr = &x.data[r * d..][..d];
+            let gr = &g.data[r * d..][..d];
+            let (mean, inv) = Self::stats(xr, self.eps);
+            let xh: Vec<f64> = xr.iter().map(|&v| (v as f64 - mean) * inv).collect();
+            let gh: Vec<f64> = (0..d).map(|i| gr[i] as f64 * sc[i] as f64).collect();
+            let m1 = gh.iter().sum::<f64>() / d as f64;
+            let m2 = gh.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / d as f64;
+            for i in 0..d {
+                dx.data[r * d + i] = (inv * (gh[i] - m1 - xh[i] * m2)) as f32;
+                ds[i] += gr[i] * xh[i] as f32;
+                db[i] += gr[i];
+            }
+        }
+        let fold = |v: Vec<f32>, t: &Tensor| Tensor { shape: t.shape.clone(), data: if t.len() == 1 { vec![v.iter().sum()] } else { v } };
+        Ok(vec![Some(dx), Some(fold(ds, st)), bt.map(|t| fold(db, t))])
+    }
+}
+
+pub struct Softmax {
+    axis: i64,
+}
+
+impl Softmax {
+    pub fn new(a: &Attrs) -> Result<Softmax> {
+        Ok(Softmax { axis: a.int("axis", -1)? })
+    }
+    /// (outer, axis length, inner) around the softmax axis.
+    fn dims(&self, s: &[usize]) -> Result<(usize, usize, usize)> {
+        let ax = norm_axis(self.axis, s.len(), "Softmax")?;
+        Ok((s[..ax].iter().product(), s[ax], s[ax + 1..].iter().product()))
+    }
+}
+
+impl Kernel for Softmax {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let x = fin(ins, 0, "Softmax")?;
+        let (o, d, inner) = self.dims(&x.shape)?;
+        let mut y = x.clone();
+        for a in 0..o {
+            for b in 0..inner {
+                let at = |i: usize| (a * d + i) * inner + b;
+                let mx = (0..d).map(|i| x.data[at(i)]).fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0.0f64;
+                for i in 0..d {
+                    let e = ((x.data[at(i)] - mx) as f64).exp();
+                    y.data[at(i)] = e as f32;
+                    sum += e;
+                }
+                for i in 0..d {
+                    y.data[at(i)] = (y.data[at(i)] as f64 / sum) as f32;
+                }
+            }
+        }
+        Ok(vec![Value::F(y)])
+    }
+
+    fn backward(&self, _ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let Value::F(y) = outs[0] else { unreachable!("Softmax outputs floats") };
+        let (o, d, inner) = self.dims(&y.shape)?;
+        let mut g = gout0(gouts, &y.shape)?;
+        for a in 0..o {
+            for b in 0..inner {
+                let at = |i: usize| (a * d + i) * inner + b;
+                let dot: f64 = (0..d).map(|i| g.data[at(i)] as f64 * y.data[at(i)] as f64).sum();
+                for i in 0..d {
+                    g.data[at(i)] = (y.data[at(i)] as f64 * (g.data[at(i)] as f64 - dot)) as f32;
+                }
+            }
+        }
+        Ok(vec![Some(g)])
+    }
+}

@@ -1,0 +1,174 @@
+//! Element-wise activations: forward and the derivative applied to the output gradient.
+
+use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
+use crate::core::error::Result;
+use crate::train::tensor::{Tensor, Value};
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Relu,
+    LeakyRelu(f32),
+    /// Clip bounds from attributes (opset < 11); inputs 1 and 2 override them.
+    Clip(f32, f32),
+    Sigmoid,
+    HardSigmoid(f32, f32),
+    HardSwish,
+    Tanh,
+    Erf,
+    Gelu {
+        tanh: bool,
+    },
+    Identity,
+}
+
+pub struct Unary {
+    kind: Kind,
+}
+
+const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
+
+/// erf in f64: its Taylor series below |x| = 4 (terms stay below e^16, so f64 keeps ~1e-9),
+/// ±1 beyond (erfc(4) < 2e-8, below f32's resolution of 1).
+pub fn erf(x: f64) -> f64 {
+    if x.abs() >= 4.0 {
+        return x.signum();
+    }
+    let (x2, mut term, mut sum) = (x * x, x, x);
+    for n in 1..200 {
+        term *= -x2 / n as f64;
+        let t = term / (2 * n + 1) as f64;
+        sum += t;
+        if t.abs() < 1e-17 * sum.abs() {
+            break;
+        }
+    }
+    sum * TWO_OVER_SQRT_PI
+}
+
+impl Unary {
+    pub fn new(a: &Attrs) -> Result<Unary> {
+        let kind = match a.op {
+            "Relu" => Kind::Relu,
+            "LeakyRelu" => Kind::LeakyRelu(a.float("alpha", 0.01)?),
+            "Clip" => Kind::Clip(a.float("min", f32::NEG_INFINITY)?, a.float("max", f32::INFINITY)?),
+            "Sigmoid" => Kind::Sigmoid,
+            "HardSigmoid" => Kind::HardSigmoid(a.float("alpha", 0.2)?, a.float("beta", 0.5)?),
+            "HardSwish" => Kind::HardSwish,
+            "Tanh" => Kind::Tanh,
+            "Erf" => Kind::Erf,
+            "Gelu" => match a.str("approximate", "none")?.as_str() {
+                "none" => Kind::Gelu { tanh: false },
+                "tanh" => Kind::Gelu { tanh: true },
+                other => return Err(unsupported("Gelu", &format!("approximate={other}"))),
+            },
+            _ => Kind::Identity,
+        };
+        Ok(Unary { kind })
+    }
+
+    fn clip_bounds(&self, ins: &[Option<&Value>]) -> Result<(f32, f32)> {
+        let Kind::Clip(mut lo, mut hi) = self.kind else { return Ok((0.0, 0.0)) };
+        if let Some(t) = fin_opt(ins, 1, "Clip")? {
+            lo = t.data.first().copied().unwrap_or(lo);
+        }
+        if let Some(t) = fin_opt(ins, 2, "Clip")? {
+            hi = t.data.first().copied().unwrap_or(hi);
+        }
+        Ok((lo, hi))
+    }
+
+    fn f(&self, x: f32, lo: f32, hi: f32) -> f32 {
+        match self.kind {
+            Kind::Relu => x.max(0.0),
+            Kind::LeakyRelu(a) => {
+                if x >= 0.0 {
+                    x
+                } else {
+                    a * x
+                }
+            }
+            Kind::Clip(..) => x.max(lo).min(hi),
+            Kind::Sigmoid => (1.0 / (1.0 + (-(x as f64)).exp())) as f32,
+            Kind::HardSigmoid(a, b) => (a * x + b).clamp(0.0, 1.0),
+            Kind::HardSwish => x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
+            Kind::Tanh => x.tanh(),
+            Kind::Erf => erf(x as f64) as f32,
+            Kind::Gelu { tanh: false } => (0.5 * x as f64 * (1.0 + erf(x as f64 / std::f64::consts::SQRT_2))) as f32,
+            Kind::Gelu { tanh: true } => {
+                let x = x as f64;
+                (0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())) as f32
+            }
+            Kind::Identity => x,
+        }
+    }
+
+    /// dy/dx at `x` (with `y = f(x)`).
+    fn df(&self, x: f32, y: f32, lo: f32, hi: f32) -> f32 {
+        match self.kind {
+            Kind::Relu => (x > 0.0) as u8 as f32,
+            Kind::LeakyRelu(a) => {
+                if x >= 0.0 {
+                    1.0
+                } else {
+                    a
+                }
+            }
+            Kind::Clip(..) => (x >= lo && x <= hi) as u8 as f32,
+            Kind::Sigmoid => y * (1.0 - y),
+            Kind::HardSigmoid(a, b) => {
+                let z = a * x + b;
+                if z > 0.0 && z < 1.0 {
+                    a
+                } else {
+                    0.0
+                }
+            }
+            Kind::HardSwish => {
+                if x < -3.0 {
+                    0.0
+                } else if x > 3.0 {
+                    1.0
+                } else {
+                    x / 3.0 + 0.5
+                }
+            }
+            Kind::Tanh => 1.0 - y * y,
+            Kind::Erf => (TWO_OVER_SQRT_PI * (-(x as f64) * x as f64).exp()) as f32,
+            Kind::Gelu { tanh: false } => {
+                let x = x as f64;
+                let cdf = 0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2));
+                (cdf + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()) as f32
+            }
+            Kind::Gelu { tanh: true } => {
+                let x = x as f64;
+                let u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
+                let t = u.tanh();
+                (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * x * x)) as f32
+            }
+            Kind::Identity => 1.0,
+        }
+    }
+}
+
+impl Kernel for Unary {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let x = fin(ins, 0, "activation")?;
+        let (lo, hi) = self.clip_bounds(ins)?;
+        let data = x.data.iter().map(|&v| self.f(v, lo, hi)).collect();
+        Ok(vec![Value::F(Tensor { shape: x.shape.clone(), data })])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let x = fin(ins, 0, "activation")?;
+        let Value::F(y) = outs[0] else { unreachable!("activations output floats") };
+        let (lo, hi) = self.clip_bounds(ins)?;
+        let mut g = gout0(gouts, &x.shape)?;
+        for (i, gv) in g.data.iter_mut().enumerate() {
+            *gv *= self.df(x.data[i], y.data[i], lo, hi);
+        }
+        let mut r = vec![Some(g)];
+        r.extend((1..ins.len()).map(|_| None));
+        Ok(r)
+    }
+}

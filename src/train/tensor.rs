@@ -1,0 +1,179 @@
+//! The values a training graph carries: dense row-major `f32` tensors (activations, weights,
+//! gradients) and `i64` tensors (the shapes, axes and indices ONNX passes as inputs).
+
+use crate::core::error::{Error, ErrorKind, Result};
+
+/// A dense row-major `f32` tensor (NCHW for images).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+/// Elements of a shape, or an error when the product overflows.
+pub fn numel(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("train: shape {shape:?} has more elements than fit in memory")))
+}
+
+/// Largest tensor the core allocates (elements): 2^28 f32 = 1 GiB, beyond any model of ours,
+/// so that a malformed shape is a typed error rather than an allocation abort.
+pub const MAX_ELEMS: usize = 1 << 28;
+
+impl Tensor {
+    /// A zero tensor, its size checked first.
+    pub fn zeros(shape: &[usize]) -> Result<Tensor> {
+        let n = numel(shape)?;
+        if n > MAX_ELEMS {
+            return Err(Error::new(ErrorKind::OutOfMemory, format!("train: a tensor of shape {shape:?} is too large")));
+        }
+        Ok(Tensor { shape: shape.to_vec(), data: vec![0.0; n] })
+    }
+
+    /// A tensor from its data, checking the length.
+    pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Result<Tensor> {
+        let n = numel(&shape)?;
+        if n != data.len() {
+            return Err(Error::length_mismatch("train tensor", &shape, n, data.len()));
+        }
+        Ok(Tensor { shape, data })
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Adds `other` element by element (same shape).
+    pub fn add_assign(&mut self, other: &Tensor) {
+        debug_assert_eq!(self.shape, other.shape);
+        for (a, b) in self.data.iter_mut().zip(&other.data) {
+            *a += b;
+        }
+    }
+}
+
+/// An `i64` tensor (shape operands of Reshape, Slice, Pad, Split, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ITensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<i64>,
+}
+
+/// A value of the graph.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    F(Tensor),
+    I(ITensor),
+}
+
+impl Value {
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Value::F(t) => &t.shape,
+            Value::I(t) => &t.shape,
+        }
+    }
+}
+
+/// Row-major strides of a shape.
+pub fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// An ONNX axis (negative counts from the end) in `0..rank`.
+pub fn norm_axis(axis: i64, rank: usize, op: &str) -> Result<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    if a < 0 || a >= r {
+        return Err(Error::new(ErrorKind::InvalidArguments, format!("{op}: axis {axis} is out of range for rank {rank}")));
+    }
+    Ok(a as usize)
+}
+
+/// The numpy broadcast of two shapes.
+pub fn broadcast_shape(a: &[usize], b: &[usize], op: &str) -> Result<Vec<usize>> {
+    let r = a.len().max(b.len());
+    let mut out = vec![0; r];
+    for i in 0..r {
+        let da = if i + a.len() >= r { a[i + a.len() - r] } else { 1 };
+        let db = if i + b.len() >= r { b[i + b.len() - r] } else { 1 };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return Err(Error::new(ErrorKind::ShapeMismatch, format!("{op}: shapes {a:?} and {b:?} do not broadcast"))),
+        };
+    }
+    Ok(out)
+}
+
+/// Strides of `shape` read as a broadcast to `out` (0 along broadcast axes), aligned right.
+pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let s = strides(shape);
+    let off = out.len() - shape.len();
+    (0..out.len()).map(|i| if i < off || shape[i - off] == 1 { 0 } else { s[i - off] }).collect()
+}
+
+/// Calls `f(out_index, offset_a, offset_b)` over every element of `out` in row-major order,
+/// with the offsets of two broadcast operands of strides `sa`, `sb`.
+pub fn for_each_bcast2(out: &[usize], sa: &[usize], sb: &[usize], mut f: impl FnMut(usize, usize, usize)) {
+    let r = out.len();
+    let n: usize = out.iter().product();
+    if n == 0 {
+        return;
+    }
+    // The innermost axis runs as a plain loop; the others step an odometer.
+    let (inner, ia, ib) = if r == 0 { (1, 0, 0) } else { (out[r - 1], sa[r - 1], sb[r - 1]) };
+    let mut idx = vec![0usize; r.saturating_sub(1)];
+    let (mut oa, mut ob, mut o) = (0usize, 0usize, 0usize);
+    loop {
+        for k in 0..inner {
+            f(o + k, oa + k * ia, ob + k * ib);
+        }
+        o += inner;
+        // advance the odometer over the outer axes
+        let mut ax = r.saturating_sub(1);
+        loop {
+            if ax == 0 {
+                return;
+            }
+            ax -= 1;
+            idx[ax] += 1;
+            oa += sa[ax];
+            ob += sb[ax];
+            if idx[ax] < out[ax] {
+                break;
+            }
+            oa -= sa[ax] * out[ax];
+            ob -= sb[ax] * out[ax];
+            idx[ax] = 0;
+        }
+    }
+}
+
+/// Sums `g` (of shape `out`) down to `shape` (a broadcast operand of it), in row-major order of
+/// `out`: the adjoint of broadcasting.
+pub fn reduce_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape == shape {
+        return Ok(g.clone());
+    }
+    let mut r = Tensor::zeros(shape)?;
+    let s = broadcast_strides(shape, &g.shape);
+    let zero = vec![0; g.shape.len()];
+    for_each_bcast2(&g.shape, &s, &zero, |o, a, _| r.data[a] += g.data[o]);
+    Ok(r)
+}

@@ -1,0 +1,176 @@
+// The training core's forward pass against onnxruntime-node, per operator, on small generated
+// graphs (attributes of every kind the ops take), and on the PaddleOCR models: relative error
+// (max |ours - ort| / max |ort|) <= 1e-5. Also: an op outside the set is refused by name before
+// anything runs, and a few Adam steps through the package lower a distillation loss.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { build } from './build.mjs';
+import { DET, CLS, REC } from '../e2e/helpers.mjs';
+
+build();
+const sk = await import('sparsekit-wasm');
+const { OnnxModel, ModelProto, DT, trainGraph } = await import('sparsekit-wasm/onnx');
+const { rng } = await import('./graphs.mjs');
+
+/** An attribute of the right ONNX type from a JS value (floats marked with `f:`). */
+function attribute(name, v) {
+  if (typeof v === 'string') return { name, type: 3, s: new TextEncoder().encode(v) };
+  if (v && typeof v === 'object' && 'f' in v) return Array.isArray(v.f) ? { name, type: 6, floats: v.f } : { name, type: 1, f: v.f };
+  if (Array.isArray(v)) return { name, type: 7, ints: v };
+  return { name, type: 2, i: v };
+}
+const F = (f) => ({ f });
+
+/** A model: inputs [[name, dims]], inits {name: {dims, data?|int64?}}, nodes [[op, ins, outs, attrs]]. */
+function model({ inputs, outputs, nodes, inits = {}, opset = 17, seed = 5 }) {
+  const r = rng(seed);
+  const initializer = Object.entries(inits).map(([name, t]) => {
+    if (t.int64) return { name, dims: t.dims, data_type: DT.INT64, raw_data: new Uint8Array(BigInt64Array.from(t.int64.map(BigInt)).buffer) };
+    const n = t.dims.reduce((a, b) => a * b, 1);
+    const data = t.data ? Float32Array.from(t.data) : Float32Array.from({ length: n }, () => r() * (t.scale ?? 0.5) + (t.offset ?? 0));
+    return { name, dims: t.dims, data_type: DT.FLOAT, raw_data: new Uint8Array(data.buffer) };
+  });
+  const vi = (name, dims) => ({ name, type: { tensor_type: { elem_type: DT.FLOAT, shape: dims ? { dim: dims.map((d) => ({ dim_value: d })) } : undefined } } });
+  const m = {
+    ir_version: 8, producer_name: 'sparsekit-wasm train tests', opset_import: [{ domain: '', version: opset }],
+    graph: {
+      name: 'g', initializer,
+      node: nodes.map(([op, input, output, attrs = {}], i) => ({ op_type: op, input, output, name: `n${i}`, attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)) })),
+      input: inputs.map(([n, d]) => vi(n, d)), output: outputs.map((n) => vi(n)),
+    },
+  };
+  return ModelProto.encode(ModelProto.fromObject(m)).finish();
+}
+
+function feeds(inputs, seed = 11, scale = 2) {
+  const r = rng(seed);
+  return inputs.map(([name, dims]) => ({ name, dims, values: Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => r() * scale) }));
+}
+
+async function ortRun(bytes, fs_) {
+  const s = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
+  const out = await s.run(Object.fromEntries(fs_.map((f) => [f.name, new ort.Tensor('float32', f.values, f.dims)])));
+  const res = s.outputNames.map((n) => ({ values: out[n].data, shape: Array.from(out[n].dims) }));
+  await s.release?.();
+  return res;
+}
+
+function relErr(a, b) {
+  let num = 0, den = 0;
+  for (let i = 0; i < b.length; i++) { num = Math.max(num, Math.abs(a[i] - b[i])); den = Math.max(den, Math.abs(b[i])); }
+  return num / (den || 1);
+}
+
+async function same(bytes, ins, tol = 1e-5) {
+  const fs_ = feeds(ins);
+  const want = await ortRun(bytes, fs_);
+  const trainer = new sk.Trainer(trainGraph(OnnxModel.parse(bytes)));
+  try {
+    const got = trainer.forward(fs_.map((f) => ({ values: f.values, shape: f.dims })));
+    assert.equal(got.length, want.length);
+    for (let i = 0; i < want.length; i++) {
+      assert.deepEqual(got[i].shape, want[i].shape, `output ${i} shape`);
+      const e = relErr(got[i].values, want[i].values);
+      assert.ok(e <= tol, `output ${i}: relative error ${e.toExponential(2)} > ${tol}`);
+    }
+  } finally {
+    trainer.free();
+  }
+}
+
+const X = [['x', [2, 4, 7, 6]]];
+const conv = (o, c, k) => ({ w: { dims: [o, c, k, k] }, b: { dims: [o], scale: 0.1 } });
+const CASES = {
+  'Conv grouped strided padded dilated': { inputs: X, inits: conv(6, 2, 3), nodes: [['Conv', ['x', 'w', 'b'], ['y'], { group: 2, strides: [2, 1], pads: [1, 0, 2, 1], dilations: [1, 2] }]] },
+  'Conv depthwise': { inputs: X, inits: conv(4, 1, 3), nodes: [['Conv', ['x', 'w', 'b'], ['y'], { group: 4, pads: [1, 1, 1, 1] }]] },
+  'Conv 1x1 no bias': { inputs: X, inits: { w: { dims: [5, 4, 1, 1] } }, nodes: [['Conv', ['x', 'w'], ['y']]] },
+  'Conv auto_pad SAME_UPPER': { inputs: X, inits: conv(3, 4, 3), nodes: [['Conv', ['x', 'w', 'b'], ['y'], { auto_pad: 'SAME_UPPER', strides: [2, 2] }]] },
+  'ConvTranspose': { inputs: X, inits: { w: { dims: [4, 3, 2, 2] }, b: { dims: [6] } }, nodes: [['ConvTranspose', ['x', 'w', 'b'], ['y'], { group: 2, strides: [2, 2], pads: [0, 1, 0, 1], output_padding: [1, 0] }]] },
+  'Gemm transB alpha beta': { inputs: [['a', [3, 5]]], inits: { w: { dims: [4, 5] }, c: { dims: [4] } }, nodes: [['Gemm', ['a', 'w', 'c'], ['y'], { transB: 1, alpha: F(0.5), beta: F(2) }]] },
+  'MatMul batched broadcast': { inputs: [['a', [2, 3, 4, 5]]], inits: { w: { dims: [5, 6] } }, nodes: [['MatMul', ['a', 'w'], ['y']]] },
+  'BatchNormalization': { inputs: X, inits: { s: { dims: [4], offset: 1 }, b: { dims: [4] }, m: { dims: [4] }, v: { dims: [4], offset: 1, scale: 0.3 } }, nodes: [['BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y'], { epsilon: F(1e-3) }]] },
+  'Relu LeakyRelu Sigmoid Tanh': { inputs: X, nodes: [['Relu', ['x'], ['a']], ['LeakyRelu', ['x'], ['b'], { alpha: F(0.2) }], ['Sigmoid', ['x'], ['c']], ['Tanh', ['x'], ['d']]], outputs: ['a', 'b', 'c', 'd'] },
+  'Clip (inputs) HardSigmoid HardSwish': { inputs: X, inits: { lo: { dims: [], data: [-0.5] }, hi: { dims: [], data: [0.7] } }, nodes: [['Clip', ['x', 'lo', 'hi'], ['a']], ['HardSigmoid', ['x'], ['b'], { alpha: F(0.25), beta: F(0.45) }], ['HardSwish', ['x'], ['c']]], outputs: ['a', 'b', 'c'] },
+  'Erf': { inputs: X, nodes: [['Erf', ['x'], ['y']]] },
+  'Gelu (opset 20)': { inputs: X, opset: 20, nodes: [['Gelu', ['x'], ['a']], ['Gelu', ['x'], ['b'], { approximate: 'tanh' }]], outputs: ['a', 'b'] },
+  'Add Sub Mul Div broadcast': {
+    inputs: X, inits: { c: { dims: [1, 4, 1, 1], offset: 1.5 }, r: { dims: [6], offset: 2 } },
+    nodes: [['Add', ['x', 'c'], ['a']], ['Sub', ['c', 'x'], ['b']], ['Mul', ['x', 'r'], ['m']], ['Div', ['x', 'c'], ['d']]], outputs: ['a', 'b', 'm', 'd'],
+  },
+  'MaxPool AveragePool ceil pads': {
+    inputs: X,
+    nodes: [['MaxPool', ['x'], ['a'], { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1] }], ['AveragePool', ['x'], ['b'], { kernel_shape: [3, 2], strides: [2, 2], ceil_mode: 1 }], ['AveragePool', ['x'], ['c'], { kernel_shape: [3, 3], pads: [1, 1, 1, 1], count_include_pad: 1 }]],
+    outputs: ['a', 'b', 'c'],
+  },
+  'Global pooling': { inputs: X, nodes: [['GlobalAveragePool', ['x'], ['a']], ['GlobalMaxPool', ['x'], ['b']]], outputs: ['a', 'b'] },
+  'Resize nearest (scales) and linear (sizes)': {
+    inputs: X, inits: { sc: { dims: [4], data: [1, 1, 2, 2] }, sz: { dims: [4], int64: [2, 4, 10, 9] } },
+    nodes: [['Resize', ['x', '', 'sc'], ['a'], { mode: 'nearest' }], ['Resize', ['x', '', '', 'sz'], ['b'], { mode: 'linear' }], ['Resize', ['x', '', 'sc'], ['c'], { mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' }]],
+    outputs: ['a', 'b', 'c'],
+  },
+  'Concat Split Slice': {
+    inputs: X, inits: { sp: { dims: [2], int64: [1, 3] }, st: { dims: [2], int64: [1, -1] }, en: { dims: [2], int64: [6, 0] }, ax: { dims: [2], int64: [2, 3] }, ss: { dims: [2], int64: [2, -2] } },
+    nodes: [['Split', ['x', 'sp'], ['s0', 's1'], { axis: 1 }], ['Concat', ['s1', 's0', 'x'], ['c'], { axis: 1 }], ['Slice', ['c', 'st', 'en', 'ax', 'ss'], ['y']]],
+  },
+  'Reshape Transpose Flatten Squeeze Unsqueeze': {
+    inputs: X, inits: { sh: { dims: [3], int64: [0, -1, 3] }, ax: { dims: [1], int64: [1] } },
+    nodes: [['Reshape', ['x', 'sh'], ['r']], ['Transpose', ['r'], ['t'], { perm: [2, 0, 1] }], ['Unsqueeze', ['t', 'ax'], ['u']], ['Squeeze', ['u', 'ax'], ['q']], ['Flatten', ['q'], ['y'], { axis: 2 }]],
+  },
+  'Softmax LayerNormalization': {
+    inputs: X, inits: { s: { dims: [6], offset: 1 }, b: { dims: [6] } },
+    nodes: [['Softmax', ['x'], ['a'], { axis: 1 }], ['LayerNormalization', ['x', 's', 'b'], ['b_'], { axis: -1, epsilon: F(1e-5) }]], outputs: ['a', 'b_'],
+  },
+  'Pad constant reflect edge': {
+    inputs: X, inits: { p: { dims: [8], int64: [0, 0, 1, 2, 0, 0, 2, 1] }, v: { dims: [], data: [0.25] } },
+    nodes: [['Pad', ['x', 'p', 'v'], ['a']], ['Pad', ['x', 'p'], ['b'], { mode: 'reflect' }], ['Pad', ['x', 'p'], ['c'], { mode: 'edge' }]], outputs: ['a', 'b', 'c'],
+  },
+};
+
+for (const [name, c] of Object.entries(CASES)) {
+  test(`forward = onnxruntime: ${name}`, async () => {
+    await same(model({ ...c, outputs: c.outputs ?? ['y'] }), c.inputs);
+  });
+}
+
+test('an op outside the set is refused by name, before anything runs', () => {
+  const bytes = model({ inputs: X, outputs: ['y'], nodes: [['Relu', ['x'], ['a']], ['TopK', ['a', 'k'], ['y', 'i']]], inits: { k: { dims: [1], int64: [2] } } });
+  assert.throws(() => new sk.Trainer(trainGraph(OnnxModel.parse(bytes))), (e) => e.code === 'unsupported_op' && /TopK/.test(e.message));
+});
+
+test('a few Adam steps lower a distillation loss and keep a pruned weight at zero', () => {
+  const inits = { w1: { dims: [8, 4, 3, 3] }, b1: { dims: [8], scale: 0.1 }, w2: { dims: [3, 8, 1, 1] } };
+  const nodes = [['Conv', ['x', 'w1', 'b1'], ['c'], { pads: [1, 1, 1, 1] }], ['Relu', ['c'], ['r']], ['Conv', ['r', 'w2'], ['y']]];
+  const teacher = OnnxModel.parse(model({ inputs: X, outputs: ['y'], nodes, inits }));
+  const student = OnnxModel.parse(model({ inputs: X, outputs: ['y'], nodes, inits }));
+  const w = student.weight('w1');
+  const v = student.readFloat(w);
+  for (let i = 0; i < v.length; i += 2) v[i] = 0;
+  student.writeFloat(w, v);
+  const t = new sk.Trainer(trainGraph(teacher));
+  const s = new sk.Trainer(trainGraph(student), { lr: 3e-3 });
+  const batch = feeds(X, 21).map((f) => ({ values: f.values, shape: f.dims }));
+  const target = t.forward(batch).map((o) => o.values);
+  const before = s.loss(batch, target);
+  for (let k = 0; k < 20; k++) s.step(batch, target);
+  const after = s.loss(batch, target);
+  assert.ok(after < 0.5 * before, `loss ${before} -> ${after}`);
+  const w1 = s.param('w1');
+  for (let i = 0; i < w1.length; i += 2) assert.equal(w1[i], 0);
+  assert.equal(s.steps, 20);
+  t.free();
+  s.free();
+});
+
+for (const file of [CLS, DET, REC]) {
+  test(`forward = onnxruntime on ${path.basename(file)}`, async () => {
+    const bytes = fs.readFileSync(file);
+    const m = OnnxModel.parse(bytes);
+    const inp = m.inputs[0];
+    const dims = inp.dims.map((d, i) => (typeof d === 'number' && d > 0 ? d : [1, 3, 48, 192][i]));
+    const shape = path.basename(file).includes('det') ? [1, 3, 64, 64] : dims;
+    await same(bytes, [[inp.name, shape]]);
+  });
+}

@@ -1,0 +1,102 @@
+//! Masked Adam: a step equals the hand computation of Kingma & Ba's update, a pruned weight
+//! (zero at the start) stays exactly zero however large its gradient, and a distillation-style
+//! run (a pruned student fitted to its dense teacher's outputs) lowers the loss while keeping
+//! every zero.
+
+use sparsekit_wasm::train::{AdamConfig, AdamState, Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor, Trainer};
+
+#[test]
+fn adam_step_matches_hand_computation() {
+    let cfg = AdamConfig { lr: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.0 };
+    let mut w = Tensor::new(vec![3], vec![1.0, -2.0, 0.5]).unwrap();
+    let mut s = AdamState::new(&w, false);
+    let g1 = Tensor::new(vec![3], vec![0.5, -1.0, 2.0]).unwrap();
+    cfg.step(1, &mut w, &g1, &mut s);
+    // step 1: m = 0.1 g, v = 0.001 g², m̂ = g, v̂ = g², update = lr * g / (|g| + eps) = ±0.1
+    let want1 = [1.0 - 0.1 * 0.5 / (0.5 + 1e-8), -2.0 + 0.1 * 1.0 / (1.0 + 1e-8), 0.5 - 0.1 * 2.0 / (2.0 + 1e-8)];
+    for i in 0..3 {
+        assert!((w.data[i] as f64 - want1[i]).abs() < 1e-6, "step 1 [{i}]: {} vs {}", w.data[i], want1[i]);
+    }
+    let g2 = Tensor::new(vec![3], vec![-0.5, 0.25, 2.0]).unwrap();
+    cfg.step(2, &mut w, &g2, &mut s);
+    for i in 0..3 {
+        let (a, b) = (g1.data[i] as f64, g2.data[i] as f64);
+        let m = 0.9 * 0.1 * a + 0.1 * b;
+        let v = 0.999 * 0.001 * a * a + 0.001 * b * b;
+        let (mh, vh) = (m / (1.0 - 0.9f64.powi(2)), v / (1.0 - 0.999f64.powi(2)));
+        let want = want1[i] - 0.1 * mh / (vh.sqrt() + 1e-8);
+        assert!((w.data[i] as f64 - want).abs() < 1e-5, "step 2 [{i}]: {} vs {want}", w.data[i]);
+    }
+}
+
+#[test]
+fn masked_weights_stay_zero() {
+    let cfg = AdamConfig { lr: 0.5, ..AdamConfig::default() };
+    let mut w = Tensor::new(vec![4], vec![0.0, 1.0, 0.0, -1.0]).unwrap();
+    let mut s = AdamState::new(&w, true);
+    for t in 1..=20 {
+        let g = Tensor::new(vec![4], vec![100.0, 0.3, -7.0, 0.2]).unwrap();
+        cfg.step(t, &mut w, &g, &mut s);
+    }
+    assert_eq!(w.data[0].to_bits(), 0.0f32.to_bits());
+    assert_eq!(w.data[2].to_bits(), 0.0f32.to_bits());
+    assert!(w.data[1] != 1.0 && w.data[3] != -1.0, "kept weights train");
+    assert!(AdamConfig { eps: 0.0, ..cfg }.check().is_err());
+    assert!(AdamConfig { lr: f32::NAN, ..cfg }.check().is_err());
+}
+
+fn lcg(seed: u64, n: usize, a: f32) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 33) as f32 / (1u64 << 31) as f32 * 2.0 - 1.0) * a
+        })
+        .collect()
+}
+
+/// conv(3x3) -> relu -> conv(1x1), a teacher with dense weights and a student with half of
+/// them zeroed: Adam on the student's MSE to the teacher's outputs.
+#[test]
+fn pruned_student_distils_and_keeps_its_zeros() {
+    let nodes = vec![
+        NodeSpec::new("Conv", &["x", "w1", "b1"], &["c1"], &[("pads", Attr::Ints(vec![1, 1, 1, 1]))]),
+        NodeSpec::new("Relu", &["c1"], &["r1"], &[]),
+        NodeSpec::new("Conv", &["r1", "w2"], &["y"], &[]),
+    ];
+    let spec = GraphSpec { nodes, inputs: vec!["x".into()], outputs: vec!["y".into()], frozen: vec![] };
+    let (w1, b1, w2) = (lcg(1, 8 * 3 * 9, 0.3), lcg(2, 8, 0.1), lcg(3, 4 * 8, 0.3));
+    let init = |w1: &[f32], w2: &[f32]| {
+        vec![
+            InitSpec { name: "w1".into(), dims: vec![8, 3, 3, 3], floats: Some(w1.to_vec()), ints: None },
+            InitSpec { name: "b1".into(), dims: vec![8], floats: Some(b1.clone()), ints: None },
+            InitSpec { name: "w2".into(), dims: vec![4, 8, 1, 1], floats: Some(w2.to_vec()), ints: None },
+        ]
+    };
+    let mut teacher = Graph::new(&spec, init(&w1, &w2)).unwrap();
+    // magnitude-prune half of w1 (the smaller half)
+    let mut order: Vec<usize> = (0..w1.len()).collect();
+    order.sort_by(|&a, &b| w1[a].abs().partial_cmp(&w1[b].abs()).unwrap());
+    let mut pw1 = w1.clone();
+    order[..w1.len() / 2].iter().for_each(|&i| pw1[i] = 0.0);
+    let student = Graph::new(&spec, init(&pw1, &w2)).unwrap();
+    let mut tr = Trainer::new(student, AdamConfig { lr: 3e-3, ..AdamConfig::default() }, true).unwrap();
+    let batches: Vec<Tensor> = (0..4).map(|b| Tensor::new(vec![2, 3, 6, 6], lcg(10 + b, 2 * 3 * 36, 1.0)).unwrap()).collect();
+    let targets: Vec<Vec<Tensor>> = batches.iter().map(|x| teacher.forward(vec![x.clone()]).unwrap()).collect();
+    let eval = |tr: &mut Trainer| -> f64 { batches.iter().zip(&targets).map(|(x, t)| tr.eval(vec![x.clone()], t).unwrap()).sum::<f64>() };
+    let before = eval(&mut tr);
+    for epoch in 0..30 {
+        for (x, t) in batches.iter().zip(&targets) {
+            tr.step(vec![x.clone()], t).unwrap();
+        }
+        let _ = epoch;
+    }
+    let after = eval(&mut tr);
+    assert!(after < 0.5 * before, "distillation loss {before} -> {after}");
+    let w = tr.graph.param(0);
+    for (i, (&p, &q)) in pw1.iter().zip(&w.data).enumerate() {
+        if p == 0.0 {
+            assert_eq!(q.to_bits(), 0, "pruned weight {i} moved to {q}");
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The training core's backward pass against central finite differences, per operator, on
+//! small shapes. Every input is an initializer, so the graph's parameters cover the data input
+//! too; the loss is `sum(y * r)` for a fixed random `r` (all output gradients exercised),
+//! accumulated in f64. Inputs stay away from kinks (ReLU at 0, pooling ties, clip bounds), where
+//! a finite difference is not a derivative.
+
+use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) as f32
+    }
+    /// Uniform in ±[0.1, 1] (away from 0, the kink of most activations).
+    fn away(&mut self) -> f32 {
+        let m = 0.1 + 0.9 * self.next();
+        if self.next() < 0.5 {
+            -m
+        } else {
+            m
+        }
+    }
+}
+
+fn f(name: &str, dims: &[usize], rng: &mut Rng) -> InitSpec {
+    let n = dims.iter().product();
+    InitSpec { name: name.into(), dims: dims.to_vec(), floats: Some((0..n).map(|_| rng.away()).collect()), ints: None }
+}
+
+fn fpos(name: &str, dims: &[usize], rng: &mut Rng) -> InitSpec {
+    let mut t = f(name, dims, rng);
+    t.floats.as_mut().unwrap().iter_mut().for_each(|v| *v = v.abs() + 0.5);
+    t
+}
+
+fn i64s(name: &str, v: &[i64]) -> InitSpec {
+    InitSpec { name: name.into(), dims: vec![v.len()], floats: None, ints: Some(v.to_vec()) }
+}
+
+fn ints(v: &[i64]) -> Attr {
+    Attr::Ints(v.to_vec())
+}
+
+/// Checks every parameter's gradient (up to 40 sampled elements each) against central
+/// differences with step `eps`, relative error <= `tol` (floor 1e-2 on the magnitude).
+fn check(nodes: Vec<NodeSpec>, inits: Vec<InitSpec>, outputs: &[&str], eps: f32, tol: f64) {
+    let what = format!("{:?}", nodes.iter().map(|n| (&n.op_type, &n.attrs)).collect::<Vec<_>>());
+    let spec = GraphSpec { nodes, inputs: vec![], outputs: outputs.iter().map(|s| s.to_string()).collect(), frozen: vec![] };
+    let mut g = Graph::new(&spec, inits).expect("graph builds");
+    let outs = g.forward(vec![]).expect("forward");
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let rs: Vec<Tensor> =
+        outs.iter().map(|y| Tensor { shape: y.shape.clone(), data: (0..y.len()).map(|_| rng.next() * 2.0 - 1.0).collect() }).collect();
+    let loss = |g: &mut Graph| -> f64 {
+        let outs = g.forward(vec![]).unwrap();
+        outs.iter().zip(&rs).map(|(y, r)| y.data.iter().zip(&r.data).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>()).sum()
+    };
+    let grads = g.backward(rs.clone()).expect("backward");
+    assert!(!g.params.is_empty());
+    for (pi, gr) in grads.iter().enumerate() {
+        let n = gr.len();
+        let step = (n / 40).max(1);
+        for i in (0..n).step_by(step) {
+            let v = g.param(pi).data[i];
+            g.param_mut(pi).data[i] = v + eps;
+            let lp = loss(&mut g);
+            g.param_mut(pi).data[i] = v - eps;
+            let lm = loss(&mut g);
+            g.param_mut(pi).data[i] = v;
+            let fd = (lp - lm) / (2.0 * eps as f64);
+            let an = gr.data[i] as f64;
+            let err = (an - fd).abs() / fd.abs().max(an.abs()).max(1e-2);
+            assert!(err <= tol, "{what}: param {} [{i}]: analytic {an}, finite differences {fd} (rel err {err:.2e})", g.params[pi].name);
+        }
+    }
+}
+
+fn node(op: &str, ins: &[&str], outs: &[&str], attrs: &[(&str, Attr)]) -> NodeSpec {
+    NodeSpec::new(op, ins, outs, attrs)
+}
+
+const EPS: f32 = 1e-2;
+const TOL: f64 = 2e-2;
+
+#[test]
+fn conv_grouped_strided_padded_dilated() {
+    let mut r = Rng(1);
+    for (g, cin, cout, s, d, pads) in
+        [(1, 3, 4, 1, 1, [1, 1, 1, 1]), (2, 4, 6, 2, 1, [0, 1, 2, 1]), (4, 4, 4, 1, 2, [2, 2, 2, 2]), (1, 2, 3, 2, 1, [0, 0, 0, 0])]
+    {
+        let attrs = [("group", Attr::Int(g)), ("strides", ints(&[s, s])), ("dilations", ints(&[d, d])), ("pads", ints(&pads))];
+        let inits = vec![f("x", &[2, cin, 6, 5], &mut r), f("w", &[cout, cin / g as usize, 3, 3], &mut r), f("b", &[cout], &mut r)];
+        check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
+    }
+    // 1x1 (the GEMM-only path)
+    let inits = vec![f("x", &[2, 3, 4, 4], &mut r), f("w", &[5, 3, 1, 1], &mut r)];
+    check(vec![node("Conv", &["x", "w"], &["y"], &[])], inits, &["y"], EPS, TOL);
+}
+
+#[test]
+fn conv_relu_conv_mean_chain() {
+    let mut r = Rng(2);
+    let inits = vec![f("x", &[2, 2, 6, 6], &mut r), f("w1", &[3, 2, 3, 3], &mut r), f("b1", &[3], &mut r), f("w2", &[2, 3, 3, 3], &mut r)];
+    let nodes = vec![
+        node("Conv", &["x", "w1", "b1"], &["c1"], &[("pads", ints(&[1, 1, 1, 1]))]),
+        node("Relu", &["c1"], &["r1"], &[]),
+        node("Conv", &["r1", "w2"], &["c2"], &[("strides", ints(&[2, 2]))]),
+        node("GlobalAveragePool", &["c2"], &["y"], &[]),
+    ];
+    check(nodes, inits, &["y"], 1e-3, TOL);
+}
+
+#[test]
+fn conv_transpose() {
+    let mut r = Rng(3);
+    for (g, s, pads, op) in [(1, 2, [0, 0, 0, 0], [0, 0]), (2, 2, [1, 1, 1, 1], [1, 1]), (1, 1, [1, 0, 1, 0], [0, 0])] {
+        let attrs = [("group", Attr::Int(g)), ("strides", ints(&[s, s])), ("pads", ints(&pads)), ("output_padding", ints(&op))];
+        let inits = vec![f("x", &[2, 4, 3, 4], &mut r), f("w", &[4, 3, 2, 3], &mut r), f("b", &[3 * g as usize], &mut r)];
+        check(vec![node("ConvTranspose", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
+    }
+}
+
+#[test]
+fn gemm_and_matmul() {
+    let mut r = Rng(4);
+    for (ta, tb) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let a = if ta == 1 { [4, 3] } else { [3, 4] };
+        let b = if tb == 1 { [5, 4] } else { [4, 5] };
+        let attrs = [("transA", Attr::Int(ta)), ("transB", Attr::Int(tb)), ("alpha", Attr::Float(0.7)), ("beta", Attr::Float(1.3))];
+        let inits = vec![f("a", &a, &mut r), f("b", &b, &mut r), f("c", &[5], &mut r)];
+        check(vec![node("Gemm", &["a", "b", "c"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
+    }
+    let inits = vec![f("a", &[2, 1, 3, 4], &mut r), f("b", &[3, 4, 2], &mut r)];
+    check(vec![node("MatMul", &["a", "b"], &["y"], &[])], inits, &["y"], EPS, TOL);
+}
+
+#[test]
+fn activations() {
+    for (op, attrs) in [
+        ("Relu", vec![]),
+        ("LeakyRelu", vec![("alpha", Attr::Float(0.1))]),
+        ("Sigmoid", vec![]),
+        ("HardSigmoid", vec![("alpha", Attr::Float(0.3)), ("beta", Attr::Float(0.4))]),
+        ("HardSwish", vec![]),
+        ("Tanh", vec![]),
+        ("Erf", vec![]),
+        ("Gelu", vec![]),
+        ("Gelu", vec![("approximate", Attr::Str("tanh".into()))]),
+        ("Clip", vec![("min", Attr::Float(-0.55)), ("max", Attr::Float(0.65))]),
+        ("Identity", vec![]),
+    ] {
+        let mut r = Rng(5);
+        let mut x = f("x", &[2, 3, 4], &mut r);
+        // scale into the interesting ranges (HardSwish/HardSigmoid kinks at ±3 and their own)
+        x.floats.as_mut().unwrap().iter_mut().for_each(|v| {
+            *v *= 2.3;
+            // step off the kinks (HardSwish ±3, HardSigmoid 2 and -4/3, Clip bounds)
+            for k in [3.0, -3.0, 2.0, -4.0 / 3.0, -0.55, 0.65] {
+                if (*v - k).abs() < 0.02 {
+                    *v += 0.05;
+                }
+            }
+        });
+        check(vec![node(op, &["x"], &["y"], &attrs)], vec![x], &["y"], 1e-3, TOL);
+    }
+}
+
+#[test]
+fn binary_broadcast() {
+    let mut r = Rng(6);
+    for op in ["Add", "Sub", "Mul", "Div"] {
+        for (a, b) in
+            [(vec![2, 3, 4], vec![2, 3, 4]), (vec![2, 3, 4, 5], vec![1, 3, 1, 1]), (vec![4], vec![2, 3, 4]), (vec![2, 1, 4], vec![3, 1])]
+        {
+            let inits = vec![f("a", &a, &mut r), fpos("b", &b, &mut r)];
+            check(vec![node(op, &["a", "b"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+        }
+    }
+}
+
+#[test]
+fn pooling() {
+    let mut r = Rng(7);
+    for (op, attrs) in [
+        ("MaxPool", vec![("kernel_shape", ints(&[3, 3])), ("strides", ints(&[2, 2])), ("pads", ints(&[1, 1, 1, 1]))]),
+        ("MaxPool", vec![("kernel_shape", ints(&[2, 2])), ("strides", ints(&[2, 2])), ("ceil_mode", Attr::Int(1))]),
+        ("AveragePool", vec![("kernel_shape", ints(&[3, 3])), ("strides", ints(&[2, 2])), ("pads", ints(&[1, 1, 1, 1]))]),
+        ("AveragePool", vec![("kernel_shape", ints(&[3, 2])), ("pads", ints(&[1, 0, 1, 1])), ("count_include_pad", Attr::Int(1))]),
+        ("GlobalAveragePool", vec![]),
+        ("GlobalMaxPool", vec![]),
+    ] {
+        // distinct values 0.013 apart: no two taps of a max window within a finite-difference step
+        let mut x = f("x", &[2, 2, 5, 7], &mut r);
+        x.floats.as_mut().unwrap().iter_mut().enumerate().for_each(|(i, v)| *v = ((i * 37) % 140) as f32 * 0.013 - 0.9);
+        let inits = vec![x];
+        check(vec![node(op, &["x"], &["y"], &attrs)], inits, &["y"], 1e-3, TOL);
+    }
+}
+
+#[test]
+fn norms_and_softmax() {
+    let mut r = Rng(8);
+    let inits =
+        vec![f("x", &[2, 3, 4, 2], &mut r), f("s", &[3], &mut r), f("b", &[3], &mut r), f("m", &[3], &mut r), fpos("v", &[3], &mut r)];
+    check(vec![node("BatchNormalization", &["x", "s", "b", "m", "v"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 6], &mut r), f("s", &[6], &mut r), f("b", &[6], &mut r)];
+    check(vec![node("LayerNormalization", &["x", "s", "b"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 2, 3], &mut r), f("s", &[2, 3], &mut r)];
+    check(vec![node("LayerNormalization", &["x", "s"], &["y"], &[("axis", Attr::Int(2))])], inits, &["y"], 1e-3, TOL);
+    for axis in [-1, 1] {
+        let inits = vec![f("x", &[2, 3, 4], &mut r)];
+        check(vec![node("Softmax", &["x"], &["y"], &[("axis", Attr::Int(axis))])], inits, &["y"], 1e-3, TOL);
+    }
+}
+
+#[test]
+fn resize_nearest_and_linear() {
+    let mut r = Rng(9);
+    for (mode, coord) in [
+        ("nearest", "asymmetric"),
+        ("nearest", "half_pixel"),
+        ("linear", "half_pixel"),
+        ("linear", "align_corners"),
+        ("linear", "pytorch_half_pixel"),
+    ] {
+        let inits = vec![
+            f("x", &[1, 2, 3, 4], &mut r),
+            InitSpec { name: "sc".into(), dims: vec![4], floats: Some(vec![1.0, 1.0, 2.0, 1.5]), ints: None },
+        ];
+        let attrs = [("mode", Attr::Str(mode.into())), ("coordinate_transformation_mode", Attr::Str(coord.into()))];
+        check(vec![node("Resize", &["x", "", "sc"], &["y"], &attrs)], inits, &["y"], 1e-3, TOL);
+    }
+    let inits = vec![f("x", &[1, 2, 3, 4], &mut r), i64s("sz", &[1, 2, 5, 7])];
+    check(vec![node("Resize", &["x", "", "", "sz"], &["y"], &[("mode", Attr::Str("linear".into()))])], inits, &["y"], 1e-3, TOL);
+}
+
+#[test]
+fn shape_ops() {
+    let mut r = Rng(10);
+    let inits = vec![f("a", &[2, 3, 2], &mut r), f("b", &[2, 1, 2], &mut r)];
+    check(vec![node("Concat", &["a", "b"], &["y"], &[("axis", Attr::Int(1))])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 5, 2], &mut r), i64s("sp", &[2, 3])];
+    check(vec![node("Split", &["x", "sp"], &["y0", "y1"], &[("axis", Attr::Int(1))])], inits, &["y0", "y1"], 1e-3, TOL);
+    let inits = vec![f("x", &[3, 6, 4], &mut r), i64s("st", &[1, -1]), i64s("en", &[6, 0]), i64s("ax", &[1, 2]), i64s("sp", &[2, -2])];
+    check(vec![node("Slice", &["x", "st", "en", "ax", "sp"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 4], &mut r), i64s("sh", &[0, -1])];
+    check(vec![node("Reshape", &["x", "sh"], &["t"], &[]), node("Tanh", &["t"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 4], &mut r)];
+    check(vec![node("Transpose", &["x"], &["y"], &[("perm", ints(&[2, 0, 1]))])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 1, 4], &mut r), i64s("ax", &[0, 3])];
+    let nodes = vec![
+        node("Squeeze", &["x"], &["s"], &[("axes", ints(&[2]))]),
+        node("Unsqueeze", &["s", "ax"], &["u"], &[]),
+        node("Flatten", &["u"], &["y"], &[("axis", Attr::Int(2))]),
+    ];
+    check(nodes, inits, &["y"], 1e-3, TOL);
+    for mode in ["constant", "reflect", "edge"] {
+        let inits = vec![f("x", &[1, 2, 3, 4], &mut r), i64s("p", &[0, 0, 1, 2, 0, 1, 2, -1])];
+        check(vec![node("Pad", &["x", "p"], &["y"], &[("mode", Attr::Str(mode.into()))])], inits, &["y"], 1e-3, TOL);
+    }
+}
+
+#[test]
+fn unsupported_op_refused_by_name_before_running() {
+    let mut r = Rng(11);
+    let spec = GraphSpec {
+        nodes: vec![node("Relu", &["x"], &["a"], &[]), node("NonMaxSuppression", &["a"], &["y"], &[])],
+        inputs: vec![],
+        outputs: vec!["y".into()],
+        frozen: vec![],
+    };
+    let e = Graph::new(&spec, vec![f("x", &[2, 2], &mut r)]).err().expect("refused");
+    assert_eq!(e.code(), "unsupported_op");
+    assert!(e.message().contains("NonMaxSuppression"), "{}", e.message());
+    // an unsupported attribute value is refused by name too
+    let spec = GraphSpec {
+        nodes: vec![node("Resize", &["x"], &["y"], &[("mode", Attr::Str("cubic".into()))])],
+        inputs: vec![],
+        outputs: vec!["y".into()],
+        frozen: vec![],
+    };
+    let e = Graph::new(&spec, vec![f("x", &[2, 2], &mut r)]).err().expect("refused");
+    assert_eq!(e.code(), "unsupported_op");
+    assert!(e.message().contains("Resize") && e.message().contains("cubic"), "{}", e.message());
+}
