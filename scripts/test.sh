@@ -42,8 +42,9 @@ section "build pkg/"
 bash scripts/build.sh
 mkdir -p node_modules && ln -sfn ../pkg node_modules/sparsekit-wasm
 
-section "tsc --noEmit --strict: the playground (www/, against pkg/'s types)"
+section "tsc --noEmit --strict: the playground (www/) and the CLI (pkg-template/bin/), against pkg/'s types"
 npx --no-install tsc --noEmit -p www/tsconfig.json && echo "www type-checks"
+npx --no-install tsc -p pkg-template/bin/tsconfig.json && echo "the CLI type-checks"
 
 section "wasm-pack test --headless --chrome (wasm32 + SIMD128 in Chromium)"
 WASM_TESTS=()
