@@ -12,8 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { makeInputData } from '../www/src/model-input.js';
+import { importWww } from '../tests/e2e/import-www.mjs';
 
+const { makeInputData } = await importWww('model-input.ts');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: { channels: { type: 'string', default: '0.3' }, runs: { type: 'string', default: '20' },

@@ -3,9 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
-import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
 import { OnnxModel, ModelProto, DT, floatArrayToHalf, resolveInputShape, ORT_TYPES } from 'sparsekit-wasm/onnx';
@@ -17,20 +16,9 @@ export const CLS = path.join(MODELS, 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 export const REC = path.join(MODELS, 'ch_PP-OCRv4_rec_infer.onnx');
 export const ARTIFACTS = path.join(ROOT, 'tests/artifacts');
 
-/**
- * Imports a module of the playground (www/src, TypeScript) in Node: esbuild compiles it with its
- * local imports into node_modules/.cache/sparsekit-www/ (the package and onnxruntime stay imports,
- * resolved from the repository's node_modules), then it is imported from there.
- */
-export async function importWww(rel) {
-  const out = path.join(ROOT, 'node_modules/.cache/sparsekit-www', rel.replace(/\.ts$/, '.mjs'));
-  await build({
-    entryPoints: [path.join(ROOT, 'www/src', rel)], outfile: out, bundle: true, format: 'esm', platform: 'node', target: 'node20',
-    external: ['sparsekit-wasm', 'sparsekit-wasm/*', 'onnxruntime-*'], logLevel: 'error',
-  });
-  return import(pathToFileURL(out).href);
-}
+import { importWww } from './import-www.mjs';
 
+export { importWww };
 const { makeInputData } = await importWww('model-input.ts');
 
 export function tmpDir(prefix = 'sk-playground-') {

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from './build.mjs';
-import { compareOutputs } from '../../www/src/model-input.js';
-import { DET, CLS, REC, runModel, makeExternalDataModel, makeFp16Model, tmpDir } from '../e2e/helpers.mjs';
+import { DET, CLS, REC, runModel, makeExternalDataModel, makeFp16Model, tmpDir, importWww } from '../e2e/helpers.mjs';
+
+const { compareOutputs } = await importWww('model-input.ts');
 
 build();
 const { OnnxModel, OnnxError, DT } = await import('sparsekit-wasm/onnx');

@@ -90,7 +90,9 @@ export async function interleavedRun(a: ModelBytes, b: ModelBytes, runs: number,
   for (let i = 0; ; i++) {
     inputs = candidates[i];
     try {
-      const res = await evalClient.request('bench', { a: files(a), b: files(b), inputs, runs, warmup });
+      const [fa, fb] = [files(a), files(b)];             // fresh copies: handed over, not cloned again
+      const transfer = [fa, fb].flatMap((f) => [f.model.buffer, ...f.externalData.map((x) => x.data.buffer)]);
+      const res = await evalClient.request('bench', { a: fa, b: fb, inputs, runs, warmup }, { transfer });
       if (failed.length && note) {
         for (const spec of inputs) { const f = fields.get(spec.name); if (f) f.value = spec.shape.join('x'); }
         note.textContent = `onnxruntime-web could not run ${failed.join(', then ')}; ran ${fmt(inputs)} instead (a square size detectors accept). Edit a shape to run another size.`;
