@@ -17,8 +17,13 @@ for (const name of ['yolov8-style', 'bert-style', 'if-branches']) {
     const cov = convCoverage(m, a);
     const prunable = a.groups.filter((g) => g.prunable);
     const reasons = new Map();
-    for (const g of a.groups) if (!g.prunable) reasons.set(g.reason.replace(/"[^"]*"/g, '"…"').replace(/ \S+_\d+\b/g, ' …'), (reasons.get(g.reason) ?? 0) + g.channels);
-    console.log(`${name} [${label}]: ${a.groups.length} groups, ${prunable.length} prunable (${prunable.reduce((s, g) => s + g.channels, 0)} units); conv channels removable ${cov.removable}/${cov.total} = ${(100 * cov.fraction).toFixed(1)}%`);
+    for (const g of a.groups) {
+      if (g.prunable) continue;
+      const key = g.reason.replace(/"[^"]*"/g, '"…"').replace(/ \S+_\d+\b/g, ' …');
+      reasons.set(key, (reasons.get(key) ?? 0) + g.channels);
+    }
+    const convs = cov.total ? `conv channels removable ${cov.removable}/${cov.total} = ${(100 * cov.fraction).toFixed(1)}%` : 'no Conv';
+    console.log(`${name} [${label}]: ${a.groups.length} groups, ${prunable.length} prunable (${prunable.reduce((s, g) => s + g.channels, 0)} units); ${convs}`);
     for (const [r, c] of [...reasons].sort((x, y) => y[1] - x[1]).slice(0, 5)) console.log(`    kept: ${c} units: ${r}`);
   }
 }
