@@ -45,11 +45,16 @@ test('SparseGPT beats magnitude at 2:4 on cls in the page; the calibrated export
   const cos = {};
   for (const c of ['magnitude', 'wanda', 'sparsegpt']) cos[c] = Number(await page.getByTestId(`compare-${c}`).textContent());
   assert.ok(cos.sparsegpt > cos.magnitude, `SparseGPT ${cos.sparsegpt} > magnitude ${cos.magnitude} at 2:4`);
+  const fid = {};
+  for (const c of ['magnitude', 'wanda', 'sparsegpt']) fid[c] = Number(await page.getByTestId(`compare-fidelity-${c}`).getAttribute('data-score'));
+  assert.ok(Object.values(fid).every((f) => f >= 0 && f <= 1), `fidelity per criterion in [0, 1]: ${JSON.stringify(fid)}`);
 
   await page.getByTestId('calib-run').click();
   await page.getByTestId('calib-cosine').waitFor({ timeout: 600_000 });
   const shown = Number(await page.getByTestId('calib-cosine').textContent());
   assert.ok(Math.abs(shown - cos.sparsegpt) < 1e-4, `the run reproduces the comparison's SparseGPT cosine (${shown} vs ${cos.sparsegpt})`);
+  const shownFid = Number(await page.getByTestId('calib-fidelity').textContent());
+  assert.ok(Math.abs(shownFid - fid.sparsegpt) < 1e-4, `the run reproduces the comparison's SparseGPT fidelity (${shownFid} vs ${fid.sparsegpt})`);
   const relErrs = (await page.getByTestId('calib-relerr').allTextContents()).filter((t) => /^\d/.test(t)).map(Number);
   assert.ok(relErrs.length >= 30 && relErrs.every((e) => e >= 0 && e < 1), `per-layer reconstruction errors shown (${relErrs.length})`);
 

@@ -51,6 +51,9 @@ test('remove channels on cls: fewer parameters, a smaller file, an export that r
   assert.match(await page.getByTestId('channels-latency').textContent(), /^[\d.]+ → [\d.]+ ms$/);
   const pageCos = Number(await page.getByTestId('channels-cosine').textContent());
   assert.ok(pageCos > 0 && pageCos <= 1.00001, `page cosine ${pageCos}`);
+  const pageFid = Number(await page.getByTestId('channels-fidelity').textContent());
+  assert.ok(pageFid >= 0 && pageFid <= 1, `page fidelity ${pageFid}`);
+  assert.ok((await summary.locator('.fidelity-outputs li').count()) >= 1, 'every output listed with its kind and score');
 
   const file = path.join(tmpDir('sk-channels-'), 'cls.channels.onnx');
   const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);

@@ -71,6 +71,10 @@ test('the page fits a 1400-px-wide window: no horizontal overflow, with a model 
   await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
   await page.getByTestId('run').click();
   await page.getByTestId('cosine').waitFor({ timeout: 180_000 });
+  // The effect leads with the label-free fidelity of every output (the worst one's score), not one cosine.
+  const fid = Number(await page.getByTestId('fidelity').textContent());
+  assert.ok(fid >= 0 && fid <= 1, `fidelity ${fid}`);
+  assert.ok((await page.locator('#effect .fidelity-outputs li[data-kind]').count()) >= 1, 'each output listed with its kind');
   const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   assert.ok(widths.scroll <= widths.client, `content ${widths.scroll} px wide in a ${widths.client} px window`);
   // The latency is a median over interleaved runs after a warm-up, and says so.

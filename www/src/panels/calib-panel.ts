@@ -6,7 +6,9 @@ import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, type Calib
 import { $, button, download, input, select, showError } from '../dom.js';
 import { loadUserImages } from '../calib/user-images.js';
 import { WorkerError } from '../protocol.js';
-import type { CalibRequest, CalibStep } from '../workers/api.js';
+import type { CalibCompareRow, CalibRequest, CalibStep } from '../workers/api.js';
+import { fidelityList } from '../fidelity-view.js';
+import type { FidelityReport } from 'sparsekit-wasm/onnx';
 import { calibClient } from '../workers.js';
 
 const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
@@ -82,26 +84,33 @@ async function options(m: OnnxModel, b: Uint8Array): Promise<CalibRequest> {
   };
 }
 
-function showRun(res: { report: CalibReport; cosine: { cosine: number; min: number }; engine: string }, heldOut: number, ms: number): void {
+function showRun(res: { report: CalibReport; cosine: { cosine: number; min: number; fidelity: FidelityReport }; engine: string }, heldOut: number, ms: number): void {
   renderTable(res.report);
   const s = $('calib-summary');
   s.replaceChildren();
+  const f = document.createElement('strong');
+  f.dataset.testid = 'calib-fidelity';
+  f.textContent = res.cosine.fidelity.score.toFixed(4);
+  s.append('Fidelity on held-out inputs (worst output, label-free, against the original): ', f, document.createElement('br'));
   const v = document.createElement('strong');
   v.dataset.testid = 'calib-cosine';
   v.textContent = res.cosine.cosine.toFixed(5);
   s.append('Output cosine on held-out inputs (mean over ', String(heldOut), '): ', v,
     ` (min ${res.cosine.min.toFixed(4)}) · ${res.report.sequential ? 'sequential' : 'one pass'}, ${res.report.calibration} calibration inputs, ${res.report.passes} model passes, ${(ms / 1000).toFixed(1)} s · kernels: ${res.engine}`);
+  s.append(fidelityList(res.cosine.fidelity));
   $('calib-export').hidden = false;
 }
 
-function showCompare(rows: { criterion: string; cosine: number; min: number; layers: number }[]): void {
+function showCompare(rows: CalibCompareRow[]): void {
   const tbody = $('calib-compare-table').querySelector('tbody')!;
   tbody.replaceChildren();
   for (const r of rows) {
     const tr = document.createElement('tr');
     tr.dataset.criterion = r.criterion;
-    for (const x of [r.criterion, r.cosine.toFixed(5), r.min.toFixed(4), String(r.layers)]) { const td = document.createElement('td'); td.textContent = x; tr.append(td); }
-    (tr.children[1] as HTMLElement).dataset.testid = `compare-${r.criterion}`;
+    for (const x of [r.criterion, `${r.fidelity.toFixed(4)} (${r.worst})`, r.cosine.toFixed(5), r.min.toFixed(4), String(r.layers)]) { const td = document.createElement('td'); td.textContent = x; tr.append(td); }
+    (tr.children[1] as HTMLElement).dataset.testid = `compare-fidelity-${r.criterion}`;
+    (tr.children[1] as HTMLElement).dataset.score = String(r.fidelity);
+    (tr.children[2] as HTMLElement).dataset.testid = `compare-${r.criterion}`;
     tbody.append(tr);
   }
   $('calib-compare-table').hidden = false;

@@ -5,6 +5,7 @@
 import { $, button, download, input, select, showError, statTile } from '../dom.js';
 import { fmtBytes, fmtNum } from '../format.js';
 import { compareOutputs } from '../model-input.js';
+import { benchFidelity, fidelityList, fidelitySub } from '../fidelity-view.js';
 import { interleavedRun } from '../test-input.js';
 import type { ChannelsReport, GroupSummary } from '../workers/api.js';
 import { channelsClient } from '../workers.js';
@@ -59,6 +60,7 @@ async function run(): Promise<void> {
     const { res: b, inputs } = await interleavedRun({ bytes: original, external: new Map() }, { bytes: reduced, external: new Map() }, runs, 1);
     if (my !== gen) return;
     const cmp = compareOutputs(b.a.outputs, b.b.outputs);
+    const fid = benchFidelity(b.a, b.b);
     const box = $('channels-summary');
     const big = document.createElement('div'); big.className = 'totals';
     const p = res.report.params;
@@ -66,9 +68,10 @@ async function run(): Promise<void> {
       statTile('parameters before → after', `${fmtNum(p.before)} → ${fmtNum(p.after)}`, 'channels-params'),
       statTile('file size before → after', `${fmtBytes(original.length)} → ${fmtBytes(reduced.length)}`, 'channels-size'),
       statTile(`latency before → after (median of ${runs}, interleaved)`, `${b.a.medianMs.toFixed(1)} → ${b.b.medianMs.toFixed(1)} ms`, 'channels-latency'),
+      statTile('fidelity (worst output)', fid.score.toFixed(4), 'channels-fidelity', fidelitySub(fid)),
       statTile('output cosine', cmp.cosine.toFixed(5), 'channels-cosine'),
     );
-    box.append(big);
+    box.append(big, fidelityList(fid));
     const note = document.createElement('p');
     note.className = 'note';
     const folded = res.report.folded;

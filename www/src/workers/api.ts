@@ -1,6 +1,6 @@
 // The APIs of the page's four workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
-import type { CalibReport } from 'sparsekit-wasm/onnx';
+import type { CalibReport, FidelityReport } from 'sparsekit-wasm/onnx';
 import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
 
 /** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
@@ -76,10 +76,10 @@ export interface CalibRequest {
 /** Calibration progress: layers done of total in the current phase ('magnitude: capture', …). */
 export interface CalibStep { done: number; total: number; phase: string; layer?: string }
 
-export interface CalibCompareRow { criterion: string; cosine: number; min: number; layers: number }
+export interface CalibCompareRow { criterion: string; fidelity: number; worst: string; cosine: number; min: number; layers: number }
 
 export type CalibApi = {
-  run: { req: CalibRequest; res: { bytes: Uint8Array; report: CalibReport; cosine: { cosine: number; min: number }; engine: string }; progress: CalibStep };
+  run: { req: CalibRequest; res: { bytes: Uint8Array; report: CalibReport; cosine: { cosine: number; min: number; fidelity: FidelityReport }; engine: string }; progress: CalibStep };
   compare: { req: CalibRequest; res: { rows: CalibCompareRow[]; engine: string }; progress: CalibStep };
 };
 

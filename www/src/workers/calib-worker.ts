@@ -47,7 +47,7 @@ serve<CalibApi>({
       const step = (p: CalibProgress): CalibStep => ({ ...p, done: i * p.total + p.done, total: p.total * criteria.length, phase: `${c}: ${p.phase}` });
       const { model, report } = await prune(msg.bytes, msg, (l) => (msg.perLayer[l.name] === 'dense' ? 'dense' : c), ctx.signal, (p) => ctx.progress(step(p)));
       const cmp = compareSets(ref.outputs, await runSet(runner, model.encode(), ref.heldOut, ctx.signal));
-      rows.push({ criterion: c, cosine: cmp.cosine, min: cmp.min, layers: report.layers.filter((l) => l.method !== 'dense').length });
+      rows.push({ criterion: c, fidelity: cmp.fidelity.score, worst: cmp.fidelity.worst, cosine: cmp.cosine, min: cmp.min, layers: report.layers.filter((l) => l.method !== 'dense').length });
     }
     return { rows, engine: ENGINE };
   },
