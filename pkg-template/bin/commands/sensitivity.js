@@ -5,8 +5,6 @@ import { loadOnnx, sensitivity, parseNm, OnnxError } from '../../src/onnx/index.
 import { PROG, UsageError, runCommand, parse, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').SensitivityResult} SensitivityResult */
-/** @typedef {import('../../src/onnx/index.js').SensitivityCell} SensitivityCell */
-/** @typedef {import('../../src/onnx/index.js').SensitivityUnit} SensitivityUnit */
 /** @typedef {NonNullable<import('../../src/onnx/index.js').SensitivityOptions['method']>} Method */
 
 export const HELP = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels L1,L2,…) [options]
