@@ -380,6 +380,7 @@ async function prune(args) {
   }
   const p = report.params, fl = full.files;
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(fl.bytesBefore)} -> ${fmtBytes(fl.bytesAfter)} (gzip ${fmtBytes(fl.gzipBefore)} -> ${fmtBytes(fl.gzipAfter)}, brotli ${fmtBytes(fl.brotliBefore)} -> ${fmtBytes(fl.brotliAfter)})`);
+  // fidelity.worst names one of fidelity.outputs
   if (fidelity) console.log(`fidelity ${fidelity.score.toFixed(4)} (worst output: ${fidelity.worst}, ${/** @type {OutputFidelity} */ (fidelity.outputs.find((o) => o.name === fidelity.worst)).kind}); all-outputs cosine ${fidelity.cosine.toFixed(4)}`);
   else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');
   if (calib && report.compensation) {
