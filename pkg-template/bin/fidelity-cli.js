@@ -10,32 +10,50 @@ import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { makeInputSet, readCalibrationDir, makeOrtRunner, runSet, compareSets, OUTPUT_KINDS, OnnxError } from '../src/onnx/index.js';
 
+/** @typedef {import('../src/onnx/index.js').OnnxModel} OnnxModel */
+/** @typedef {import('../src/onnx/index.js').InputSample} InputSample */
+/** @typedef {import('../src/onnx/index.js').OrtLike} OrtLike */
+/** @typedef {import('../src/onnx/index.js').OutputKind} OutputKind */
+/** @typedef {import('../src/onnx/index.js').OutputFidelity} OutputFidelity */
+/** @typedef {import('../src/onnx/index.js').FidelityReport} FidelityReport */
+
 /** Bad usage of --eval / --metric (the command exits 2). */
 export class EvalUsageError extends Error {}
 
 /** Generated held-out samples when --eval synthetic (seeds disjoint from the calibration set's). */
 export const SYNTHETIC_EVAL_COUNT = 8;
 
-/** `--metric OUTPUT=KIND` values (repeatable) as {output: kind}, checked against the model's outputs. */
+/**
+ * `--metric OUTPUT=KIND` values (repeatable) as {output: kind}, checked against the model's outputs.
+ * @param {string[] | undefined} list
+ * @param {OnnxModel} model
+ * @returns {Record<string, OutputKind>}
+ */
 export function parseMetrics(list, model) {
+  /** @type {Record<string, OutputKind>} */
   const kinds = {};
   const names = model.outputs.map((o) => o.name);
   for (const s of list ?? []) {
     const i = s.lastIndexOf('=');
     const name = i > 0 ? s.slice(0, i) : '', kind = i > 0 ? s.slice(i + 1) : '';
     if (!name || !kind) throw new EvalUsageError(`--metric takes OUTPUT=KIND (got "${s}")`);
-    if (!OUTPUT_KINDS.includes(kind)) throw new EvalUsageError(`--metric ${s}: the kind is one of ${OUTPUT_KINDS.join(', ')}`);
+    if (!/** @type {readonly string[]} */ (OUTPUT_KINDS).includes(kind)) throw new EvalUsageError(`--metric ${s}: the kind is one of ${OUTPUT_KINDS.join(', ')}`);
     if (!names.includes(name)) throw new EvalUsageError(`--metric ${s}: the model has no output "${name}" (outputs: ${names.join(', ')})`);
     if (name in kinds && kinds[name] !== kind) throw new EvalUsageError(`--metric names output "${name}" twice (${kinds[name]}, ${kind})`);
-    kinds[name] = kind;
+    kinds[name] = /** @type {OutputKind} */ (kind); // one of OUTPUT_KINDS (checked above)
   }
   return kinds;
 }
 
-/** The sample files of a --calib / --eval directory: top-level .npy / .png and the .npy of each sample folder. */
+/**
+ * The sample files of a --calib / --eval directory: top-level .npy / .png and the .npy of each sample folder.
+ * @param {string} dir
+ */
 function sampleFiles(dir) {
+  /** @type {fs.Dirent[]} */
   let entries;
   try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return []; } // the reader reports a bad directory
+  /** @type {string[]} */
   const files = [];
   for (const e of entries) {
     if (e.name.startsWith('.')) continue;
@@ -47,19 +65,24 @@ function sampleFiles(dir) {
   return files;
 }
 
+/** @param {string} f */
 const digest = (f) => crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex');
 
 /**
  * Refuses an --eval directory that shares a sample with --calib: the same directory, the same file
  * (by real path) or a copy of one (same bytes). A held-out score measured on calibration data would
  * flatter the pruned model.
+ * @param {string} calibDir
+ * @param {string} evalDir
  */
 export function checkDisjoint(calibDir, evalDir) {
+  /** @param {string} p */
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
   if (real(calibDir) === real(evalDir)) throw new EvalUsageError('--eval and --calib name the same directory: held-out samples must not be calibration samples');
   const calib = sampleFiles(calibDir);
   const paths = new Set(calib.map(real));
   const sizes = new Set(calib.map((f) => fs.statSync(f).size));
+  /** @type {Map<string, string> | undefined} */
   let hashes;
   for (const f of sampleFiles(evalDir)) {
     if (paths.has(real(f))) throw new EvalUsageError(`--eval and --calib share ${path.relative(evalDir, f)}: held-out samples must not be calibration samples`);
@@ -70,7 +93,12 @@ export function checkDisjoint(calibDir, evalDir) {
   }
 }
 
-/** The held-out samples: generated (`synthetic`) or read from a directory in the --calib formats. */
+/**
+ * The held-out samples: generated (`synthetic`) or read from a directory in the --calib formats.
+ * @param {OnnxModel} model
+ * @param {string} src
+ * @returns {Promise<InputSample[]>}
+ */
 export async function loadEvalSamples(model, src) {
   if (src === 'synthetic') return makeInputSet(model, { count: SYNTHETIC_EVAL_COUNT, set: 'heldOut' });
   try {
@@ -86,20 +114,32 @@ export async function loadEvalSamples(model, src) {
  * output's fidelity. `original` / `pruned` are bytes, or file paths (a model with external data is
  * run from its file, onnxruntime reading the data next to it). Returns the fidelity report with the
  * all-outputs cosine and the time spent in model runs.
+ * @param {OrtLike} ort
+ * @param {Uint8Array | string} original
+ * @param {Uint8Array | string} pruned
+ * @param {InputSample[]} samples
+ * @param {Record<string, OutputKind>} kinds
  */
 export async function measureFidelity(ort, original, pruned, samples, kinds) {
   const runner = makeOrtRunner(ort, { logSeverityLevel: 3 });
   const t0 = Date.now();
-  const reference = await runSet(runner, original, samples);
-  const outputs = await runSet(runner, pruned, samples);
+  // runSet declares bytes, but hands the model as given to onnxruntime's InferenceSession.create,
+  // which takes a file path as well (and then reads external data next to it)
+  const reference = await runSet(runner, /** @type {Uint8Array} */ (original), samples);
+  const outputs = await runSet(runner, /** @type {Uint8Array} */ (pruned), samples);
   const runSeconds = (Date.now() - t0) / 1000;
   const cmp = compareSets(reference, outputs, { kinds });
   return { ...cmp.fidelity, cosine: cmp.cosine, runSeconds };
 }
 
 /** Brotli quality: 11 (what a static host precompresses with) up to 32 MiB, 9 above (q11 runs at ~1 MB/s). */
+/** @param {number} bytes */
 const brotliQuality = (bytes) => (bytes <= 32 * 1024 ** 2 ? 11 : 9);
 
+/**
+ * @param {string[]} files
+ * @param {() => import('node:stream').Transform} make
+ */
 async function compressedSize(files, make) {
   let n = 0;
   const z = make();
@@ -117,6 +157,7 @@ async function compressedSize(files, make) {
  * What the files travel as over HTTP: their raw size and the size of one gzip (level 9) and one
  * brotli stream (quality 11, 9 above 32 MiB) over them in order (model file, then external data).
  * Zeros compress: a pruned float32 model travels smaller although its raw size is unchanged.
+ * @param {string[]} files
  */
 export async function transportSize(files) {
   const raw = files.reduce((a, f) => a + fs.statSync(f).size, 0);
@@ -130,9 +171,12 @@ export async function transportSize(files) {
   return { raw, gzip, brotli, brotliQuality: quality };
 }
 
-/** The headline of one output's metrics, for the table. */
+/**
+ * The headline of one output's metrics, for the table.
+ * @param {OutputFidelity} o
+ */
 function headline(o) {
-  const m = o.metrics, p = (x) => `${(100 * x).toFixed(1)}%`;
+  const m = o.metrics, p = (/** @type {number} */ x) => `${(100 * x).toFixed(1)}%`;
   switch (o.kind) {
     case 'classification': return `top-1 ${p(m.top1Agreement)}, top-5 ${p(m.top5Agreement)}, KL ${m.meanKL.toFixed(4)}`;
     case 'detection': return m.f1 === undefined ? (o.detail ?? '') : `box F1 ${m.f1.toFixed(3)} (${m.matched}/${m.referenceBoxes} kept, ${m.prunedBoxes} found), score cosine ${m.scoreCosine.toFixed(3)}`;
@@ -142,7 +186,10 @@ function headline(o) {
   }
 }
 
-/** Table rows of a fidelity report: output, kind, score, headline metrics. */
+/**
+ * Table rows of a fidelity report: output, kind, score, headline metrics.
+ * @param {FidelityReport} report
+ */
 export function fidelityRows(report) {
   return report.outputs.map((o) => [o.name, o.kind, o.score.toFixed(4), headline(o)]);
 }

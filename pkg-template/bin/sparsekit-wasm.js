@@ -10,6 +10,41 @@ import { pruneSparsity, pruneNm, parseNm, checkSparsity } from '../src/onnx/prun
 import { removeChannels, findChannelGroups } from '../src/onnx/channels.js';
 import { EvalUsageError, parseMetrics, checkDisjoint, loadEvalSamples, measureFidelity, transportSize, fidelityRows } from './fidelity-cli.js';
 
+/** @typedef {import('../src/onnx/index.js').OnnxModel} OnnxModel */
+/** @typedef {import('../src/onnx/index.js').OnnxWeight} OnnxWeight */
+/** @typedef {import('../src/onnx/index.js').WeightView} WeightView */
+/** @typedef {import('../src/onnx/index.js').OrtLike} OrtLike */
+/** @typedef {import('../src/onnx/index.js').Scope} Scope */
+/** @typedef {import('../src/onnx/index.js').PruneReport} PruneReport */
+/** @typedef {import('../src/onnx/index.js').LayerReport} LayerReport */
+/** @typedef {import('../src/onnx/index.js').CalibLayerReport} CalibLayerReport */
+/** @typedef {import('../src/onnx/index.js').CalibProgress} CalibProgress */
+/** @typedef {import('../src/onnx/index.js').ConsumerReport} ConsumerReport */
+/** @typedef {import('../src/onnx/index.js').OutputFidelity} OutputFidelity */
+/** @typedef {import('../src/onnx/channels.js').ChannelReport} ChannelReport */
+/** @typedef {import('./commands/cli-util.js').Thrown} Thrown */
+/** @typedef {import('./commands/cli-util.js').ArgOptions} ArgOptions */
+/** A weight of model.prunable(): those carry their 2-D view. @typedef {OnnxWeight & { view: WeightView }} PrunableWeight */
+/**
+ * The fields of a decoded onnx.AttributeProto that subgraphNote reads (a body graph, or several).
+ * @typedef {{ g?: object | null, graphs?: object[] | null }} AttributeFields
+ */
+/**
+ * The calibration settings of `prune --method wanda|sparsegpt`.
+ * @typedef {{ src: string, count: number, damp: number, sequential: boolean }} Calib
+ */
+/**
+ * The report of whichever pruning ran, as prune() prints it: every path gives a PruneReport; the
+ * calibrated ones (calibratePrune) add each layer's method and error and their calibration figures,
+ * --channels (removeChannels, removeChannelsCalibrated) the groups and the folded constants, and
+ * calibrated --channels the compensated consumers. A field its path does not give reads undefined.
+ * @typedef {Omit<PruneReport, 'layers'> & {
+ *   layers: (LayerReport & Partial<Pick<CalibLayerReport, 'method' | 'relError'>>)[],
+ *   calibration?: number, sequential?: boolean, passes?: number,
+ *   compensation?: ConsumerReport[], groups?: ChannelReport['groups'], folded?: ChannelReport['folded'],
+ * }} AnyPruneReport
+ */
+
 const PROG = 'sparsekit-wasm';
 
 const HELP = {
@@ -83,12 +118,20 @@ class UsageError extends Error {}
 /** A run that cannot proceed (exit 1, one line). */
 class RunError extends Error {}
 
+/**
+ * @param {unknown} msg
+ * @param {number} [code]
+ */
 function fail(msg, code = 1) {
   process.stderr.write(`${PROG}: ${String(msg).replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(code);
 }
 
-/** Progress on stderr: a redrawn bar on a terminal, one line per step (at most every 5%) otherwise. */
+/**
+ * Progress on stderr: a redrawn bar on a terminal, one line per step (at most every 5%) otherwise.
+ * @param {boolean | undefined} quiet
+ * @returns {(stage: string) => (done: number, total: number, label?: string) => void}
+ */
 function progress(quiet) {
   const tty = process.stderr.isTTY;
   let lastPct = -1;
@@ -110,8 +153,11 @@ function progress(quiet) {
   };
 }
 
+/** @param {readonly (number | string)[]} d */
 const fmtShape = (d) => `[${d.join(',')}]`;
+/** @param {number} x */
 const fmtPct = (x) => `${(100 * x).toFixed(1)}%`;
+/** @param {number} b */
 function fmtBytes(b) {
   if (b < 1024) return `${b} B`;
   if (b < 1024 ** 2) return `${(b / 1024).toFixed(1)} KiB`;
@@ -119,38 +165,57 @@ function fmtBytes(b) {
   return `${(b / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+/**
+ * @param {unknown[][]} rows
+ * @param {string[]} header
+ */
 function table(rows, header) {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => String(r[i]).length)));
   return all.map((r) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ')).join('\n');
 }
 
+/**
+ * parseArgs in strict mode with positionals; the values are typed after `options`.
+ * @template {ArgOptions} O
+ * @param {string[]} args
+ * @param {O} options
+ */
 function parse(args, options) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
-    const first = String(e.message).split('\n')[0].replace(/\. To specify a positional.*$/, '');
+    const first = String(/** @type {Thrown} */ (e).message).split('\n')[0].replace(/\. To specify a positional.*$/, '');
     throw new UsageError(/ambiguous/.test(first) ? `${first} (a value starting with '-' is written --option=VALUE)` : first);
   }
 }
 
+/**
+ * @param {string[]} positionals
+ * @param {string} cmd
+ */
 function fileArg(positionals, cmd) {
   if (positionals.length !== 1) throw new UsageError(`${cmd} takes exactly one input model (got ${positionals.length}); see '${PROG} ${cmd} --help'`);
   return positionals[0];
 }
 
+/**
+ * @param {string} name
+ * @param {string | undefined} s
+ */
 function num(name, s) {
   const x = Number(s);
   if (s === undefined || s === '' || !Number.isFinite(x)) throw new UsageError(`--${name} needs a number (got "${s}")`);
   return x;
 }
 
+/** @param {string[]} args */
 async function inspect(args) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) return void console.log(HELP.inspect);
   const file = fileArg(positionals, 'inspect');
   const model = await loadOnnx(file);
-  const ws = model.prunable();
+  const ws = /** @type {PrunableWeight[]} */ (model.prunable());
   const groups = findChannelGroups(model);
   const info = {
     file, bytes: model.byteLength, irVersion: model.irVersion, opsets: model.opsets,
@@ -179,6 +244,7 @@ async function inspect(args) {
   }
 }
 
+/** @param {string[]} args */
 async function prune(args) {
   const plan = await import('./commands/plan-prune.js');
   if (plan.handles(args) && !args.some((a) => a === '-h' || a === '--help')) return plan.main(args);
@@ -192,13 +258,14 @@ async function prune(args) {
   if (values.help) return void console.log(HELP.prune);
   const file = fileArg(positionals, 'prune');
   if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
-  const modes = ['sparsity', 'nm', 'channels'].filter((k) => values[k] !== undefined);
+  const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
   if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity S, --nm N:M, --channels F');
-  const scope = values.scope ?? 'layer';
+  const scope = /** @type {Scope} */ (values.scope ?? 'layer'); // checked on the next line
   if (!['row', 'layer', 'global'].includes(scope)) throw new UsageError(`--scope must be row, layer or global (got "${scope}")`);
   const method = values.method ?? 'magnitude';
   if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
   if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
+  /** @type {[number, number] | undefined} */
   let block;
   if (values.block !== undefined) {
     const m = /^(\d+)x(\d+)$/.exec(values.block);
@@ -210,7 +277,7 @@ async function prune(args) {
   let sparsity, nm, channels;
   try {
     if (modes[0] === 'sparsity') sparsity = checkSparsity(num('sparsity', values.sparsity), '--sparsity');
-    if (modes[0] === 'nm') nm = parseNm(values.nm);
+    if (modes[0] === 'nm') nm = parseNm(/** @type {string} */ (values.nm)); // the mode given (filtered above)
     if (modes[0] === 'channels') {
       channels = checkSparsity(num('channels', values.channels), '--channels');
       if (channels >= 1) throw new UsageError('--channels must be below 1: removing every channel leaves no model');
@@ -224,9 +291,10 @@ async function prune(args) {
     throw e;
   }
   const calibrated = method !== 'magnitude';
-  for (const k of ['calib-count', 'damp', 'one-pass']) {
+  for (const k of /** @type {const} */ (['calib-count', 'damp', 'one-pass'])) {
     if (values[k] !== undefined && !calibrated) throw new UsageError(`--${k} is only used by --method wanda|sparsegpt`);
   }
+  /** @type {Calib | undefined} */
   let calib;
   if (calibrated) {
     if (block) throw new UsageError(`--block applies to --method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
@@ -255,21 +323,29 @@ async function prune(args) {
   const evalSamples = evalSrc ? await loadEvalSamples(model, evalSrc) : undefined;
   const evalOrt = evalSrc ? await loadOrt('--eval') : undefined;
   const t0 = Date.now();
+  /** @type {AnyPruneReport} */
   let report;
   const roundTo = values['round-to'] === undefined ? undefined : Number(values['round-to']);
-  if (calib) report = await calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet: values.quiet, onProgress });
+  // calib is set for --method wanda|sparsegpt only; --scope row is refused with --channels, and any
+  // --scope with calibrated --sparsity / --nm (which leaves the default 'layer')
+  if (calib) report = await calibrated_(model, { method: /** @type {'wanda' | 'sparsegpt'} */ (method), sparsity, nm, channels, scope: /** @type {'layer' | 'global'} */ (scope), roundTo, calib, quiet: values.quiet, onProgress });
   else if (sparsity !== undefined) report = pruneSparsity(model, { sparsity, block, scope, onProgress: onProgress('prune') });
   else if (nm) report = pruneNm(model, { nm, onProgress: onProgress('prune') });
   else {
-    report = removeChannels(model, { fraction: channels, scope, roundTo, onProgress: onProgress('channels') });
+    // the remaining mode: --channels (a number, and --scope row refused above)
+    report = removeChannels(model, { fraction: /** @type {number} */ (channels), scope: /** @type {'layer' | 'global'} */ (scope), roundTo, onProgress: onProgress('channels') });
   }
   const saved = await saveOnnx(model, out);
   const inFiles = [path.resolve(file), ...inputLocations.map((l) => path.join(path.dirname(path.resolve(file)), l)).filter((p) => fs.existsSync(p))];
   const outFiles = [saved.model, ...(saved.data ? [saved.data] : [])];
-  let fidelity, transport;
+  /** @type {({ source: string | undefined } & Awaited<ReturnType<typeof measureFidelity>>) | undefined} */
+  let fidelity;
+  /** @type {{ before: Awaited<ReturnType<typeof transportSize>>, after: Awaited<ReturnType<typeof transportSize>> } | undefined} */
+  let transport;
   try {
-    // both models run from their files: onnxruntime reads any external data next to them
-    if (evalSamples) fidelity = { source: evalSrc, ...(await measureFidelity(evalOrt, path.resolve(file), saved.model, evalSamples, kinds)) };
+    // both models run from their files: onnxruntime reads any external data next to them (evalOrt
+    // is loaded whenever evalSamples are)
+    if (evalSamples) fidelity = { source: evalSrc, ...(await measureFidelity(/** @type {OrtLike} */ (evalOrt), path.resolve(file), saved.model, evalSamples, kinds)) };
     transport = { before: await transportSize(inFiles), after: await transportSize(outFiles) };
   } catch (e) {
     for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
@@ -292,7 +368,7 @@ async function prune(args) {
     fs.renameSync(tmp, values.report);
   }
   if (calib && channels === undefined) {
-    console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), l.method, fmtPct(l.sparsity), l.relError == null ? '-' : l.relError.toFixed(4), l.note ?? '']),
+    console.log(table(/** @type {CalibLayerReport[]} */ (report.layers).map((l) => [l.name, l.op, fmtShape(l.shapeBefore), l.method, fmtPct(l.sparsity), l.relError == null ? '-' : l.relError.toFixed(4), l.note ?? '']),
       ['layer', 'op', 'shape', 'method', 'zeros', 'rel. error', 'note']));
   } else {
     console.log(table(report.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
@@ -304,15 +380,19 @@ async function prune(args) {
   }
   const p = report.params, fl = full.files;
   console.log(`\n${report.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(report.sparsity)}; file ${fmtBytes(fl.bytesBefore)} -> ${fmtBytes(fl.bytesAfter)} (gzip ${fmtBytes(fl.gzipBefore)} -> ${fmtBytes(fl.gzipAfter)}, brotli ${fmtBytes(fl.brotliBefore)} -> ${fmtBytes(fl.brotliAfter)})`);
-  if (fidelity) console.log(`fidelity ${fidelity.score.toFixed(4)} (worst output: ${fidelity.worst}, ${fidelity.outputs.find((o) => o.name === fidelity.worst).kind}); all-outputs cosine ${fidelity.cosine.toFixed(4)}`);
+  // fidelity.worst names one of fidelity.outputs
+  if (fidelity) console.log(`fidelity ${fidelity.score.toFixed(4)} (worst output: ${fidelity.worst}, ${/** @type {OutputFidelity} */ (fidelity.outputs.find((o) => o.name === fidelity.worst)).kind}); all-outputs cosine ${fidelity.cosine.toFixed(4)}`);
   else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');
   if (calib && report.compensation) {
+    /** @type {Record<string, number>} */
     const used = {};
     for (const c of report.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
     console.log(`calibration: ${report.options.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}; channels scored with activation-aware norms; ${report.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
   } else if (calib) {
+    /** @type {Record<string, number>} */
     const used = {};
-    for (const l of report.layers) used[l.method] = (used[l.method] ?? 0) + 1;
+    // calibratePrune's layers: calibrated without --channels, each with the method it got
+    for (const l of /** @type {CalibLayerReport[]} */ (report.layers)) used[l.method] = (used[l.method] ?? 0) + 1;
     console.log(`calibration: ${report.calibration} ${calib.src === 'synthetic' ? 'generated' : `samples from ${calib.src}`}, ${report.sequential ? 'sequential' : 'one pass'} (${report.passes} capture passes over the samples); methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   const sub = subgraphNote(model);
@@ -322,12 +402,18 @@ async function prune(args) {
   console.log(`wrote ${saved.model}${saved.data ? ` and ${saved.data}` : ''}`);
 }
 
-/** onnxruntime-node, loaded only for calibration: an optional peer dependency of the package. */
+/**
+ * onnxruntime-node, loaded only for calibration: an optional peer dependency of the package. Typed
+ * as the package's OrtLike, the part the pipeline calls (onnxruntime-node's overloads of create()
+ * and run() include those calls but do not match OrtLike's single signatures).
+ * @returns {Promise<OrtLike>}
+ */
 async function loadOrt(what = '--method wanda|sparsegpt') {
   try {
     const m = await import('onnxruntime-node');
-    return m.default ?? m;
-  } catch (e) {
+    return /** @type {OrtLike} */ (/** @type {unknown} */ (m.default ?? m));
+  } catch (caught) {
+    const e = /** @type {Thrown | null | undefined} */ (caught);
     if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND')) {
       throw new RunError(`${what} runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node`);
     }
@@ -335,7 +421,14 @@ async function loadOrt(what = '--method wanda|sparsegpt') {
   }
 }
 
-/** Calibration-aware pruning (Wanda / SparseGPT) with progress lines per layer on stderr. */
+/**
+ * Calibration-aware pruning (Wanda / SparseGPT) with progress lines per layer on stderr.
+ * @param {OnnxModel} model
+ * @param {{ method: 'wanda' | 'sparsegpt', sparsity: number | undefined, nm: [number, number] | undefined,
+ *   channels: number | undefined, scope: 'layer' | 'global', roundTo: number | undefined, calib: Calib,
+ *   quiet: boolean | undefined, onProgress: ReturnType<typeof progress> }} opts
+ * @returns {Promise<AnyPruneReport>}
+ */
 async function calibrated_(model, { method, sparsity, nm, channels, scope, roundTo, calib, quiet, onProgress }) {
   const ort = await loadOrt();
   const calibration = calib.src === 'synthetic'
@@ -344,6 +437,7 @@ async function calibrated_(model, { method, sparsity, nm, channels, scope, round
   const bar = progress(quiet);
   const tty = process.stderr.isTTY;
   let last = '';
+  /** @type {(p: CalibProgress) => void} */
   const calibProgress = ({ done, total, phase, layer }) => {
     if (quiet) return;
     if (phase === 'done') { if (tty && last) process.stderr.write('\n'); last = ''; return; }
@@ -365,12 +459,16 @@ async function calibrated_(model, { method, sparsity, nm, channels, scope, round
   });
 }
 
-/** Weights inside If / Loop / Scan bodies are neither listed nor pruned: say so when there are any. */
+/**
+ * Weights inside If / Loop / Scan bodies are neither listed nor pruned: say so when there are any.
+ * @param {OnnxModel} model
+ */
 function subgraphNote(model) {
-  const n = model.graph.node.filter((x) => x.attribute.some((a) => a.g || (a.graphs && a.graphs.length))).length;
+  const n = model.graph.node.filter((/** @type {{ attribute: AttributeFields[] }} */ x) => x.attribute.some((a) => a.g || (a.graphs && a.graphs.length))).length;
   return n ? `note: ${n} node(s) with subgraphs (If / Loop / Scan); weights inside subgraphs are not listed or pruned` : '';
 }
 
+/** @param {string[]} argv */
 async function main(argv) {
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '-h' || cmd === '--help' || cmd === 'help') return void console.log(HELP.main);

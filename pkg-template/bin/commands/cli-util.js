@@ -6,15 +6,33 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { OnnxError, makeInputSet, readCalibrationDir } from '../../src/onnx/index.js';
 
+/** @typedef {import('../../src/onnx/index.js').OnnxModel} OnnxModel */
+/** @typedef {import('../../src/onnx/index.js').OrtLike} OrtLike */
+/** @typedef {import('../../src/onnx/index.js').InputSample} InputSample */
+/**
+ * What the CLI reads off a caught value: anything can be thrown, so every field is optional and
+ * unknown until checked (a property of a primitive or of an object without it reads undefined).
+ * @typedef {{ name?: unknown, message?: unknown, code?: unknown, reason?: unknown, stack?: unknown }} Thrown
+ */
+/**
+ * The options object of node:util parseArgs.
+ * @typedef {NonNullable<import('node:util').ParseArgsConfig['options']>} ArgOptions
+ */
+
 export const PROG = 'sparsekit-wasm';
 export class UsageError extends Error {}
 export class RunError extends Error {}
 
-/** Runs a command; its errors become the CLI's exit codes (see the file comment). */
+/**
+ * Runs a command; its errors become the CLI's exit codes (see the file comment).
+ * @param {() => Promise<unknown>} fn
+ */
 export async function runCommand(fn) {
   try {
     await fn();
-  } catch (e) {
+  } catch (caught) {
+    const e = /** @type {Thrown | null | undefined} */ (caught);
+    /** @param {unknown} m */
     const line = (m) => String(m).replace(/\s*\n\s*/g, ' ');
     if (e instanceof UsageError) { process.stderr.write(`${PROG}: ${line(e.message)}\n`); process.exit(2); }
     if (e instanceof RunError) { process.stderr.write(`${PROG}: ${line(e.message)}\n`); process.exit(1); }
@@ -27,20 +45,35 @@ export async function runCommand(fn) {
   }
 }
 
+/**
+ * parseArgs in strict mode with positionals; the values are typed after `options`.
+ * @template {ArgOptions} O
+ * @param {string[]} args
+ * @param {O} options
+ */
 export function parse(args, options) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError(String(e.message).split('\n')[0].replace(/\. To specify a positional.*$/, ''));
+    throw new UsageError(String(/** @type {Thrown} */ (e).message).split('\n')[0].replace(/\. To specify a positional.*$/, ''));
   }
 }
 
+/**
+ * @param {string} name
+ * @param {string | undefined} s
+ */
 export function num(name, s) {
   const x = Number(s);
   if (s === undefined || s === '' || !Number.isFinite(x)) throw new UsageError(`--${name} needs a number (got "${s}")`);
   return x;
 }
 
+/**
+ * @param {string} name
+ * @param {string | undefined} s
+ * @param {number} dflt
+ */
 export function posInt(name, s, dflt) {
   if (s === undefined) return dflt;
   const x = Number(s);
@@ -48,14 +81,22 @@ export function posInt(name, s, dflt) {
   return x;
 }
 
-/** "0.25,0.5" -> [0.25, 0.5]. */
+/**
+ * "0.25,0.5" -> [0.25, 0.5].
+ * @param {string} name
+ * @param {string | undefined} s
+ */
 export function levelList(name, s) {
   const xs = String(s).split(',').map((x) => x.trim()).filter(Boolean).map(Number);
   if (!xs.length || xs.some((x) => !Number.isFinite(x))) throw new UsageError(`--${name} needs a comma-separated list of numbers (got "${s}")`);
   return xs;
 }
 
-/** Progress on stderr: one line per step at most every 5% (a redrawn line on a terminal). */
+/**
+ * Progress on stderr: one line per step at most every 5% (a redrawn line on a terminal).
+ * @param {boolean | undefined} quiet
+ * @returns {(st: string, done: number, total: number, label?: string) => void}
+ */
 export function progressLine(quiet) {
   const tty = process.stderr.isTTY;
   let last = -1, stage = '';
@@ -73,26 +114,43 @@ export function progressLine(quiet) {
   };
 }
 
-/** onnxruntime-node (optional peer dependency). */
+/**
+ * onnxruntime-node (optional peer dependency). Typed as the package's OrtLike, the part of it the
+ * pipeline calls: onnxruntime-node's overloaded declarations of create() and run() include those
+ * calls but do not match OrtLike's single signatures, so the namespace is viewed through it (as
+ * the playground does with onnxruntime-web).
+ * @returns {Promise<OrtLike>}
+ */
 export async function loadOrt() {
   try {
     const m = await import('onnxruntime-node');
-    return m.default ?? m;
-  } catch (e) {
+    return /** @type {OrtLike} */ (/** @type {unknown} */ (m.default ?? m));
+  } catch (caught) {
+    const e = /** @type {Thrown | null | undefined} */ (caught);
     if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND')) throw new RunError('this command runs the model with onnxruntime-node, which is not installed: npm i onnxruntime-node');
     throw new RunError(`onnxruntime-node failed to load: ${e && e.message ? e.message : e}`);
   }
 }
 
-/** The sample files of a directory (real paths), to refuse an --eval that shares files with --calib. */
+/**
+ * The sample files of a directory (real paths), to refuse an --eval that shares files with --calib.
+ * @param {string} dir
+ */
 function sampleFiles(dir) {
+  /** @type {Set<string>} */
   const out = new Set();
+  /** @param {string} d */
   const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else out.add(fs.realpathSync(p)); } };
   walk(dir);
   return out;
 }
 
-/** --eval and --calib samples; the two must not share files. */
+/**
+ * --eval and --calib samples; the two must not share files.
+ * @param {OnnxModel} model
+ * @param {{ evalDir: string | undefined, evalCount: number, calibSrc: string | undefined, calibCount: number, needCalib: boolean }} opts
+ * @returns {Promise<{ evalSet: InputSample[], calibration: InputSample[] | undefined }>}
+ */
 export async function readSets(model, { evalDir, evalCount, calibSrc, calibCount, needCalib }) {
   if (!evalDir) throw new UsageError('--eval DIR (held-out samples) is required');
   if (!fs.existsSync(evalDir) || !fs.statSync(evalDir).isDirectory()) throw new UsageError(`--eval ${evalDir} is not a directory`);

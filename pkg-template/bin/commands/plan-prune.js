@@ -8,9 +8,18 @@ import { loadOnnx, saveOnnx, OnnxError, parseNm, parseRecipe, planRecipe, applyR
 import { PROG, UsageError, RunError, runCommand, parse, num, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
 import { chart } from './sensitivity.js';
 
-/** True when `prune` should be handled here. */
+/** @typedef {import('../../src/onnx/index.js').PruneReport} PruneReport */
+/** @typedef {import('./cli-util.js').Thrown} Thrown */
+/** @typedef {NonNullable<import('../../src/onnx/index.js').ApplyRecipeOptions['method']>} Method */
+/** @typedef {NonNullable<import('../../src/onnx/index.js').CompressOptions['objective']>} Objective */
+
+/**
+ * True when `prune` should be handled here.
+ * @param {string[]} args
+ */
 export const handles = (args) => args.some((a) => /^--(recipe|min-fidelity)(=|$)/.test(a));
 
+/** @satisfies {import('./cli-util.js').ArgOptions} */
 const OPTIONS = {
   output: { type: 'string', short: 'o' }, recipe: { type: 'string' }, 'min-fidelity': { type: 'string' },
   sparsity: { type: 'string' }, nm: { type: 'string' }, channels: { type: 'string' }, levels: { type: 'string' },
@@ -19,25 +28,41 @@ const OPTIONS = {
   'save-recipe': { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
 };
 
+/** The parsed options of this command.
+ * @typedef {ReturnType<typeof parse<typeof OPTIONS>>['values']} Values */
+
+/**
+ * @param {PruneReport} report
+ * @param {string} out
+ */
 function summary(report, out) {
   const p = report.params;
   console.log(`parameters ${p.before} -> ${p.after} (${(100 * (1 - p.after / p.before)).toFixed(1)}% removed); zeros among prunable weights ${report.zeros} (${(100 * report.sparsity).toFixed(1)}%)`);
   console.log(`wrote ${out}`);
 }
 
+/**
+ * @param {Values & { recipe: string }} values
+ * @param {string} file
+ * @param {string} out
+ */
 async function withRecipe(values, file, out) {
-  for (const k of ['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps']) {
+  for (const k of /** @type {const} */ (['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps'])) {
     if (values[k] !== undefined) throw new UsageError(`--${k} does not combine with --recipe (the recipe holds the settings)`);
   }
   let text;
-  try { text = fs.readFileSync(values.recipe, 'utf8'); } catch (e) { throw new UsageError(`cannot read --recipe ${values.recipe}: ${e.code ?? e.message}`); }
+  try { text = fs.readFileSync(values.recipe, 'utf8'); } catch (caught) {
+    const e = /** @type {Thrown} */ (caught); // readFileSync throws a system error (code ENOENT etc.)
+    throw new UsageError(`cannot read --recipe ${values.recipe}: ${e.code ?? e.message}`);
+  }
   const model = await loadOnnx(file);
   let recipe;
   try {
     recipe = parseRecipe(text);
     planRecipe(model, recipe); // every name and pattern must match: checked before any change
   } catch (e) { if (e instanceof OnnxError) throw new UsageError(`${values.recipe}: ${e.message}`); throw e; }
-  const method = values.method ?? recipe.method ?? 'magnitude';
+  // a Method once the check below has passed (it throws otherwise)
+  const method = /** @type {Method} */ (values.method ?? recipe.method ?? 'magnitude');
   if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
   let ort, calibration;
   if (method !== 'magnitude') {
@@ -53,27 +78,36 @@ async function withRecipe(values, file, out) {
   });
   const saved = await saveOnnx(model, out);
   if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, method, ...report }, null, 2));
+  /** @type {Record<string, number>} */
   const counts = {};
-  for (const s of Object.values(report.recipe.settings)) counts[s] = (counts[s] ?? 0) + 1;
+  // the report's settings are labels ("sparsity 0.5", "2:4", "dense"): strings
+  for (const s of Object.values(/** @type {Record<string, string>} */ (report.recipe.settings))) counts[s] = (counts[s] ?? 0) + 1;
   console.log(`recipe ${values.recipe} (${report.recipe.mode}, ${method}): ${Object.entries(counts).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
   summary(report, saved.model);
 }
 
+/**
+ * @param {Values} values
+ * @param {string} file
+ * @param {string} out
+ */
 async function search(values, file, out) {
   const F = num('min-fidelity', values['min-fidelity']);
   if (!(F > 0 && F <= 1)) throw new UsageError(`--min-fidelity must be in (0, 1] (got ${F})`);
-  const modes = ['sparsity', 'nm', 'channels'].filter((k) => values[k] !== undefined);
+  const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
   if (modes.length !== 1) throw new UsageError('--min-fidelity needs exactly one of --sparsity auto, --nm N:M, --channels auto');
   const mode = modes[0];
   if (mode !== 'nm' && values[mode] !== 'auto') throw new UsageError(`with --min-fidelity, --${mode} takes "auto" (the search chooses per layer; --levels sets the candidates)`);
   let nm;
-  try { if (mode === 'nm') nm = parseNm(values.nm); } catch (e) { throw new UsageError(e.message); }
+  // `mode` is the one option given (filtered on !== undefined above); parseNm throws OnnxError
+  try { if (mode === 'nm') nm = parseNm(/** @type {string} */ (values.nm)); } catch (e) { throw new UsageError(/** @type {Error} */ (e).message); }
   if (values.levels !== undefined && mode === 'nm') throw new UsageError('--levels applies to --sparsity auto / --channels auto');
   const levels = values.levels === undefined ? undefined : levelList('levels', values.levels);
-  const objective = values.objective ?? 'params';
+  // an Objective once the check below has passed (it throws otherwise)
+  const objective = /** @type {Objective} */ (values.objective ?? 'params');
   if (!['params', 'flops', 'latency'].includes(objective)) throw new UsageError(`--objective must be params, flops or latency (got "${objective}")`);
   if (objective === 'latency' && mode !== 'channels') throw new UsageError('--objective latency needs --channels auto (zeros do not make onnxruntime faster)');
-  const method = values.method ?? 'magnitude';
+  const method = /** @type {Method} */ (values.method ?? 'magnitude'); // checked on the next line
   if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
   if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
   if (values['save-recipe'] && path.resolve(values['save-recipe']) === out) throw new UsageError('--save-recipe and -o name the same file');
@@ -105,9 +139,10 @@ async function search(values, file, out) {
   if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, fidelity: res.fidelity, steps: res.steps, recipe: res.recipe, sessions: res.sessions, runs: res.runs, ms: res.ms, report: res.report, table: res.table }, null, 2));
   console.log(`chosen plan: fidelity ${res.fidelity.score.toFixed(4)} (worst output ${res.fidelity.worst || '-'}) >= ${F}`);
   if (values['save-recipe']) console.log(`wrote ${values['save-recipe']}`);
-  summary(res.report, saved.model);
+  summary(/** @type {PruneReport} */ (res.report), saved.model); // compress returns a report with every model
 }
 
+/** @param {string[]} args */
 export async function main(args) {
   await runCommand(async () => {
     const { values, positionals } = parse(args, OPTIONS);
@@ -117,7 +152,7 @@ export async function main(args) {
     const out = path.resolve(values.output);
     if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
     if (values.recipe !== undefined && values['min-fidelity'] !== undefined) throw new UsageError('give --recipe or --min-fidelity, not both');
-    if (values.recipe !== undefined) return withRecipe(values, file, out);
+    if (values.recipe !== undefined) return withRecipe(/** @type {Values & { recipe: string }} */ (values), file, out);
     return search(values, file, out);
   });
 }

@@ -4,6 +4,9 @@ import fs from 'node:fs';
 import { loadOnnx, sensitivity, parseNm, OnnxError } from '../../src/onnx/index.js';
 import { PROG, UsageError, runCommand, parse, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
 
+/** @typedef {import('../../src/onnx/index.js').SensitivityResult} SensitivityResult */
+/** @typedef {NonNullable<import('../../src/onnx/index.js').SensitivityOptions['method']>} Method */
+
 export const HELP = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels L1,L2,…) [options]
 
   Prunes each layer (--sparsity, --nm) or channel group (--channels) alone at each level and measures
@@ -25,11 +28,17 @@ export const HELP = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L
   -q, --quiet             no progress lines
   -h, --help              this help`;
 
+/** @type {[number, string][]} */
 const SHADES = [[0.999, ' '], [0.99, '░'], [0.95, '▒'], [0.9, '▓']];
+/** @param {number} f */
 const shade = (f) => (SHADES.find(([t]) => f >= t) ?? [0, '█'])[1];
 
-/** The chart: one row per unit, one shaded cell per level (darker = more fidelity lost). */
+/**
+ * The chart: one row per unit, one shaded cell per level (darker = more fidelity lost).
+ * @param {SensitivityResult} res
+ */
 export function chart(res) {
+  /** @param {string} s */
   const name = (s) => (s.length > 40 ? `…${s.slice(-39)}` : s);
   const w = Math.max(5, ...res.units.map((u) => name(u.name).length));
   const head = `${'layer'.padEnd(w)}  ${'params'.padStart(8)}  ${res.levels.map((l) => String(l).padStart(7)).join(' ')}`;
@@ -38,6 +47,7 @@ export function chart(res) {
   return [head, ...rows, '', legend].join('\n');
 }
 
+/** @param {string[]} args */
 export async function main(args) {
   await runCommand(async () => {
     const { values, positionals } = parse(args, {
@@ -47,17 +57,19 @@ export async function main(args) {
     });
     if (values.help) return void console.log(HELP);
     if (positionals.length !== 1) throw new UsageError(`sensitivity takes exactly one input model (got ${positionals.length}); see '${PROG} sensitivity --help'`);
-    const modes = ['sparsity', 'nm', 'channels'].filter((k) => values[k] !== undefined);
+    const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
     if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity L1,L2,…, --nm N:M, --channels L1,L2,…');
     const mode = modes[0];
-    const method = values.method ?? 'magnitude';
+    // a Method once the check below has passed (it throws otherwise)
+    const method = /** @type {Method} */ (values.method ?? 'magnitude');
     if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
     if (mode === 'channels' && method !== 'magnitude') throw new UsageError('--channels cells are plain removals: --method applies to --sparsity / --nm');
     if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
     if (values['round-to'] !== undefined && mode !== 'channels') throw new UsageError('--round-to applies to --channels only');
     let nm, levels;
     try {
-      if (mode === 'nm') nm = parseNm(values.nm);
+      // `mode` is the one option given (filtered on !== undefined above)
+      if (mode === 'nm') nm = parseNm(/** @type {string} */ (values.nm));
       else levels = levelList(mode, values[mode]);
     } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
     const model = await loadOnnx(positionals[0]);
