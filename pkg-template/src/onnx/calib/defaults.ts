@@ -19,10 +19,12 @@ export const CALIB_DEFAULTS = Object.freeze({
   /** SparseGPT's lazy block (rounded down to a multiple of m for N:M). */
   blockSize: 128,
   /**
-   * SparseGPT's damping, H += percDamp * mean(diag H) * I: the value the CLI, the playground and
-   * the quality figures of bench/RESULTS.md use (the core's sparseGpt keeps the reference's 0.01).
+   * SparseGPT's damping, H += percDamp * mean(diag H) * I: the reference's value, which the core's
+   * sparseGpt keeps too. 0.1 (the CLI's default before this table) did no better on held-out inputs
+   * of the PaddleOCR models (docs/onnx.md, "Calibration"); a layer that reports singular_hessian
+   * needs a larger value.
    */
-  percDamp: 0.1,
+  percDamp: 0.01,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

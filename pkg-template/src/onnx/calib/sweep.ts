@@ -23,10 +23,15 @@ export interface SweepStats {
   graphNodes: number;
   /** In onnxruntime: session creation, runs, release (ms). */
   ortMs: number;
+  /** Of which session creation and release (ms). */
+  sessionMs: number;
   /** Cutting the graph and encoding the segments (ms). */
   cutMs: number;
   /** The largest cut held, in bytes of tensor data (all samples). */
   peakCacheBytes: number;
+  /** Tensor bytes handed out of onnxruntime (captured values and cuts) and fed back into it (cuts). */
+  bytesOut: number;
+  bytesIn: number;
 }
 
 export interface CaptureOptions {
@@ -54,7 +59,7 @@ export class Sweep {
 
   constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[]) {
     this.ix = indexGraph(model);
-    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, cutMs: 0, peakCacheBytes: 0 };
+    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0 };
   }
 
   private feed(name: string, k: number): FeedTensor {
@@ -107,6 +112,7 @@ export class Sweep {
         const t1 = now();
         session = await this.runner.createSession(bytes);
         this.stats.ortMs += now() - t1;
+        this.stats.sessionMs += now() - t1;
         this.stats.sessions++;
       }
       for (let k = 0; k < this.samples.length; k++) {
@@ -114,12 +120,18 @@ export class Sweep {
         let out: Record<string, RunOutput> = {};
         if (session) {
           const feeds: Record<string, FeedTensor> = {};
-          for (const v of reads) feeds[v] = ix.feeds.has(v) ? this.feed(v, k) : (cache.get(v)![k] as unknown as FeedTensor);
+          for (const v of reads) {
+            if (ix.feeds.has(v)) { feeds[v] = this.feed(v, k); continue; }
+            const t = cache.get(v)![k];
+            feeds[v] = t as unknown as FeedTensor;
+            this.stats.bytesIn += bytesOf(t);
+          }
           const t2 = now();
           out = await session.run(feeds, outputs);
           this.stats.ortMs += now() - t2;
           this.stats.runs++;
           this.stats.nodeRuns += nodes.length;
+          for (const t of Object.values(out)) this.stats.bytesOut += bytesOf(t);
         }
         for (const v of wanted) {
           const t = out[v] ?? cache.get(v)?.[k] ?? (ix.feeds.has(v) ? (this.feed(v, k) as unknown as RunOutput) : undefined);
@@ -129,7 +141,12 @@ export class Sweep {
         for (const [v, ts] of kept) ts.push(out[v]);
       }
     } finally {
-      if (session) { const t3 = now(); await session.release(); this.stats.ortMs += now() - t3; }
+      if (session) {
+        const t3 = now();
+        await session.release();
+        this.stats.ortMs += now() - t3;
+        this.stats.sessionMs += now() - t3;
+      }
     }
     for (const [v, ts] of kept) cache.set(v, ts);
     // The old cut and the new one are both held at the end of the segment: that is the peak.
