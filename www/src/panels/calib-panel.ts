@@ -2,7 +2,7 @@
 // options, progress and cancel, per-layer relative reconstruction error, the held-out output cosine,
 // and the side-by-side comparison of the three criteria (workers/calib-worker.ts). The layers and
 // input shapes come from the package's ONNX module.
-import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, type CalibLayer, type CalibReport } from 'sparsekit-wasm/onnx';
+import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, CALIB_DEFAULTS, type CalibLayer, type CalibReport } from 'sparsekit-wasm/onnx';
 import { $, button, download, input, select, showError } from '../dom.js';
 import { loadUserImages } from '../calib/user-images.js';
 import { WorkerError } from '../protocol.js';
@@ -152,6 +152,9 @@ function applyPreset(preset: string): void {
 }
 
 export function initCalibPanel(): void {
+  // The fields start at the package's one defaults table, which the CLI and the module read too.
+  input('calib-damp').value = String(CALIB_DEFAULTS.percDamp);
+  input('calib-block').value = String(CALIB_DEFAULTS.blockSize);
   button('calib-run').addEventListener('click', () => run('run'));
   button('calib-compare').addEventListener('click', () => run('compare'));
   button('calib-cancel').addEventListener('click', () => { controller?.abort(); $('calib-status').textContent = 'cancelling…'; });
