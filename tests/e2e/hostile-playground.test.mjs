@@ -27,6 +27,7 @@ const SAYS = {
   duplicate_name: /writes|twice|two initializers/i,
   cycle: /cycle|its own output/i,
   bad_attribute: /group/i,
+  bad_node: /inputs .* requires/i,
 };
 
 let playground;

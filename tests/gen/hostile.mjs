@@ -163,6 +163,16 @@ const CASES = [
         node({ op: 'Relu', inputs: ['W2'], outputs: ['y'], name: 'relu' }),
       ],
     })],
+  ['bn-missing-inputs.onnx', 'a BatchNormalization with its input only (found by the fuzzer: the channel folding read its scale)', 'bad_node',
+    () => base({
+      nodes: [
+        node({ op: 'Conv', inputs: ['x', 'W1', 'B1'], outputs: ['a'], name: 'conv1' }),
+        node({ op: 'BatchNormalization', inputs: ['a'], outputs: ['b'], name: 'bn' }),
+        node({ op: 'Conv', inputs: ['b', 'W2'], outputs: ['y'], name: 'conv2' }),
+      ],
+    })],
+  ['conv-no-weight.onnx', 'a Conv whose weight input is the empty name', 'bad_node',
+    () => base({ nodes: [node({ op: 'Conv', inputs: ['x', ''], outputs: ['y'], name: 'conv' })], inits: [] })],
   ['conv-group-zero.onnx', 'Conv with group 0', 'bad_attribute', () => base({ convAttrs: [{ name: 'group', i: 0 }] })],
   ['conv-group-huge.onnx', 'Conv with group 2^40 over 4 output channels', 'bad_attribute', () => base({ convAttrs: [{ name: 'group', i: 2 ** 40 }] })],
   ['convtranspose-group-empty.onnx', 'ConvTranspose with group 2^30 over a [0, 5, 3, 3] weight', 'bad_attribute',
