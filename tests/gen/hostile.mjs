@@ -122,6 +122,8 @@ const CASES = [
     () => base({ nodes: [node({ op: 'Relu', inputs: ['x'], outputs: ['y'] }).concat([0x00, 0x01])], inits: [] })],
   ['packed-misaligned.onnx', 'packed float_data of 7 bytes', 'corrupt',
     () => base({ extraInits: [cat(f.varint(2, 1), f.len(4, [0, 0, 0x80, 0x3f, 0, 0, 0x80]), f.len(8, 'P'))] })],
+  ['op-not-utf8.onnx', 'an op type with a byte that is not UTF-8 (found by the fuzzer: it re-encoded differently each time)', 'corrupt',
+    () => base({ nodes: [node({ op: Uint8Array.from([0x52, 0x65, 0xed, 0x75]), inputs: ['x'], outputs: ['y'], name: 'relu' })], inits: [] })],
   ['not-onnx.onnx', 'a PNG signature', 'not_onnx', () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0])],
   ['empty.onnx', 'an empty file', 'not_onnx', () => new Uint8Array(0)],
   ['cycle.onnx', 'two Add nodes reading each other', 'cycle',
