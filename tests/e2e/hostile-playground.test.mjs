@@ -16,7 +16,7 @@ const CASES = JSON.parse(fs.readFileSync(path.join(DIR, 'cases.json'), 'utf8'));
 const SAYS = {
   not_onnx: /not an ONNX model|empty|not .*ONNX/i,
   truncated: /truncated|ends inside|remain/i,
-  corrupt: /not a valid ONNX protobuf|op type|varint|wire type/i,
+  corrupt: /not a valid ONNX protobuf|op type|varint|wire type|UTF-8/i,
   too_deep: /nested/i,
   too_large: /objects/i,
   bad_dtype: /data type/i,
@@ -27,6 +27,7 @@ const SAYS = {
   duplicate_name: /writes|twice|two initializers/i,
   cycle: /cycle|its own output/i,
   bad_attribute: /group/i,
+  bad_node: /inputs .* requires/i,
 };
 
 let playground;

@@ -194,9 +194,26 @@ function topoOrder(b: Body, deps: number[][]): void {
   b.reorder?.(order.map((i) => b.nodes[i]));
 }
 
-/** Attributes whose values later code loops over or divides by. */
+/**
+ * Required inputs of the standard ops whose inputs later stages read by position (their count has
+ * not changed across opsets): a node with fewer, or with an empty name in a required position,
+ * is not a valid node of that op.
+ */
+const REQUIRED_INPUTS: Record<string, number> = {
+  Conv: 2, ConvTranspose: 2, Gemm: 2, MatMul: 2, BatchNormalization: 5, InstanceNormalization: 3,
+  Add: 2, Sub: 2, Mul: 2, Div: 2, Pow: 2, PRelu: 2, Gather: 2, Relu: 1, Concat: 1, Transpose: 1,
+  Flatten: 1, Identity: 1, Cast: 1,
+};
+
+/** Op arity, and attributes whose values later code loops over or divides by. */
 function checkAttributes(n: NodeProto, i: number, b: Body, local: Map<string, number>, inits: Map<string, any>): void {
   if (n.domain && n.domain !== 'ai.onnx') return;
+  const need = REQUIRED_INPUTS[n.op_type] ?? 0;
+  for (let k = 0; k < need; k++) {
+    if (!n.input[k]) {
+      throw new OnnxError('bad_node', `${b.where}: ${nodeLabel(n, i)} has ${n.input.filter((x: string) => x).length} of the ${need} inputs ${n.op_type} requires`);
+    }
+  }
   if (n.op_type === 'Conv' || n.op_type === 'ConvTranspose') {
     const a = n.attribute.find((x: any) => x.name === 'group');
     const group = a ? toNum(a.i) : 1;

@@ -33,6 +33,8 @@ export type OnnxReason =
   | 'too_large'
   /** An attribute value that cannot be right (Conv group). */
   | 'bad_attribute'
+  /** A standard op with fewer inputs than its schema requires. */
+  | 'bad_node'
   /** A parse option out of range (limits). */
   | 'bad_option';
 

@@ -15,6 +15,8 @@ interface FieldRule {
   packable: boolean;
   /** Decoded as an object each (a Long for 64-bit integers, a string or a byte view). */
   object: boolean;
+  /** A string: its bytes must be UTF-8 (the decoder does not check, and re-encodes bad bytes differently). */
+  utf8?: boolean;
   name: string;
   msg?: TypeRules;
 }
@@ -43,9 +45,25 @@ function rulesOf(type: protobuf.Type): TypeRules {
       wire, name: f.name,
       packable: f.repeated && wire !== 2,
       object: wire === 2 || LONG_TYPES.has(f.type),
+      utf8: f.type === 'string',
     });
   }
   return r;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** True when data[from, to) is valid UTF-8 (ASCII checked in place; the rest by a strict decoder). */
+function isUtf8(data: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to && data[i] < 0x80) i++;
+  if (i === to) return true;
+  try {
+    utf8.decode(data.subarray(i, to));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** What the scan found. */
@@ -134,6 +152,7 @@ export function checkWire(data: Uint8Array, type: protobuf.Type, limits: OnnxLim
             packed(rule, stop, where, at);
           } else if (rule?.object) {
             countObjects(1, at);
+            if (rule.utf8 && !isUtf8(data, pos, stop)) corrupt(at, `${where} is not UTF-8 text`);
           }
           pos = stop;
           break;
