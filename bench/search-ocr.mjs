@@ -9,6 +9,7 @@
 // Samples: rendered text (bench/ocr-text.mjs; Chromium on the first run): the search's held-out set
 // (seed 700) and a separate task set (seed 900, the one bench/ocr-quality.mjs uses).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +21,7 @@ import { readTextSet, textSamples, taskMetrics } from './ocr-metrics.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: {
-    models: { type: 'string', default: 'det,rec,cls' }, modes: { type: 'string', default: 'channels,sparsity' },
+    models: { type: 'string', default: 'cls,rec,det' }, modes: { type: 'string', default: 'channels,sparsity' },
     floors: { type: 'string', default: '0.99,0.95' }, eval: { type: 'string' }, task: { type: 'string' },
     latency: { type: 'boolean', default: false }, write: { type: 'boolean', default: false }, out: { type: 'string' },
   },
@@ -118,8 +119,10 @@ for (const key of opt.models.split(',')) {
       }
     }
   }
+  report(); // after each model: a partial run still leaves its figures
 }
 
+function report() {
 const minutes = (Date.now() - t00) / 60000;
 fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
 fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/search-ocr.json')), JSON.stringify({ date: new Date().toISOString(), evalN: EVAL_N, taskN: TASK_N, levels: LEVELS, grid: GRID, minutes, results: results.map((r) => ({ ...r, searched: r.searched && { ...r.searched, recipe: undefined } })) }, null, 2));
@@ -132,12 +135,13 @@ for (const r of results) {
   const s = r.searched ? `${r.searched.fidelity.toFixed(4)} (${r.searched.worst}), ${r.searched.removed} (${pct(r.searched.removed, r.paramsBefore)}), ${fmtTask(r.model, r.searched.task)}${lat(r.searched.latency)}` : 'no plan met the floor';
   lines.push(`| ${r.model} (orig ${fmtTask(r.model, r.original)}) | ${r.mode} | ${r.objective} | ${r.floor} | ${u} | ${s} | ${r.ratio == null ? '–' : `${r.ratio.toFixed(2)}×`} | ${r.seconds.toFixed(0)} s, ${r.sessions} |`);
 }
-const md = `${lines.join('\n')}\n\nMagnitude scoring (plain removal for channels, round to 8); held-out fidelity on rendered text (seed ${SEARCH_SEED}: ${EVAL_N.det} det pages, ${EVAL_N.rec} rec lines, ${EVAL_N.cls} cls crops), task metric on a separate set (seed ${TASK_SEED}: ${TASK_N.det} pages, ${TASK_N.rec} lines, ${TASK_N.cls} crops). Search levels ${JSON.stringify(LEVELS)} (det ${JSON.stringify(LEVELS_OF.det)}; a unit's levels below fidelity ${STOP_BELOW.toFixed(2)} not run); uniform grid ${JSON.stringify(GRID)}. "removed": parameters deleted (channels) or zeroed (sparsity). Search time = sensitivity table + verified plans, single-threaded onnxruntime on the shared 2-core machine; ${minutes.toFixed(1)} min in all (\`node bench/search-ocr.mjs${opt.latency ? ' --latency' : ''}\`, ${new Date().toISOString().slice(0, 10)}).`;
-console.log(md);
+const md = `${lines.join('\n')}\n\nMagnitude scoring (plain removal for channels, round to 8); held-out fidelity on rendered text (seed ${SEARCH_SEED}: ${EVAL_N.det} det pages, ${EVAL_N.rec} rec lines, ${EVAL_N.cls} cls crops), task metric on a separate set (seed ${TASK_SEED}: ${TASK_N.det} pages, ${TASK_N.rec} lines, ${TASK_N.cls} crops). Search levels ${JSON.stringify(LEVELS)} (det ${JSON.stringify(LEVELS_OF.det)}; a unit's levels below fidelity ${STOP_BELOW.toFixed(2)} not run); uniform grid ${JSON.stringify(GRID)}. "removed": parameters deleted (channels) or zeroed (sparsity). Search time = sensitivity table + verified plans, single-threaded onnxruntime on the shared 2-core machine (load average ${os.loadavg()[0].toFixed(0)} when written: other sessions' builds and tests); ${minutes.toFixed(1)} min in all (\`node bench/search-ocr.mjs${opt.latency ? ' --latency' : ''}\`, ${new Date().toISOString().slice(0, 10)}).`;
+console.error(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');
   const prev = fs.readFileSync(file, 'utf8');
   const section = `<!-- search:begin -->\n## Search to a fidelity floor vs the best uniform setting (PaddleOCR)\n\n${md}\n<!-- search:end -->`;
   const at = prev.indexOf('<!-- search:begin -->'), end = prev.indexOf('<!-- search:end -->');
   fs.writeFileSync(file, at >= 0 && end > at ? `${prev.slice(0, at)}${section}${prev.slice(end + '<!-- search:end -->'.length)}` : `${prev.trimEnd()}\n\n${section}\n`);
+}
 }
