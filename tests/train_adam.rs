@@ -14,17 +14,17 @@ fn adam_step_matches_hand_computation() {
     cfg.step(1, &mut w, &g1, &mut s);
     // step 1: m = 0.1 g, v = 0.001 g², m̂ = g, v̂ = g², update = lr * g / (|g| + eps) = ±0.1
     let want1 = [1.0 - 0.1 * 0.5 / (0.5 + 1e-8), -2.0 + 0.1 * 1.0 / (1.0 + 1e-8), 0.5 - 0.1 * 2.0 / (2.0 + 1e-8)];
-    for i in 0..3 {
-        assert!((w.data[i] as f64 - want1[i]).abs() < 1e-6, "step 1 [{i}]: {} vs {}", w.data[i], want1[i]);
+    for (i, want) in want1.iter().enumerate() {
+        assert!((w.data[i] as f64 - want).abs() < 1e-6, "step 1 [{i}]: {} vs {want}", w.data[i]);
     }
     let g2 = Tensor::new(vec![3], vec![-0.5, 0.25, 2.0]).unwrap();
     cfg.step(2, &mut w, &g2, &mut s);
-    for i in 0..3 {
+    for (i, w1) in want1.iter().enumerate() {
         let (a, b) = (g1.data[i] as f64, g2.data[i] as f64);
         let m = 0.9 * 0.1 * a + 0.1 * b;
         let v = 0.999 * 0.001 * a * a + 0.001 * b * b;
         let (mh, vh) = (m / (1.0 - 0.9f64.powi(2)), v / (1.0 - 0.999f64.powi(2)));
-        let want = want1[i] - 0.1 * mh / (vh.sqrt() + 1e-8);
+        let want = w1 - 0.1 * mh / (vh.sqrt() + 1e-8);
         assert!((w.data[i] as f64 - want).abs() < 1e-5, "step 2 [{i}]: {} vs {want}", w.data[i]);
     }
 }

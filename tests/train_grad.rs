@@ -47,8 +47,18 @@ fn ints(v: &[i64]) -> Attr {
 /// Checks every parameter's gradient (up to 40 sampled elements each) against central
 /// differences with step `eps`, relative error <= `tol` (floor 1e-2 on the magnitude).
 fn check(nodes: Vec<NodeSpec>, inits: Vec<InitSpec>, outputs: &[&str], eps: f32, tol: f64) {
+    check_frozen(nodes, inits, outputs, &[], eps, tol)
+}
+
+/// [`check`] with some float initializers held constant (`frozen`).
+fn check_frozen(nodes: Vec<NodeSpec>, inits: Vec<InitSpec>, outputs: &[&str], frozen: &[&str], eps: f32, tol: f64) {
     let what = format!("{:?}", nodes.iter().map(|n| (&n.op_type, &n.attrs)).collect::<Vec<_>>());
-    let spec = GraphSpec { nodes, inputs: vec![], outputs: outputs.iter().map(|s| s.to_string()).collect(), frozen: vec![] };
+    let spec = GraphSpec {
+        nodes,
+        inputs: vec![],
+        outputs: outputs.iter().map(|s| s.to_string()).collect(),
+        frozen: frozen.iter().map(|s| s.to_string()).collect(),
+    };
     let mut g = Graph::new(&spec, inits).expect("graph builds");
     let outs = g.forward(vec![]).expect("forward");
     let mut rng = Rng(0x9e3779b97f4a7c15);
@@ -285,4 +295,53 @@ fn unsupported_op_refused_by_name_before_running() {
     let e = Graph::new(&spec, vec![f("x", &[2, 2], &mut r)]).err().expect("refused");
     assert_eq!(e.code(), "unsupported_op");
     assert!(e.message().contains("Resize") && e.message().contains("cubic"), "{}", e.message());
+}
+
+#[test]
+fn layer_norm_decomposed_reduce_pow_sqrt_cast() {
+    // the LayerNorm of exported rec models: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div
+    let mut r = Rng(12);
+    let inits = vec![
+        f("x", &[2, 3, 5], &mut r),
+        InitSpec { name: "two".into(), dims: vec![], floats: Some(vec![2.0]), ints: None },
+        fpos("eps", &[1], &mut r),
+    ];
+    let nodes = vec![
+        node("ReduceMean", &["x"], &["m"], &[("axes", ints(&[-1]))]),
+        node("Sub", &["x", "m"], &["d"], &[]),
+        node("Pow", &["d", "two"], &["d2"], &[]),
+        node("ReduceMean", &["d2"], &["v"], &[("axes", ints(&[-1]))]),
+        node("Add", &["v", "eps"], &["ve"], &[]),
+        node("Sqrt", &["ve"], &["s"], &[]),
+        node("Div", &["d", "s"], &["n"], &[]),
+        node("Cast", &["n"], &["y"], &[("to", Attr::Int(1))]),
+    ];
+    // the exponent is a constant: x^2 has no derivative in the exponent where x < 0
+    check_frozen(nodes, inits, &["y"], &["two"], 1e-3, TOL);
+    let inits = vec![f("x", &[2, 3, 4], &mut r), fpos("p", &[1], &mut r)];
+    let nodes = vec![
+        node("Mul", &["x", "x"], &["a"], &[]),
+        node("Add", &["a", "p"], &["b"], &[]),
+        node("Pow", &["b", "p"], &["c"], &[]),
+        node("ReduceSum", &["c"], &["y"], &[("axes", ints(&[0, 2])), ("keepdims", Attr::Int(0))]),
+    ];
+    check(nodes, inits, &["y"], 1e-3, TOL);
+}
+
+#[test]
+fn shape_arithmetic_on_integers() {
+    // Shape -> Slice -> Concat(with a constant) -> Reshape, as exported models compute shapes
+    let mut r = Rng(13);
+    let inits = vec![f("x", &[2, 3, 4], &mut r), i64s("s0", &[0]), i64s("s1", &[1]), i64s("m1", &[-1])];
+    let nodes = vec![
+        node("Shape", &["x"], &["sh"], &[]),
+        node("Slice", &["sh", "s0", "s1"], &["n"], &[]),
+        node("Concat", &["n", "m1"], &["target"], &[("axis", Attr::Int(0))]),
+        node("Reshape", &["x", "target"], &["y0"], &[]),
+        node("Sigmoid", &["y0"], &["y"], &[]),
+    ];
+    let spec = GraphSpec { nodes: nodes.clone(), inputs: vec![], outputs: vec!["y".into()], frozen: vec![] };
+    let mut g = Graph::new(&spec, inits.clone()).unwrap();
+    assert_eq!(g.forward(vec![]).unwrap()[0].shape, vec![2, 12]);
+    check(nodes, inits, &["y"], 1e-3, TOL);
 }

@@ -127,6 +127,14 @@ const CASES = {
     inputs: X, inits: { p: { dims: [8], int64: [0, 0, 1, 2, 0, 0, 2, 1] }, v: { dims: [], data: [0.25] } },
     nodes: [['Pad', ['x', 'p', 'v'], ['a']], ['Pad', ['x', 'p'], ['b'], { mode: 'reflect' }], ['Pad', ['x', 'p'], ['c'], { mode: 'edge' }]], outputs: ['a', 'b', 'c'],
   },
+  'LayerNorm decomposed: ReduceMean Sub Pow Sqrt Div': {
+    inputs: X, inits: { two: { dims: [], data: [2] }, eps: { dims: [], data: [1e-5] } },
+    nodes: [['ReduceMean', ['x'], ['m'], { axes: [-1] }], ['Sub', ['x', 'm'], ['d']], ['Pow', ['d', 'two'], ['d2']], ['ReduceMean', ['d2'], ['v'], { axes: [-1] }], ['Add', ['v', 'eps'], ['ve']], ['Sqrt', ['ve'], ['s']], ['Div', ['d', 's'], ['y']]],
+  },
+  'Shape Slice Concat Cast Reshape (integer side)': {
+    inputs: X, inits: { s0: { dims: [1], int64: [0] }, s1: { dims: [1], int64: [2] }, m1: { dims: [1], int64: [-1] } },
+    nodes: [['Shape', ['x'], ['sh']], ['Slice', ['sh', 's0', 's1'], ['n']], ['Concat', ['n', 'm1'], ['t'], { axis: 0 }], ['Cast', ['t'], ['t64'], { to: 7 }], ['Reshape', ['x', 't64'], ['r']], ['Cast', ['r'], ['y'], { to: 1 }]],
+  },
 };
 
 for (const [name, c] of Object.entries(CASES)) {

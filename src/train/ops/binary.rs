@@ -11,6 +11,19 @@ enum Kind {
     Sub,
     Mul,
     Div,
+    Pow,
+}
+
+/// `u^v`, with small integral exponents as products (ONNX runtimes do the same for `x^2`,
+/// the LayerNorm decompositions' square, so the results agree to the bit there).
+fn pow(u: f32, v: f32) -> f32 {
+    match v {
+        1.0 => u,
+        2.0 => u * u,
+        3.0 => u * u * u,
+        0.5 => u.sqrt(),
+        _ => (u as f64).powf(v as f64) as f32,
+    }
 }
 
 pub struct Binary {
@@ -23,6 +36,7 @@ impl Binary {
             "Add" => Kind::Add,
             "Sub" => Kind::Sub,
             "Mul" => Kind::Mul,
+            "Pow" => Kind::Pow,
             _ => Kind::Div,
         };
         Ok(Binary { kind })
@@ -43,6 +57,7 @@ impl Kernel for Binary {
                 Kind::Sub => u - v,
                 Kind::Mul => u * v,
                 Kind::Div => u / v,
+                Kind::Pow => pow(u, v),
             };
         });
         Ok(vec![Value::F(y)])
@@ -57,6 +72,13 @@ impl Kernel for Binary {
         match self.kind {
             Kind::Add => {}
             Kind::Sub => gb.data.iter_mut().for_each(|v| *v = -*v),
+            Kind::Pow => {
+                for_each_bcast2(&shape, &sa, &sb, |o, i, j| {
+                    let (u, v, gv) = (a.data[i], b.data[j], ga.data[o]);
+                    ga.data[o] = gv * v * pow(u, v - 1.0);
+                    gb.data[o] = if u > 0.0 { gv * pow(u, v) * u.ln() } else { 0.0 };
+                });
+            }
             Kind::Mul | Kind::Div => {
                 let k = self.kind;
                 for_each_bcast2(&shape, &sa, &sb, |o, i, j| {

@@ -2,11 +2,13 @@
 //! does not implement, by name) and then runs forward and backward on [`Value`]s.
 
 mod binary;
+mod cast;
 mod conv;
 mod conv_transpose;
 mod linear;
 mod norm;
 mod pool;
+mod reduce;
 mod resize;
 mod shape;
 mod unary;
@@ -63,6 +65,12 @@ pub const SUPPORTED: &[&str] = &[
     "Softmax",
     "Pad",
     "LayerNormalization",
+    "Shape",
+    "Cast",
+    "ReduceMean",
+    "ReduceSum",
+    "Pow",
+    "Sqrt",
 ];
 
 /// The kernel of a node, or `unsupported_op` naming its op type (or attribute).
@@ -76,17 +84,20 @@ pub fn build(node: &NodeSpec) -> Result<Box<dyn Kernel>> {
         "BatchNormalization" => Box::new(norm::BatchNorm::new(&a)?),
         "LayerNormalization" => Box::new(norm::LayerNorm::new(&a)?),
         "Softmax" => Box::new(norm::Softmax::new(&a)?),
-        "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "HardSigmoid" | "HardSwish" | "Tanh" | "Erf" | "Gelu" | "Identity" => {
+        "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "HardSigmoid" | "HardSwish" | "Tanh" | "Erf" | "Gelu" | "Identity" | "Sqrt" => {
             Box::new(unary::Unary::new(&a)?)
         }
-        "Add" | "Sub" | "Mul" | "Div" => Box::new(binary::Binary::new(&a)?),
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" => Box::new(IntLift(binary::Binary::new(&a)?)),
+        "ReduceMean" | "ReduceSum" => Box::new(reduce::Reduce::new(&a)?),
+        "Shape" => Box::new(cast::Shape::new(&a)?),
+        "Cast" => Box::new(cast::Cast::new(&a)?),
         "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => Box::new(pool::Pool::new(&a)?),
         "Resize" | "Upsample" => Box::new(resize::Resize::new(&a)?),
-        "Concat" => Box::new(shape::Concat::new(&a)?),
-        "Split" => Box::new(shape::Split::new(&a, node.outputs.len())?),
-        "Slice" => Box::new(shape::Slice),
-        "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => Box::new(shape::Reshape::new(&a)?),
-        "Transpose" => Box::new(shape::Transpose::new(&a)?),
+        "Concat" => Box::new(IntLift(shape::Concat::new(&a)?)),
+        "Split" => Box::new(IntLift(shape::Split::new(&a, node.outputs.len())?)),
+        "Slice" => Box::new(IntLift(shape::Slice)),
+        "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => Box::new(IntLift(shape::Reshape::new(&a)?)),
+        "Transpose" => Box::new(IntLift(shape::Transpose::new(&a)?)),
         "Pad" => Box::new(shape::Pad::new(&a)?),
         other => return Err(unsupported(other, "is not an operator of the training core")),
     })
@@ -191,5 +202,61 @@ pub fn gout0(gouts: &[Option<&Tensor>], shape: &[usize]) -> Result<Tensor> {
     match gouts.first().copied().flatten() {
         Some(g) => Ok(g.clone()),
         None => Tensor::zeros(shape),
+    }
+}
+
+/// Integers below 2^24 are exact in f32.
+const EXACT: i64 = 1 << 24;
+
+/// Runs a data-movement or arithmetic op on integer tensors too (the shape arithmetic of
+/// exported graphs: Shape -> Slice -> Concat -> Reshape): integer inputs whose values are exact
+/// in f32 go through the float kernel, and the outputs are integers again when input 0 was. The
+/// integer side has no gradients.
+pub struct IntLift<K: Kernel>(pub K);
+
+fn lift(v: Option<&Value>) -> Option<Value> {
+    match v {
+        Some(Value::I(t)) if t.data.iter().all(|x| x.abs() <= EXACT) => {
+            Some(Value::F(Tensor { shape: t.shape.clone(), data: t.data.iter().map(|&x| x as f32).collect() }))
+        }
+        _ => None,
+    }
+}
+
+impl<K: Kernel> Kernel for IntLift<K> {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let int_out = matches!(ins.first().copied().flatten(), Some(Value::I(_)));
+        if !ins.iter().any(|v| matches!(v, Some(Value::I(_)))) {
+            return self.0.forward(ins);
+        }
+        let lifted: Vec<Option<Value>> = ins.iter().map(|v| lift(*v)).collect();
+        let ins2: Vec<Option<&Value>> = ins.iter().zip(&lifted).map(|(v, l)| l.as_ref().or(*v)).collect();
+        let outs = self.0.forward(&ins2)?;
+        if !int_out {
+            return Ok(outs);
+        }
+        Ok(outs
+            .into_iter()
+            .map(|o| match o {
+                Value::F(t) => Value::I(ITensor { shape: t.shape, data: t.data.iter().map(|&x| x.round() as i64).collect() }),
+                i => i,
+            })
+            .collect())
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        if matches!(ins.first().copied().flatten(), Some(Value::I(_))) {
+            return Ok(vec![None; ins.len()]);
+        }
+        let lifted: Vec<Option<Value>> = ins.iter().map(|v| lift(*v)).collect();
+        let ins2: Vec<Option<&Value>> = ins.iter().zip(&lifted).map(|(v, l)| l.as_ref().or(*v)).collect();
+        let mut g = self.0.backward(&ins2, outs, gouts)?;
+        // no gradient flows into an integer input
+        for (i, v) in ins.iter().enumerate() {
+            if matches!(v, Some(Value::I(_))) && i < g.len() {
+                g[i] = None;
+            }
+        }
+        Ok(g)
     }
 }

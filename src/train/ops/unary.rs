@@ -19,6 +19,7 @@ enum Kind {
         tanh: bool,
     },
     Identity,
+    Sqrt,
 }
 
 pub struct Unary {
@@ -62,6 +63,7 @@ impl Unary {
                 "tanh" => Kind::Gelu { tanh: true },
                 other => return Err(unsupported("Gelu", &format!("approximate={other}"))),
             },
+            "Sqrt" => Kind::Sqrt,
             _ => Kind::Identity,
         };
         Ok(Unary { kind })
@@ -100,6 +102,7 @@ impl Unary {
                 (0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())) as f32
             }
             Kind::Identity => x,
+            Kind::Sqrt => x.sqrt(),
         }
     }
 
@@ -147,6 +150,7 @@ impl Unary {
                 (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * x * x)) as f32
             }
             Kind::Identity => 1.0,
+            Kind::Sqrt => 0.5 / y,
         }
     }
 }

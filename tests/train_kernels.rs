@@ -1,0 +1,113 @@
+//! The training core's convolutions and matrix products on the kernels layer are bit-identical
+//! to the scalar oracle: a Conv / ConvTranspose / MatMul forward and backward equal, bit for
+//! bit, the same im2col + `gemm_acc_scalar` arithmetic written out here. Natively this pins the
+//! op's own order of operations; on wasm32 with simd128 (the `gemm` SIMD128 path) it is the
+//! SIMD-vs-scalar check of tests/wasm_kernels.rs:
+//! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
+//!   wasm-pack test --headless --chrome --mode no-install -- --test train_kernels`
+
+use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm};
+use sparsekit_wasm::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
+use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::*;
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+fn bits(a: &[f32]) -> Vec<u32> {
+    a.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Forward and parameter gradients (x, w) of a one-node graph, with output gradient `gy`.
+fn run(node: NodeSpec, x: (&[usize], &[f32]), w: (&[usize], &[f32]), gy_seed: u64) -> (Tensor, Vec<Tensor>) {
+    let inits = vec![
+        InitSpec { name: "x".into(), dims: x.0.to_vec(), floats: Some(x.1.to_vec()), ints: None },
+        InitSpec { name: "w".into(), dims: w.0.to_vec(), floats: Some(w.1.to_vec()), ints: None },
+    ];
+    let spec = GraphSpec { nodes: vec![node], inputs: vec![], outputs: vec!["y".into()], frozen: vec![] };
+    let mut g = Graph::new(&spec, inits).unwrap();
+    let y = g.forward(vec![]).unwrap().remove(0);
+    let gy = Tensor { shape: y.shape.clone(), data: data(y.len(), gy_seed) };
+    let grads = g.backward(vec![gy]).unwrap();
+    (y, grads)
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn conv_matches_the_scalar_oracle_bit_for_bit() {
+    // grouped, strided, padded, dilated: 2 images, 2 groups of 3 -> 4 channels
+    let (n, c, h, w, co, g) = (2, 6, 9, 11, 8, 2);
+    let gm = ConvGeom { c: c / g, h, w, kh: 3, kw: 3, sh: 2, sw: 1, ph: 1, pw: 2, dh: 1, dw: 2, oh: 0, ow: 0 };
+    let gm = ConvGeom { oh: (h + 1 + 1 - 3) / 2 + 1, ow: (w + 2 + 2 - 5) + 1, ..gm };
+    let x = data(n * c * h * w, 1);
+    let wt = data(co * (c / g) * 9, 2);
+    let attrs = [
+        ("group", Attr::Int(g as i64)),
+        ("strides", Attr::Ints(vec![2, 1])),
+        ("pads", Attr::Ints(vec![1, 2, 1, 2])),
+        ("dilations", Attr::Ints(vec![1, 2])),
+    ];
+    let (y, grads) = run(NodeSpec::new("Conv", &["x", "w"], &["y"], &attrs), (&[n, c, h, w], &x), (&[co, c / g, 3, 3], &wt), 3);
+    let gy = data(y.len(), 3);
+
+    let (cg, og, ckk, ohw, xin) = (c / g, co / g, gm.rows(), gm.cols(), (c / g) * h * w);
+    assert_eq!(y.shape, vec![n, co, gm.oh, gm.ow]);
+    let (mut want_y, mut want_dx, mut want_dw) = (vec![0.0; y.len()], vec![0.0; x.len()], vec![0.0; wt.len()]);
+    let mut col = vec![0.0; ckk * ohw];
+    let mut colt = vec![0.0; ckk * ohw];
+    for gi in 0..g {
+        for ni in 0..n {
+            let xs = &x[(ni * g + gi) * xin..][..xin];
+            let ws = &wt[gi * og * ckk..][..og * ckk];
+            im2col(&gm, xs, &mut col);
+            let f = Gemm { m: og, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
+            gemm_acc_scalar(&f, ws, &col, &mut want_y[(ni * g + gi) * og * ohw..][..og * ohw]);
+            let gys = &gy[(ni * g + gi) * og * ohw..][..og * ohw];
+            let mut dcol = vec![0.0; ckk * ohw];
+            let bx = Gemm { m: ckk, n: ohw, k: og, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
+            gemm_acc_scalar(&bx, ws, gys, &mut dcol);
+            col2im_acc(&gm, &dcol, &mut want_dx[(ni * g + gi) * xin..][..xin]);
+            transpose(&col, ckk, ohw, &mut colt);
+            let bw = Gemm { m: og, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+            gemm_acc_scalar(&bw, gys, &colt, &mut want_dw[gi * og * ckk..][..og * ckk]);
+        }
+    }
+    let _ = cg;
+    assert_eq!(bits(&y.data), bits(&want_y), "forward");
+    assert_eq!(bits(&grads[0].data), bits(&want_dx), "dx");
+    assert_eq!(bits(&grads[1].data), bits(&want_dw), "dw");
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn matmul_matches_the_scalar_oracle_bit_for_bit() {
+    let (m, k, nn) = (13, 37, 21);
+    let a = data(m * k, 4);
+    let b = data(k * nn, 5);
+    let (y, grads) = run(NodeSpec::new("MatMul", &["x", "w"], &["y"], &[]), (&[m, k], &a), (&[k, nn], &b), 6);
+    let gy = data(m * nn, 6);
+    let mut want = vec![0.0; m * nn];
+    gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false }, &a, &b, &mut want);
+    assert_eq!(bits(&y.data), bits(&want));
+    // dA = gy · Bᵀ, dB = Aᵀ · gy
+    let mut bt = vec![0.0; k * nn];
+    transpose(&b, k, nn, &mut bt);
+    let mut da = vec![0.0; m * k];
+    gemm_acc_scalar(&Gemm { m, n: k, k: nn, a_rs: nn, a_ks: 1, ldb: k, ldc: k, upper: false }, &gy, &bt, &mut da);
+    let mut db = vec![0.0; k * nn];
+    gemm_acc_scalar(&Gemm { m: k, n: nn, k: m, a_rs: 1, a_ks: k, ldb: nn, ldc: nn, upper: false }, &a, &gy, &mut db);
+    assert_eq!(bits(&grads[0].data), bits(&da), "dA");
+    assert_eq!(bits(&grads[1].data), bits(&db), "dB");
+}
