@@ -139,7 +139,7 @@ async function work({ sab, seed, until, seeds }) {
     if (kind < 5) bytes = mutateBytes(r, s, r.pick(seeds));
     else if (kind < 8) bytes = mutateModel(r, s, ModelProto) ?? mutateBytes(r, s);
     else if (kind < 9) bytes = generateModel(r);
-    else bytes = s; // the seeds themselves, through a random pruning mode
+    else bytes = s; // the corpus files themselves, through a random pruning mode
     if (bytes.length > MAX_INPUT) bytes = bytes.subarray(0, MAX_INPUT);
     input.set(bytes);
     Atomics.store(hdr, 1, bytes.length);
