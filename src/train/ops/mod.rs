@@ -95,7 +95,7 @@ pub fn build(node: &NodeSpec) -> Result<Box<dyn Kernel>> {
         "Resize" | "Upsample" => Box::new(resize::Resize::new(&a)?),
         "Concat" => Box::new(IntLift(shape::Concat::new(&a)?)),
         "Split" => Box::new(IntLift(shape::Split::new(&a, node.outputs.len())?)),
-        "Slice" => Box::new(IntLift(shape::Slice)),
+        "Slice" => Box::new(IntLift(shape::Slice::new(&a)?)),
         "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => Box::new(IntLift(shape::Reshape::new(&a)?)),
         "Transpose" => Box::new(IntLift(shape::Transpose::new(&a)?)),
         "Pad" => Box::new(shape::Pad::new(&a)?),

@@ -143,13 +143,27 @@ impl Kernel for Split {
     }
 }
 
-pub struct Slice;
+/// Slice; opset < 10 gives starts, ends and axes as attributes.
+pub struct Slice {
+    starts: Option<Vec<i64>>,
+    ends: Option<Vec<i64>>,
+    axes: Option<Vec<i64>>,
+}
 
 impl Slice {
-    fn map(ins: &[Option<&Value>], x: &Tensor) -> Result<SepMap> {
-        let need = |i: usize| iin_opt(ins, i, "Slice")?.ok_or_else(|| unsupported("Slice", "starts and ends must be inputs (opset >= 10)"));
-        let (starts, ends) = (need(1)?.data, need(2)?.data);
-        let axes = iin_opt(ins, 3, "Slice")?.map(|t| t.data).unwrap_or_else(|| (0..starts.len() as i64).collect());
+    pub fn new(a: &Attrs) -> Result<Slice> {
+        Ok(Slice { starts: a.ints("starts")?, ends: a.ints("ends")?, axes: a.ints("axes")? })
+    }
+
+    fn map(&self, ins: &[Option<&Value>], x: &Tensor) -> Result<SepMap> {
+        let need = |i: usize, attr: &Option<Vec<i64>>| -> Result<Vec<i64>> {
+            match iin_opt(ins, i, "Slice")? {
+                Some(t) => Ok(t.data),
+                None => attr.clone().ok_or_else(|| unsupported("Slice", "no starts / ends (inputs from opset 10, attributes before)")),
+            }
+        };
+        let (starts, ends) = (need(1, &self.starts)?, need(2, &self.ends)?);
+        let axes = iin_opt(ins, 3, "Slice")?.map(|t| t.data).or(self.axes.clone()).unwrap_or_else(|| (0..starts.len() as i64).collect());
         let steps = iin_opt(ins, 4, "Slice")?.map(|t| t.data).unwrap_or_else(|| vec![1; starts.len()]);
         if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
             return Err(shape_err("Slice: starts, ends, axes and steps differ in length".into()));
@@ -186,13 +200,13 @@ impl Slice {
 impl Kernel for Slice {
     fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
         let x = fin(ins, 0, "Slice")?;
-        Ok(vec![Value::F(Slice::map(ins, x)?.gather(x, 0.0)?)])
+        Ok(vec![Value::F(self.map(ins, x)?.gather(x, 0.0)?)])
     }
     fn backward(&self, ins: &[Option<&Value>], _o: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
         let x = fin(ins, 0, "Slice")?;
         let mut dx = Tensor::zeros(&x.shape)?;
         if let Some(g) = gouts[0] {
-            Slice::map(ins, x)?.scatter_add(g, &mut dx);
+            self.map(ins, x)?.scatter_add(g, &mut dx);
         }
         Ok(vec![Some(dx), None, None, None, None])
     }
