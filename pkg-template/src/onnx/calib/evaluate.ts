@@ -8,14 +8,9 @@ import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import { CancelledError } from './cancel.js';
 import { fidelity, type FidelityOptions, type FidelityReport } from '../fidelity/index.js';
 
-/** One output's values as float32, with its dims when they are known (runSet sets them). */
-export type OutputArray = Float32Array & { dims?: number[] };
-
-/**
- * One sample's outputs by name. The arrays are plain Float32Arrays carrying their dims as a `.dims`
- * property, which a structured clone (postMessage) drops: pass `shapes` to fidelity() then.
- */
-export type Outputs = Record<string, OutputArray>;
+// The outputs' types belong to the fidelity module (which compares them); re-exported where runSet makes them.
+import type { Outputs } from '../fidelity/types.js';
+export type { Outputs, OutputArray } from '../fidelity/types.js';
 
 /** Any output as float32 (float16 bits widened, integers converted): the one conversion, tensor.ts. */
 export { asF32 as outputAsFloat } from './tensor.js';

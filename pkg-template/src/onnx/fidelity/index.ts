@@ -3,7 +3,7 @@
 // regions, decoded strings, or values), so that no metric needs labels and a collapse in a small part
 // of an output cannot hide behind a large part. The model's fidelity is its worst output's.
 import { OnnxError } from '../errors.js';
-import type { Outputs } from '../calib/evaluate.js';
+import type { Outputs } from './types.js';
 import type { FidelityOptions, FidelityReport, KindResult, OutputFidelity, OutputKind, Pair } from './types.js';
 import { detectKind } from './detect-kind.js';
 import { genericFidelity } from './generic.js';

@@ -1,5 +1,14 @@
 // The shapes of a fidelity report, shared by the per-kind metrics and the entry point (index.ts).
 
+/** One output's values as float32, with its dims when they are known (runSet sets them). */
+export type OutputArray = Float32Array & { dims?: number[] };
+
+/**
+ * One sample's outputs by name. The arrays are plain Float32Arrays carrying their dims as a `.dims`
+ * property, which a structured clone (postMessage) drops: pass `shapes` to fidelity() then.
+ */
+export type Outputs = Record<string, OutputArray>;
+
 /** What an output holds, which decides how its agreement with the original is measured. */
 export type OutputKind = 'classification' | 'detection' | 'dense-map' | 'sequence' | 'generic';
 
