@@ -2,9 +2,9 @@
 // progress lines on stderr, samples from --eval / --calib, onnxruntime-node loading, and the exit
 // codes of the CLI (0 done, 1 the model or the run failed, 2 bad usage; always one line on stderr).
 import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { OnnxError, makeInputSet, readCalibrationDir } from '../../src/onnx/index.js';
+import { checkDisjoint, EvalUsageError } from '../fidelity-cli.js';
 
 /** @typedef {import('../../src/onnx/index.js').OnnxModel} OnnxModel */
 /** @typedef {import('../../src/onnx/index.js').OrtLike} OrtLike */
@@ -133,19 +133,6 @@ export async function loadOrt() {
 }
 
 /**
- * The sample files of a directory (real paths), to refuse an --eval that shares files with --calib.
- * @param {string} dir
- */
-function sampleFiles(dir) {
-  /** @type {Set<string>} */
-  const out = new Set();
-  /** @param {string} d */
-  const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else out.add(fs.realpathSync(p)); } };
-  walk(dir);
-  return out;
-}
-
-/**
  * --eval and --calib samples; the two must not share files.
  * @param {OnnxModel} model
  * @param {{ evalDir: string | undefined, evalCount: number, calibSrc: string | undefined, calibCount: number, needCalib: boolean }} opts
@@ -156,9 +143,8 @@ export async function readSets(model, { evalDir, evalCount, calibSrc, calibCount
   if (!fs.existsSync(evalDir) || !fs.statSync(evalDir).isDirectory()) throw new UsageError(`--eval ${evalDir} is not a directory`);
   if (calibSrc && calibSrc !== 'synthetic') {
     if (!fs.existsSync(calibSrc) || !fs.statSync(calibSrc).isDirectory()) throw new UsageError(`--calib ${calibSrc} is not a directory`);
-    const ev = sampleFiles(evalDir);
-    const shared = [...sampleFiles(calibSrc)].filter((f) => ev.has(f));
-    if (shared.length) throw new UsageError(`--eval and --calib share ${shared.length} file(s) (e.g. ${path.basename(shared[0])}): held-out samples must not be calibration samples`);
+    // The one disjointness rule of the CLI (same directory, same files, or byte-identical copies).
+    try { checkDisjoint(calibSrc, evalDir); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
   }
   const evalSet = await readCalibrationDir(evalDir, model, { limit: evalCount });
   let calibration;

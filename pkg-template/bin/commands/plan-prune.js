@@ -4,7 +4,7 @@
 // before the output file is written: a bad recipe leaves no output.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadOnnx, saveOnnx, OnnxError, parseNm, parseRecipe, planRecipe, applyRecipe, compress, makeInputSet, readCalibrationDir } from '../../src/onnx/index.js';
+import { loadOnnx, saveOnnx, OnnxError, parseNm, parseRecipe, planRecipe, applyRecipe, compress, makeInputSet, readCalibrationDir, CALIB_DEFAULTS } from '../../src/onnx/index.js';
 import { PROG, UsageError, RunError, runCommand, parse, num, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
 import { chart } from './sensitivity.js';
 
@@ -67,12 +67,12 @@ async function withRecipe(values, file, out) {
   let ort, calibration;
   if (method !== 'magnitude') {
     ort = await loadOrt();
-    const src = values.calib ?? 'synthetic', count = posInt('calib-count', values['calib-count'], 16);
+    const src = values.calib ?? 'synthetic', count = posInt('calib-count', values['calib-count'], CALIB_DEFAULTS.calibrationCount);
     calibration = src === 'synthetic' ? makeInputSet(model, { count }) : await readCalibrationDir(src, model, { limit: count });
   } else if (values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
   const bar = progressLine(values.quiet);
   const report = await applyRecipe(model, recipe, {
-    method, ort, sessionOptions: { logSeverityLevel: 3 }, calibration, percDamp: values.damp === undefined ? 0.1 : num('damp', values.damp),
+    method, ort, sessionOptions: { logSeverityLevel: 3 }, calibration, percDamp: values.damp === undefined ? CALIB_DEFAULTS.percDamp : num('damp', values.damp),
     onProgress: (d, t, l) => bar('recipe', d, t, l),
     onCalibProgress: ({ done, total, phase, layer }) => phase !== 'done' && bar(phase, Math.floor(done), total, layer),
   });
@@ -115,14 +115,14 @@ async function search(values, file, out) {
   const ort = await loadOrt();
   const { evalSet, calibration } = await readSets(model, {
     evalDir: values.eval, evalCount: posInt('eval-count', values['eval-count'], 8),
-    calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], 16), needCalib: method !== 'magnitude',
+    calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], CALIB_DEFAULTS.calibrationCount), needCalib: method !== 'magnitude',
   });
   const bar = progressLine(values.quiet);
   let res;
   try {
     res = await compress(model, {
       ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, nm, levels, objective, method, minFidelity: F,
-      roundTo: posInt('round-to', values['round-to'], 8), percDamp: values.damp === undefined ? 0.1 : num('damp', values.damp),
+      roundTo: posInt('round-to', values['round-to'], 8), percDamp: values.damp === undefined ? CALIB_DEFAULTS.percDamp : num('damp', values.damp),
       maxSteps: posInt('max-steps', values['max-steps'], 8),
       onProgress: (p) => bar(p.phase, p.done, p.total, p.label),
     });

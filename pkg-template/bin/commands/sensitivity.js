@@ -1,7 +1,7 @@
 // `sparsekit-wasm sensitivity`: each layer (or channel group) pruned alone at each level, the model's
 // fidelity measured on held-out samples; a layers x levels chart on stdout, the table as JSON.
 import fs from 'node:fs';
-import { loadOnnx, sensitivity, parseNm, OnnxError } from '../../src/onnx/index.js';
+import { loadOnnx, sensitivity, parseNm, OnnxError, CALIB_DEFAULTS } from '../../src/onnx/index.js';
 import { PROG, UsageError, runCommand, parse, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').SensitivityResult} SensitivityResult */
@@ -76,7 +76,7 @@ export async function main(args) {
     const ort = await loadOrt();
     const { evalSet, calibration } = await readSets(model, {
       evalDir: values.eval, evalCount: posInt('eval-count', values['eval-count'], 8),
-      calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], 16), needCalib: method !== 'magnitude',
+      calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], CALIB_DEFAULTS.calibrationCount), needCalib: method !== 'magnitude',
     });
     const bar = progressLine(values.quiet);
     let res;
