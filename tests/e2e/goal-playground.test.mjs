@@ -57,6 +57,8 @@ test('goal card on cls: channels search to floor 0.95, map, curve, plan at or ab
   assert.equal(cells.length, groups.length * 2, 'groups × levels cells');
   assert.ok(cells.every((f) => f >= 0 && f <= 1), `cell scores in [0, 1]: ${cells}`);
   assert.ok(cells.some((f) => f < 1), 'some cell loses fidelity (the map is not flat)');
+  const chosen = await page.locator('#goal-map td[data-testid^="goal-chosen-"]').allTextContents();
+  assert.ok(chosen.some((c) => /channels$/.test(c)), `the map marks the groups the plan reduces: ${chosen}`);
 
   // The curve: one point per distinct verified plan; the chosen plan's verified fidelity meets the floor.
   assert.ok(await page.locator('#goal-curve circle').count() >= 1, 'verified plans drawn');

@@ -50,6 +50,16 @@ function shade(f: number): string {
 
 const levelLabel = (l: number | string, mode: string) => (typeof l === 'number' ? `${mode === 'channels' ? '−' : ''}${Math.round(l * 1000) / 10}%` : l);
 
+/** A recipe setting as the map's last column reads it (recipe.ts settingJson). */
+function settingLabel(s: unknown): string {
+  if (s === undefined || s === 'dense') return 'dense';
+  const o = s as { channels?: number; nm?: string; sparsity?: number };
+  if (o.channels !== undefined) return `−${Math.round(o.channels * 1000) / 10}% channels`;
+  if (o.nm !== undefined) return o.nm;
+  if (o.sparsity !== undefined) return `${Math.round(o.sparsity * 1000) / 10}% sparse`;
+  return JSON.stringify(s);
+}
+
 /** Units × levels, each cell the model's fidelity with that unit alone pruned at that level. */
 function renderMap(t: SensitivityResult, chosen: Record<string, unknown>): void {
   const thead = $('goal-map').querySelector('thead')!, tbody = $('goal-map').querySelector('tbody')!;
@@ -72,8 +82,7 @@ function renderMap(t: SensitivityResult, chosen: Record<string, unknown>): void 
       cell.title = `${u.name} at ${levelLabel(c.level, t.mode)}: fidelity ${c.fidelity.toFixed(4)}${c.worst ? ` (worst output ${c.worst})` : ''}, ${fmtInt(c.removed)} parameters removed`
         + `${c.latencyMs !== undefined ? `, ${c.latencyMs.toFixed(2)} ms saved` : ''}${c.skipped ? ' · not run: the previous level already fell below the search\'s cut-off' : ''}`;
     });
-    const s = chosen[u.name] as Record<string, unknown> | string | undefined;
-    td(s === undefined ? 'dense' : typeof s === 'string' ? s : JSON.stringify(s)).dataset.testid = `goal-chosen-${i}`;
+    td(settingLabel(chosen[u.name])).dataset.testid = `goal-chosen-${i}`;
     tbody.append(tr);
   });
   $('goal-map-wrap').hidden = false;
