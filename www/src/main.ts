@@ -11,6 +11,7 @@ import { loadDefault, loadFiles, setLoadHooks } from './model-load.js';
 import { renderModelInfo } from './model-info.js';
 import { initCalibPanel, setCalibModel } from './panels/calib-panel.js';
 import { initChannelsPanel, setChannelsModel } from './panels/channels-panel.js';
+import { initGoalPanel, setGoalModel } from './panels/goal-panel.js';
 import { onBarsClick, redraw, renderResults, selectLayer, zoom } from './results.js';
 import { runPruning } from './run.js';
 import { state } from './state.js';
@@ -22,11 +23,13 @@ installTestSurface();
 
 initCalibPanel();
 initChannelsPanel();
+initGoalPanel();
 
 setLoadHooks({
   reset() {
     void setChannelsModel(null, '', false);
     setCalibModel(null, '', false);
+    setGoalModel(null, '', false);
   },
   loaded(m) {
     state.layers = defaultLayers(m.model);
@@ -37,6 +40,7 @@ setLoadHooks({
     $('config-card').hidden = false;
     setCalibModel(m.bytes, m.fileName, m.external.size > 0);
     void setChannelsModel(m.bytes, m.fileName, m.external.size > 0);
+    setGoalModel(m.bytes, m.fileName, m.external.size > 0);
     if (!state.layers.length) showError(`${m.fileName} has no Conv, ConvTranspose, Gemm or MatMul weights to prune.`);
     updateRunButton();
   },

@@ -1,6 +1,6 @@
-// The APIs of the page's four workers (types only): what each operation takes, returns and reports.
+// The APIs of the page's five workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
-import type { CalibReport, FidelityReport } from 'sparsekit-wasm/onnx';
+import type { CalibReport, FidelityReport, PlanStep, SensitivityResult } from 'sparsekit-wasm/onnx';
 import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
 
 /** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
@@ -106,4 +106,40 @@ export type ChannelsApi = {
     req: { bytes: Uint8Array; fraction: number; scope: 'layer' | 'global'; roundTo: number };
     res: { groups: GroupSummary[]; report: ChannelsReport; bytes: Uint8Array; ms: number };
   };
+};
+
+/** The goal card's search (workers/search-worker.ts): the package's compress() to a fidelity floor. */
+export interface SearchRequest {
+  bytes: Uint8Array;
+  /** smaller: channels for parameters; faster: channels for measured latency; nm: 2:4 per layer or dense. */
+  goal: 'smaller' | 'faster' | 'nm';
+  minFidelity: number;
+  /** Generated held-out samples the fidelity is measured on. */
+  samples: number;
+  /** Channel fractions tried per group (channels goals). */
+  levels: number[];
+  /** Candidate plans verified on the whole model, at most. */
+  maxSteps: number;
+}
+
+/** Search progress: the package's phase (sensitivity cells, then plan verifications). */
+export interface SearchStep { phase: 'sensitivity' | 'verify'; done: number; total: number; label: string }
+
+export interface SearchResult {
+  /** The chosen plan's model, null when no plan met the floor. */
+  bytes: Uint8Array | null;
+  recipe: string;
+  table: SensitivityResult;
+  steps: PlanStep[];
+  fidelity: FidelityReport;
+  /** Parameters (all weights' elements) and zeros in the prunable weights, before and after. */
+  params: { before: number; after: number };
+  zeros: { before: number; after: number };
+  runs: number;
+  sessions: number;
+  ms: number;
+}
+
+export type SearchApi = {
+  run: { req: SearchRequest; res: SearchResult; progress: SearchStep };
 };

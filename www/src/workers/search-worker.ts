@@ -1,0 +1,47 @@
+// Module worker of the goal card: the package's search (sparsekit-wasm/onnx compress: sensitivity of
+// every layer or channel group, then plans allocated from it and verified on the whole model until
+// the fidelity floor holds) with onnxruntime-web as the runner, as calib-worker does.
+import * as ort from 'onnxruntime-web/wasm';
+import init from 'sparsekit-wasm';
+import { OnnxModel, makeOrtRunner, makeInputSet, compress, type OrtLike } from 'sparsekit-wasm/onnx';
+import { serve, PlaygroundError } from '../protocol.js';
+import type { SearchApi } from './api.js';
+
+ort.env.wasm.numThreads = 1;
+const runner = makeOrtRunner(ort as unknown as OrtLike, { executionProviders: ['wasm'] });
+let ready: Promise<void> | null = null;
+
+/** All weights' elements, and the zeros of the prunable ones (what N:M adds). */
+function figures(m: OnnxModel): { params: number; zeros: number } {
+  let zeros = 0;
+  for (const w of m.prunable()) { const v = m.readFloat(w); for (let i = 0; i < v.length; i++) if (v[i] === 0) zeros++; }
+  return { params: m.weights.reduce((a, w) => a + w.numel, 0), zeros };
+}
+
+serve<SearchApi>({
+  async run(msg, ctx) {
+    await (ready ??= init({ threads: false }));
+    if (!(msg.samples >= 1)) throw new PlaygroundError('invalid_arguments', 'the search needs at least one sample');
+    const t0 = performance.now();
+    const model = OnnxModel.parse(msg.bytes);
+    const before = figures(model);
+    // Held-out seeds: the fidelity is measured on inputs no calibration would have seen.
+    const samples = makeInputSet(model, { count: Math.floor(msg.samples), set: 'heldOut' });
+    const channels = msg.goal !== 'nm';
+    const res = await compress(model, {
+      ort: runner, eval: samples, minFidelity: msg.minFidelity,
+      mode: channels ? 'channels' : 'nm', nm: channels ? undefined : [2, 4],
+      objective: msg.goal === 'faster' ? 'latency' : 'params',
+      levels: channels ? msg.levels : undefined, maxSteps: msg.maxSteps,
+      signal: ctx.signal, onProgress: (p) => ctx.progress(p),
+    });
+    const after = res.model ? figures(res.model) : before;
+    const bytes = res.model ? res.model.encode() : null;
+    if (bytes) ctx.transfer.push(bytes.buffer);
+    return {
+      bytes, recipe: JSON.stringify(res.recipe, null, 2), table: res.table, steps: res.steps, fidelity: res.fidelity,
+      params: { before: before.params, after: after.params }, zeros: { before: before.zeros, after: after.zeros },
+      runs: res.runs, sessions: res.sessions, ms: performance.now() - t0,
+    };
+  },
+});
