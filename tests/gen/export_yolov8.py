@@ -1,6 +1,6 @@
 """A real YOLOv8 detection model built by ultralytics from its own yolov8n.yaml (random init, seeded;
 no weights are downloaded), BatchNorm folded into the Convs as ultralytics' exporter does, exported
-with torch.onnx.export at opset 17 (dynamic batch). Width is scaled below yolov8n so the file stays
+with torch.onnx.export at opset 17 (static shape, as ultralytics' exporter writes by default). Width is scaled below yolov8n so the file stays
 small; the graph structure (C2f Split/Concat, SPPF, Resize + Concat neck, Detect with DFL) is the
 one ultralytics writes.
 
@@ -8,6 +8,7 @@ usage: /work/venv/bin/python tests/gen/export_yolov8.py [OUT.onnx] [--width 0.12
 import argparse
 import os
 import torch
+from ultralytics.nn.modules import C2f, Detect
 from ultralytics.nn.tasks import DetectionModel
 from ultralytics.nn.tasks import yaml_model_load
 
@@ -30,11 +31,14 @@ for m in model.modules():
         m.running_mean.uniform_(-0.1, 0.1)
         m.running_var.uniform_(0.5, 1.5)
 model = model.fuse(verbose=False).eval()
+# The module settings ultralytics' Exporter applies for format="onnx" (engine/exporter.py): Detect in
+# export mode (inference output only, static shape), and C2f through forward_split, so its halves are
+# one Split with constant sizes rather than chunk()'s Slices with bounds computed from Shape.
 for m in model.modules():
-    if m.__class__.__name__ == "Detect":
-        m.export = True  # the inference output without the (training) feature maps
-        m.format = "onnx"
+    if isinstance(m, Detect):
+        m.dynamic, m.export, m.format, m.xyxy, m.shape = False, True, "onnx", False, None
+    elif isinstance(m, C2f):
+        m.forward = m.forward_split
 x = torch.randn(1, 3, args.size, args.size)
-torch.onnx.export(model, x, args.out, opset_version=17, input_names=["images"], output_names=["output0"],
-                  dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}}, dynamo=False)
+torch.onnx.export(model, x, args.out, opset_version=17, input_names=["images"], output_names=["output0"], dynamo=False)
 print(f"wrote {args.out}: {os.path.getsize(args.out)} bytes")
