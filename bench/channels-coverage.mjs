@@ -1,5 +1,5 @@
-// Share of the conv output channels in removable channel groups on the generated YOLOv8-style model
-// (tests/data/models), for this package and, when SPARSEKIT_BASE points at another built package
+// Share of the conv output channels in removable channel groups on the models of tests/data/models (generated ones and
+// the real ultralytics / transformers exports), for this package and, when SPARSEKIT_BASE points at another built package
 // (e.g. main's pkg/ before the rule folder), for that one too. Usage:
 //   SPARSEKIT_BASE=/work/main/pkg node bench/channels-coverage.mjs
 import path from 'node:path';
