@@ -1,5 +1,5 @@
-// Share of the conv output channels in removable channel groups on the generated YOLOv8-style model
-// (tests/data/models), for this package and, when SPARSEKIT_BASE points at another built package
+// Share of the conv output channels in removable channel groups on the models of tests/data/models (generated ones and
+// the real ultralytics / transformers exports), for this package and, when SPARSEKIT_BASE points at another built package
 // (e.g. main's pkg/ before the rule folder), for that one too. Usage:
 //   SPARSEKIT_BASE=/work/main/pkg node bench/channels-coverage.mjs
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { convCoverage } from '../tests/onnx/coverage.mjs';
 
 const packages = [['this package', 'sparsekit-wasm/onnx']];
 if (process.env.SPARSEKIT_BASE) packages.unshift(['base', pathToFileURL(path.join(process.env.SPARSEKIT_BASE, 'src/onnx/index.js')).href]);
-for (const name of ['yolov8-style', 'bert-style', 'if-branches']) {
+for (const name of ['yolov8-style', 'yolov8n-ultralytics', 'bert-style', 'bert-torch', 'if-branches']) {
   for (const [label, spec] of packages) {
     const O = await import(spec);
     const m = O.OnnxModel.parse(modelBytes(name));

@@ -5,6 +5,7 @@
 // rounding) and its outputs keep their shapes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
 
 build();
@@ -107,3 +108,90 @@ test('bert-style: removing half of the heads and FFN neurons shrinks the project
   assert.deepEqual(m.weight('layer1.ffn_in.w').dims, [64, 128]);
   assert.deepEqual(m.weight('layer1.ffn_out.w').dims, [128, 64]);
 });
+
+// Real exports (tests/gen/export_yolov8.py: ultralytics' DetectionModel from yolov8n.yaml at 1/16
+// width; tests/gen/export_bert.py: transformers' BertModel), both random init through torch.onnx.
+// The figures asserted are the ones measured (bench/channels-coverage.mjs); where an exporter form is
+// not followed, the test names the node that ends the group so that a rule change shows here.
+const realFeeds = (name) => {
+  const r = G.rng(43);
+  if (name === 'yolov8n-ultralytics') {
+    return { images: new ort.Tensor('float32', Float32Array.from({ length: 3 * 320 * 320 }, () => r()), [1, 3, 320, 320]) };
+  }
+  const [B, S] = [2, 7];
+  const ids = BigInt64Array.from({ length: B * S }, () => BigInt(Math.floor(r() * 999)));
+  const mask = BigInt64Array.from({ length: B * S }, (_, i) => (i >= S && i % S >= S - 2 ? 0n : 1n));
+  return { input_ids: new ort.Tensor('int64', ids, [B, S]), attention_mask: new ort.Tensor('int64', mask, [B, S]) };
+};
+
+test('yolov8n-ultralytics: C2f Splits, SPPF and the Detect branches followed; 69% of the conv channels removable', () => {
+  const m = OnnxModel.parse(M.modelBytes('yolov8n-ultralytics'));
+  const analysis = findChannelGroups(m);
+  const cov = M.convCoverage(m, analysis);
+  // Measured 1256 / 1809 = 69.4%. The issue's target (80%) is missed only because torch's exporter
+  // writes one Constant for equal Split sizes, shared by the C2f blocks of the same width; with one
+  // Constant per Split the same graph measures 88.0%.
+  assert.ok(cov.fraction >= 0.69, `${cov.removable} of ${cov.total} conv channels removable (${(100 * cov.fraction).toFixed(1)}%)`);
+  // The first C2f owns its Split sizes: cv1 halves and the Bottleneck's residual are one removable group.
+  const first = groupWith(analysis.groups, '/model.2/cv1/conv/Conv');
+  assert.ok(first.prunable, first.reason);
+  assert.ok(first.producers.includes('/model.2/m.0/cv2/conv/Conv'));
+  assert.ok(first.members.some((x) => x.kind === 'shape'), 'the Split sizes are a member');
+  // C2f blocks whose Split sizes Constant is shared with another block are kept, with that reason.
+  for (const block of [4, 6, 8, 12, 15, 18, 21]) {
+    const g = groupWith(analysis.groups, `/model.${block}/cv1/conv/Conv`);
+    assert.equal(g.prunable, false);
+    assert.match(g.reason, /onnx::Split_\d+" axis 0 is shared with another group/);
+  }
+  // SPPF (MaxPool x3 -> Concat) and the Detect heads' inner convs are removable.
+  for (const p of ['/model.9/cv1/conv/Conv', '/model.22/cv2.0/cv2.0.0/conv/Conv', '/model.22/cv3.2/cv3.2.1/conv/Conv']) {
+    assert.ok(groupWith(analysis.groups, p).prunable, p);
+  }
+  // The last box convs feed the DFL Reshape; the last class convs the output Concat: kept whole.
+  assert.match(groupWith(analysis.groups, '/model.22/cv2.0/cv2.0.2/Conv').reason, /dfl\/Reshape merges or splits the channel axis/);
+  assert.match(groupWith(analysis.groups, '/model.22/cv3.0/cv3.0.2/Conv').reason, /Concat/);
+});
+
+test('bert-torch: FFN neurons are removable groups; heads end at the Reshape whose shape is computed from Shape', () => {
+  const m = OnnxModel.parse(M.modelBytes('bert-torch'));
+  const { groups } = findChannelGroups(m);
+  for (const layer of [0, 1]) {
+    const ffn = groupWith(groups, `/bert/encoder/layer.${layer}/intermediate/dense/MatMul`);
+    assert.equal(ffn.prunable, true, ffn.reason);
+    assert.equal(ffn.channels, 256);
+    assert.ok(ffn.members.some((x) => x.tensor === `bert.encoder.layer.${layer}.intermediate.dense.bias` && x.axis === 0));
+    // transformers reshapes q/k/v with view(*input_shape, -1, head_dim): the exporter writes the shape
+    // as Concat(Unsqueeze(Gather(Shape)) x2, [-1], [16]); the rules do not follow it, so the heads stay.
+    for (const [proj, reshape] of [['query', 'Reshape'], ['key', 'Reshape_1'], ['value', 'Reshape_2']]) {
+      const g = groupWith(groups, `/bert/encoder/layer.${layer}/attention/self/${proj}/MatMul`);
+      assert.equal(g.prunable, false);
+      assert.match(g.reason, new RegExp(`attention/self/${reshape} with a shape that cannot be followed`));
+    }
+    const hidden = groupWith(groups, `/bert/encoder/layer.${layer}/output/dense/MatMul`);
+    assert.equal(hidden.prunable, false, 'the residual stream keeps the hidden size');
+  }
+});
+
+for (const name of ['yolov8n-ultralytics', 'bert-torch']) {
+  for (const scope of ['layer', 'global']) {
+    test(`removed == masked-not-removed to float rounding, outputs keep their shapes: ${name}, ${scope}`, async () => {
+      const bytes = M.modelBytes(name);
+      const removed = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+      const opts = { fraction: 0.5, scope, roundTo: 1 };
+      const r = removeChannels(removed, opts);
+      const rm = removeChannels(masked, { ...opts, apply: 'mask' });
+      assert.deepEqual(r.groups.removed, rm.groups.removed, 'same decisions');
+      assert.ok(r.groups.removed.length > 0);
+      const out = removed.encode();
+      assert.ok(out.length < bytes.length, 'the file is smaller');
+      const feeds = realFeeds(name);
+      const [a, b, orig] = [await M.runModel(out, feeds), await M.runModel(masked.encode(), feeds), await M.runModel(bytes, feeds)];
+      for (const k of Object.keys(orig)) {
+        assert.deepEqual(a[k].dims, orig[k].dims, 'graph output keeps its shape');
+        const scale = Math.max(1e-3, ...Array.from(b[k].data, Math.abs));
+        const diff = G.maxAbsDiff(a[k].data, b[k].data);
+        assert.ok(diff <= 1e-4 * scale, `${name}: max diff ${diff} (scale ${scale})`);
+      }
+    });
+  }
+}
