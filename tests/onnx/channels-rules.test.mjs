@@ -146,3 +146,16 @@ test('a weight declaring 2^31 output channels over a few bytes is refused with a
   try { m = OnnxModel.parse(ModelProto.encode(model).finish()); } catch (e) { assert.ok(typed(e), String(e)); return; }
   assert.throws(() => findChannelGroups(m), typed);
 });
+
+test('a removal that cannot read a tensor it cuts (an int32 depthwise bias) is refused with the model untouched', async () => {
+  // Found by the ONNX fuzzer: the removal wrote the depthwise weight, then failed on its int32
+  // bias, leaving a Conv whose group no longer divided its weight (a file that would not load).
+  const fs = await import('node:fs');
+  const bytes = fs.readFileSync(new URL('../data/regressions/removal-int-bias.onnx', import.meta.url));
+  for (const scope of ['layer', 'global']) {
+    const m = OnnxModel.parse(bytes);
+    const before = Buffer.from(m.encode());
+    assert.throws(() => removeChannels(m, { fraction: 0.5, scope, roundTo: 1 }), (e) => e.name === 'OnnxError' && e.reason === 'unsupported');
+    assert.ok(Buffer.from(m.encode()).equals(before), `${scope}: the model is as it was`);
+  }
+});

@@ -75,14 +75,23 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
   const fresh = (base: string) => { let k = 0, s = base; while (names.has(s)) s = `${base}_${++k}`; names.add(s); return s; };
   const producer = new Map<string, NodeProto>();
   forEachGraph(model, (g: GraphProto) => { for (const n of g.node) for (const o of n.output) producer.set(o, n); });
-  let created = 0;
-  for (const [node, { fold: f, add }] of delta) {
+  // Each node's existing bias constant, read before anything is written: a bias that cannot be
+  // read as float (an integer tensor) refuses the call with the model as it was.
+  const biasOf = new Map<NodeProto, string | undefined>();
+  for (const node of delta.keys()) {
     const biasIndex = node.op_type === 'MatMul' ? -1 : 2;
     const existing = biasIndex > 0 && node.input[biasIndex] ? node.input[biasIndex] : undefined;
     // The bias tensor (through a Cast, as the weight may be): its constant's name.
     let bias = existing;
     for (let k = 0; bias && !values.constants.has(bias) && k < 3; k++) bias = producer.get(bias)?.input[0];
-    if (existing && bias && values.constants.has(bias)) {
+    const found = existing && bias && values.constants.has(bias) ? bias : undefined;
+    if (found) values.floats(found);
+    biasOf.set(node, found);
+  }
+  let created = 0;
+  for (const [node, { fold: f, add }] of delta) {
+    const bias = biasOf.get(node);
+    if (bias) {
       const b = values.floats(bias);
       for (let i = 0; i < b.length; i++) b[i] += add[i]; // the cached copy now holds the folded bias; written below
       if (!drops.has(dropKey(bias, 0))) drops.set(dropKey(bias, 0), { axis: 0, kind: 'weight', positions: new Set(), filter: false });

@@ -41,6 +41,13 @@ export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?:
     });
     if (removed) removedGroups.push({ id: gr.id, producers: gr.producers, channelsBefore: gr.channels, channelsAfter: gr.channels - removed });
   }
+  // Every tensor the removal cuts is read before the first write (folding, surgery): one that cannot
+  // be read in its kind (an integer bias where a float is cut) refuses the call, the model untouched.
+  for (const [key, d] of drops) {
+    const name = key.split('\u0000')[0];
+    if (d.kind !== 'shape') p.values.floats(name);
+    else if (opts.apply === 'remove') model.readInts(p.values.tensor(name));
+  }
   const folded = opts.apply === 'constant' || !opts.fold
     ? { biases: 0, created: 0, unknown: 0 }
     : foldConstants(model, p, live, keepOf, drops, p.values, opts.biasShift);
