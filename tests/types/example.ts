@@ -13,7 +13,7 @@ import init, {
   type Variant, type InitOptions, type WasmPaths, type WasmSource, type Environment, type Floats, type Mask, type GridInput,
   type BlockViewOptions, type SoftThresholdOptions, type ScopeValues, type HardThresholdOptions, type ScopeMaskOptions,
   type AspPattern, type PermutationOptions, type LayerConfig, type PlanRule, type PlanWeight, type PlanItem, type Plan,
-  type MagnitudeAllocation,
+  type MagnitudeAllocation, fitBlock, Trainer, type TrainGraph, type TrainerOptions, type Batch,
 } from 'sparsekit-wasm';
 
 /** The plan of the playground, reproduced: the default rule over two small layers. */
@@ -193,11 +193,25 @@ export async function everything(): Promise<number> {
       void code;
     }
   }
+  // The block a layer gets when the asked one does not divide its view (the playground's rule).
+  const fitted: { block: [number, number]; note: string | null } = fitBlock(6, 8, [4, 4]);
+  // A one-node training graph (y = x W), a few masked Adam steps towards a target.
+  const graph: TrainGraph = {
+    nodes: [{ opType: 'MatMul', inputs: ['x', 'W'], outputs: ['y'] }],
+    inputs: ['x'], outputs: ['y'],
+    initializers: [{ name: 'W', dims: [2, 2], values: new Float32Array([1, 0, 0.5, 1]) }],
+  };
+  const topts: TrainerOptions = { lr: 0.01, masked: true };
+  const trainer = new Trainer(graph, topts);
+  const batch: Batch = { values: new Float32Array([1, 2]), shape: [1, 2] };
+  const ys: Batch[] = trainer.forward([batch]);
+  const lossAfterStep: number = trainer.step([batch], [new Float32Array([1, 1])]);
+  trainer.free();
   // `using` itself needs the consumer's esnext.disposable lib (tests/types/using.ts); the key works without it
   const disposable = Param.fromArray([1, 2, 3], [3]);
   disposable[Symbol.dispose]();
   const owned: Owned[] = [searcher, global, scope2, scope, coupling, spec2, spec, full, view, p];
   for (const o of owned) o.free();
-  void [hc, hm, hn, ws, keepMask, rel, active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
+  void [fitted, ys, lossAfterStep, hc, hm, hn, ws, keepMask, rel, active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
   return n;
 }
