@@ -10,6 +10,7 @@ import { countZeros, pruneNm, pruneSparsity } from '../prune.js';
 import { findChannelGroups, removeChannels } from '../channels.js';
 import { findLayers } from '../calib/layers.js';
 import { pruneLayer } from '../calib/layer-prune.js';
+import { CALIB_DEFAULTS } from '../calib/defaults.js';
 import { toRunner, type ModelRunner, type OrtLike } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { Outputs } from '../calib/evaluate.js';
@@ -179,7 +180,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
         const l = layers.get(w.name);
         const target = typeof level === 'number' ? { sparsity: level } : { nm: opts.nm! };
         if (method !== 'magnitude' && l) {
-          const r = pruneLayer({ layer: l, stored: original, stats: captured!.stats.get(w.name), criterion: method, target, percDamp: opts.percDamp ?? 0.01 });
+          const r = pruneLayer({ layer: l, stored: original, stats: captured!.stats.get(w.name), criterion: method, target, percDamp: opts.percDamp ?? CALIB_DEFAULTS.percDamp });
           pruned = r.data;
           if (r.notes.length) note = r.notes.join('; ');
         } else {
