@@ -131,3 +131,26 @@ test('CLI: inspect and prune --sparsity / --nm / --channels on every file, heap 
   assert.deepEqual(failures, []);
   assert.deepEqual(fs.readdirSync(tmp).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
 });
+
+// A valid model may declare any input size (declarations are not bounded at load); generating a
+// sample of it is where the memory would go. Issue 24: a typed error and one CLI line, never an abort.
+test('a valid model declaring a huge input: generated samples are refused (bad_dims), the CLI exits 1 with no file', async () => {
+  const { makeModel } = await import('./graphs.mjs');
+  const { makeInputSet } = await import('sparsekit-wasm/onnx');
+  const bytes = makeModel({
+    inputs: [['x', [1, 3, 1 << 20, 1 << 20]]], outputs: [['y', [1, 4, 1 << 20, 1 << 20]]],
+    nodes: [['Conv', ['x', 'w', 'b'], ['y'], { pads: [1, 1, 1, 1] }]],
+    inits: { w: { dims: [4, 3, 3, 3] }, b: { dims: [4] } },
+  });
+  const file = path.join(tmp, 'huge-input.onnx');
+  fs.writeFileSync(file, bytes);
+  const model = OnnxModel.parse(bytes);
+  assert.throws(() => makeInputSet(model, { count: 2 }), (e) => e instanceof OnnxError && e.reason === 'bad_dims' && /beyond/.test(e.message));
+  const out = path.join(tmp, 'huge-input-out.onnx');
+  const res = await cli(['prune', file, '-o', out, '-q', '--sparsity', '0.5', '--method', 'wanda', '--calib', 'synthetic']);
+  assert.equal(res.code, 1, res.err);
+  const lines = res.err.trimEnd().split('\n');
+  assert.equal(lines.length, 1, res.err);
+  assert.match(lines[0], /^sparsekit-wasm: .*bad_dims\]/);
+  assert.ok(!fs.existsSync(out));
+});

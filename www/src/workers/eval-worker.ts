@@ -1,7 +1,7 @@
 // Module worker: runs two models with onnxruntime-web (wasm backend) on the same deterministic input,
 // interleaved, and returns their outputs and timings.
 import * as ort from 'onnxruntime-web/wasm';
-import { ORT_TYPES } from 'sparsekit-wasm/onnx';
+import { ORT_TYPES, MAX_GENERATED_ELEMENTS } from 'sparsekit-wasm/onnx';
 import { makeInputData } from '../model-input.js';
 import { PlaygroundError, serve } from '../protocol.js';
 import type { BenchSide, EvalApi, InputSpec, ModelFiles } from './api.js';
@@ -16,6 +16,10 @@ function feedsOf(inputs: InputSpec[]): Record<string, ort.Tensor> {
   for (const inp of inputs) {
     if (!inp.shape.length || !inp.shape.every((d) => Number.isInteger(d) && d > 0)) {
       throw new PlaygroundError('invalid_input_shape', `invalid test input shape [${inp.shape.join(', ')}] for ${inp.name}`);
+    }
+    // A model may declare (or a user type) a shape too large to generate: an error, not a dead tab.
+    if (inp.shape.reduce((a, b) => a * b, 1) > MAX_GENERATED_ELEMENTS) {
+      throw new PlaygroundError('invalid_input_shape', `test input shape [${inp.shape.join(', ')}] for ${inp.name} holds more than ${MAX_GENERATED_ELEMENTS} elements: set a smaller shape`);
     }
     const type = (ORT_TYPES[inp.elemType] ?? 'float32') as ort.Tensor.Type;
     feeds[inp.name] = new ort.Tensor(type, makeInputData(inp.shape, inp.elemType), inp.shape);

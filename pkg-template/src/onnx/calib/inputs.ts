@@ -6,6 +6,7 @@ import type { OnnxModel, ValueInfo } from '../model.js';
 import { floatArrayToHalf } from '../fp16.js';
 import { prng } from './prng.js';
 import { documentTensor, toTensor, type Normalization, type RgbaImage } from './doc-pages.js';
+import { OnnxError } from '../errors.js';
 
 /** One input tensor as onnxruntime takes it (`new ort.Tensor(type, data, dims)`). */
 export interface FeedTensor {
@@ -70,11 +71,31 @@ export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): 
 }
 
 /**
+ * Elements one generated input tensor may hold (256 MiB of float32). A valid model may declare an
+ * input of any size ([2^30, 2^30] loads: input shapes are declarations); generating it would be an
+ * out-of-memory abort instead of an error, so a generated or resized input is checked first.
+ */
+export const MAX_GENERATED_ELEMENTS = 1 << 26;
+
+/** Refuses (typed: `bad_dims`) a shape that is not non-negative integers or holds more than MAX_GENERATED_ELEMENTS elements. */
+export function checkGeneratedShape(name: string, shape: readonly number[]): void {
+  let n = 1;
+  for (const d of shape) {
+    if (!Number.isSafeInteger(d) || d < 0) throw new OnnxError('bad_dims', `input "${name}": dim ${d} of [${shape.join(', ')}] is not a non-negative integer`, 'invalid_value');
+    n *= d;
+  }
+  if (n > MAX_GENERATED_ELEMENTS) {
+    throw new OnnxError('bad_dims', `input "${name}" of shape [${shape.join(', ')}] holds ${n.toExponential(3)} elements, beyond the ${MAX_GENERATED_ELEMENTS} a generated sample may hold: give your own inputs (--calib DIR) or a model with a smaller input`, 'invalid_value');
+  }
+}
+
+/**
  * The generic generator (any input): floats are seeded near-Gaussian values (a centred sum of 4
  * uniforms scaled to unit variance); integers are ids uniform in [0, 1000), or in [0, 4) when the
  * last dim is <= 4 (uint8 / int8: their range); booleans are fair coins.
  */
 export function genericTensor(shape: number[], elemType: number, seed: number): FeedTensor {
+  checkGeneratedShape('generic', shape);
   const n = shape.reduce((a, b) => a * b, 1);
   const rnd = prng(seed);
   const hi = shape[shape.length - 1] <= 4 ? 4 : 1000;
@@ -126,6 +147,7 @@ export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSamp
   const dense = isDensePrediction(model);
   const normalization = opts.normalization ?? (dense ? 'imagenet' : 'symmetric');
   const specs = model.inputs.map((inp) => ({ inp, shape: resolveInputShape(inp, model.outputs) }));
+  for (const { inp, shape } of specs) checkGeneratedShape(inp.name, shape);
   const out: InputSample[] = [];
   for (let k = 0; k < count; k++) {
     const seed = SEED_BASE[set] + k;

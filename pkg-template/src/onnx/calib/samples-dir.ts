@@ -12,7 +12,7 @@ import { OnnxError } from '../errors.js';
 import { parseNpy, npyToFeed } from './npy.js';
 import { decodePng, resizeRgba } from './png.js';
 import { toTensor, type Normalization } from './doc-pages.js';
-import { isDensePrediction, isImageShape, resolveInputShape, type FeedTensor, type InputSample } from './inputs.js';
+import { checkGeneratedShape, isDensePrediction, isImageShape, resolveInputShape, type FeedTensor, type InputSample } from './inputs.js';
 
 /** Options of {@link readCalibrationDir}. */
 export interface CalibrationDirOptions {
@@ -73,6 +73,7 @@ export function readCalibrationDir(dir: string, model: OnnxModel, opts: Calibrat
       samples.push({ feeds: { [inp.name]: npyFeed(full, inp, e.name) }, source: e.name });
     } else {
       const shape = resolveInputShape(inp, model.outputs);
+      checkGeneratedShape(inp.name, shape);
       if (!isImageShape(shape) || (inp.elemType !== 1)) throw bad(`${e.name}: PNG samples need a float32 image input (N, 1|3, H, W); input "${inp.name}" is [${inp.dims.join(', ')}]`);
       const img = resizeRgba(decodePng(fs.readFileSync(full), (z) => zlib.inflateSync(z), e.name), shape[2], shape[3]);
       samples.push({ feeds: { [inp.name]: { type: 'float32', data: toTensor(img, shape[1], normalization), dims: [1, ...shape.slice(1)] } }, source: e.name });
