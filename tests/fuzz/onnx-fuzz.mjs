@@ -10,7 +10,8 @@
 // worker's heap and the process RSS against --rss-cap-mb.
 //
 // Usage: node tests/fuzz/onnx-fuzz.mjs [--seconds 45] [--seed N] [--heap-mb 512] [--rss-cap-mb 1536]
-//          [--artifacts DIR] [--json FILE]
+//          [--artifacts DIR] [--json FILE] [--executions N]
+// Stops at the clock, after N executions, or at Ctrl-C / SIGTERM, and prints the summary either way.
 // Exit 0 when no invariant broke, 1 otherwise. Reports executions, executions/s, outcomes, peaks.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +22,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
 const MAX_INPUT = 1 << 20;
-/** Shared state: [0] heartbeat (executions), [1] current input length, [2] heap used (MB). */
+/** Shared state: [0] heartbeat (executions), [1] current input length, [2] heap used (MB), [3] stop flag. */
 const HDR = 4;
 
 if (isMainThread) await main();
@@ -33,6 +34,7 @@ async function main() {
       seconds: { type: 'string', default: '45' }, seed: { type: 'string' }, 'heap-mb': { type: 'string', default: '512' },
       'rss-cap-mb': { type: 'string', default: '1536' }, 'hang-seconds': { type: 'string', default: '20' },
       artifacts: { type: 'string', default: path.join(ROOT, 'target-fuzz-onnx/artifacts') }, json: { type: 'string' },
+      executions: { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -49,6 +51,12 @@ async function main() {
   const input = new Uint8Array(sab, 4 * HDR);
   const totals = { executions: 0, outcomes: {}, crashes: [], peakHeapMb: 0, peakRssMb: 0, slowestMs: 0, workers: 0 };
   const deadline = Date.now() + seconds * 1000;
+  const target = values.executions !== undefined ? Number(values.executions) : Infinity;
+  // A stop asked for (the target reached, Ctrl-C): the worker ends its current input and reports.
+  const stop = () => Atomics.store(hdr, 3, 1);
+  const stopped = () => Atomics.load(hdr, 3) === 1;
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   const cpu0 = process.cpuUsage();
   const t0 = Date.now();
   let lastReport = t0;
@@ -62,7 +70,7 @@ async function main() {
     console.error(`[fuzz-onnx] CRASH ${kind}: ${String(detail).slice(0, 300)}\n[fuzz-onnx]   input saved to ${path.relative(process.cwd(), file)}`);
   };
 
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !stopped()) {
     totals.workers++;
     const w = new Worker(fileURLToPath(import.meta.url), {
       workerData: { sab, seed, until: deadline, seeds },
@@ -76,6 +84,7 @@ async function main() {
         const b = Atomics.load(hdr, 0);
         const now = Date.now();
         if (b !== beat) { beat = b; beatAt = now; }
+        if (totals.executions + b >= target) stop();
         const rss = process.memoryUsage().rss / 2 ** 20;
         totals.peakRssMb = Math.max(totals.peakRssMb, rss);
         totals.peakHeapMb = Math.max(totals.peakHeapMb, Atomics.load(hdr, 2));
@@ -132,7 +141,7 @@ async function work({ sab, seed, until, seeds }) {
   const outcomes = {};
   let executions = 0, slowestMs = 0;
   let invariant = false;
-  while (Date.now() < until) {
+  while (Date.now() < until && Atomics.load(hdr, 3) === 0) {
     const kind = r.int(10);
     const s = r.pick(seeds);
     let bytes;
