@@ -100,6 +100,35 @@ for (const [name, variants] of CASES) {
   }
 }
 
+test('bert-style with one merged-width constant read by both layers: each layer rewrites its own copy', async () => {
+  // An optimizer that dedupes equal initializers makes layer 1's merge-heads Reshape read layer 0's
+  // [64]; the two head groups then share a shape constant. Each gets a private copy at removal.
+  const src = OnnxModel.parse(M.modelBytes('bert-style'));
+  const merge1 = src.graph.node.find((n) => n.name === 'merge_shape_1');
+  merge1.input[2] = 'all_head_size';
+  const bytes = src.encode();
+  const m = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const { groups } = findChannelGroups(m);
+  const [h0, h1] = ['layer0.query', 'layer1.query'].map((p) => groupWith(groups, p));
+  for (const h of [h0, h1]) {
+    assert.equal(h.prunable, true, h.reason);
+    assert.ok(h.members.some((x) => x.tensor === 'all_head_size'), 'the shared constant is a member of both');
+  }
+  const opts = { fraction: 0.5, roundTo: 1, filter: (g) => g.id === h0.id };
+  removeChannels(m, opts);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  const readerOf = (name) => m.graph.node.find((n) => n.name === name);
+  const widthOf = (name) => m.readInts(m.constants().get(readerOf(name).input[2]).tensor);
+  assert.deepEqual(widthOf('merge_shape'), [32], 'layer 0 lost half its heads');
+  assert.deepEqual(widthOf('merge_shape_1'), [64], 'layer 1 reads the original');
+  const feeds = M.feedsOf('bert-style', 0);
+  const [a, b] = [await M.runModel(m.encode(), feeds), await M.runModel(masked.encode(), feeds)];
+  for (const k of Object.keys(a)) {
+    const scale = Math.max(1e-3, ...Array.from(b[k].data, Math.abs));
+    assert.ok(G.maxAbsDiff(a[k].data, b[k].data) <= 1e-4 * scale);
+  }
+});
+
 test('bert-style: removing half of the heads and FFN neurons shrinks the projections', () => {
   const m = OnnxModel.parse(M.modelBytes('bert-style'));
   removeChannels(m, { fraction: 0.5, roundTo: 1 });
@@ -146,9 +175,9 @@ test('yolov8n-ultralytics: C2f Splits, SPPF and the Detect branches followed; at
   for (const p of ['/model.9/cv1/conv/Conv', '/model.22/cv2.0/cv2.0.0/conv/Conv', '/model.22/cv3.2/cv3.2.1/conv/Conv']) {
     assert.ok(groupWith(analysis.groups, p).prunable, p);
   }
-  // The last box convs feed the DFL Reshape; the last class convs the output Concat: kept whole.
+  // The last box convs feed the DFL Reshape; the last class convs go through the output Concat to the graph output: kept whole.
   assert.match(groupWith(analysis.groups, '/model.22/cv2.0/cv2.0.2/Conv').reason, /dfl\/Reshape merges or splits the channel axis/);
-  assert.match(groupWith(analysis.groups, '/model.22/cv3.0/cv3.0.2/Conv').reason, /Concat/);
+  assert.match(groupWith(analysis.groups, '/model.22/cv3.0/cv3.0.2/Conv').reason, /graph output "output0"/);
 });
 
 test('yolov8n-ultralytics: two C2f blocks cut differently each get their own copy of the Split sizes they shared', () => {
@@ -170,24 +199,42 @@ test('yolov8n-ultralytics: two C2f blocks cut differently each get their own cop
   assert.deepEqual(before, [g4.channels / 2, g4.channels / 2], 'model.15 keeps the original values');
 });
 
-test('bert-torch: FFN neurons are removable groups; heads end at the Reshape whose shape is computed from Shape', () => {
+test('bert-torch: FFN neurons and attention heads are removable groups (head shapes computed from Shape at run time)', () => {
   const m = OnnxModel.parse(M.modelBytes('bert-torch'));
-  const { groups } = findChannelGroups(m);
+  const { groups, channelsOf } = findChannelGroups(m);
+  const node = (name) => m.graph.node.find((n) => n.name === name);
   for (const layer of [0, 1]) {
-    const ffn = groupWith(groups, `/bert/encoder/layer.${layer}/intermediate/dense/MatMul`);
+    const at = `/bert/encoder/layer.${layer}`;
+    const ffn = groupWith(groups, `${at}/intermediate/dense/MatMul`);
     assert.equal(ffn.prunable, true, ffn.reason);
     assert.equal(ffn.channels, 256);
     assert.ok(ffn.members.some((x) => x.tensor === `bert.encoder.layer.${layer}.intermediate.dense.bias` && x.axis === 0));
     // transformers reshapes q/k/v with view(*input_shape, -1, head_dim): the exporter writes the shape
-    // as Concat(Unsqueeze(Gather(Shape)) x2, [-1], [16]); followed, the heads reach the mask Add.
-    for (const proj of ['query', 'key', 'value']) {
-      const g = groupWith(groups, `/bert/encoder/layer.${layer}/attention/self/${proj}/MatMul`);
-      assert.equal(g.prunable, false);
-      assert.match(g.reason, /attention\/self\/(Add|MatMul_1) /);
-    }
-    const hidden = groupWith(groups, `/bert/encoder/layer.${layer}/output/dense/MatMul`);
+    // as Concat(Unsqueeze(Gather(Shape(hidden), i)) x2, [-1], [16]), and merges the heads back with
+    // Concat(…, [-1]); the mask added to the scores is Expand(…, Where(Equal(shape, -1), 1, shape)),
+    // whose head axis is 1 only once that vector is evaluated. One unit per head, Q, K and V tied.
+    const heads = groupWith(groups, `${at}/attention/self/query/MatMul`);
+    assert.equal(heads.prunable, true, heads.reason);
+    assert.equal(heads.channels, 4, 'one unit per head');
+    for (const p of ['key', 'value']) assert.ok(heads.producers.includes(`${at}/attention/self/${p}/MatMul`), p);
+    const wo = node(`${at}/attention/output/dense/MatMul`).input[1];
+    const rows = channelsOf.get(heads.id).map((ch) => ch.slices.filter((s) => s.tensor === wo).map((s) => [s.axis, s.pos, s.rep]));
+    assert.deepEqual(rows, [0, 1, 2, 3].map((h) => [[0, 16 * h, 16]]), 'a head is 16 consecutive rows of the output projection');
+    const hidden = groupWith(groups, `${at}/output/dense/MatMul`);
     assert.equal(hidden.prunable, false, 'the residual stream keeps the hidden size');
   }
+});
+
+test('bert-torch: removing half of the heads and of the FFN neurons shrinks the projections', () => {
+  const m = OnnxModel.parse(M.modelBytes('bert-torch'));
+  const weight = (name) => m.graph.node.find((n) => n.name === name).input[1];
+  const [q, wo, ffnIn, ffnOut] = ['attention/self/query/MatMul', 'attention/output/dense/MatMul', 'intermediate/dense/MatMul', 'output/dense/MatMul']
+    .map((p) => weight(`/bert/encoder/layer.1/${p}`));
+  removeChannels(m, { fraction: 0.5, roundTo: 1 });
+  assert.deepEqual(m.weight(q).dims, [64, 32]);
+  assert.deepEqual(m.weight(wo).dims, [32, 64]);
+  assert.deepEqual(m.weight(ffnIn).dims, [64, 128]);
+  assert.deepEqual(m.weight(ffnOut).dims, [128, 64]);
 });
 
 for (const name of ['yolov8n-ultralytics', 'bert-torch']) {

@@ -6,6 +6,7 @@ import { OnnxError } from '../errors.js';
 import { ChannelSets } from './union-find.js';
 import { allConstants, subgraphsOf, forEachGraph } from './constants.js';
 import { ConstantValues } from './values.js';
+import { inferShapes } from './infer-shapes.js';
 import { resolveVector, type IntConstant, type VectorEntry } from './int-vectors.js';
 import type { Track } from './track.js';
 import type { ConstantRef, RuleContext } from './rule.js';
@@ -53,6 +54,8 @@ export function walkModel(model: OnnxModel): WalkResult {
       shapes.set(v.name, dims.map((d: { dim_value?: unknown }) => (d.dim_value != null && toNum(d.dim_value) > 0 ? toNum(d.dim_value) : undefined)));
     }
   });
+  // Shapes the file does not record (ranks, known dimensions), inferred once.
+  for (const [k, v] of inferShapes(model, constants, shapes)) shapes.set(k, v);
   const opset = Number(model.opsets.find((o) => o.startsWith('ai.onnx:'))?.split(':')[1] ?? 13);
 
   // A constant reached through Cast / Identity, with the hops taken (for a private copy of it).
