@@ -94,7 +94,7 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
     if (bias) {
       const b = values.floats(bias);
       for (let i = 0; i < b.length; i++) b[i] += add[i]; // the cached copy now holds the folded bias; written below
-      if (!drops.has(dropKey(bias, 0))) drops.set(dropKey(bias, 0), { axis: 0, kind: 'weight', positions: new Set(), filter: false });
+      if (!drops.has(dropKey(bias, 0))) drops.set(dropKey(bias, 0), { tensor: bias, axis: 0, kind: 'weight', positions: new Set(), filter: false });
       continue;
     }
     // No bias: a new one, in the weight's type when the node reads the weight directly.

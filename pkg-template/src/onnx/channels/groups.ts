@@ -3,8 +3,7 @@
 import type { NodeProto, OnnxModel } from '../model.js';
 import type { ChannelGroup, GroupChannel, GroupMember, ChannelAnalysis } from './types.js';
 import type { WalkResult } from './walk.js';
-
-const VECTOR_OPS = new Set(['Concat', 'Unsqueeze', 'Squeeze', 'Gather', 'Slice']);
+import { useKey } from './shape-copies.js';
 
 export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   const { sets, tracks, memberUses, consumers } = walk;
@@ -14,12 +13,13 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
     if (t) for (const id of t.ids) sets.block(id, `it reaches graph output "${o.name}", whose shape is kept`);
   }
   // A member tensor with uses outside its channel group would change shape under them. The nodes
-  // that finally read a tensor are found through Cast / Identity.
-  // A shape member is read through the ops that build an integer vector (Concat, Unsqueeze, ...).
-  const through = (op: string, shape: boolean) => op === 'Cast' || op === 'Identity' || (shape && VECTOR_OPS.has(op));
-  const usesOf = (name: string, shape: boolean, mine: Set<NodeProto> | undefined, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
+  // that finally read a tensor are found through Cast / Identity. An integer vector ('shape' member)
+  // is exempt: the removal gives each use it rewrites a private copy (shape-copies.ts), the other
+  // readers keep the values they read.
+  const through = (op: string) => op === 'Cast' || op === 'Identity';
+  const usesOf = (name: string, mine: Set<NodeProto> | undefined, acc: NodeProto[] = [], depth = 0): NodeProto[] => {
     for (const c of consumers.get(name) ?? []) {
-      if (!mine?.has(c) && through(c.op_type, shape) && depth < 8) usesOf(c.output[0], shape, mine, acc, depth + 1);
+      if (!mine?.has(c) && through(c.op_type) && depth < 8) usesOf(c.output[0], mine, acc, depth + 1);
       else acc.push(c);
     }
     return acc;
@@ -29,10 +29,11 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   for (let id = 0; id < sets.size; id++) {
     if (sets.find(id) !== id) continue;
     for (const s of sets.slices[id]) {
+      if (s.kind === 'shape') continue;
       let bad = foreign.get(s.tensor);
       if (bad === undefined) {
         const mine = memberUses.get(s.tensor);
-        bad = usesOf(s.tensor, s.kind === 'shape', mine).some((c) => !mine?.has(c)) || outputs.has(s.tensor);
+        bad = usesOf(s.tensor, mine).some((c) => !mine?.has(c)) || outputs.has(s.tensor);
         foreign.set(s.tensor, bad);
       }
       if (bad) sets.block(id, `tensor "${s.tensor}" has uses outside the group`);
@@ -52,14 +53,16 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
     });
     channelsOf.set(id, roots.map((r) => ({ root: r, slices: sets.slices[r] })));
   }
-  // A tensor position claimed by two groups (a constant shared by two spaces) cannot be cut safely.
-  // Different positions of one axis (a Concat's consumer) are fine.
+  // A tensor position claimed by two groups (a weight shared by two spaces) cannot be cut safely.
+  // Different positions of one axis (a Concat's consumer) are fine, and so are two uses of one
+  // integer vector (each use gets its own copy).
   const owner = new Map<string, number>();
   for (const gr of groups) {
     for (const ch of channelsOf.get(gr.id)!) {
       for (const sl of ch.slices) {
+        const use = sl.kind === 'shape' ? useKey(sl.use) : '';
         for (let p = sl.pos; p < sl.pos + sl.rep; p++) {
-          const k = `${sl.tensor}\u0000${sl.axis}\u0000${p}`;
+          const k = `${sl.tensor}\u0000${sl.axis}\u0000${p}\u0000${use}`;
           const o = owner.get(k);
           if (o === undefined) { owner.set(k, gr.id); continue; }
           if (o === gr.id) continue;

@@ -1,21 +1,28 @@
 // Integer vectors computed in the graph, entry by entry: a Reshape's shape or Split's sizes built as
 // Shape -> Gather -> Unsqueeze -> Concat (how exporters write `x.view(x.shape[0], C, -1)` with a
 // dynamic batch). An entry is a constant (with the tensor and index it is read from, so that it can
-// be rewritten), a dimension of some value (read at run time), or unknown.
+// be rewritten, and the hops that lead to it), a dimension of some value (read at run time), or unknown.
 import type { NodeProto } from '../model.js';
 import { attrInt } from '../model.js';
+import type { Hop } from './types.js';
 
 export type VectorEntry =
-  | { kind: 'const'; value: number; tensor: string; index: number }
+  /** `via`: the hops from the vector's producer down to the constant's reader (empty: the vector is the constant). */
+  | { kind: 'const'; value: number; tensor: string; index: number; via: Hop[] }
   | { kind: 'dim'; of: string; axis: number }
   | { kind: 'unknown' };
 
 export interface VectorSource {
   producerOf(name: string): NodeProto | undefined;
-  /** An integer constant's values (through Cast / Identity), or undefined. */
-  intConstant(name: string): { name: string; values: number[] } | undefined;
+  /** An integer constant's values (through Cast / Identity, the hops in `via`), or undefined. */
+  intConstant(name: string): IntConstant | undefined;
   rankOf(name: string): number | undefined;
 }
+
+export interface IntConstant { name: string; values: number[]; via: Hop[] }
+
+/** The use of an integer vector read as input `input` of `node`, down to the constant of `via`. */
+export const useOf = (node: NodeProto, input: number, via: Hop[]): Hop[] => [{ node, input }, ...via];
 
 /** Longest vector followed (a shape has a handful of entries; anything longer is not a shape). */
 const MAX_ENTRIES = 64;
@@ -23,10 +30,14 @@ const MAX_ENTRIES = 64;
 export function resolveVector(src: VectorSource, name: string, depth = 0): VectorEntry[] | undefined {
   if (depth > 16) return undefined;
   const c = src.intConstant(name);
-  if (c) return c.values.length > MAX_ENTRIES ? undefined : c.values.map((value, index) => ({ kind: 'const', value, tensor: c.name, index }));
+  if (c) return c.values.length > MAX_ENTRIES ? undefined : c.values.map((value, index) => ({ kind: 'const', value, tensor: c.name, index, via: c.via }));
   const n = src.producerOf(name);
   if (!n || (n.domain && n.domain !== 'ai.onnx')) return undefined;
-  const sub = (k: number) => (n.input[k] ? resolveVector(src, n.input[k], depth + 1) : undefined);
+  // Entries of input k, their constants reached one hop further down.
+  const sub = (k: number): VectorEntry[] | undefined => {
+    const v = n.input[k] ? resolveVector(src, n.input[k], depth + 1) : undefined;
+    return v?.map((e) => (e.kind === 'const' ? { ...e, via: useOf(n, k, e.via) } : e));
+  };
   const constInts = (k: number) => (n.input[k] ? src.intConstant(n.input[k])?.values : undefined);
   switch (n.op_type) {
     case 'Cast': case 'Identity': case 'Squeeze': case 'Unsqueeze': {
@@ -45,7 +56,15 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
       return out;
     }
     case 'Gather': {
-      const v = sub(0), idx = constInts(1);
+      const idx = constInts(1);
+      // Shape(x)[i] with i >= 0 is dimension i of x whatever the rank of x.
+      const shapeOp = n.input[0] ? src.producerOf(n.input[0]) : undefined;
+      if (idx && idx.every((i) => i >= 0) && attrInt(n, 'axis', 0) === 0 && shapeOp?.op_type === 'Shape' && (!shapeOp.domain || shapeOp.domain === 'ai.onnx')
+        && src.rankOf(shapeOp.input[0]) === undefined && attrInt(shapeOp, 'start', 0) >= 0 && attrInt(shapeOp, 'end', -1) === -1 && !shapeOp.attribute?.some((a: { name: string }) => a.name === 'end')) {
+        const start = attrInt(shapeOp, 'start', 0);
+        return idx.map((i) => ({ kind: 'dim', of: shapeOp.input[0], axis: start + i }));
+      }
+      const v = sub(0);
       if (!v || !idx || attrInt(n, 'axis', 0) !== 0) return undefined;
       const picked = idx.map((i) => v[i < 0 ? i + v.length : i]);
       return picked.every((e) => e !== undefined) ? picked : undefined;

@@ -5,6 +5,7 @@ import { ChannelPlan } from './plan.js';
 import { resolveChannelOptions } from './options.js';
 import { foldConstants, type FoldReport } from './fold.js';
 import { addDrop, applyDrops, afterRemoval, type Drops } from './surgery.js';
+import { checkUse } from './shape-copies.js';
 import type { ChannelAnalysis, ChannelOptions } from './types.js';
 
 export interface ChannelReport extends PruneReport {
@@ -43,10 +44,12 @@ export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?:
   }
   // Every tensor the removal cuts is read before the first write (folding, surgery): one that cannot
   // be read in its kind (an integer bias where a float is cut) refuses the call, the model untouched.
-  for (const [key, d] of drops) {
-    const name = key.split('\u0000')[0];
-    if (d.kind !== 'shape') p.values.floats(name);
-    else if (opts.apply === 'remove') model.readInts(p.values.tensor(name));
+  for (const d of drops.values()) {
+    if (d.kind !== 'shape') p.values.floats(d.tensor);
+    else if (opts.apply === 'remove') {
+      model.readInts(p.values.tensor(d.tensor));
+      if (d.use) checkUse(d.use, d.tensor);
+    }
   }
   const folded = opts.apply === 'constant' || !opts.fold
     ? { biases: 0, created: 0, unknown: 0 }

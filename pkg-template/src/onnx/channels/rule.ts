@@ -5,7 +5,7 @@
 import type { GraphProto, NodeProto, TensorProto } from '../model.js';
 import type { Slice } from './types.js';
 import type { Track } from './track.js';
-import type { VectorEntry } from './int-vectors.js';
+import type { IntConstant, VectorEntry } from './int-vectors.js';
 
 export interface ConstantRef {
   name: string;
@@ -25,8 +25,8 @@ export interface RuleContext {
 
   /** A constant input (through Cast / Identity, as float16 weights are cast to float), or undefined. */
   constant(name: string): ConstantRef | undefined;
-  /** An integer constant's values, or undefined. */
-  intConstant(name: string): { name: string; values: number[] } | undefined;
+  /** An integer constant's values (with the Cast / Identity hops down to it), or undefined. */
+  intConstant(name: string): IntConstant | undefined;
   /** A float constant's values (read once, cached). */
   floats(name: string): Float32Array;
   /** An integer vector computed in the graph (Shape -> Gather -> Concat), entry by entry. */
@@ -47,7 +47,10 @@ export interface RuleContext {
   newChannels(count: number, why?: string): number[];
   /** Channels a.ids[c] and b.ids[c] go together (same layout checked by the caller). */
   tie(a: number[], b: number[]): void;
-  /** Adds, for every channel c of t, the slice [at[c]·span, (at[c]+1)·span) of `axis` of `tensor`. */
+  /**
+   * Adds, for every channel c of t, the slice [at[c]·span, (at[c]+1)·span) of `axis` of `tensor`. A
+   * 'shape' slice says in `extra` where the vector is read (`use`, see int-vectors' useOf).
+   */
   addSlices(t: Track, tensor: string, axis: number, kind?: Slice['kind'], span?: number, extra?: (c: number) => Partial<Slice>): void;
   /** The fold of channel c of t into this node's bias (a consumer's input slice). */
   foldInto(t: Track, weight: string, outAxis: number, scale?: number): (c: number) => Partial<Slice>;

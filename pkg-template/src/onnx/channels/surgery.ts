@@ -3,21 +3,26 @@
 // position; depthwise Convs get their new `group`; recorded intermediate shapes are dropped.
 import { toNum, type OnnxModel, type NodeProto, type GraphProto } from '../model.js';
 import { forEachGraph } from './constants.js';
-import type { Slice } from './types.js';
+import type { Hop, Slice } from './types.js';
+import { ShapeCopies, useKey } from './shape-copies.js';
 import type { ConstantValues } from './values.js';
 
 const prod = (d: number[]) => d.reduce((a, b) => a * b, 1);
 
-/** Positions of one tensor axis that go, and what kind of member it is. */
-export interface Drop { axis: number; kind: Slice['kind']; positions: Set<number>; filter: boolean }
-/** Drops per `tensor \0 axis`. */
+/**
+ * Positions of one tensor axis that go, and what kind of member it is. A 'shape' drop is per use of
+ * the constant (`use`): each use rewrites its own copy when the constant is read elsewhere too.
+ */
+export interface Drop { tensor: string; axis: number; kind: Slice['kind']; positions: Set<number>; filter: boolean; use?: Hop[] }
+/** Drops per `tensor \0 axis \0 use`. */
 export type Drops = Map<string, Drop>;
 
-export const dropKey = (tensor: string, axis: number) => `${tensor}\u0000${axis}`;
+export const dropKey = (tensor: string, axis: number, use?: Hop[]) => `${tensor}\u0000${axis}\u0000${useKey(use)}`;
 
 export function addDrop(drops: Drops, s: Slice): void {
-  const k = dropKey(s.tensor, s.axis);
-  const d = drops.get(k) ?? drops.set(k, { axis: s.axis, kind: s.kind, positions: new Set(), filter: !!s.filter }).get(k)!;
+  const use = s.kind === 'shape' ? s.use : undefined;
+  const k = dropKey(s.tensor, s.axis, use);
+  const d = drops.get(k) ?? drops.set(k, { tensor: s.tensor, axis: s.axis, kind: s.kind, positions: new Set(), filter: !!s.filter, use }).get(k)!;
   for (let p = s.pos; p < s.pos + s.rep; p++) d.positions.add(p);
 }
 
@@ -59,19 +64,24 @@ export function keepAlong(data: Float32Array, dims: number[], axis: number, keep
  */
 export function applyDrops(model: OnnxModel, drops: Drops, values: ConstantValues, apply: 'remove' | 'mask' | 'constant'): void {
   const byTensor = new Map<string, Drop[]>();
-  for (const [k, d] of drops) {
-    const t = k.split('\u0000')[0];
-    (byTensor.get(t) ?? byTensor.set(t, []).get(t)!).push(d);
+  const byUse = new Map<string, Drop[]>();
+  for (const d of drops.values()) {
+    const [map, k] = d.kind === 'shape' ? [byUse, `${d.tensor}\u0000${useKey(d.use)}`] : [byTensor, d.tensor];
+    (map.get(k) ?? map.set(k, []).get(k)!).push(d);
+  }
+  if (apply === 'remove' && byUse.size) {
+    // Every integer constant's values before any use rewrites it (a copy starts from them).
+    const original = new Map<string, number[]>();
+    for (const ds of byUse.values()) if (!original.has(ds[0].tensor)) original.set(ds[0].tensor, model.readInts(values.tensor(ds[0].tensor)));
+    const copies = new ShapeCopies(model, values);
+    for (const ds of byUse.values()) {
+      const s = original.get(ds[0].tensor)!.slice();
+      for (const d of ds) s[d.axis] -= d.positions.size;
+      model.writeInts(copies.target(ds[0].tensor, ds[0].use, original.get(ds[0].tensor)!), s);
+    }
   }
   for (const [name, ds] of byTensor) {
     const t = values.tensor(name);
-    if (ds[0].kind === 'shape') {
-      if (apply !== 'remove') continue;
-      const s = model.readInts(t);
-      for (const d of ds) s[d.axis] -= d.positions.size;
-      model.writeInts(t, s);
-      continue;
-    }
     if (apply !== 'remove') {
       const data = values.floats(name).slice();
       const dims = t.dims.map(toNum);

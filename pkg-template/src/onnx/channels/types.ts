@@ -3,6 +3,12 @@
 import type { NodeProto } from '../model.js';
 import type { ProgressFn } from '../prune.js';
 
+/**
+ * One step from the node that reads an integer vector down to the constant it is built from: the
+ * value `node.input[input]`. A chain of hops (reader first, the constant's reader last) is a *use*.
+ */
+export interface Hop { node: NodeProto; input: number }
+
 /** A tensor slice that goes with one channel: positions [pos, pos + rep) of `axis` of `tensor`. */
 export interface Slice {
   tensor: string;
@@ -22,6 +28,12 @@ export interface Slice {
   depthwise?: boolean;
   /** A consumer's input slice: the removed channel's constant is folded into that consumer's bias. */
   fold?: Fold;
+  /**
+   * 'shape' only: where the constant is read (the rule's node first). Exporters share one small
+   * constant among layers (torch writes one per distinct Split-size list); the removal gives each
+   * use it rewrites a private copy, so that two groups never write the same entry.
+   */
+  use?: Hop[];
 }
 
 /** Where a removed channel's constant output goes: into the bias of `node` (a Conv / Gemm / MatMul). */

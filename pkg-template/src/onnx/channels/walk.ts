@@ -6,10 +6,11 @@ import { OnnxError } from '../errors.js';
 import { ChannelSets } from './union-find.js';
 import { allConstants, subgraphsOf, forEachGraph } from './constants.js';
 import { ConstantValues } from './values.js';
-import { resolveVector, type VectorEntry } from './int-vectors.js';
+import { inferShapes } from './infer-shapes.js';
+import { resolveVector, type IntConstant, type VectorEntry } from './int-vectors.js';
 import type { Track } from './track.js';
 import type { ConstantRef, RuleContext } from './rule.js';
-import type { Slice } from './types.js';
+import type { Hop, Slice } from './types.js';
 import { RULES } from './rules/index.js';
 
 export const displayName = (n: NodeProto): string => n.name || `${n.op_type}(${n.output[0]})`;
@@ -53,22 +54,28 @@ export function walkModel(model: OnnxModel): WalkResult {
       shapes.set(v.name, dims.map((d: { dim_value?: unknown }) => (d.dim_value != null && toNum(d.dim_value) > 0 ? toNum(d.dim_value) : undefined)));
     }
   });
+  // Shapes the file does not record (ranks, known dimensions), inferred once.
+  for (const [k, v] of inferShapes(model, constants, shapes)) shapes.set(k, v);
   const opset = Number(model.opsets.find((o) => o.startsWith('ai.onnx:'))?.split(':')[1] ?? 13);
 
-  const constant = (name: string): ConstantRef | undefined => {
+  // A constant reached through Cast / Identity, with the hops taken (for a private copy of it).
+  const constantVia = (name: string): (ConstantRef & { via: Hop[] }) | undefined => {
+    const via: Hop[] = [];
     for (let d = 0; d < 3 && name; d++) {
       const c = constants.get(name);
-      if (c) return { name, tensor: c.tensor, dims: c.tensor.dims.map(toNum) };
+      if (c) return { name, tensor: c.tensor, dims: c.tensor.dims.map(toNum), via };
       const p = producerOf.get(name);
       if (!p || (p.op_type !== 'Cast' && p.op_type !== 'Identity')) return undefined;
+      via.push({ node: p, input: 0 });
       name = p.input[0];
     }
     return undefined;
   };
-  const intConstant = (name: string) => {
-    const c = constant(name);
+  const constant = (name: string): ConstantRef | undefined => constantVia(name);
+  const intConstant = (name: string): IntConstant | undefined => {
+    const c = constantVia(name);
     if (!c || (c.tensor.data_type !== 7 && c.tensor.data_type !== 6) || c.dims.length > 1 || (c.dims[0] ?? 1) > 64) return undefined;
-    return { name: c.name, values: model.readInts(c.tensor) };
+    return { name: c.name, values: model.readInts(c.tensor), via: c.via };
   };
   const rankOf = (name: string): number | undefined => tracks.get(name)?.rank ?? shapes.get(name)?.length ?? constant(name)?.dims.length;
   const vectorSource = { producerOf: (n: string) => producerOf.get(n), intConstant, rankOf };

@@ -3,7 +3,7 @@
 // heads then travel on a batch axis through Transpose, the score product Q·Kᵀ (which ties the heads
 // of Q and K), Softmax over the keys, the product with V (tying V's heads), and a Reshape that merges
 // (…, H, D) back into one axis, where a head is D consecutive rows of the output projection.
-import type { VectorEntry } from '../int-vectors.js';
+import { useOf, type VectorEntry } from '../int-vectors.js';
 import { positiveAxis, negativeAxis, type Track } from '../track.js';
 import type { RuleContext } from '../rule.js';
 
@@ -36,7 +36,7 @@ export function splitIntoHeads(ctx: RuleContext, x: Track, entries: VectorEntry[
     heads.push(run[0]);
   }
   const out: Track = { ids: heads, at: heads.map((_, h) => h), size: H, axis: pa, rank: pa + 2, span: 1 };
-  if (head.kind === 'const' && !inferred) ctx.addSlices(out, head.tensor, head.index, 'shape', 1);
+  if (head.kind === 'const' && !inferred) ctx.addSlices(out, head.tensor, head.index, 'shape', 1, () => ({ use: useOf(ctx.node, 1, head.via) }));
   ctx.setOutput(0, out);
   return true;
 }

@@ -6,6 +6,7 @@ import { attrInt, attrInts } from '../../model.js';
 import { positiveAxis, negativeAxis, normalizeAxis, type Track } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
 import { copiesAxis, splitIntoHeads } from './attention.js';
+import { useOf } from '../int-vectors.js';
 
 function transpose(ctx: RuleContext) {
   const x = ctx.inputs[0];
@@ -43,7 +44,7 @@ function reshape(ctx: RuleContext) {
   if (at && pa < entries.length && leadingKept(pa, true)) {
     if (at.kind === 'dim' && at.of === node.input[0] && at.axis === pa) { ctx.setOutput(0, { ...x, axis: pa, rank: entries.length }); return; }
     if (at.kind === 'const' && (at.value === 0 || at.value === C)) {
-      if (at.value === C) ctx.addSlices(x, at.tensor, at.index, 'shape');
+      if (at.value === C) ctx.addSlices(x, at.tensor, at.index, 'shape', x.span, () => ({ use: useOf(node, 1, at.via) }));
       ctx.setOutput(0, { ...x, axis: pa, rank: entries.length });
       return;
     }
@@ -57,7 +58,7 @@ function reshape(ctx: RuleContext) {
   }
   if (mergesTail && at.kind === 'const' && at.value > 0 && at.value % x.size === 0 && leadingKept(pa, true)) {
     const span = at.value / x.size;
-    ctx.addSlices(x, at.tensor, at.index, 'shape', span);
+    ctx.addSlices(x, at.tensor, at.index, 'shape', span, () => ({ use: useOf(node, 1, at.via) }));
     ctx.setOutput(0, { ...x, axis: pa, rank: pa + 1, span });
     return;
   }

@@ -5,6 +5,7 @@
 import { attrInt, attrInts } from '../../model.js';
 import { isChannelAxis, normalizeAxis, positiveAxis, sliceTrack, sameLayout, type Track } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
+import { useOf } from '../int-vectors.js';
 
 /** The channels of t whose position satisfies `keep`, at their original positions. */
 function subset(t: Track, keep: (pos: number) => boolean): Track {
@@ -86,7 +87,8 @@ function split(ctx: RuleContext) {
     }
     for (const p of pieces.slice(1)) ctx.tie(p.ids, pieces[0].ids);
   } else {
-    pieces.forEach((p, k) => ctx.addSlices(p, given!.name, k, 'shape', 1));
+    const use = useOf(node, 1, given!.via);
+    pieces.forEach((p, k) => ctx.addSlices(p, given!.name, k, 'shape', 1, () => ({ use })));
   }
   pieces.forEach((p, k) => ctx.setOutput(k, p));
 }
@@ -99,7 +101,7 @@ function slice(ctx: RuleContext) {
   if (!x) return;
   const legacy = ctx.opset < 10;
   const read = (k: number, attrName: string) => {
-    if (legacy) { const a = attrInts(node, attrName); return a ? { name: '', values: a } : undefined; }
+    if (legacy) { const a = attrInts(node, attrName); return a ? { name: '', values: a, via: [] } : undefined; }
     return node.input[k] ? ctx.intConstant(node.input[k]) : undefined;
   };
   const starts = read(1, 'starts'), ends = read(2, 'ends');
@@ -117,8 +119,8 @@ function slice(ctx: RuleContext) {
   if (s > 0 || e < x.size) {
     if (legacy || !starts.name || !ends.name) { ctx.block(x, `Slice ${name} with bounds in attributes`); return; }
     // Removing a channel before the range moves both bounds; inside it, the end.
-    if (s > 0) ctx.addSlices(subset(x, (p) => p < s), starts.name, i, 'shape', 1);
-    if (e < x.size) ctx.addSlices(subset(x, (p) => p < e), ends.name, i, 'shape', 1);
+    if (s > 0) ctx.addSlices(subset(x, (p) => p < s), starts.name, i, 'shape', 1, () => ({ use: useOf(node, 1, starts.via) }));
+    if (e < x.size) ctx.addSlices(subset(x, (p) => p < e), ends.name, i, 'shape', 1, () => ({ use: useOf(node, 2, ends.via) }));
   }
   ctx.setOutput(0, sliceTrack(x, s, Math.max(s, e)));
 }
