@@ -129,4 +129,14 @@ test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /takes "auto"/);
   assert.ok(!fs.existsSync(path.join(dir, 'x.onnx')));
+  // --table-samples: the table on the first N eval samples (the report says so), plans verified on all.
+  const rep = path.join(dir, 'rep.json');
+  const r3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'few.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '2', '--report', rep, '-q'], { encoding: 'utf8' });
+  assert.equal(r3.status, 0, r3.stderr);
+  const j = JSON.parse(fs.readFileSync(rep, 'utf8'));
+  assert.equal(j.table.samples, 2);
+  assert.ok(j.fidelity.samples > 2);
+  const bad2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'y.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '0'], { encoding: 'utf8' });
+  assert.equal(bad2.status, 2);
+  assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });
