@@ -105,7 +105,9 @@ Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fid
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                           choose per-layer settings from a sensitivity table that keep the fidelity on
                           the held-out samples >= F: [--levels L1,L2,…] [--objective params|flops|latency]
-                          [--eval-count N] [--max-steps N] [--save-recipe R.json]`,
+                          [--eval-count N] [--table-samples N] [--max-steps N] [--save-recipe R.json]
+                          (--table-samples N: the sensitivity table on the first N eval samples only,
+                          every candidate plan still verified on all of them)`,
   inspect: `Usage: ${PROG} inspect IN.onnx [--json]
 
   Lists the prunable weights (consumer op, stored shape, the 2-D view the pruning uses, data type,

@@ -137,15 +137,29 @@ test('dense map: thresholded IoU and component F1 by hand', () => {
   const ref = new Float32Array(h * w), out = new Float32Array(h * w);
   blob(ref, 1, 1, 4, 4); blob(ref, 8, 8, 4, 6); // two regions: 16 and 24 px
   blob(out, 1, 1, 4, 3); // first region shrunk to 12 px (IoU 0.75: matched), second gone
-  blob(out, 12, 0, 2, 2, 0.5); // a new 4-px region
-  const r = O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], out) }]);
-  const o = r.outputs[0];
+  blob(out, 12, 0, 2, 2, 0.5); // a new 4-px component: 2 px wide, mean 0.5
+  // Every component a region (minSide 1, minScore 0): 1 of 2 matched, 2 found.
+  const all = O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], out) }], { denseMap: { minSide: 1, minScore: 0 } });
+  const o = all.outputs[0];
   assert.equal(o.kind, 'dense-map');
   close(o.metrics.iou, 12 / (16 + 24 + 4));
   assert.equal(o.metrics.referenceComponents, 2);
   assert.equal(o.metrics.prunedComponents, 2);
   assert.equal(o.metrics.matched, 1);
   close(o.score, 2 / 4);
+  // By default regions are what DB keeps (short side >= 3 px, mean >= 0.6): the new component is none.
+  const r = O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], out) }]).outputs[0];
+  assert.equal(r.metrics.prunedComponents, 1);
+  close(r.score, 2 / 3);
+  close(r.metrics.iou, 12 / (16 + 24 + 4)); // the pixel IoU counts every pixel still
+  // A 1-px sliver of high value is no region either; a 3x3 blob at 0.9 is one, a 3x3 at 0.55 is not.
+  const sliver = Float32Array.from(ref);
+  blob(sliver, 14, 8, 1, 6);
+  assert.equal(O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], sliver) }]).score, 1);
+  const square = Float32Array.from(ref), faint = Float32Array.from(ref);
+  blob(square, 12, 0, 3, 3); blob(faint, 12, 0, 3, 3, 0.55);
+  close(O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], square) }]).score, 4 / 5);
+  assert.equal(O.fidelity([{ maps: t([1, 1, h, w], ref) }], [{ maps: t([1, 1, h, w], faint) }]).score, 1);
   // segmentation (N, K, H, W) distributions: argmax masks
   const k2 = (cls) => { const v = new Float32Array(2 * h * w); for (let p = 0; p < h * w; p++) { v[cls[p] * h * w + p] = 0.8; v[(1 - cls[p]) * h * w + p] = 0.2; } return t([1, 2, h, w], v); };
   const c = new Uint8Array(h * w); for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) c[y * w + x] = 1;

@@ -89,6 +89,24 @@ test('compress with channels: removes channels, meets the floor; latency objecti
   } else assert.ok(res.steps.every((s) => !s.pass));
   await assert.rejects(O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', objective: 'latency', minFidelity: 0.9 }), /latency needs channel removal/);
   await assert.rejects(O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', minFidelity: 1.5 }), /minFidelity/);
+  await assert.rejects(O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', minFidelity: 0.9, tableSamples: 0 }), /tableSamples/);
+});
+
+test('compress with tableSamples: the table on the first N eval samples, every plan verified on all of them', async () => {
+  const bytes = G.residual();
+  const model = O.OnnxModel.parse(bytes);
+  const set = await O.readCalibrationDir(evalDir, model);
+  const F = 0.9;
+  const res = await O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', levels: [0.25, 0.5, 0.75, 0.9], minFidelity: F, tableSamples: 2 });
+  assert.equal(res.table.samples, 2);
+  assert.equal(res.fidelity.samples, set.length);
+  const alone = await O.sensitivity(model, { ort: runner(), eval: set.slice(0, 2), mode: 'sparsity', levels: [0.25, 0.5, 0.75, 0.9], stopBelow: Math.max(0, 2 * F - 1 - 0.05) });
+  assert.deepEqual(res.table.units.map((u) => u.cells.map((c) => c.fidelity)), alone.units.map((u) => u.cells.map((c) => c.fidelity)));
+  if (res.model) {
+    const ref = await O.runSet(runner(), bytes, set);
+    const f = O.fidelity(ref, await O.runSet(runner(), res.model.encode(), set)).score;
+    assert.ok(f >= F && Math.abs(f - res.fidelity.score) < 1e-4, `independent fidelity on all ${set.length} samples: ${f}`);
+  }
 });
 
 test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --recipe gives the same weights', async () => {
@@ -111,4 +129,14 @@ test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /takes "auto"/);
   assert.ok(!fs.existsSync(path.join(dir, 'x.onnx')));
+  // --table-samples: the table on the first N eval samples (the report says so), plans verified on all.
+  const rep = path.join(dir, 'rep.json');
+  const r3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'few.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '2', '--report', rep, '-q'], { encoding: 'utf8' });
+  assert.equal(r3.status, 0, r3.stderr);
+  const j = JSON.parse(fs.readFileSync(rep, 'utf8'));
+  assert.equal(j.table.samples, 2);
+  assert.ok(j.fidelity.samples > 2);
+  const bad2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'y.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '0'], { encoding: 'utf8' });
+  assert.equal(bad2.status, 2);
+  assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });

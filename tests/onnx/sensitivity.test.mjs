@@ -100,6 +100,16 @@ test('channels mode: each cell is the model with that group alone removed', asyn
     const want = await independent(bytes, m.encode(), set);
     assert.ok(Math.abs(u.cells[0].fidelity - want) < 1e-4, `${u.name}: ${u.cells[0].fidelity} vs ${want}`);
   }
+  // The cells are masked copies fed to one session (channel-feeds.ts), not a session per cell; a
+  // session per cell (maskCells: false) gives the same table.
+  assert.ok(res.sessions <= 2, `${res.sessions} sessions for ${res.units.length} cells`);
+  const each = await O.sensitivity(model, { ort: runner(), eval: set, mode: 'channels', levels: [0.5], roundTo: 1, maskCells: false });
+  assert.equal(each.sessions, 1 + each.units.length + 1);
+  res.units.forEach((u, i) => {
+    assert.equal(u.cells[0].removed, each.units[i].cells[0].removed);
+    assert.ok(Math.abs(u.cells[0].fidelity - each.units[i].cells[0].fidelity) < 1e-4);
+    assert.ok(Math.abs(u.cells[0].cosineLoss - each.units[i].cells[0].cosineLoss) < 1e-5);
+  });
 });
 
 test('bad options are refused before any run', async () => {

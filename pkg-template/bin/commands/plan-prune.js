@@ -24,6 +24,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' }, recipe: { type: 'string' }, 'min-fidelity': { type: 'string' },
   sparsity: { type: 'string' }, nm: { type: 'string' }, channels: { type: 'string' }, levels: { type: 'string' },
   objective: { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' }, 'max-steps': { type: 'string' },
+  'table-samples': { type: 'string' },
   method: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' }, damp: { type: 'string' }, 'round-to': { type: 'string' },
   'save-recipe': { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
 };
@@ -47,7 +48,7 @@ function summary(report, out) {
  * @param {string} out
  */
 async function withRecipe(values, file, out) {
-  for (const k of /** @type {const} */ (['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps'])) {
+  for (const k of /** @type {const} */ (['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps', 'table-samples'])) {
     if (values[k] !== undefined) throw new UsageError(`--${k} does not combine with --recipe (the recipe holds the settings)`);
   }
   let text;
@@ -124,6 +125,7 @@ async function search(values, file, out) {
       ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, nm, levels, objective, method, minFidelity: F,
       roundTo: posInt('round-to', values['round-to'], 8), percDamp: values.damp === undefined ? CALIB_DEFAULTS.percDamp : num('damp', values.damp),
       maxSteps: posInt('max-steps', values['max-steps'], 8),
+      tableSamples: values['table-samples'] === undefined ? undefined : Math.min(evalSet.length, posInt('table-samples', values['table-samples'], 1)),
       onProgress: (p) => bar(p.phase, p.done, p.total, p.label),
     });
   } catch (e) {

@@ -19,6 +19,7 @@ export { classificationFidelity } from './classification.js';
 export { detectionFidelity, decodeBoxes, matchBoxes, iou } from './detection.js';
 export type { Box } from './detection.js';
 export { denseMapFidelity, components, matchComponents } from './dense-map.js';
+export type { RegionFilter } from './dense-map.js';
 export { sequenceFidelity, greedyDecode, editDistance } from './sequence.js';
 
 export const OUTPUT_KINDS: readonly OutputKind[] = Object.freeze(['classification', 'detection', 'dense-map', 'sequence', 'generic']);

@@ -57,6 +57,10 @@ export interface DenseMapOptions {
   threshold?: number;
   /** Components smaller than this many pixels are ignored (default 4). */
   minArea?: number;
+  /** Components whose bounding box is thinner than this are ignored (default 3, DB's min_size; 1: none). */
+  minSide?: number;
+  /** Single-channel maps: components whose mean value is below this are ignored (default 0.6, DB's box_thresh; 0: none). */
+  minScore?: number;
 }
 
 /** Options of {@link fidelity}. */

@@ -36,6 +36,13 @@ export interface CompressOptions {
   table?: SensitivityResult;
   /** Sensitivity: levels of a unit below this fidelity are not run (default 2F - 1 - 0.05; see SensitivityOptions.stopBelow). */
   stopBelow?: number;
+  /**
+   * The sensitivity table is measured on the first this many eval samples (default: all of them);
+   * every candidate plan is still verified on all of them. The table only ranks units and levels,
+   * so a smaller proxy set makes it that much cheaper (one cell = one pass over its samples) while
+   * the floor is still checked on the full set.
+   */
+  tableSamples?: number;
   /** Verifications of candidate plans, at most (default 8). */
   maxSteps?: number;
   fidelityOptions?: FidelityOptions;
@@ -84,9 +91,11 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const count = newCounter();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
+  const nt = opts.tableSamples ?? opts.eval.length;
+  if (!Number.isInteger(nt) || nt < 1) throw new OnnxError('unsupported', `tableSamples must be a positive integer (got ${String(opts.tableSamples)})`, 'invalid_arguments');
   const ts = performance.now();
   const table = opts.table ?? await sensitivity(model, {
-    ort: runner, eval: opts.eval, calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
+    ort: runner, eval: opts.eval.slice(0, nt), calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
     method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
     measureLatency: objective === 'latency', stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
     onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),

@@ -1,8 +1,8 @@
 // Sensitivity analysis: each layer (weights mode) or channel group (channels mode) pruned alone at
 // each level, the model's fidelity against the original measured on held-out samples. Weights are
 // pruned in the model's memory, fed to one session as a replacement of their initializer (SwapSession)
-// and put back: no re-serialisation and no session per cell. A removed channel changes shapes, so a
-// channel cell is one session over the model with that group removed (as the written file would be).
+// and put back: no re-serialisation and no session per cell. A channel cell masks its group (the same
+// function as removing it, shapes kept) and feeds the changed tensors the same way (channel-feeds.ts).
 import type { OnnxModel } from '../model.js';
 import { OnnxModel as Model } from '../model.js';
 import { OnnxError } from '../errors.js';
@@ -20,6 +20,7 @@ import { newCounter, runBytes, SwapSession, weightFeed, type RunCounter } from '
 import { captureAllStats } from './layer-stats.js';
 import { layerPositions } from './costs.js';
 import { LatencyProbe } from './latency.js';
+import { maskFeeds } from './channel-feeds.js';
 
 export type SearchMode = 'sparsity' | 'nm' | 'channels';
 export type Method = 'magnitude' | 'wanda' | 'sparsegpt';
@@ -51,6 +52,11 @@ export interface SensitivityOptions {
    * as that level's, an upper bound): a plan that needs a floor above it cannot use them anyway.
    */
   stopBelow?: number;
+  /**
+   * Channels: measure a cell's fidelity on the masked model fed to one session (default true; see
+   * channel-feeds.ts) instead of a session over the removed model. False: a session per cell.
+   */
+  maskCells?: boolean;
   /** Options for the fidelity measure (output kinds). */
   fidelityOptions?: FidelityOptions;
   signal?: AbortSignal;
@@ -225,51 +231,60 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
 async function channelCells(model: OnnxModel, runner: ModelRunner, levels: number[], opts: SensitivityOptions,
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const bytes = model.encode();
-  const reference = await runBytes(runner, bytes, opts.eval, count, opts.signal);
   const timer = opts.measureLatency ? await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5) : null;
-  const baseline = score(reference, reference).score;
   const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
-  const total = groups.length * levels.length;
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
+  // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
+  const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
+  const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
+  const swap = swapped.length ? await SwapSession.open(model, runner, swapped, opts.eval, count) : null;
   const units: SensitivityUnit[] = [];
-  let done = 0;
-  for (const g of groups) {
-    const cells: SensitivityCell[] = [];
-    // The parameters of the tensors the group's channels run through (filters, consumer slices, BN).
-    const params = [...new Set(g.members.filter((x) => x.kind !== 'shape').map((x) => x.tensor))].reduce((a, t) => a + (before.get(t) ?? 0), 0);
-    for (const level of levels) {
-      check();
-      opts.onProgress?.({ done, total, unit: g.producers[0], level });
-      const m = Model.parse(bytes);
-      removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
-      const after = numel(m);
-      let removed = 0, flops = 0;
-      for (const [name, n] of before) {
-        const d = n - (after.get(name) ?? 0);
-        removed += d;
-        flops += d * (positions.get(name) ?? 0);
-      }
-      let latencyMs: number | undefined;
-      let out = reference;
-      const prev = cells[cells.length - 1];
-      if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
-        cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}) });
+  try {
+    const reference = swap ? await swap.run({}, opts.signal) : await runBytes(runner, bytes, opts.eval, count, opts.signal);
+    const baseline = score(reference, reference).score;
+    const total = groups.length * levels.length;
+    let done = 0;
+    for (const [gi, g] of groups.entries()) {
+      const cells: SensitivityCell[] = [];
+      // The parameters of the tensors the group's channels run through (filters, consumer slices, BN).
+      const params = [...new Set(g.members.filter((x) => x.kind !== 'shape').map((x) => x.tensor))].reduce((a, t) => a + (before.get(t) ?? 0), 0);
+      for (const [li, level] of levels.entries()) {
+        check();
+        opts.onProgress?.({ done, total, unit: g.producers[0], level });
+        const m = Model.parse(bytes);
+        removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
+        const after = numel(m);
+        let removed = 0, flops = 0;
+        for (const [name, n] of before) {
+          const d = n - (after.get(name) ?? 0);
+          removed += d;
+          flops += d * (positions.get(name) ?? 0);
+        }
+        let latencyMs: number | undefined;
+        let out = reference;
+        const prev = cells[cells.length - 1];
+        if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
+          cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}) });
+          done++;
+          continue;
+        }
+        if (removed > 0) {
+          const f = feeds[gi][li];
+          const cellBytes = f && swap && !timer ? null : m.encode();
+          out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, cellBytes!, opts.eval, count, opts.signal);
+          if (timer) latencyMs = await timer.saved(cellBytes!);
+        } else if (timer) latencyMs = 0;
+        const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
+        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
         done++;
-        continue;
       }
-      if (removed > 0) {
-        const cellBytes = m.encode();
-        out = await runBytes(runner, cellBytes, opts.eval, count, opts.signal);
-        if (timer) latencyMs = await timer.saved(cellBytes);
-      } else if (timer) latencyMs = 0;
-      const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
-      cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
-      done++;
+      units.push({ name: g.producers[0], op: `group of ${g.channels} channels`, params, cells });
     }
-    units.push({ name: g.producers[0], op: `group of ${g.channels} channels`, params, cells });
+    opts.onProgress?.({ done: total, total, unit: '', level: '' });
+    return { units, baseline };
+  } finally {
+    await swap?.release();
+    await timer?.release();
   }
-  opts.onProgress?.({ done: total, total, unit: '', level: '' });
-  await timer?.release();
-  return { units, baseline };
 }
