@@ -54,6 +54,7 @@ Commands:
   prune IN.onnx -o OUT.onnx [options]   prune the weights of an ONNX model
   inspect IN.onnx                        list prunable weights, shapes, ops and channel groups
   sensitivity IN.onnx --eval DIR …       fidelity of each layer / channel group pruned alone, per level
+  recover PRUNED.onnx --teacher IN.onnx -o OUT.onnx …   win back what pruning broke (distillation)
 
 Run '${PROG} <command> --help' for a command's options.`,
   prune: `Usage: ${PROG} prune IN.onnx -o OUT.onnx (--sparsity S | --nm N:M | --channels F) [options]
@@ -475,6 +476,7 @@ async function main(argv) {
   if (cmd === 'prune') return prune(rest);
   if (cmd === 'inspect') return inspect(rest);
   if (cmd === 'sensitivity') return (await import('./commands/sensitivity.js')).main(rest);
+  if (cmd === 'recover') return (await import('./commands/recover.js')).main(rest);
   throw new UsageError(`unknown command "${cmd}"; see '${PROG} --help'`);
 }
 
