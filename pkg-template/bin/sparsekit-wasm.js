@@ -106,7 +106,10 @@ Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fid
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                           choose per-layer settings from a sensitivity table that keep the fidelity on
                           the held-out samples >= F: [--levels L1,L2,…] [--objective params|flops|latency]
-                          [--eval-count N] [--max-steps N] [--save-recipe R.json]`,
+                          [--eval-count N] [--max-steps N] [--save-recipe R.json]
+  --recover [--epochs N | --minutes M] [--lr LR] [--batch B] [--checkpoint CKPT]
+                          then recover the pruned model towards IN (see '${PROG} recover --help'),
+                          trained on --calib (default synthetic), judged on --eval`,
   inspect: `Usage: ${PROG} inspect IN.onnx [--json]
 
   Lists the prunable weights (consumer op, stored shape, the 2-D view the pruning uses, data type,
