@@ -54,6 +54,7 @@ Commands:
   prune IN.onnx -o OUT.onnx [options]   prune the weights of an ONNX model
   inspect IN.onnx                        list prunable weights, shapes, ops and channel groups
   sensitivity IN.onnx --eval DIR …       fidelity of each layer / channel group pruned alone, per level
+  recover PRUNED.onnx --teacher IN.onnx -o OUT.onnx …   win back what pruning broke (distillation)
 
 Run '${PROG} <command> --help' for a command's options.`,
   prune: `Usage: ${PROG} prune IN.onnx -o OUT.onnx (--sparsity S | --nm N:M | --channels F) [options]
@@ -107,7 +108,10 @@ Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fid
                           the held-out samples >= F: [--levels L1,L2,…] [--objective params|flops|latency]
                           [--eval-count N] [--table-samples N] [--max-steps N] [--save-recipe R.json]
                           (--table-samples N: the sensitivity table on the first N eval samples only,
-                          every candidate plan still verified on all of them)`,
+                          every candidate plan still verified on all of them)
+  --recover [--epochs N | --minutes M] [--lr LR] [--batch B] [--checkpoint CKPT]
+                          then recover the pruned model towards IN (see '${PROG} recover --help'),
+                          trained on --calib (default synthetic), judged on --eval`,
   inspect: `Usage: ${PROG} inspect IN.onnx [--json]
 
   Lists the prunable weights (consumer op, stored shape, the 2-D view the pruning uses, data type,
@@ -477,6 +481,7 @@ async function main(argv) {
   if (cmd === 'prune') return prune(rest);
   if (cmd === 'inspect') return inspect(rest);
   if (cmd === 'sensitivity') return (await import('./commands/sensitivity.js')).main(rest);
+  if (cmd === 'recover') return (await import('./commands/recover.js')).main(rest);
   throw new UsageError(`unknown command "${cmd}"; see '${PROG} --help'`);
 }
 

@@ -17,7 +17,7 @@ import { chart } from './sensitivity.js';
  * True when `prune` should be handled here.
  * @param {string[]} args
  */
-export const handles = (args) => args.some((a) => /^--(recipe|min-fidelity)(=|$)/.test(a));
+export const handles = (args) => args.some((a) => /^--(recipe|min-fidelity|recover)(=|$)/.test(a));
 
 /** @satisfies {import('./cli-util.js').ArgOptions} */
 const OPTIONS = {
@@ -144,8 +144,60 @@ async function search(values, file, out) {
   summary(/** @type {PruneReport} */ (res.report), saved.model); // compress returns a report with every model
 }
 
+/** Options of `prune … --recover` that go to recover (with their value), and those both steps get. */
+const RECOVER_ONLY = new Set(['--epochs', '--minutes', '--lr', '--batch', '--checkpoint', '--resume', '--steps', '--eval', '--eval-count', '--metric', '--report']);
+const WITH_VALUE = new Set([...RECOVER_ONLY, '-o', '--output', '--sparsity', '--nm', '--channels', '--block', '--round-to', '--scope', '--method', '--calib', '--calib-count', '--damp', '--recipe', '--min-fidelity', '--levels', '--objective', '--max-steps', '--save-recipe']);
+
+/**
+ * `prune IN -o OUT … --recover [recover options]`: the prune as asked, into a temporary file, then
+ * `recover` of it with IN as the teacher into OUT; the temporary file is removed whatever happens.
+ * @param {string[]} args
+ */
+async function pruneThenRecover(args) {
+  /** @type {string[]} */
+  const pruneArgs = [];
+  /** @type {string[]} */
+  const recoverArgs = [];
+  /** @type {string[]} */
+  const positionals = [];
+  let out, calib, calibCount, method;
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].startsWith('--') && args[i].includes('=') ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)] : [args[i], undefined];
+    if (flag === '--recover') continue;
+    if (!WITH_VALUE.has(flag)) { (flag.startsWith('-') ? pruneArgs : positionals).push(args[i]); if (flag === '-q' || flag === '--quiet') recoverArgs.push(flag); continue; }
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new UsageError(`${flag} needs a value`);
+    if (flag === '-o' || flag === '--output') out = value;
+    else if (flag === '--calib') calib = value;
+    else if (flag === '--calib-count') calibCount = value;
+    else if (RECOVER_ONLY.has(flag)) recoverArgs.push(flag, value);
+    else { if (flag === '--method') method = value; pruneArgs.push(flag, value); }
+  }
+  if (positionals.length !== 1) throw new UsageError(`prune takes exactly one input model (got ${positionals.length}); see '${PROG} prune --help'`);
+  if (!out) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
+  // The calibration samples serve both steps; magnitude pruning takes none.
+  const calibArgs = [...(calib ? ['--calib', calib] : []), ...(calibCount ? ['--calib-count', calibCount] : [])];
+  if (method && method !== 'magnitude') pruneArgs.push(...calibArgs);
+  const tmp = `${path.resolve(out)}.pruned-${process.pid}.onnx`;
+  const cli = process.argv[1];
+  const ignore = () => {}; // Ctrl-C reaches the child too: it stops and writes nothing; this process cleans up
+  process.on('SIGINT', ignore);
+  let status = 0;
+  try {
+    const { spawnSync } = await import('node:child_process');
+    let r = spawnSync(process.execPath, [cli, 'prune', positionals[0], ...pruneArgs, '-o', tmp], { stdio: 'inherit' });
+    if (r.status === 0) r = spawnSync(process.execPath, [cli, 'recover', tmp, '--teacher', positionals[0], ...calibArgs, ...recoverArgs, '-o', out], { stdio: 'inherit' });
+    status = r.status ?? 1;
+  } finally {
+    process.off('SIGINT', ignore);
+    for (const f of [tmp, `${tmp}.data`]) fs.rmSync(f, { force: true });
+  }
+  if (status) process.exit(status);
+}
+
 /** @param {string[]} args */
 export async function main(args) {
+  if (args.includes('--recover')) return runCommand(() => pruneThenRecover(args));
   await runCommand(async () => {
     const { values, positionals } = parse(args, OPTIONS);
     if (positionals.length !== 1) throw new UsageError(`prune takes exactly one input model (got ${positionals.length}); see '${PROG} prune --help'`);

@@ -1,0 +1,197 @@
+// `sparsekit-wasm recover PRUNED.onnx --teacher ORIG.onnx --calib DIR|synthetic -o OUT.onnx`: wins back
+// what pruning broke (closed-form steps, then distillation towards the original), without labels.
+// Progress with an ETA on stderr; Ctrl-C stops with nothing written (OUT is only written at the
+// end, through a temporary file); --checkpoint saves the state after every epoch (temporary file +
+// rename), --resume continues from it. A model with an operator the training core lacks: exit 1, one
+// line naming it, no output.
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadOnnx, saveOnnx, recover, makeInputSet, readCalibrationDir, CALIB_DEFAULTS } from '../../src/onnx/index.js';
+import { checkDisjoint, EvalUsageError, parseMetrics } from '../fidelity-cli.js';
+import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt } from './cli-util.js';
+
+/** @typedef {import('../../src/onnx/index.js').RecoverState} RecoverState */
+/** @typedef {import('../../src/onnx/index.js').RecoverProgress} RecoverProgress */
+/** @typedef {import('../../src/onnx/index.js').OnnxModel} OnnxModel */
+/** @typedef {import('../../src/onnx/index.js').InputSample} InputSample */
+
+export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onnx [options]
+
+  Brings a pruned model back towards its original on unlabeled samples: per-channel statistics
+  correction, a least-squares refit of the 1x1 convolutions (each kept only if the held-out fidelity
+  does not drop), then distillation (Adam; the pruned model's zeros stay zero, removed channels stay
+  removed), keeping the parameters that score best on the held-out samples.
+
+  --teacher ORIG.onnx     the original (unpruned) model
+  -o, --output OUT.onnx   where to write the recovered model (written last: an interrupted run leaves none)
+  --calib DIR|synthetic   training inputs (default synthetic; the formats of prune --calib)
+  --calib-count N         samples to generate, or the first N of DIR (default 64, at most 512)
+  --eval DIR|synthetic    held-out samples that decide what is kept (default: the training samples)
+  --eval-count N          (default 16)
+  --metric OUTPUT=KIND    how to read an output for the fidelity (as prune --metric)
+  --epochs N              distillation epochs (default 4); --minutes M: a time budget (first reached stops)
+  --lr LR                 Adam's learning rate (default 1e-4)
+  --batch B               samples per step (default 8)
+  --steps LIST            of stats,lsq,distill (default all three)
+  --checkpoint CKPT       save the state after every epoch (atomically)
+  --resume CKPT           continue from a saved state
+  --report R.json         write the report as JSON
+  -q, --quiet             no progress lines
+  -h, --help              this help`;
+
+/** @satisfies {import('./cli-util.js').ArgOptions} */
+const OPTIONS = {
+  output: { type: 'string', short: 'o' }, teacher: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' },
+  eval: { type: 'string' }, 'eval-count': { type: 'string' }, metric: { type: 'string', multiple: true }, epochs: { type: 'string' },
+  minutes: { type: 'string' }, lr: { type: 'string' }, batch: { type: 'string' }, steps: { type: 'string' }, checkpoint: { type: 'string' },
+  resume: { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
+};
+
+const MAX_SAMPLES = 512;
+
+/**
+ * A checkpoint as bytes: a JSON header line, then each tensor's float32 values in header order.
+ * @param {RecoverState} s
+ */
+function encodeState(s) {
+  /** @type {[string, string, number][]} */
+  const index = [];
+  /** @type {Buffer[]} */
+  const parts = [];
+  for (const which of /** @type {const} */ (['params', 'best'])) {
+    for (const [name, v] of Object.entries(s[which])) { index.push([which, name, v.length]); parts.push(Buffer.from(v.buffer, v.byteOffset, v.byteLength)); }
+  }
+  const head = JSON.stringify({ format: 'sparsekit-recover', version: s.version, epoch: s.epoch, steps: s.steps, bestScore: s.bestScore, history: s.history, index });
+  return Buffer.concat([Buffer.from(`${head}\n`), ...parts]);
+}
+
+/**
+ * @param {string} file
+ * @returns {RecoverState}
+ */
+function readState(file) {
+  let buf;
+  try { buf = fs.readFileSync(file); } catch (caught) {
+    throw new UsageError(`cannot read --resume ${file}: ${/** @type {{ code?: string }} */ (caught).code ?? caught}`);
+  }
+  const nl = buf.indexOf(10);
+  /** @type {{ format?: string, version?: number, epoch: number, steps: number, bestScore: number, history: RecoverState['history'], index: [string, string, number][] }} */
+  let head;
+  try { head = JSON.parse(buf.subarray(0, nl).toString('utf8')); } catch { throw new RunError(`${file} is not a recover checkpoint`); }
+  if (head.format !== 'sparsekit-recover' || head.version !== 1 || !Array.isArray(head.index)) throw new RunError(`${file} is not a recover checkpoint (version 1)`);
+  /** @type {RecoverState} */
+  const s = { version: 1, epoch: head.epoch, steps: head.steps, bestScore: head.bestScore, history: head.history, params: {}, best: {} };
+  let off = nl + 1;
+  for (const [which, name, n] of head.index) {
+    if (!Number.isInteger(n) || n < 0 || off + 4 * n > buf.length) throw new RunError(`${file} is truncated`);
+    const v = new Float32Array(n);
+    new Uint8Array(v.buffer).set(buf.subarray(off, off + 4 * n));
+    (which === 'best' ? s.best : s.params)[name] = v;
+    off += 4 * n;
+  }
+  return s;
+}
+
+/**
+ * @param {string | undefined} src
+ * @param {OnnxModel} teacher
+ * @param {number} count
+ * @param {'calibration' | 'heldOut'} set
+ * @returns {Promise<InputSample[]>}
+ */
+async function samplesOf(src, teacher, count, set) {
+  return !src || src === 'synthetic' ? makeInputSet(teacher, { count, set }) : readCalibrationDir(src, teacher, { limit: count });
+}
+
+/** @param {number | undefined} s */
+const clock = (s) => (s === undefined ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
+
+/** @param {string[]} args */
+export async function main(args) {
+  await runCommand(async () => {
+    const { values, positionals } = parse(args, OPTIONS);
+    if (values.help) return void console.log(HELP);
+    if (positionals.length !== 1) throw new UsageError(`recover takes exactly one pruned model (got ${positionals.length}); see '${PROG} recover --help'`);
+    if (!values.output) throw new UsageError(`recover needs -o OUT.onnx; see '${PROG} recover --help'`);
+    if (!values.teacher) throw new UsageError('recover needs --teacher ORIG.onnx (the original model)');
+    const file = positionals[0], out = path.resolve(values.output);
+    for (const [what, p] of [['pruned model', file], ['--teacher', values.teacher], ['--resume', values.resume], ['--checkpoint', values.checkpoint], ['--report', values.report]]) {
+      if (p && path.resolve(p) === out) throw new UsageError(`the output must not overwrite the ${what}`);
+    }
+    const count = posInt('calib-count', values['calib-count'], 64);
+    if (count > MAX_SAMPLES) throw new UsageError(`--calib-count is at most ${MAX_SAMPLES}`);
+    const evalCount = posInt('eval-count', values['eval-count'], 16);
+    const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs, 1);
+    const minutes = values.minutes === undefined ? undefined : num('minutes', values.minutes);
+    if (minutes !== undefined && !(minutes > 0)) throw new UsageError(`--minutes must be > 0 (got ${minutes})`);
+    const lr = values.lr === undefined ? undefined : num('lr', values.lr);
+    if (lr !== undefined && !(lr > 0)) throw new UsageError(`--lr must be > 0 (got ${lr})`);
+    const batchSize = values.batch === undefined ? undefined : posInt('batch', values.batch, 8);
+    const steps = values.steps === undefined ? undefined : values.steps.split(',').map((s) => s.trim());
+    if (steps && (!steps.length || steps.some((s) => !['stats', 'lsq', 'distill'].includes(s)))) throw new UsageError(`--steps takes a list of stats, lsq, distill (got "${values.steps}")`);
+    if (values.calib === '' || values.eval === '') throw new UsageError('--calib / --eval need a directory or "synthetic"');
+    for (const [k, d] of [['calib', values.calib], ['eval', values.eval]]) {
+      if (d && d !== 'synthetic' && !(fs.existsSync(d) && fs.statSync(d).isDirectory())) throw new UsageError(`--${k} ${d} is not a directory`);
+    }
+    if (values.calib && values.eval && values.calib !== 'synthetic' && values.eval !== 'synthetic') {
+      try { checkDisjoint(values.calib, values.eval); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
+    }
+    const resume = values.resume ? readState(values.resume) : undefined;
+
+    const [pruned, teacher] = [await loadOnnx(file), await loadOnnx(values.teacher)];
+    const tIn = teacher.inputs.map((i) => i.name).join(','), pIn = pruned.inputs.map((i) => i.name).join(',');
+    if (tIn !== pIn) throw new RunError(`the teacher's inputs (${tIn}) are not the pruned model's (${pIn})`);
+    const kinds = parseMetrics(values.metric, teacher);
+    const ort = await loadOrt();
+    const samples = await samplesOf(values.calib, teacher, count, 'calibration');
+    const evalSamples = values.eval ? await samplesOf(values.eval, teacher, evalCount, 'heldOut') : undefined;
+
+    // Ctrl-C: the run stops at its next step and nothing is written.
+    const ac = new AbortController();
+    const onSigint = () => { ac.abort(); if (!values.quiet) process.stderr.write('\ninterrupted: stopping, nothing will be written\n'); };
+    process.on('SIGINT', onSigint);
+    const t0 = Date.now();
+    let lastLine = 0;
+    /** @param {RecoverProgress} p */
+    const onProgress = (p) => {
+      if (values.quiet) return;
+      const t = Date.now();
+      const end = p.step === p.steps;
+      if (!end && t - lastLine < 2000) return;
+      lastLine = t;
+      const ep = p.epoch ? ` epoch ${p.epoch}${Number.isFinite(p.epochs) ? `/${p.epochs}` : ''}` : '';
+      const loss = p.loss !== undefined ? ` loss ${p.loss.toPrecision(4)}` : '';
+      const fid = p.fidelity !== undefined ? ` fidelity ${p.fidelity.toFixed(4)}` : '';
+      const eta = p.eta !== undefined ? ` ETA ${clock(p.eta)}` : '';
+      process.stderr.write(`${p.phase}${ep} ${p.step}/${p.steps}${loss}${fid}${eta} [${clock((t - t0) / 1000)}]\n`);
+    };
+    const onCheckpoint = values.checkpoint ? (/** @type {RecoverState} */ s) => {
+      const ck = /** @type {string} */ (values.checkpoint);
+      const tmp = `${ck}.tmp-${process.pid}`;
+      fs.writeFileSync(tmp, encodeState(s));
+      fs.renameSync(tmp, ck);
+    } : undefined;
+    let report;
+    try {
+      report = await recover(pruned, teacher, samples, {
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, epochs, minutes, lr, batchSize,
+        steps: /** @type {('stats' | 'lsq' | 'distill')[] | undefined} */ (steps), resume, onCheckpoint, onProgress, signal: ac.signal,
+      });
+    } catch (e) {
+      if (ac.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written${values.checkpoint && fs.existsSync(values.checkpoint) ? ` (the last epoch's state is in ${values.checkpoint}: --resume it)` : ''}\n`); process.exit(130); }
+      throw e;
+    } finally { process.off('SIGINT', onSigint); }
+    const saved = await saveOnnx(pruned, out);
+    if (values.report) {
+      const tmp = `${values.report}.tmp-${process.pid}`;
+      fs.writeFileSync(tmp, JSON.stringify({ input: path.resolve(file), teacher: path.resolve(values.teacher), output: saved.model, ...report }, null, 2));
+      fs.renameSync(tmp, values.report);
+    }
+    const judged = report.judgedOn === 'eval' ? `${evalSamples?.length} held-out samples` : `the ${samples.length} training samples (no --eval given)`;
+    for (const s of report.closedForm) console.log(`${s.step}: ${s.layers} layers, fidelity ${s.before.toFixed(4)} -> ${s.after.toFixed(4)} ${s.applied ? 'kept' : 'rolled back'}${s.notes.length ? ` (${s.notes.join('; ')})` : ''}`);
+    const d = report.distill;
+    if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}; ${d.params} parameters, state ${(d.stateBytes / 1e6).toFixed(1)} MB; losses ${Object.entries(d.losses).map(([k, v]) => `${k}: ${v.loss}`).join(', ')}`);
+    console.log(`fidelity on ${judged}: ${report.before.score.toFixed(4)} -> ${report.after.score.toFixed(4)} (worst output ${report.after.worst}); ${(report.ms / 1000).toFixed(1)} s`);
+    console.log(`wrote ${saved.model}`);
+  });
+}

@@ -1,0 +1,53 @@
+// Training batches: samples whose inputs have the same shapes, stacked along the batch axis (each
+// sample's first dimension is 1), with the teacher's targets stacked the same way; the order is
+// shuffled per epoch from a seed, so that a resumed run sees the same order as an uninterrupted one.
+import type { Batch } from 'sparsekit-wasm';
+import type { InputSample } from '../calib/inputs.js';
+import { prng } from '../calib/prng.js';
+import { OnnxError } from '../errors.js';
+
+export interface TrainBatch { inputs: Batch[]; targets: Float32Array[]; size: number }
+
+/** Sample indices in batches for `epoch`: shuffled, grouped by input shapes, at most `size` per batch. */
+export function epochBatches(samples: InputSample[], inputs: string[], size: number, seed: number, epoch: number): number[][] {
+  const rand = prng(seed * 7919 + epoch);
+  const order = samples.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) { const j = Math.floor(rand() * (i + 1)); [order[i], order[j]] = [order[j], order[i]]; }
+  const key = (k: number) => inputs.map((n) => samples[k].feeds[n].dims.join('x')).join('|');
+  const stackable = (k: number) => inputs.every((n) => samples[k].feeds[n].dims[0] === 1);
+  const open = new Map<string, number[]>();
+  const out: number[][] = [];
+  for (const k of order) {
+    const kk = stackable(k) ? key(k) : `#${k}`;
+    const b = open.get(kk) ?? [];
+    b.push(k);
+    if (b.length >= size || !stackable(k)) { out.push(b); open.delete(kk); } else open.set(kk, b);
+  }
+  for (const b of open.values()) out.push(b);
+  return out;
+}
+
+function stack(parts: Float32Array[]): Float32Array {
+  if (parts.length === 1) return parts[0];
+  const n = parts.reduce((a, p) => a + p.length, 0);
+  const out = new Float32Array(n);
+  let o = 0;
+  for (const p of parts) { out.set(p, o); o += p.length; }
+  return out;
+}
+
+/** The batch of samples `idx`: inputs in `inputs` order, targets[o] the teacher's values of trained output o. */
+export function makeBatch(samples: InputSample[], inputs: string[], idx: number[], targets: Float32Array[][]): TrainBatch {
+  const batch: Batch[] = inputs.map((name) => {
+    const parts = idx.map((k) => {
+      const t = samples[k].feeds[name];
+      if (!t) throw new OnnxError('bad_calibration', `sample ${k} does not feed "${name}"`, 'invalid_value');
+      if (!(t.data instanceof Float32Array)) throw new OnnxError('unsupported', `the trainer takes float32 inputs; "${name}" is ${t.type}`, 'unsupported_op');
+      return t.data;
+    });
+    const dims = [...samples[idx[0]].feeds[name].dims];
+    dims[0] = dims[0] * idx.length;
+    return { values: stack(parts), shape: dims };
+  });
+  return { inputs: batch, targets: targets.map((perSample) => stack(idx.map((k) => perSample[k]))), size: idx.length };
+}

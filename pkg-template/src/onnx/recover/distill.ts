@@ -1,0 +1,102 @@
+// Gradient distillation, end to end: the student (the pruned model, its zeros held at zero by the
+// masked Adam of the training core; removed channels are absent from its shapes) is trained towards
+// the teacher's outputs on unlabeled samples. After every epoch the held-out fidelity is measured
+// with onnxruntime and the best-scoring parameters are kept; a checkpoint may be saved.
+import * as sk from 'sparsekit-wasm';
+import type { OnnxModel } from '../model.js';
+import type { InputSample } from '../calib/inputs.js';
+import type { Outputs } from '../fidelity/types.js';
+import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
+import type { TrainSetup } from './train-setup.js';
+import { epochBatches, makeBatch } from './batches.js';
+
+export interface DistillContext {
+  setup: TrainSetup;
+  samples: InputSample[];
+  /** Per trained tensor (setup.trained order), the teacher's values per sample. */
+  targets: Float32Array[][];
+  /** Held-out score of the parameters in `work` (writes them first). */
+  score: () => Promise<number>;
+  check: () => void;
+  progress: (p: Omit<RecoverProgress, 'phase'>) => void;
+  /** The score before any gradient step. */
+  start: number;
+}
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/** Writes parameter values into the model's constants. */
+export function writeParams(work: OnnxModel, params: Record<string, Float32Array>): void {
+  const consts = work.constants();
+  for (const [name, v] of Object.entries(params)) work.writeFloat(consts.get(name)!.tensor, v);
+}
+
+function snapshot(t: sk.Trainer): Record<string, Float32Array> {
+  const out: Record<string, Float32Array> = {};
+  for (const n of t.paramNames) out[n] = t.param(n);
+  return out;
+}
+
+export async function distill(work: OnnxModel, ctx: DistillContext, opts: RecoverOptions): Promise<NonNullable<RecoverReport['distill']>> {
+  const t0 = now();
+  const epochs = opts.epochs ?? (opts.minutes ? Infinity : 4);
+  const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
+  const size = opts.batchSize ?? 8;
+  const seed = opts.seed ?? 1;
+  const resume: RecoverState | undefined = opts.resume;
+  if (resume) writeParams(work, resume.params);
+  const { graph } = ctx.setup;
+  const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
+  try {
+    const names = trainer.paramNames;
+    const params = names.reduce((a, n) => a + trainer.param(n).length, 0);
+    let best = resume ? resume.best : snapshot(trainer);
+    let bestScore = resume ? resume.bestScore : ctx.start;
+    let bestEpoch = 0;
+    const history = resume ? [...resume.history] : [];
+    if (resume) for (const h of history) if (h.fidelity === bestScore) bestEpoch = h.epoch;
+    let epoch = resume ? resume.epoch : 0;
+    let steps = resume ? resume.steps : 0;
+    const perEpoch = epochBatches(ctx.samples, graph.inputs, size, seed, 0).length;
+    let stepsHere = 0;
+    let stopped: 'epochs' | 'time' = 'epochs';
+    while (epoch < epochs) {
+      if (now() - t0 >= budget) { stopped = 'time'; break; }
+      const batches = epochBatches(ctx.samples, graph.inputs, size, seed, epoch);
+      let sum = 0, n = 0;
+      for (let b = 0; b < batches.length; b++) {
+        ctx.check();
+        if (now() - t0 >= budget) { stopped = 'time'; break; }
+        const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
+        sum += trainer.step(batch.inputs, batch.targets) * batch.size;
+        n += batch.size;
+        steps++; stepsHere++;
+        const elapsed = now() - t0;
+        const left = Number.isFinite(epochs) ? ((epochs - epoch) * perEpoch - (b + 1)) * (elapsed / stepsHere) : Infinity;
+        const eta = Math.min(left, budget - elapsed) / 1000;
+        ctx.progress({ step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, eta: Number.isFinite(eta) ? Math.max(0, eta) : undefined, fidelity: bestScore });
+        await new Promise((r) => setTimeout(r, 0)); // a turn for an abort or a signal handler
+      }
+      if (!n) break;
+      epoch++;
+      const current = snapshot(trainer);
+      writeParams(work, current);
+      const score = await ctx.score();
+      history.push({ epoch, loss: sum / n, fidelity: score });
+      // A tie goes to the later epoch: the same decisions at a lower training loss.
+      if (score >= bestScore) { best = current; bestScore = score; bestEpoch = epoch; }
+      ctx.progress({ step: batches.length, steps: batches.length, epoch, epochs, loss: sum / n, fidelity: score });
+      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history] });
+      if (stopped === 'time') break;
+    }
+    writeParams(work, best);
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: params * 4 * 3, ms: now() - t0, stopped };
+  } finally { trainer.free(); }
+}
+
+/** The teacher's values of the trained tensors per sample, from its captured outputs. */
+export function targetsOf(setup: TrainSetup, captured: Map<string, Float32Array[]>): Float32Array[][] {
+  return setup.trained.map((t) => captured.get(t.tensor)!);
+}
+
+export type { Outputs };

@@ -1,0 +1,8 @@
+// Recovery of a pruned model towards its original: closed-form steps, then distillation (recover.ts).
+export { recover } from './recover.js';
+export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport } from './types.js';
+export { fitLayers, independentRuns } from './layers.js';
+export type { FitLayer } from './layers.js';
+export { ChannelStats, matchChannels } from './channel-stats.js';
+export { trainSetup } from './train-setup.js';
+export type { TrainSetup } from './train-setup.js';

@@ -1,0 +1,70 @@
+// What the student trains and towards what: its graph for the training core with the parameters
+// that may move (weights and biases of the linear layers and normalisations; every other float
+// constant frozen), and the loss per output by its kind. A classification or sequence output made by
+// a final Softmax is trained on its logits (the Softmax's input, against the teacher's logits: the
+// high-temperature limit of distillation's KL, and a gradient that does not vanish on small
+// probabilities); every other output with the mean squared error of its values.
+import type { TrainGraph } from 'sparsekit-wasm';
+import type { NodeProto, OnnxModel } from '../model.js';
+import { trainGraph } from '../train/graph.js';
+import type { OutputKind } from '../fidelity/types.js';
+
+export interface TrainSetup {
+  graph: TrainGraph;
+  /** The tensor trained for each model output (in graph.outputs order): the output itself or its logits. */
+  trained: { output: string; tensor: string; kind: OutputKind; loss: 'logits' | 'mse' }[];
+}
+
+/** Float constants the training may change: what Conv / Gemm / MatMul / normalisations multiply or add. */
+function trainable(model: OnnxModel): Set<string> {
+  const consts = model.constants();
+  const producer = new Map<string, NodeProto>();
+  for (const n of model.graph.node as NodeProto[]) for (const o of n.output) producer.set(o, n);
+  const out = new Set<string>();
+  const add = (name: string | undefined) => { if (name && consts.has(name)) out.add(name); };
+  for (const n of model.graph.node as NodeProto[]) {
+    switch (n.op_type) {
+      case 'Conv': case 'ConvTranspose': case 'Gemm': add(n.input[1]); add(n.input[2]); break;
+      case 'MatMul': add(n.input[0]); add(n.input[1]); break;
+      case 'BatchNormalization': case 'LayerNormalization': add(n.input[1]); add(n.input[2]); break;
+      case 'Add': {
+        // a MatMul's bias, added after it
+        const [a, b] = n.input;
+        if (consts.has(b) && producer.get(a)?.op_type === 'MatMul') add(b);
+        if (consts.has(a) && producer.get(b)?.op_type === 'MatMul') add(a);
+        break;
+      }
+      default:
+    }
+  }
+  return out;
+}
+
+/** The training setup of `student`; `kinds` per output name (the fidelity module's detection). */
+export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>): TrainSetup {
+  const keep = trainable(student);
+  const frozen: string[] = [];
+  for (const [name, c] of student.constants()) {
+    const dt = c.tensor.data_type;
+    if (dt !== 7 && dt !== 6 && !keep.has(name)) frozen.push(name);
+  }
+  const graph = trainGraph(student, { frozen });
+  const consumers = new Map<string, number>();
+  for (const n of graph.nodes) for (const i of n.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
+  const trained: TrainSetup['trained'] = [];
+  const drop = new Set<number>();
+  graph.outputs = graph.outputs.map((o) => {
+    const kind = kinds[o] ?? 'generic';
+    const at = graph.nodes.findIndex((n) => n.outputs.includes(o));
+    const node = graph.nodes[at];
+    if ((kind === 'classification' || kind === 'sequence') && node?.opType === 'Softmax' && !consumers.get(o) && (consumers.get(node.inputs[0]) ?? 0) === 1) {
+      drop.add(at);
+      trained.push({ output: o, tensor: node.inputs[0], kind, loss: 'logits' });
+      return node.inputs[0];
+    }
+    trained.push({ output: o, tensor: o, kind, loss: 'mse' });
+    return o;
+  });
+  graph.nodes = graph.nodes.filter((_, i) => !drop.has(i));
+  return { graph, trained };
+}

@@ -1,0 +1,117 @@
+// The shapes of a recovery run: its options, what it reports while it runs and at the end, and the
+// state a checkpoint holds (enough to continue an interrupted distillation).
+import type { InputSample } from '../calib/inputs.js';
+import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
+import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/types.js';
+
+/** The phases of {@link recover}, in the order they run. */
+export type RecoverPhase = 'teacher' | 'stats' | 'lsq' | 'distill' | 'eval';
+
+/** What {@link RecoverOptions.onProgress} gets. */
+export interface RecoverProgress {
+  phase: RecoverPhase;
+  /** Steps done in this phase and planned (distill: Adam steps; stats / lsq: layers). */
+  step: number;
+  steps: number;
+  /** Distill: the epoch under way (1-based) and the number planned (Infinity with a time budget only). */
+  epoch?: number;
+  epochs?: number;
+  /** Distill: the mean loss of the epoch so far. */
+  loss?: number;
+  /** Seconds left, estimated from the pace so far (undefined until one step is timed). */
+  eta?: number;
+  /** The held-out fidelity (worst output's score) last measured. */
+  fidelity?: number;
+}
+
+/**
+ * A checkpoint: the trained parameters after `epoch` completed epochs, the best-scoring ones so far,
+ * and the closed-form steps' outcome (so a resumed run does not redo them). Adam's moments are not
+ * in it: a resumed run restarts them (the trainer does not expose them yet).
+ */
+export interface RecoverState {
+  version: 1;
+  /** Epochs of distillation completed. */
+  epoch: number;
+  /** Adam steps taken. */
+  steps: number;
+  /** Parameters by initializer name, as they are now. */
+  params: Record<string, Float32Array>;
+  /** The best-scoring parameters so far and their held-out score. */
+  best: Record<string, Float32Array>;
+  bestScore: number;
+  /** Every distill epoch's mean loss and held-out score. */
+  history: { epoch: number; loss: number; fidelity: number }[];
+}
+
+/** Options of {@link recover}. */
+export interface RecoverOptions extends FidelityOptions {
+  /** An onnxruntime namespace (onnxruntime-node / -web) or a runner: runs the teacher and measures fidelity. */
+  ort: OrtLike | ModelRunner;
+  sessionOptions?: object;
+  /** Held-out samples for the fidelity that decides what is kept (default: the training samples, said in the report). */
+  evalSamples?: InputSample[];
+  /** Which steps run (default all three, in this order). */
+  steps?: ('stats' | 'lsq' | 'distill')[];
+  /** Distillation length: epochs over the samples (default 4) and/or a time budget in minutes; the first reached stops. */
+  epochs?: number;
+  minutes?: number;
+  /** Adam's learning rate (default 1e-4) and samples per step (default 8). */
+  lr?: number;
+  batchSize?: number;
+  /** Statistics correction also matches each channel's standard deviation (default false: means only). */
+  scale?: boolean;
+  /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
+  ridge?: number;
+  /** Seed of the sample order (default 1). */
+  seed?: number;
+  /** A checkpoint to continue from (closed-form steps are skipped: their result is in the parameters). */
+  resume?: RecoverState;
+  /** Called after each distill epoch with the state to save (awaited). */
+  onCheckpoint?: (state: RecoverState) => void | Promise<void>;
+  signal?: AbortSignal;
+  onProgress?: (p: RecoverProgress) => void;
+}
+
+/** One closed-form step's outcome. */
+export interface StepReport {
+  step: 'stats' | 'lsq';
+  /** Layers it changed. */
+  layers: number;
+  /** Held-out fidelity before and with the step. */
+  before: number;
+  after: number;
+  /** Kept (the fidelity did not drop) or rolled back. */
+  applied: boolean;
+  ms: number;
+  notes: string[];
+}
+
+/** What {@link recover} returns. */
+export interface RecoverReport {
+  /** Held-out fidelity of the pruned model as given, and of the recovered one (each output, worst = score). */
+  before: FidelityReport;
+  after: FidelityReport;
+  closedForm: StepReport[];
+  distill?: {
+    epochs: number;
+    steps: number;
+    /** Best held-out score reached, and the epoch it came from (0: before any gradient step). */
+    bestScore: number;
+    bestEpoch: number;
+    history: { epoch: number; loss: number; fidelity: number }[];
+    /** The loss used per output: 'logits' (MSE on the input of a final Softmax) or 'mse'. */
+    losses: Record<string, { kind: OutputKind; loss: 'logits' | 'mse' }>;
+    /** Float parameters trained and their count of values; bytes of state held (weights + Adam moments). */
+    params: number;
+    stateBytes: number;
+    ms: number;
+    stopped: 'epochs' | 'time';
+  };
+  /** Names of the initializers written into the model. */
+  changed: string[];
+  /** 'eval' (the held-out samples given) or 'training' (none given: the training samples). */
+  judgedOn: 'eval' | 'training';
+  samples: number;
+  ms: number;
+}

@@ -1,0 +1,146 @@
+// recover(): closed-form steps that never lower the held-out fidelity, distillation that raises it,
+// zeros that stay zero, an abort that leaves the model untouched; the CLI's exit codes, no output on
+// a refused model, a checkpoint that --resume continues. A small generated network, and PaddleOCR cls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { build, CLI } from './build.mjs';
+import { CLS } from '../e2e/helpers.mjs';
+
+build();
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers } = await import('sparsekit-wasm/onnx');
+const { makeModel, tmpDir } = await import('./graphs.mjs');
+
+const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+
+/** x -> conv 3x3 (16) -> Relu -> conv 1x1 (16) -> Relu -> conv 3x3 (8) -> y: a dense output, read as values. */
+const net = (op = 'Relu') => makeModel({
+  inputs: [['x', [1, 3, 12, 12]]], outputs: [['y', [1, 8, 12, 12]]], seed: 3,
+  inits: {
+    'a.w': { dims: [16, 3, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
+    'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
+    'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
+  },
+  nodes: [
+    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+    [op, ['a'], ['ar']],
+    ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
+    ['Relu', ['b'], ['br']],
+    ['Conv', ['br', 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
+  ],
+});
+
+const kinds = { y: 'generic' };
+const train = (m) => makeInputSet(m, { count: 16 });
+const heldOut = (m) => makeInputSet(m, { count: 8, set: 'heldOut' });
+
+test('fitLayers finds the Conv layers with a bias, the 1x1 one as pointwise, and their order', () => {
+  const ls = fitLayers(OnnxModel.parse(net()));
+  assert.deepEqual(ls.map((l) => [l.output, l.channels, l.pointwise, l.dependsOn]), [['a', 16, false, -1], ['b', 16, true, 0], ['y', 8, false, 1]]);
+});
+
+test('closed-form steps never lower the held-out fidelity; channels removed are matched to the teacher', async () => {
+  const bytes = net();
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  removeChannels(pruned, { fraction: 0.5, roundTo: 1 });
+  const rep = await recover(pruned, teacher, train(teacher), { ort: runner, evalSamples: heldOut(teacher), kinds, steps: ['stats', 'lsq'] });
+  assert.equal(rep.closedForm.length, 2);
+  for (const s of rep.closedForm) {
+    assert.ok(s.layers > 0, `${s.step} changed no layer`);
+    assert.ok(!s.applied || s.after >= s.before, `${s.step} applied with ${s.after} < ${s.before}`);
+  }
+  assert.ok(rep.after.score >= rep.before.score, `${rep.after.score} < ${rep.before.score}`);
+  assert.ok(rep.closedForm.some((s) => s.applied && s.after > s.before), 'no closed-form step improved the pruned model');
+});
+
+test('distillation raises the fidelity of a pruned model and keeps its zeros at zero', async () => {
+  const bytes = net();
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  pruneSparsity(pruned, { sparsity: 0.6 });
+  const zerosBefore = Object.fromEntries(['a.w', 'b.w', 'c.w'].map((n) => [n, pruned.readFloat(pruned.weight(n)).map((v) => (v === 0 ? 1 : 0))]));
+  const rep = await recover(pruned, teacher, train(teacher), { ort: runner, evalSamples: heldOut(teacher), kinds, steps: ['distill'], epochs: 12, lr: 3e-3, batchSize: 4 });
+  assert.ok(rep.after.score > rep.before.score + 0.01, `fidelity ${rep.before.score} -> ${rep.after.score}`);
+  assert.equal(rep.distill.epochs, 12);
+  assert.ok(rep.distill.bestEpoch > 0);
+  for (const [n, z] of Object.entries(zerosBefore)) {
+    const w = pruned.readFloat(pruned.weight(n));
+    z.forEach((isZero, i) => { if (isZero) assert.ok(w[i] === 0, `${n}[${i}] is ${w[i]}`); });
+  }
+});
+
+test('an abort leaves the model untouched', async () => {
+  const bytes = net();
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  pruneSparsity(pruned, { sparsity: 0.5 });
+  const before = pruned.encode();
+  const ac = new AbortController();
+  await assert.rejects(recover(pruned, teacher, train(teacher), {
+    ort: runner, kinds, epochs: 50, signal: ac.signal, onProgress: (p) => { if (p.phase === 'distill' && p.step >= 2) ac.abort(); },
+  }), (e) => e instanceof CancelledError && e.code === 'cancelled');
+  assert.deepEqual(pruned.encode(), before);
+});
+
+test('an op outside the training core is refused by name before anything runs', async () => {
+  const bytes = net('Sin');
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  let progressed = false;
+  await assert.rejects(recover(pruned, teacher, train(teacher), { ort: runner, kinds, onProgress: (p) => { if (p.phase !== 'teacher') progressed = true; } }), (e) => /Sin/.test(e.message));
+  assert.equal(progressed, false);
+});
+
+test('PaddleOCR cls with 30% of its channels removed: closed-form steps keep or raise the fidelity, zeros stay zero', async () => {
+  const bytes = fs.readFileSync(CLS);
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  removeChannels(pruned, { fraction: 0.3, scope: 'global' });
+  pruneSparsity(pruned, { sparsity: 0.2 });
+  const zeros = pruned.prunable().map((w) => [w.name, pruned.readFloat(w)]);
+  const rep = await recover(pruned, teacher, makeInputSet(teacher, { count: 8 }), { ort: runner, evalSamples: makeInputSet(teacher, { count: 8, set: 'heldOut' }), steps: ['stats', 'lsq'] });
+  assert.ok(rep.after.score >= rep.before.score);
+  assert.equal(rep.after.outputs[0].kind, 'classification');
+  assert.ok(rep.after.outputs[0].metrics.meanKL <= rep.before.outputs[0].metrics.meanKL + 1e-9 || rep.closedForm.every((s) => !s.applied));
+  for (const [n, w0] of zeros) {
+    const w = pruned.readFloat(pruned.weight(n));
+    w0.forEach((v, i) => { if (v === 0) assert.ok(w[i] === 0, `${n}[${i}] is ${w[i]}`); });
+  }
+});
+
+const cli = (args) => spawnSync(process.execPath, [CLI, 'recover', ...args], { encoding: 'utf8' });
+
+test('CLI: usage errors exit 2, a refused op exits 1 with one line naming it and no output file', () => {
+  const dir = tmpDir('sk-recover-');
+  const t = path.join(dir, 't.onnx'), bad = path.join(dir, 'sin.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(t, net()); fs.writeFileSync(bad, net('Sin'));
+  let r = cli([t, '-o', out]);
+  assert.equal(r.status, 2); assert.match(r.stderr, /--teacher/);
+  r = cli([t, '--teacher', t, '-o', out, '--epochs', '0']);
+  assert.equal(r.status, 2);
+  r = cli([bad, '--teacher', bad, '-o', out, '--calib-count', '4', '-q']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(r.stderr, /Sin/);
+  assert.equal(fs.existsSync(out), false);
+});
+
+test('CLI: a checkpoint per epoch, and --resume continues from it', () => {
+  const dir = tmpDir('sk-recover-');
+  const t = path.join(dir, 't.onnx'), p = path.join(dir, 'p.onnx'), out = path.join(dir, 'out.onnx'), ck = path.join(dir, 'ck.bin');
+  const pruned = OnnxModel.parse(net());
+  pruneSparsity(pruned, { sparsity: 0.6 });
+  fs.writeFileSync(t, net()); fs.writeFileSync(p, pruned.encode());
+  const common = [p, '--teacher', t, '--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--steps', 'distill', '--lr', '3e-3', '--batch', '4', '-q', '--metric', 'y=generic'];
+  let r = cli([...common, '--epochs', '1', '--checkpoint', ck, '-o', out, '--report', path.join(dir, 'r1.json')]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(fs.existsSync(ck) && fs.existsSync(out));
+  const r1 = JSON.parse(fs.readFileSync(path.join(dir, 'r1.json'), 'utf8'));
+  assert.equal(r1.distill.epochs, 1);
+  r = cli([...common, '--epochs', '3', '--resume', ck, '--checkpoint', ck, '-o', out, '--report', path.join(dir, 'r2.json')]);
+  assert.equal(r.status, 0, r.stderr);
+  const r2 = JSON.parse(fs.readFileSync(path.join(dir, 'r2.json'), 'utf8'));
+  assert.equal(r2.distill.epochs, 3);
+  assert.equal(r2.distill.history.length, 3);
+  assert.deepEqual(r2.distill.history[0], r1.distill.history[0]);
+  assert.equal(r2.closedForm.length, 0, 'a resumed run does not redo the closed-form steps');
+});
