@@ -12,6 +12,8 @@ import { renderModelInfo } from './model-info.js';
 import { initCalibPanel, setCalibModel } from './panels/calib-panel.js';
 import { initChannelsPanel, setChannelsModel } from './panels/channels-panel.js';
 import { initGoalPanel, setGoalModel } from './panels/goal-panel.js';
+import { initRecoverPanel, setRecoverModel } from './panels/recover-panel.js';
+import { clearPruned } from './pruned-models.js';
 import { onBarsClick, redraw, renderResults, selectLayer, zoom } from './results.js';
 import { runPruning } from './run.js';
 import { state } from './state.js';
@@ -24,12 +26,15 @@ installTestSurface();
 initCalibPanel();
 initChannelsPanel();
 initGoalPanel();
+initRecoverPanel();
 
 setLoadHooks({
   reset() {
     void setChannelsModel(null, '', false);
     setCalibModel(null, '', false);
     setGoalModel(null, '', false);
+    clearPruned();
+    setRecoverModel(null, '', false);
   },
   loaded(m) {
     state.layers = defaultLayers(m.model);
@@ -41,6 +46,8 @@ setLoadHooks({
     setCalibModel(m.bytes, m.fileName, m.external.size > 0);
     void setChannelsModel(m.bytes, m.fileName, m.external.size > 0);
     setGoalModel(m.bytes, m.fileName, m.external.size > 0);
+    clearPruned();
+    setRecoverModel(m.bytes, m.fileName, m.external.size > 0);
     if (!state.layers.length) showError(`${m.fileName} has no Conv, ConvTranspose, Gemm or MatMul weights to prune.`);
     updateRunButton();
   },

@@ -10,6 +10,7 @@ import type { CalibCompareRow, CalibRequest, CalibStep } from '../workers/api.js
 import { fidelityList } from '../fidelity-view.js';
 import type { FidelityReport } from 'sparsekit-wasm/onnx';
 import { calibClient } from '../workers.js';
+import { offerPruned } from '../pruned-models.js';
 
 const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
 
@@ -129,6 +130,7 @@ async function run(op: 'run' | 'compare'): Promise<void> {
     if (op === 'run') {
       const res = await calibClient.request('run', msg, opts);
       pruned = res.bytes;
+      offerPruned('calibration', res.bytes);
       showRun(res, msg.heldOut, performance.now() - t0);
     } else {
       showCompare((await calibClient.request('compare', msg, opts)).rows);

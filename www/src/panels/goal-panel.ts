@@ -10,6 +10,8 @@ import { fidelityList, fidelitySub } from '../fidelity-view.js';
 import { WorkerError } from '../protocol.js';
 import type { SearchRequest, SearchResult, SearchStep } from '../workers/api.js';
 import { searchClient } from '../workers.js';
+import { offerPruned } from '../pruned-models.js';
+import { svgEl } from '../render/svg.js';
 
 let bytes: Uint8Array | null = null, fileName = '', result: SearchResult | null = null;
 let controller: AbortController | null = null, gen = 0;
@@ -88,13 +90,7 @@ function renderMap(t: SensitivityResult, chosen: Record<string, unknown>): void 
   $('goal-map-wrap').hidden = false;
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
-function el(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+const el = svgEl;
 
 /** Each distinct verified plan: parameters removed (x) against its measured fidelity (y), the floor dashed. */
 function renderCurve(steps: PlanStep[], floor: number, total: number, chosenRemoved: number | null): void {
@@ -175,6 +171,7 @@ async function run(): Promise<void> {
     const r = await searchClient.request('run', req, { onProgress, signal: controller.signal });
     if (my !== gen) return;
     result = r;
+    if (r.bytes) offerPruned('goal', r.bytes);
     renderResult(r, req);
     setBusy(false, r.bytes ? 'done' : 'no plan met the floor');
   } catch (e) {

@@ -1,6 +1,6 @@
-// The APIs of the page's five workers (types only): what each operation takes, returns and reports.
+// The APIs of the page's six workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
-import type { CalibReport, FidelityReport, PlanStep, SensitivityResult } from 'sparsekit-wasm/onnx';
+import type { CalibReport, FidelityReport, PlanStep, RecoverProgress, RecoverReport, SensitivityResult } from 'sparsekit-wasm/onnx';
 import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
 
 /** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
@@ -142,4 +142,32 @@ export interface SearchResult {
 
 export type SearchApi = {
   run: { req: SearchRequest; res: SearchResult; progress: SearchStep };
+};
+
+/** The recovery card (workers/recover-worker.ts): the package's recover() of a pruned model towards the original. */
+export interface RecoverRequest {
+  /** The original (teacher) and the pruned model (student), self-contained. */
+  teacher: Uint8Array;
+  student: Uint8Array;
+  /** Generated training samples (calibration seeds) and held-out samples (the fidelity that decides what is kept). */
+  samples: number;
+  heldOut: number;
+  /** Which steps run: closed-form statistics correction, least-squares refit, gradient distillation. */
+  steps: ('stats' | 'lsq' | 'distill')[];
+  epochs: number;
+  /** Time budget of the distillation, minutes (0: epochs only). */
+  minutes: number;
+  lr: number;
+  batchSize: number;
+}
+
+export interface RecoverResult {
+  /** The recovered student. */
+  bytes: Uint8Array;
+  report: RecoverReport;
+  ms: number;
+}
+
+export type RecoverApi = {
+  run: { req: RecoverRequest; res: RecoverResult; progress: RecoverProgress };
 };
