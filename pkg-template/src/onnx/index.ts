@@ -96,4 +96,4 @@ export type { Allocation, Objective } from './search/allocate.js';
 export { compress } from './search/compress.js';
 export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
 export { LatencyProbe } from './search/latency.js';
-export { trainGraph } from './train/graph.js';
+export { trainGraph, type TrainGraphOptions } from './train/graph.js';
