@@ -109,6 +109,9 @@ Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fid
                           [--eval-count N] [--table-samples N] [--max-steps N] [--save-recipe R.json]
                           (--table-samples N: the sensitivity table on the first N eval samples only,
                           every candidate plan still verified on all of them)
+  --prox                  reach --sparsity of --block blocks by sparse training (proximal steps
+                          during distillation, then the exact cut and a recovery); see
+                          '${PROG} prune --prox --help'
   --recover [--epochs N | --minutes M] [--lr LR] [--batch B] [--checkpoint CKPT]
                           then recover the pruned model towards IN (see '${PROG} recover --help'),
                           trained on --calib (default synthetic), judged on --eval`,
@@ -252,6 +255,9 @@ async function inspect(args) {
 
 /** @param {string[]} args */
 async function prune(args) {
+  const help = args.some((a) => a === '-h' || a === '--help');
+  const prox = await import('./commands/prox-prune.js');
+  if (prox.handles(args)) return help ? console.log(prox.HELP) : prox.main(args);
   const plan = await import('./commands/plan-prune.js');
   if (plan.handles(args) && !args.some((a) => a === '-h' || a === '--help')) return plan.main(args);
   const { values, positionals } = parse(args, {

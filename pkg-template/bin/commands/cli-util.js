@@ -153,3 +153,21 @@ export async function readSets(model, { evalDir, evalCount, calibSrc, calibCount
   }
   return { evalSet, calibration };
 }
+
+/**
+ * Seconds as 1h02m / 3m07s ('?' when unknown), for ETAs and elapsed times on progress lines.
+ * @param {number | undefined} s
+ */
+export const clock = (s) => (s === undefined ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
+
+/**
+ * Samples for --calib / --eval: generated (absent or 'synthetic') or read from a directory.
+ * @param {string | undefined} src
+ * @param {OnnxModel} model
+ * @param {number} count
+ * @param {'calibration' | 'heldOut'} set
+ * @returns {Promise<InputSample[]>}
+ */
+export async function samplesOf(src, model, count, set) {
+  return !src || src === 'synthetic' ? makeInputSet(model, { count, set }) : readCalibrationDir(src, model, { limit: count });
+}

@@ -52,7 +52,6 @@ export interface PruneReport {
   layers: LayerReport[];
 }
 
-const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 const ESIZE: Record<number, number> = { 1: 4, 10: 2, 16: 2, 11: 8 };
 
 export function countZeros(v: Float32Array): number {
@@ -80,18 +79,6 @@ export function checkSparsity(s: unknown, what = 'sparsity'): number {
     throw new OnnxError('unsupported', `${what} must be a number in [0, 1] (got ${String(s)})`, 'invalid_sparsity');
   }
   return s;
-}
-
-/** A block dim that does not divide the view falls back to gcd(block, dim). */
-function fitBlock(rows: number, cols: number, want: [number, number]): { block: [number, number]; note?: string } {
-  const block: [number, number] = [
-    rows % want[0] === 0 ? want[0] : gcd(want[0], rows),
-    cols % want[1] === 0 ? want[1] : gcd(want[1], cols),
-  ];
-  const note = block[0] !== want[0] || block[1] !== want[1]
-    ? `block ${want[0]}x${want[1]} does not divide the ${rows}x${cols} view: used ${block[0]}x${block[1]}`
-    : undefined;
-  return { block, note };
 }
 
 function totals(model: OnnxModel, layers: LayerReport[], before: number, prunableBefore: number) {
@@ -129,8 +116,9 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
     const v = w.view!;
     const param = sk.Param.fromArray(model.readFloat(w), v.transposed ? [v.cols, v.rows] : [v.rows, v.cols]);
     const view = new sk.View(param, v.shape, v.stride);
-    const { block, note } = fitBlock(v.rows, v.cols, want);
-    notes.set(w, note);
+    // A block dim that does not divide the view falls back to gcd(block, dim): the package's one rule.
+    const { block, note } = sk.fitBlock(v.rows, v.cols, want);
+    notes.set(w, note ?? undefined);
     const spec = new sk.BlockSpec(view, block, w.name);
     const scopeSpec = new sk.ScopeSpec(spec, scope === 'row' ? [1, -1] : [-1, -1], w.name);
     return { w, param, scopeSpec, objs: [scopeSpec, spec, view, param] };
