@@ -22,8 +22,10 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
   --prox                  this mode
   --sparsity S            fraction of blocks to zero per layer, in (0, 1)
   --block RxC             block on the layer's (outputs x inputs) view (default 4x4)
-  --epochs N              epochs of the proximal phase (default 4); --minutes M caps it
+  --epochs N              epochs of the proximal phase (default 4 without --minutes)
+  --minutes M             time budget of the proximal phase (alone: the ramp follows the clock)
   --recover-epochs N      epochs of masked recovery after the cut (default 2; 0: none)
+  --recover-minutes M     time budget of that recovery
   --ramp F                part of the proximal steps over which the target ramps up (default 0.75)
   --calib DIR|synthetic   training inputs (default synthetic); --calib-count N (default 64, at most 512)
   --eval DIR|synthetic    held-out samples for the fidelity (default: the training samples); --eval-count N (16)
@@ -35,7 +37,7 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
 /** @satisfies {import('./cli-util.js').ArgOptions} */
 const OPTIONS = {
   output: { type: 'string', short: 'o' }, prox: { type: 'boolean' }, sparsity: { type: 'string' }, block: { type: 'string' },
-  epochs: { type: 'string' }, minutes: { type: 'string' }, 'recover-epochs': { type: 'string' }, ramp: { type: 'string' },
+  epochs: { type: 'string' }, minutes: { type: 'string' }, 'recover-epochs': { type: 'string' }, 'recover-minutes': { type: 'string' }, ramp: { type: 'string' },
   calib: { type: 'string' }, 'calib-count': { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' },
   metric: { type: 'string', multiple: true }, lr: { type: 'string' }, batch: { type: 'string' }, report: { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
@@ -63,11 +65,13 @@ export async function main(args) {
     const count = posInt('calib-count', values['calib-count'], 64);
     if (count > MAX_SAMPLES) throw new UsageError(`--calib-count is at most ${MAX_SAMPLES}`);
     const evalCount = posInt('eval-count', values['eval-count'], 16);
-    const epochs = posInt('epochs', values.epochs, 4);
-    const recoverEpochs = values['recover-epochs'] === undefined ? 2 : Number(values['recover-epochs']);
-    if (!(Number.isInteger(recoverEpochs) && recoverEpochs >= 0)) throw new UsageError(`--recover-epochs needs an integer >= 0 (got "${values['recover-epochs']}")`);
     const minutes = values.minutes === undefined ? undefined : num('minutes', values.minutes);
     if (minutes !== undefined && !(minutes > 0)) throw new UsageError(`--minutes must be > 0 (got ${minutes})`);
+    const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs, 4);
+    const recoverMinutes = values['recover-minutes'] === undefined ? undefined : num('recover-minutes', values['recover-minutes']);
+    if (recoverMinutes !== undefined && !(recoverMinutes > 0)) throw new UsageError(`--recover-minutes must be > 0 (got ${recoverMinutes})`);
+    const recoverEpochs = values['recover-epochs'] === undefined ? undefined : Number(values['recover-epochs']);
+    if (recoverEpochs !== undefined && !(Number.isInteger(recoverEpochs) && recoverEpochs >= 0)) throw new UsageError(`--recover-epochs needs an integer >= 0 (got "${values['recover-epochs']}")`);
     const ramp = values.ramp === undefined ? undefined : num('ramp', values.ramp);
     if (ramp !== undefined && !(ramp > 0 && ramp <= 1)) throw new UsageError(`--ramp must be in (0, 1] (got ${ramp})`);
     const lr = values.lr === undefined ? undefined : num('lr', values.lr);
@@ -108,7 +112,7 @@ export async function main(args) {
     let report;
     try {
       report = await proxPrune(model, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, epochs, minutes, ramp, recoverEpochs, lr, batchSize, onProgress, signal: ac.signal,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: ac.signal,
       });
     } catch (e) {
       if (ac.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }

@@ -30,13 +30,17 @@ export interface ProxOptions extends Omit<RecoverOptions, 'steps' | 'resume' | '
   sparsity: number;
   /** Block shape on the layer's 2-D view (outputs × inputs), default 4×4; a dim that does not divide falls back to the gcd. */
   block?: [number, number];
-  /** Epochs of the proximal phase (default 4); `minutes` caps it (the projection then closes the gap). */
+  /**
+   * Length of the proximal phase: `epochs` (default 4 without `minutes`), `minutes`, or both (the
+   * first reached ends it). With `minutes` alone the ramp follows the clock; with epochs, the steps.
+   */
   epochs?: number;
   minutes?: number;
   /** Part of the proximal steps over which the target ramps up (default 0.75; the rest holds it). */
   ramp?: number;
-  /** Epochs of masked recovery after the projection (default 2; 0: none). */
+  /** Masked recovery after the projection: epochs (default 2; 0: none) and/or a time budget. */
   recoverEpochs?: number;
+  recoverMinutes?: number;
   onProgress?: (p: ProxProgress) => void;
 }
 
@@ -135,12 +139,13 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   if (!Array.isArray(samples) || !samples.length) throw bad('proxPrune needs at least one training sample');
   const want = opts.block ?? [4, 4];
   if (want.length !== 2 || !want.every((b) => Number.isInteger(b) && b >= 1)) throw new OnnxError('unsupported', `block must be two positive integers (got ${want.join('x')})`, 'invalid_block_shape');
-  const epochs = opts.epochs ?? 4;
-  if (!(Number.isInteger(epochs) && epochs >= 1)) throw bad(`epochs must be a positive integer (got ${epochs})`);
+  const epochs = opts.epochs ?? (opts.minutes ? Infinity : 4);
+  if (!(epochs === Infinity || (Number.isInteger(epochs) && epochs >= 1))) throw bad(`epochs must be a positive integer (got ${epochs})`);
+  if (opts.minutes !== undefined && !(opts.minutes > 0)) throw bad(`minutes must be > 0 (got ${opts.minutes})`);
   const ramp = opts.ramp ?? 0.75;
   if (!(ramp > 0 && ramp <= 1)) throw bad(`ramp must be in (0, 1] (got ${ramp})`);
-  const recoverEpochs = opts.recoverEpochs ?? 2;
-  if (!(Number.isInteger(recoverEpochs) && recoverEpochs >= 0)) throw bad(`recoverEpochs must be an integer >= 0 (got ${recoverEpochs})`);
+  const recoverEpochs = opts.recoverEpochs ?? (opts.recoverMinutes ? Infinity : 2);
+  if (!(recoverEpochs === Infinity || (Number.isInteger(recoverEpochs) && recoverEpochs >= 0))) throw bad(`recoverEpochs must be an integer >= 0 (got ${recoverEpochs})`);
   const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
   const t0 = now();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
@@ -177,17 +182,19 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
     const perEpoch = epochBatches(samples, setup.graph.inputs, size, seed, 0).length;
     const total = epochs * perEpoch;
     let stop = false;
+    const tp = now(); // the phase's clock: its budget and a clock-driven ramp start here
     for (let epoch = 0; epoch < epochs && !stop; epoch++) {
       const batches = epochBatches(samples, setup.graph.inputs, size, seed, epoch);
       let sum = 0, n = 0;
       for (let b = 0; b < batches.length; b++) {
         check();
-        if (now() - t0 >= budget) { stop = true; break; }
+        if (now() - tp >= budget) { stop = true; break; }
         const batch = makeBatch(samples, setup.graph.inputs, batches[b], targets);
         sum += trainer.step(batch.inputs, batch.targets) * batch.size;
         n += batch.size;
         steps++;
-        const target = rampTarget(opts.sparsity, steps, total, ramp);
+        // The ramp follows the steps, or the clock when only a time budget bounds the phase.
+        const target = Number.isFinite(total) ? rampTarget(opts.sparsity, steps, total, ramp) : rampTarget(opts.sparsity, now() - tp, budget, ramp);
         let zero = 0, all = 0;
         const lr = opts.lr ?? 1e-4, bc2 = 1 - BETA2 ** trainer.steps;
         for (const l of layers) {
@@ -200,8 +207,8 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
           zero += r.zeroBlocks; all += r.blocks;
         }
         reached = all ? zero / all : 0;
-        const elapsed = now() - t0;
-        const eta = Math.min((total - steps) * (elapsed / steps), budget - elapsed) / 1000;
+        const elapsed = now() - tp;
+        const eta = Math.min(Number.isFinite(total) ? (total - steps) * (elapsed / steps) : Infinity, budget - elapsed) / 1000;
         emit({ phase: 'prox', step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, sparsity: reached, target, eta: Math.max(0, eta) });
         await new Promise((r) => setTimeout(r, 0)); // a turn for an abort or a signal handler
       }
@@ -224,7 +231,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   let recovered: RecoverReport | undefined;
   if (recoverEpochs > 0) {
     recovered = await recover(work, teacher, samples, {
-      ...opts, steps: ['distill'], epochs: recoverEpochs, minutes: undefined, resume: undefined, onCheckpoint: undefined,
+      ...opts, steps: ['distill'], epochs: Number.isFinite(recoverEpochs) ? recoverEpochs : undefined, minutes: opts.recoverMinutes, resume: undefined, onCheckpoint: undefined,
       onProgress: (p) => emit({ phase: 'recover', step: p.step, steps: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });
   }
