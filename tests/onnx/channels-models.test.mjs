@@ -131,7 +131,13 @@ test('bert-style with one merged-width constant read by both layers: each layer 
 
 test('bert-style: removing half of the heads and FFN neurons shrinks the projections', () => {
   const m = OnnxModel.parse(M.modelBytes('bert-style'));
+  const concats = () => m.graph.node.filter((n) => n.op_type === 'Concat').length;
+  const before = concats();
   removeChannels(m, { fraction: 0.5, roundTo: 1 });
+  // Layer 1's Q, K and V Reshapes read one head-count constant through one Concat; they write the
+  // same value, so they keep sharing it (no private copies).
+  assert.equal(concats(), before);
+  assert.deepEqual(m.readInts(m.constants().get('num_heads').tensor), [2]);
   assert.deepEqual(m.weight('layer0.query.w').dims, [64, 32]);
   assert.deepEqual(m.weight('layer0.attn_out.w').dims, [32, 64]);
   assert.deepEqual(m.weight('layer1.ffn_in.w').dims, [64, 128]);

@@ -81,7 +81,9 @@ export class ShapeCopies {
       && u[u.length - 1 - k].input === all[0][all[0].length - 1 - k].input);
     let k = 0;
     while (same(k)) k++;
-    if (k === 0 || all.some((u) => u.length === k)) return undefined;
+    // No hop in common (two Splits reading one sizes tensor): the constant itself, if only they read it.
+    if (k === 0) return this.reads.get(valuesOf(all[0]).pop()!) === all.length ? [] : undefined;
+    if (all.some((u) => u.length === k)) return undefined;
     const tail = all[0].slice(all[0].length - k);
     const above = tail[0].node.output[0];
     return this.reads.get(above) === all.length ? tail : undefined;
@@ -94,7 +96,7 @@ export class ShapeCopies {
    */
   target(tensor: string, use: Hop[] | undefined, original: number[]): TensorProto {
     const t = this.values.tensor(tensor);
-    if (!use) return t;
+    if (!use?.length) return t;
     const vals = valuesOf(use);
     const shared = vals.findIndex((v) => (this.reads.get(v) ?? 0) > 1);
     if (shared < 0) return t;
