@@ -3,6 +3,8 @@
 // …, [-1], [D]) over a value whose rank only inference tells, and the mask added to the scores either
 // comes in with its shape or is Expand(m, Where(Equal(v, -1), 1, v)). The heads are removable exactly
 // when the mask broadcasts over them (its head axis is 1); a mask with one plane per head keeps them.
+// And a computed shape read by two groups: the group that is cut reads a private copy of the chain
+// (channels/shape-copies.ts), the other one the original.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { build } from './build.mjs';
@@ -101,3 +103,49 @@ for (const mask of ['per-head', 'expand-heads']) {
     assert.match(heads.reason, /Add add_\d+ combines the channels with a value that is not per channel/);
   });
 }
+
+/**
+ * Two conv groups reshaped with ONE computed shape Concat(Unsqueeze(Gather(Shape(x), 0)), [8], [4], [4]):
+ * x -> conv a (8) -> Reshape(shape) -> conv b (8 -> 4); x -> conv c (8) -> Reshape(shape) -> conv d (8 -> 4); y = b + d.
+ */
+const sharedShape = () => G.makeModel({
+  inputs: [['x', ['n', 3, 4, 4]]], outputs: [['y', ['n', 4, 4, 4]]], opset: 13,
+  inits: {
+    'a.w': { dims: [8, 3, 1, 1] }, 'b.w': { dims: [4, 8, 1, 1] }, 'c.w': { dims: [8, 3, 1, 1] }, 'd.w': { dims: [4, 8, 1, 1] },
+    i0: scalar(0), ax0: int([0]), eight: int([8]), four: int([4]),
+  },
+  nodes: [
+    ['Shape', ['x'], ['xs']], ['Gather', ['xs', 'i0'], ['n0']], ['Unsqueeze', ['n0', 'ax0'], ['n1']],
+    ['Concat', ['n1', 'eight', 'four', 'four'], ['shape'], { axis: 0 }],
+    ['Conv', ['x', 'a.w'], ['a']], ['Reshape', ['a', 'shape'], ['ar']], ['Conv', ['ar', 'b.w'], ['b']],
+    ['Conv', ['x', 'c.w'], ['c']], ['Reshape', ['c', 'shape'], ['cr']], ['Conv', ['cr', 'd.w'], ['d']],
+    ['Add', ['b', 'd'], ['y']],
+  ],
+});
+
+test('one computed shape read by two groups: cutting one group gives its Reshape a private copy of the chain', async () => {
+  const bytes = sharedShape();
+  const m = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const { groups } = findChannelGroups(m);
+  const [ga, gc] = ['conv_4', 'conv_7'].map((p) => groups.find((g) => g.producers.includes(p)));
+  for (const g of [ga, gc]) {
+    assert.equal(g.prunable, true, g.reason);
+    assert.ok(g.members.some((x) => x.tensor === 'eight' && x.kind === 'shape'));
+  }
+  const opts = { fraction: 0.5, roundTo: 1, filter: (g) => g.id === ga.id };
+  removeChannels(m, opts);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  const node = (name) => m.graph.node.find((n) => n.name === name);
+  const shapeOf = (reshape) => node(reshape).input[1];
+  assert.notEqual(shapeOf('reshape_5'), 'shape', 'the cut group reads a copy of the Concat');
+  assert.equal(shapeOf('reshape_8'), 'shape', 'the other group reads the original');
+  const copy = m.graph.node.find((n) => n.output[0] === shapeOf('reshape_5'));
+  assert.equal(copy.op_type, 'Concat');
+  assert.deepEqual(m.readInts(m.constants().get(copy.input[1]).tensor), [4]);
+  assert.deepEqual(m.readInts(m.constants().get('eight').tensor), [8]);
+  const r = G.rng(9);
+  const feeds = { x: new ort.Tensor('float32', Float32Array.from({ length: 2 * 3 * 16 }, () => r()), [2, 3, 4, 4]) };
+  const [a, b] = [await M.runModel(m.encode(), feeds), await M.runModel(masked.encode(), feeds)];
+  assert.deepEqual(a.y.dims, [2, 4, 4, 4]);
+  assert.ok(G.maxAbsDiff(a.y.data, b.y.data) <= 1e-5);
+});
