@@ -9,7 +9,7 @@ import { convCoverage } from '../tests/onnx/coverage.mjs';
 
 const packages = [['this package', 'sparsekit-wasm/onnx']];
 if (process.env.SPARSEKIT_BASE) packages.unshift(['base', pathToFileURL(path.join(process.env.SPARSEKIT_BASE, 'src/onnx/index.js')).href]);
-for (const name of ['yolov8-style', 'yolov8n-ultralytics', 'bert-style', 'bert-torch', 'if-branches']) {
+for (const name of ['yolov8-style', 'yolov8n-ultralytics', 'bert-style', 'bert-torch', 'bert-torch-static', 'if-branches']) {
   for (const [label, spec] of packages) {
     const O = await import(spec);
     const m = O.OnnxModel.parse(modelBytes(name));

@@ -131,7 +131,13 @@ test('bert-style with one merged-width constant read by both layers: each layer 
 
 test('bert-style: removing half of the heads and FFN neurons shrinks the projections', () => {
   const m = OnnxModel.parse(M.modelBytes('bert-style'));
+  const concats = () => m.graph.node.filter((n) => n.op_type === 'Concat').length;
+  const before = concats();
   removeChannels(m, { fraction: 0.5, roundTo: 1 });
+  // Layer 1's Q, K and V Reshapes read one head-count constant through one Concat; they write the
+  // same value, so they keep sharing it (no private copies).
+  assert.equal(concats(), before);
+  assert.deepEqual(m.readInts(m.constants().get('num_heads').tensor), [2]);
   assert.deepEqual(m.weight('layer0.query.w').dims, [64, 32]);
   assert.deepEqual(m.weight('layer0.attn_out.w').dims, [32, 64]);
   assert.deepEqual(m.weight('layer1.ffn_in.w').dims, [64, 128]);
@@ -147,9 +153,9 @@ const realFeeds = (name) => {
   if (name === 'yolov8n-ultralytics') {
     return { images: new ort.Tensor('float32', Float32Array.from({ length: 3 * 320 * 320 }, () => r()), [1, 3, 320, 320]) };
   }
-  const [B, S] = [2, 7];
-  const ids = BigInt64Array.from({ length: B * S }, () => BigInt(Math.floor(r() * 999)));
-  const mask = BigInt64Array.from({ length: B * S }, (_, i) => (i >= S && i % S >= S - 2 ? 0n : 1n));
+  const [B, S] = name === 'bert-torch-static' ? [1, 8] : [2, 7];
+  const ids = BigInt64Array.from({ length: B * S }, () => BigInt(Math.floor(r() * (name === 'bert-torch-static' ? 99 : 999))));
+  const mask = BigInt64Array.from({ length: B * S }, (_, i) => ((B === 1 || i >= S) && i % S >= S - 2 ? 0n : 1n));
   return { input_ids: new ort.Tensor('int64', ids, [B, S]), attention_mask: new ort.Tensor('int64', mask, [B, S]) };
 };
 
@@ -237,7 +243,20 @@ test('bert-torch: removing half of the heads and of the FFN neurons shrinks the 
   assert.deepEqual(m.weight(ffnOut).dims, [128, 64]);
 });
 
-for (const name of ['yolov8n-ultralytics', 'bert-torch']) {
+test('bert-torch-static (fixed-size export: the head shape folded to [1, 8, -1, 8]): heads and FFN neurons removable', () => {
+  const m = OnnxModel.parse(M.modelBytes('bert-torch-static'));
+  const { groups } = findChannelGroups(m);
+  for (const layer of [0, 1]) {
+    const at = `/bert/encoder/layer.${layer}`;
+    const heads = groupWith(groups, `${at}/attention/self/query/MatMul`);
+    assert.equal(heads.prunable, true, heads.reason);
+    assert.equal(heads.channels, 4);
+    const ffn = groupWith(groups, `${at}/intermediate/dense/MatMul`);
+    assert.equal(ffn.prunable, true, ffn.reason);
+  }
+});
+
+for (const name of ['yolov8n-ultralytics', 'bert-torch', 'bert-torch-static']) {
   for (const scope of ['layer', 'global']) {
     test(`removed == masked-not-removed to float rounding, outputs keep their shapes: ${name}, ${scope}`, async () => {
       const bytes = M.modelBytes(name);

@@ -22,6 +22,8 @@ const UNARY = new Set(['Relu', 'LeakyRelu', 'Sigmoid', 'HardSigmoid', 'HardSwish
   'LayerNormalization', 'BatchNormalization', 'InstanceNormalization', 'SimplifiedLayerNormalization', 'RMSNormalization', 'CastLike']);
 const BROADCAST = new Set(['Add', 'Sub', 'Mul', 'Div', 'Pow', 'Max', 'Min', 'Sum', 'Mean', 'Mod', 'PRelu', 'Equal', 'Less', 'Greater',
   'LessOrEqual', 'GreaterOrEqual', 'And', 'Or', 'Xor', 'Where', 'BitShift']);
+/** INT8 … UINT64 (TensorProto data types 2-7, 12, 13). */
+const INT_TYPES = new Set([2, 3, 4, 5, 6, 7, 12, 13]);
 const INT_OPS: Record<string, (a: number, b: number) => number | undefined> = {
   Add: (a, b) => a + b, Sub: (a, b) => a - b, Mul: (a, b) => a * b,
   Div: (a, b) => (b === 0 ? undefined : Math.trunc(a / b)),
@@ -72,7 +74,13 @@ export function inferShapes(model: OnnxModel, constants: Map<string, ModelConsta
     let vals: Entry[] | undefined;
     if (UNARY.has(op)) {
       out = x;
-      vals = op === 'Cast' || op === 'Identity' || op === 'Neg' ? v(0)?.map((e) => (op === 'Neg' ? (known(e) === undefined ? undefined : -known(e)!) : e)) : undefined;
+      vals = op === 'Identity' ? v(0) : op === 'Neg' ? v(0)?.map((e) => (known(e) === undefined ? undefined : -known(e)!)) : undefined;
+      if (op === 'Cast') {
+        // Integer to integer keeps the values; to bool they become 0 / 1; to float they stop being followed.
+        const to = attrInt(n, 'to', 0);
+        if (INT_TYPES.has(to)) vals = v(0);
+        else if (to === 9) vals = v(0)?.map((e) => (known(e) === undefined ? undefined : known(e) !== 0 ? 1 : 0));
+      }
     } else if (BROADCAST.has(op)) {
       out = broadcast(n.input.map((_: string, k: number) => s(k)));
       const ins = n.input.map((_: string, k: number) => v(k));

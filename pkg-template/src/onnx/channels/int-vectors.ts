@@ -59,8 +59,9 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
       const idx = constInts(1);
       // Shape(x)[i] with i >= 0 is dimension i of x whatever the rank of x.
       const shapeOp = n.input[0] ? src.producerOf(n.input[0]) : undefined;
-      if (idx && idx.every((i) => i >= 0) && attrInt(n, 'axis', 0) === 0 && shapeOp?.op_type === 'Shape' && (!shapeOp.domain || shapeOp.domain === 'ai.onnx')
-        && src.rankOf(shapeOp.input[0]) === undefined && attrInt(shapeOp, 'start', 0) >= 0 && attrInt(shapeOp, 'end', -1) === -1 && !shapeOp.attribute?.some((a: { name: string }) => a.name === 'end')) {
+      const fromStart = shapeOp?.op_type === 'Shape' && (!shapeOp.domain || shapeOp.domain === 'ai.onnx') && attrInt(shapeOp, 'start', 0) >= 0
+        && !shapeOp.attribute?.some((a: { name: string }) => a.name === 'end');
+      if (idx && idx.every((i) => i >= 0) && attrInt(n, 'axis', 0) === 0 && fromStart && src.rankOf(shapeOp.input[0]) === undefined) {
         const start = attrInt(shapeOp, 'start', 0);
         return idx.map((i) => ({ kind: 'dim', of: shapeOp.input[0], axis: start + i }));
       }

@@ -70,13 +70,33 @@ export class ShapeCopies {
   private read(name: string, by: number): void { if (name) this.reads.set(name, (this.reads.get(name) ?? 0) + by); }
 
   /**
+   * One use standing for `uses` that write the same values (Q, K and V Reshapes reading one head
+   * shape): their common tail of hops, when every reader of the value above it is one of them.
+   * Undefined when they cannot be treated as one (each then gets its own copy where shared).
+   */
+  commonUse(uses: (Hop[] | undefined)[]): Hop[] | undefined {
+    if (uses.length < 2 || uses.some((u) => !u)) return undefined;
+    const all = uses as Hop[][];
+    const same = (k: number) => all.every((u) => u.length > k && u[u.length - 1 - k].node === all[0][all[0].length - 1 - k].node
+      && u[u.length - 1 - k].input === all[0][all[0].length - 1 - k].input);
+    let k = 0;
+    while (same(k)) k++;
+    // No hop in common (two Splits reading one sizes tensor): the constant itself, if only they read it.
+    if (k === 0) return this.reads.get(valuesOf(all[0]).pop()!) === all.length ? [] : undefined;
+    if (all.some((u) => u.length === k)) return undefined;
+    const tail = all[0].slice(all[0].length - k);
+    const above = tail[0].node.output[0];
+    return this.reads.get(above) === all.length ? tail : undefined;
+  }
+
+  /**
    * The tensor that `use` may rewrite: the constant itself when each value from the reader down to
    * it is read once (this use only), else a copy made for this use (values copied from `original`,
    * the constant's values before any rewrite).
    */
   target(tensor: string, use: Hop[] | undefined, original: number[]): TensorProto {
     const t = this.values.tensor(tensor);
-    if (!use) return t;
+    if (!use?.length) return t;
     const vals = valuesOf(use);
     const shared = vals.findIndex((v) => (this.reads.get(v) ?? 0) > 1);
     if (shared < 0) return t;

@@ -74,10 +74,19 @@ export function applyDrops(model: OnnxModel, drops: Drops, values: ConstantValue
     const original = new Map<string, number[]>();
     for (const ds of byUse.values()) if (!original.has(ds[0].tensor)) original.set(ds[0].tensor, model.readInts(values.tensor(ds[0].tensor)));
     const copies = new ShapeCopies(model, values);
+    // Uses that write the same values into one constant may share it (see commonUse).
+    const alike = new Map<string, Drop[][]>();
     for (const ds of byUse.values()) {
-      const s = original.get(ds[0].tensor)!.slice();
-      for (const d of ds) s[d.axis] -= d.positions.size;
-      model.writeInts(copies.target(ds[0].tensor, ds[0].use, original.get(ds[0].tensor)!), s);
+      const k = `${ds[0].tensor}\u0000${ds.map((d) => `${d.axis}:${d.positions.size}`).sort().join(',')}`;
+      (alike.get(k) ?? alike.set(k, []).get(k)!).push(ds);
+    }
+    for (const group of alike.values()) {
+      const common = copies.commonUse(group.map((ds) => ds[0].use));
+      for (const ds of common ? [group[0]] : group) {
+        const s = original.get(ds[0].tensor)!.slice();
+        for (const d of ds) s[d.axis] -= d.positions.size;
+        model.writeInts(copies.target(ds[0].tensor, common ?? ds[0].use, original.get(ds[0].tensor)!), s);
+      }
     }
   }
   for (const [name, ds] of byTensor) {

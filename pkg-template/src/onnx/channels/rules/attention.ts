@@ -28,7 +28,10 @@ export function splitIntoHeads(ctx: RuleContext, x: Track, entries: VectorEntry[
   const H = C / D;
   const inferred = head.kind === 'const' && head.value === -1;
   if (!(head.kind === 'const' && (head.value === H || inferred))) return false;
-  if (!entries.slice(0, pa).every((e, i) => copiesAxis(e, i, !inferred))) return false;
+  // Leading axes copied, or written as the size they have (a fixed-size export folds Shape into constants).
+  const declared = ctx.shapeOf(ctx.node.input[0]);
+  const keeps = (e: VectorEntry, i: number) => copiesAxis(e, i, !inferred) || (e.kind === 'const' && e.value > 0 && declared?.length === pa + 1 && declared[i] === e.value);
+  if (!entries.slice(0, pa).every(keeps)) return false;
   const heads: number[] = [];
   for (let h = 0; h < H; h++) {
     const run = x.ids.slice(h * D, (h + 1) * D);
