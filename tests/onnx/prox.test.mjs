@@ -123,3 +123,15 @@ test('CLI prune --prox: writes the model at the target block sparsity; usage err
     assert.ok(!fs.existsSync(out2));
   }
 });
+
+test('proxPrune, global scope: one threshold over the model, exactly the target share of all blocks, layers at different shares', async () => {
+  const bytes = net();
+  const model = OnnxModel.parse(bytes);
+  const samples = makeInputSet(model, { count: 16 });
+  const rep = await proxPrune(model, samples, { ort: runner, kinds, sparsity: 0.5, scope: 'global', epochs: 4, recoverEpochs: 1, lr: 3e-3, batchSize: 4 });
+  const per = ['a.w', 'b.w', 'c.w'].map((n) => zeroBlocks(model, n));
+  const zero = per.reduce((a, p) => a + p.zero, 0), all = per.reduce((a, p) => a + p.all, 0);
+  assert.equal(zero, all / 2, `${zero}/${all} zero blocks over the model`);
+  assert.ok(new Set(per.map((p) => p.zero / p.all)).size > 1, `layers keep different shares: ${JSON.stringify(per)}`);
+  assert.ok(rep.reached > 0.3, `the proximal phase zeroed ${rep.reached}`);
+});

@@ -22,6 +22,8 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
   --prox                  this mode
   --sparsity S            fraction of blocks to zero per layer, in (0, 1)
   --block RxC             block on the layer's (outputs x inputs) view (default 4x4)
+  --scope layer|global    S in every layer (default), or S of the model's blocks under one threshold
+                          over the conditioned block norms (sensitive layers keep more)
   --epochs N              epochs of the proximal phase (default 4 without --minutes)
   --minutes M             time budget of the proximal phase (alone: the ramp follows the clock)
   --recover-epochs N      epochs of masked recovery after the cut (default 2; 0: none)
@@ -36,7 +38,7 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
 
 /** @satisfies {import('./cli-util.js').ArgOptions} */
 const OPTIONS = {
-  output: { type: 'string', short: 'o' }, prox: { type: 'boolean' }, sparsity: { type: 'string' }, block: { type: 'string' },
+  output: { type: 'string', short: 'o' }, prox: { type: 'boolean' }, sparsity: { type: 'string' }, block: { type: 'string' }, scope: { type: 'string' },
   epochs: { type: 'string' }, minutes: { type: 'string' }, 'recover-epochs': { type: 'string' }, 'recover-minutes': { type: 'string' }, ramp: { type: 'string' },
   calib: { type: 'string' }, 'calib-count': { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' },
   metric: { type: 'string', multiple: true }, lr: { type: 'string' }, batch: { type: 'string' }, report: { type: 'string' },
@@ -60,6 +62,8 @@ export async function main(args) {
     const m = /^(\d+)x(\d+)$/.exec(values.block ?? '4x4');
     if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new UsageError(`--block needs RxC with positive integers (got "${values.block}")`);
     const block = /** @type {[number, number]} */ ([Number(m[1]), Number(m[2])]);
+    const scope = values.scope ?? 'layer';
+    if (scope !== 'layer' && scope !== 'global') throw new UsageError(`--scope is layer or global (got "${values.scope}")`);
     const file = positionals[0], out = path.resolve(values.output);
     if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input');
     const count = posInt('calib-count', values['calib-count'], 64);
@@ -112,7 +116,7 @@ export async function main(args) {
     let report;
     try {
       report = await proxPrune(model, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: ac.signal,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, scope, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: ac.signal,
       });
     } catch (e) {
       if (ac.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }

@@ -6,5 +6,5 @@ export type { FitLayer } from './layers.js';
 export { ChannelStats, matchChannels } from './channel-stats.js';
 export { trainSetup } from './train-setup.js';
 export type { TrainSetup } from './train-setup.js';
-export { proxPrune, rampTarget } from './prox.js';
+export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

@@ -31,6 +31,12 @@ export interface ProxOptions extends Omit<RecoverOptions, 'steps' | 'resume' | '
   /** Block shape on the layer's 2-D view (outputs × inputs), default 4×4; a dim that does not divide falls back to the gcd. */
   block?: [number, number];
   /**
+   * Where blocks compete: 'layer' (default; every layer reaches the target) or 'global' (one
+   * threshold over the whole model's conditioned block norms, so sensitive layers keep more, as
+   * pruneSparsity's global scope; the target is then the model's share of zero blocks).
+   */
+  scope?: 'layer' | 'global';
+  /**
    * Length of the proximal phase: `epochs` (default 4 without `minutes`), `minutes`, or both (the
    * first reached ends it). With `minutes` alone the ramp follows the clock; with epochs, the steps.
    */
@@ -93,6 +99,13 @@ function proxLayer(w: OnnxWeight, want: [number, number]): ProxLayer {
     : { w, view: [v.rows, v.cols], block, lambda: 0, zero: 0, blocks: 0 };
 }
 
+function concat(parts: Float64Array[]): Float64Array {
+  const out = new Float64Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) { out.set(p, o); o += p.length; }
+  return out;
+}
+
 const blockCount = (l: ProxLayer) => (l.view[0] / l.block[0]) * (l.view[1] / l.block[1]);
 
 /** The ramp: 0 at the start, the target after `ramp` of the steps, cubic in between. */
@@ -103,12 +116,10 @@ export function rampTarget(target: number, step: number, steps: number, ramp: nu
 
 /**
  * The proximal step zeroes block b exactly when ‖h ⊙ w_b‖ ≤ t (h = sqrt(v̂) + eps, Adam's conditioner;
- * docs/API.md), so the threshold that zeroes the k blocks of least conditioned norm is read off the
- * blocks' scores. It is set just below the k-th score: ties and float rounding at the boundary can
- * only leave a block for the cut, never zero one too many.
+ * docs/API.md). These conditioned norms are the blocks' scores: |w|·sqrt(v̂) is a first-order
+ * estimate of what a weight contributes to the loss, so they compare across layers too.
  */
-export function thresholdFor(w: Float32Array, v: Float32Array, view: [number, number], block: [number, number], k: number, bc2: number, eps: number): number {
-  if (k <= 0) return 0;
+export function blockScores(w: Float32Array, v: Float32Array, view: [number, number], block: [number, number], bc2: number, eps: number): Float64Array {
   const [R, C] = view, [br, bc] = block;
   const scores = new Float64Array((R / br) * (C / bc));
   let i = 0;
@@ -121,8 +132,17 @@ export function thresholdFor(w: Float32Array, v: Float32Array, view: [number, nu
       scores[i++] = Math.sqrt(s);
     }
   }
-  scores.sort();
-  return scores[Math.min(k, scores.length) - 1] * (1 - 1e-6);
+  return scores;
+}
+
+/**
+ * The threshold that zeroes the k lowest-scoring blocks, set just below the k-th score: ties and
+ * float rounding at the boundary can only leave a block for the cut, never zero one too many.
+ */
+export function thresholdBelow(scores: Float64Array, k: number): number {
+  if (k <= 0 || !scores.length) return 0;
+  const sorted = Float64Array.from(scores).sort();
+  return sorted[Math.min(k, sorted.length) - 1] * (1 - 1e-6);
 }
 
 /** Adam's defaults in the training core (the conditioner of the proximal step uses them). */
@@ -147,6 +167,8 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const recoverEpochs = opts.recoverEpochs ?? (opts.recoverMinutes ? Infinity : 2);
   if (!(recoverEpochs === Infinity || (Number.isInteger(recoverEpochs) && recoverEpochs >= 0))) throw bad(`recoverEpochs must be an integer >= 0 (got ${recoverEpochs})`);
   const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
+  const scope = opts.scope ?? 'layer';
+  if (scope !== 'layer' && scope !== 'global') throw bad(`scope must be 'layer' or 'global' (got ${String(scope)})`);
   const t0 = now();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
   const emit = (p: ProxProgress) => opts.onProgress?.(p);
@@ -197,10 +219,12 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         const target = Number.isFinite(total) ? rampTarget(opts.sparsity, steps, total, ramp) : rampTarget(opts.sparsity, now() - tp, budget, ramp);
         let zero = 0, all = 0;
         const lr = opts.lr ?? 1e-4, bc2 = 1 - BETA2 ** trainer.steps;
-        for (const l of layers) {
-          // The layer's threshold this step: the one that zeroes (just under) the ramp's share of its blocks.
-          const k = Math.floor(target * (l.blocks || blockCount(l)));
-          const tau = thresholdFor(trainer.param(l.w.name), trainer.secondMoments(l.w.name), l.view, l.block, k, bc2, ADAM_EPS);
+        // This step's thresholds: the ones that zero (just under) the ramp's share of blocks, per layer
+        // or over the whole model.
+        const scores = layers.map((l) => (target > 0 ? blockScores(trainer.param(l.w.name), trainer.secondMoments(l.w.name), l.view, l.block, bc2, ADAM_EPS) : new Float64Array(0)));
+        const globalTau = scope === 'global' ? thresholdBelow(concat(scores), Math.floor(target * layers.reduce((a, l) => a + blockCount(l), 0))) : 0;
+        for (const [i, l] of layers.entries()) {
+          const tau = scope === 'global' ? globalTau : thresholdBelow(scores[i], Math.floor(target * blockCount(l)));
           l.lambda = tau / lr;
           const r = trainer.prox(l.w.name, l.block, l.lambda, { view: l.view });
           l.zero = r.zeroBlocks; l.blocks = r.blocks;
@@ -224,7 +248,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
 
   // Exactly the target in every layer: the proximal phase zeroed most of these blocks already.
   emit({ phase: 'project', step: 0, steps: 1 });
-  pruneSparsity(work, { sparsity: opts.sparsity, block: want, scope: 'layer' });
+  pruneSparsity(work, { sparsity: opts.sparsity, block: want, scope });
   const projected = { sparsity: blockSparsity(work, layers), fidelity: await measure() };
   emit({ phase: 'project', step: 1, steps: 1, sparsity: projected.sparsity, fidelity: projected.fidelity });
 
