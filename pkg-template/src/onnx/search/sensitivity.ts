@@ -232,14 +232,11 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const bytes = model.encode();
   const timer = opts.measureLatency ? await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5) : null;
-  // One analysis for every cell: the group walk is most of a removal's cost (~0.5 s on det), and the
-  // analysis names tensors, so a fresh copy of the model takes it (same weights as its own: checked on det).
-  const analysis = findChannelGroups(model);
-  const groups = analysis.groups.filter((g) => g.prunable && g.producers.length);
+  const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
   // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
-  const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo, analysis))));
+  const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
   const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
   const swap = swapped.length ? await SwapSession.open(model, runner, swapped, opts.eval, count) : null;
   const units: SensitivityUnit[] = [];
@@ -255,13 +252,9 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
       for (const [li, level] of levels.entries()) {
         check();
         opts.onProgress?.({ done, total, unit: g.producers[0], level });
-        const removal = (shared: boolean) => {
-          const m = Model.parse(bytes);
-          removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] }, shared ? analysis : undefined);
-          return m;
-        };
-        // Counts from the shared analysis; a model to run or time is removed with its own (as written).
-        const after = numel(removal(true));
+        const m = Model.parse(bytes);
+        removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
+        const after = numel(m);
         let removed = 0, flops = 0;
         for (const [name, n] of before) {
           const d = n - (after.get(name) ?? 0);
@@ -278,7 +271,7 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         }
         if (removed > 0) {
           const f = feeds[gi][li];
-          const cellBytes = f && swap && !timer ? null : removal(false).encode();
+          const cellBytes = f && swap && !timer ? null : m.encode();
           out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, cellBytes!, opts.eval, count, opts.signal);
           if (timer) latencyMs = await timer.saved(cellBytes!);
         } else if (timer) latencyMs = 0;
