@@ -123,6 +123,10 @@ test('channels with measureLatency: each removing cell timed against the origina
   // positions + the swap session + the probe's original + one per timed cell (fidelity from the masks)
   assert.equal(res.sessions, 3 + timed.length);
   assert.ok(res.ms.model > 0 && res.ms.model <= res.ms.total);
+  // Cells below stopBelow are of no use to a plan: not timed (no session), no gain.
+  const none = await O.sensitivity(model, { ort: runner(), eval: set, mode: 'channels', levels: [0.5], roundTo: 1, measureLatency: true, latencyRuns: 1, stopBelow: 1.01 });
+  assert.equal(none.sessions, 3);
+  for (const u of none.units) assert.equal(u.cells[0].latencyMs, 0);
 });
 
 test('bad options are refused before any run', async () => {

@@ -80,7 +80,7 @@ export interface SensitivityCell {
   cosineLoss: number;
   /** True when the model was not run for this cell (stopBelow): its fidelity is the previous level's, an upper bound. */
   skipped?: boolean;
-  /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model. */
+  /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model (0, not timed, below stopBelow). */
   latencyMs?: number;
 }
 
@@ -271,11 +271,11 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         }
         if (removed > 0) {
           const f = feeds[gi][li];
-          const cellBytes = f && swap && !timer ? null : m.encode();
-          out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, cellBytes!, opts.eval, count, opts.signal);
-          if (timer) latencyMs = await timer.saved(cellBytes!);
+          out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
         } else if (timer) latencyMs = 0;
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
+        // A cell below stopBelow is one no plan can use (see stopBelow): it is not timed, and gains nothing.
+        if (timer && removed > 0) latencyMs = opts.stopBelow !== undefined && s.score < opts.stopBelow ? 0 : await timer.saved(m.encode());
         cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
         done++;
       }
