@@ -231,16 +231,17 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
 async function channelCells(model: OnnxModel, runner: ModelRunner, levels: number[], opts: SensitivityOptions,
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const bytes = model.encode();
-  const timer = opts.measureLatency ? await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5) : null;
   const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
   // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
   const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
   const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
-  const swap = swapped.length ? await SwapSession.open(model, runner, swapped, opts.eval, count) : null;
+  let swap: SwapSession | null = null, timer: LatencyProbe | null = null;
   const units: SensitivityUnit[] = [];
   try {
+    if (swapped.length) swap = await SwapSession.open(model, runner, swapped, opts.eval, count);
+    if (opts.measureLatency) timer = await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5);
     const reference = swap ? await swap.run({}, opts.signal) : await runBytes(runner, bytes, opts.eval, count, opts.signal);
     const baseline = score(reference, reference).score;
     const total = groups.length * levels.length;
