@@ -5,7 +5,7 @@
 // channels with --objective latency, the latency of each (interleaved with the original, after a
 // warm-up). Magnitude scoring (plain removal for channels) throughout.
 //   node bench/search-ocr.mjs [--models det,rec,cls] [--modes channels,sparsity] [--floors 0.99,0.95]
-//        [--eval 4] [--task 16] [--latency] [--write]
+//        [--eval 4] [--task 16] [--table 1] [--latency] [--write]   (--table: the sensitivity table on the first N eval samples)
 // Samples: rendered text (bench/ocr-text.mjs; Chromium on the first run): the search's held-out set
 // (seed 700) and a separate task set (seed 900, the one bench/ocr-quality.mjs uses).
 import fs from 'node:fs';
