@@ -5,7 +5,7 @@
 // channels with --objective latency, the latency of each (interleaved with the original, after a
 // warm-up). Magnitude scoring (plain removal for channels) throughout.
 //   node bench/search-ocr.mjs [--models det,rec,cls] [--modes channels,sparsity] [--floors 0.99,0.95]
-//        [--eval 4] [--task 16] [--latency] [--write]
+//        [--eval 4] [--task 16] [--table 1] [--latency] [--write]   (--table: the sensitivity table on the first N eval samples)
 // Samples: rendered text (bench/ocr-text.mjs; Chromium on the first run): the search's held-out set
 // (seed 700) and a separate task set (seed 900, the one bench/ocr-quality.mjs uses).
 import fs from 'node:fs';
@@ -46,7 +46,7 @@ const LEVELS = { sparsity: [0.25, 0.5, 0.75, 0.9], channels: [0.125, 0.25, 0.375
 const LEVELS_OF = { det: { sparsity: [0.25, 0.5, 0.75, 0.9], channels: [0.125, 0.25, 0.375, 0.5] } };
 // Levels of a unit whose fidelity fell below this are not run (the lowest floor's 2F - 1 - 0.05).
 const STOP_BELOW = Math.max(0, 2 * Math.min(...FLOORS) - 1 - 0.05);
-const GRID = { sparsity: [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], channels: [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6] };
+const GRID = { sparsity: [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], channels: [0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6] };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
 const sets = {};
@@ -139,7 +139,7 @@ fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
 fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/search-ocr.json')), JSON.stringify({ date: new Date().toISOString(), evalN: EVAL_N, taskN: TASK_N, levels: LEVELS, grid: GRID, minutes, results: results.map((r) => ({ ...r, searched: r.searched && { ...r.searched, recipe: undefined } })) }, null, 2));
 
 const pct = (x, n) => `${(100 * x / n).toFixed(1)}%`;
-const lat = (l) => (l ? `; ${l.candidateMs.toFixed(0)} ms (orig ${l.baseMs.toFixed(0)}, −${l.savedMs.toFixed(0)})` : '');
+const lat = (l) => (l ? `; ${l.candidateMs.toFixed(0)} ms (orig ${l.baseMs.toFixed(0)}, saved ${l.savedMs.toFixed(0)})` : '');
 const secs = (t) => `${t.seconds.toFixed(0)} s (ort ${t.ort.toFixed(0)}, lib ${t.library.toFixed(0)}; CPU ${t.cpu.toFixed(0)} s)`;
 const tables = [];
 for (const model of [...new Set(results.map((r) => r.model))]) {

@@ -112,6 +112,23 @@ test('channels mode: each cell is the model with that group alone removed', asyn
   });
 });
 
+test('channels with measureLatency: each removing cell timed against the original in its own session, counted as onnxruntime time', async () => {
+  const bytes = G.residual();
+  const model = O.OnnxModel.parse(bytes);
+  const set = await O.readCalibrationDir(evalDir, model);
+  const res = await O.sensitivity(model, { ort: runner(), eval: set, mode: 'channels', levels: [0.5], roundTo: 1, measureLatency: true, latencyRuns: 1 });
+  const timed = res.units.filter((u) => u.cells[0].removed > 0);
+  assert.ok(timed.length > 0);
+  for (const u of res.units) assert.equal(typeof u.cells[0].latencyMs, 'number', u.name);
+  // positions + the swap session + the probe's original + one per timed cell (fidelity from the masks)
+  assert.equal(res.sessions, 3 + timed.length);
+  assert.ok(res.ms.model > 0 && res.ms.model <= res.ms.total);
+  // Cells below stopBelow are of no use to a plan: not timed (no session), no gain.
+  const none = await O.sensitivity(model, { ort: runner(), eval: set, mode: 'channels', levels: [0.5], roundTo: 1, measureLatency: true, latencyRuns: 1, stopBelow: 1.01 });
+  assert.equal(none.sessions, 3);
+  for (const u of none.units) assert.equal(u.cells[0].latencyMs, 0);
+});
+
 test('bad options are refused before any run', async () => {
   const model = O.OnnxModel.parse(G.residual());
   const set = await O.readCalibrationDir(evalDir, model);

@@ -11,20 +11,24 @@ export class LatencyProbe {
   private constructor(private runner: ModelRunner, private base: RunnerSession, private sample: InputSample, private count: RunCounter, private runs: number) {}
 
   static async open(runner: ModelRunner, bytes: Uint8Array, sample: InputSample, count: RunCounter, runs = 5): Promise<LatencyProbe> {
+    const t = performance.now();
     const base = await runner.createSession(bytes);
     count.sessions++;
     await base.run(sample.feeds); // warm-up
     count.runs++;
+    count.ms += performance.now() - t; // onnxruntime's time, as every session and run of the search
     return new LatencyProbe(runner, base, sample, count, Math.max(1, runs));
   }
 
   /** Median ms per run of the unpruned model and of `bytes`, and their paired difference (positive: faster). */
   async compare(bytes: Uint8Array): Promise<{ baseMs: number; candidateMs: number; savedMs: number }> {
+    const t0 = performance.now();
     const cand = await this.runner.createSession(bytes);
     this.count.sessions++;
     try {
       await cand.run(this.sample.feeds);
       this.count.runs++;
+      this.count.ms += performance.now() - t0;
       const d: number[] = [], a: number[] = [], b: number[] = [];
       for (let i = 0; i < this.runs; i++) {
         let t = performance.now(); await this.base.run(this.sample.feeds); const tb = performance.now() - t;

@@ -80,7 +80,7 @@ export interface SensitivityCell {
   cosineLoss: number;
   /** True when the model was not run for this cell (stopBelow): its fidelity is the previous level's, an upper bound. */
   skipped?: boolean;
-  /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model. */
+  /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model (0, not timed, below stopBelow). */
   latencyMs?: number;
 }
 
@@ -231,16 +231,17 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
 async function channelCells(model: OnnxModel, runner: ModelRunner, levels: number[], opts: SensitivityOptions,
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const bytes = model.encode();
-  const timer = opts.measureLatency ? await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5) : null;
   const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
   // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
   const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
   const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
-  const swap = swapped.length ? await SwapSession.open(model, runner, swapped, opts.eval, count) : null;
+  let swap: SwapSession | null = null, timer: LatencyProbe | null = null;
   const units: SensitivityUnit[] = [];
   try {
+    if (swapped.length) swap = await SwapSession.open(model, runner, swapped, opts.eval, count);
+    if (opts.measureLatency) timer = await LatencyProbe.open(runner, bytes, opts.eval[0], count, opts.latencyRuns ?? 5);
     const reference = swap ? await swap.run({}, opts.signal) : await runBytes(runner, bytes, opts.eval, count, opts.signal);
     const baseline = score(reference, reference).score;
     const total = groups.length * levels.length;
@@ -271,11 +272,11 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         }
         if (removed > 0) {
           const f = feeds[gi][li];
-          const cellBytes = f && swap && !timer ? null : m.encode();
-          out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, cellBytes!, opts.eval, count, opts.signal);
-          if (timer) latencyMs = await timer.saved(cellBytes!);
+          out = f && swap ? await swap.run(f, opts.signal) : await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
         } else if (timer) latencyMs = 0;
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
+        // A cell below stopBelow is one no plan can use (see stopBelow): it is not timed, and gains nothing.
+        if (timer && removed > 0) latencyMs = opts.stopBelow !== undefined && s.score < opts.stopBelow ? 0 : await timer.saved(m.encode());
         cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
         done++;
       }
