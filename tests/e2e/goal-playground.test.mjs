@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import ort from 'onnxruntime-node';
 import { OnnxModel, loadOnnx, findChannelGroups, makeInputSet, makeOrtRunner, runSet, compareSets } from 'sparsekit-wasm/onnx';
 import { CLS, tmpDir, startPlayground } from './helpers.mjs';
@@ -116,6 +117,47 @@ test('goal card: Cancel stops a search, the card then runs one to the end', asyn
   assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
   assert.ok(['plan', 'none'].includes(await page.getByTestId('goal-summary').getAttribute('data-outcome')), 'the next search finished');
   assert.ok(await page.locator('#goal-map td[data-testid^="goal-cell-"]').count() >= 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+/** An RGB PNG of w×h: dark strokes on white (a text-line-like image), written with zlib. */
+function pngOf(w, h, seed) {
+  const rows = Buffer.alloc(h * (1 + 3 * w), 255);
+  for (let y = 0; y < h; y++) {
+    rows[y * (1 + 3 * w)] = 0;
+    for (let x = 0; x < w; x++) {
+      const ink = ((x * 7 + seed * 13) % 23 < 3 && y > h / 4 && y < (3 * h) / 4) || ((y + seed) % 17 === 0 && x % 29 < 20);
+      if (ink) rows.fill(30, y * (1 + 3 * w) + 1 + 3 * x, y * (1 + 3 * w) + 4 + 3 * x);
+    }
+  }
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4); len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4); crc.writeUInt32BE(zlib.crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4); ihdr[8] = 8; ihdr[9] = 2;
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+test('goal card: the fidelity measured on the user\'s own images (no generated samples), said in the result', async () => {
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(CLS);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  await settings(page, { floor: 0.9, samples: 0, levels: '0.5', steps: 2 });
+  await page.getByTestId('goal-images').setInputFiles([0, 1, 2].map((k) => ({ name: `line-${k}.png`, mimeType: 'image/png', buffer: pngOf(160, 40, k) })));
+  await page.getByTestId('goal-run').click();
+  await finished(page);
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  assert.ok(['plan', 'none'].includes(await page.getByTestId('goal-summary').getAttribute('data-outcome')));
+  assert.equal(await page.getByTestId('goal-summary').getAttribute('data-images'), '3', 'measured on the 3 images');
+  assert.equal(await page.getByTestId('goal-summary').getAttribute('data-generated'), '0', 'and no generated sample');
+  if (await page.getByTestId('goal-summary').getAttribute('data-outcome') === 'plan') {
+    assert.match(await page.getByTestId('goal-summary').textContent(), /on 3 of your images/);
+  }
+  assert.ok(await page.locator('#goal-map td[data-testid^="goal-cell-"]').count() >= 1, 'the sensitivity map was measured on the images');
   assert.deepEqual(problems, []);
   await context.close();
 });

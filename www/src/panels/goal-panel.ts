@@ -23,12 +23,13 @@ function readRequest(b: Uint8Array): SearchRequest {
   const minFidelity = Number(input('goal-floor').value);
   if (!(minFidelity > 0 && minFidelity <= 1)) throw new Error('The fidelity floor must be in (0, 1].');
   const samples = Math.floor(Number(input('goal-samples').value));
-  if (!(samples >= 1)) throw new Error('The search needs at least one sample.');
+  const images = [...(input('goal-images').files ?? [])];
+  if (!(samples >= 0 && samples + images.length >= 1)) throw new Error('The search needs at least one sample: generated, or your images.');
   const maxSteps = Math.floor(Number(input('goal-steps').value));
   if (!(maxSteps >= 1)) throw new Error('At least one plan must be verified.');
   const levels = input('goal-levels').value.split(/[\s,]+/).filter(Boolean).map(Number);
   if (goal !== 'nm' && (!levels.length || levels.some((l) => !(l > 0 && l < 1)))) throw new Error('Channel levels are fractions in (0, 1), e.g. 0.25, 0.5.');
-  return { bytes: b.slice(), goal, minFidelity, samples, levels, maxSteps };
+  return { bytes: b.slice(), goal, minFidelity, samples, images, levels, maxSteps };
 }
 
 function setBusy(on: boolean, label = ''): void {
@@ -127,6 +128,8 @@ function renderCurve(steps: PlanStep[], floor: number, total: number, chosenRemo
   box.append(svg, cap);
 }
 
+const measuredOn = (r: SearchResult) => [r.measuredOn.images ? `${r.measuredOn.images} of your images` : '', r.measuredOn.generated ? `${r.measuredOn.generated} generated samples` : ''].filter(Boolean).join(' and ');
+
 function renderResult(r: SearchResult, req: SearchRequest): void {
   const s = $('goal-summary');
   s.replaceChildren();
@@ -136,6 +139,8 @@ function renderResult(r: SearchResult, req: SearchRequest): void {
   renderCurve(r.steps, req.minFidelity, r.params.before, chosen?.removed ?? null);
   s.dataset.paramsBefore = String(r.params.before);
   s.dataset.paramsAfter = String(r.params.after);
+  s.dataset.images = String(r.measuredOn.images);
+  s.dataset.generated = String(r.measuredOn.generated);
   if (!r.bytes) {
     s.textContent = `No plan met the floor ${req.minFidelity} (${r.steps.length} verified). Lower the floor or try smaller levels.`;
     s.dataset.outcome = 'none';
@@ -149,7 +154,7 @@ function renderResult(r: SearchResult, req: SearchRequest): void {
     statTile(req.goal === 'nm' ? 'weights zeroed (2:4)' : 'parameters removed', fmtInt(removed), 'goal-removed', `${(100 * removed / Math.max(1, r.params.before)).toFixed(1)}% of ${fmtInt(r.params.before)}`),
     statTile('verified fidelity', r.fidelity.score.toFixed(4), 'goal-fidelity', `floor ${req.minFidelity} · ${fidelitySub(r.fidelity)}`),
     statTile('worst output', r.fidelity.worst, 'goal-worst'),
-    statTile('search', `${(r.ms / 1000).toFixed(1)} s`, null, `${r.table.units.length} units × ${r.table.levels.length} levels, ${r.steps.length} plans verified, ${r.runs} runs on ${req.samples} generated samples`),
+    statTile('search', `${(r.ms / 1000).toFixed(1)} s`, null, `${r.table.units.length} units × ${r.table.levels.length} levels, ${r.steps.length} plans verified, ${r.runs} runs on ${measuredOn(r)}`),
   );
   s.append(totals, fidelityList(r.fidelity));
   button('goal-export').hidden = false;

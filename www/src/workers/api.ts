@@ -116,6 +116,8 @@ export interface SearchRequest {
   minFidelity: number;
   /** Generated held-out samples the fidelity is measured on. */
   samples: number;
+  /** The user's own images (resized to the model's input in the worker), measured on besides the generated samples. */
+  images: File[];
   /** Channel fractions tried per group (channels goals). */
   levels: number[];
   /** Candidate plans verified on the whole model, at most. */
@@ -137,6 +139,8 @@ export interface SearchResult {
   zeros: { before: number; after: number };
   runs: number;
   sessions: number;
+  /** What the fidelity was measured on: the user's images and the generated samples. */
+  measuredOn: { images: number; generated: number };
   ms: number;
 }
 

@@ -3,7 +3,8 @@
 // the fidelity floor holds) with onnxruntime-web as the runner, as calib-worker does.
 import * as ort from 'onnxruntime-web/wasm';
 import init from 'sparsekit-wasm';
-import { OnnxModel, makeOrtRunner, makeInputSet, compress, type OrtLike } from 'sparsekit-wasm/onnx';
+import { OnnxModel, makeOrtRunner, makeInputSet, compress, resolveInputShape, isImageShape, checkGeneratedShape, type InputSample, type OrtLike } from 'sparsekit-wasm/onnx';
+import { loadUserImages } from '../calib/user-images.js';
 import { serve, PlaygroundError } from '../protocol.js';
 import type { SearchApi } from './api.js';
 
@@ -18,15 +19,33 @@ function figures(m: OnnxModel): { params: number; zeros: number } {
   return { params: m.weights.reduce((a, w) => a + w.numel, 0), zeros };
 }
 
+/**
+ * The samples the fidelity is measured on: the user's images first (drawn at the model's input size),
+ * then `generated` ones. Generated alone: held-out seeds, inputs no calibration would have seen; with
+ * images, makeInputSet's image slots take them (the search fits nothing to its samples, so the seeds
+ * of the generated rest do not matter).
+ */
+async function searchSamples(model: OnnxModel, files: File[], generated: number): Promise<InputSample[]> {
+  if (!files.length) return makeInputSet(model, { count: generated, set: 'heldOut' });
+  const inp = model.inputs[0];
+  const shape = inp ? resolveInputShape(inp, model.outputs) : [];
+  if (model.inputs.length !== 1 || !isImageShape(shape)) {
+    throw new PlaygroundError('invalid_arguments', `your images need a model with one image input (N, 1|3, H, W); this one takes ${model.inputs.map((i) => `${i.name} [${i.dims.join(', ')}]`).join(', ')}`);
+  }
+  checkGeneratedShape(inp.name, shape);
+  const images = await loadUserImages(files, [shape[2], shape[3]]);
+  return makeInputSet(model, { count: images.length + generated, set: 'calibration', images });
+}
+
 serve<SearchApi>({
   async run(msg, ctx) {
     await (ready ??= init({ threads: false }));
-    if (!(msg.samples >= 1)) throw new PlaygroundError('invalid_arguments', 'the search needs at least one sample');
+    const files = msg.images ?? [];
+    if (!(msg.samples >= 0 && msg.samples + files.length >= 1)) throw new PlaygroundError('invalid_arguments', 'the search needs at least one sample (generated or yours)');
     const t0 = performance.now();
     const model = OnnxModel.parse(msg.bytes);
     const before = figures(model);
-    // Held-out seeds: the fidelity is measured on inputs no calibration would have seen.
-    const samples = makeInputSet(model, { count: Math.floor(msg.samples), set: 'heldOut' });
+    const samples = await searchSamples(model, files, Math.floor(msg.samples));
     const channels = msg.goal !== 'nm';
     const res = await compress(model, {
       ort: runner, eval: samples, minFidelity: msg.minFidelity,
@@ -41,7 +60,7 @@ serve<SearchApi>({
     return {
       bytes, recipe: JSON.stringify(res.recipe, null, 2), table: res.table, steps: res.steps, fidelity: res.fidelity,
       params: { before: before.params, after: after.params }, zeros: { before: before.zeros, after: after.zeros },
-      runs: res.runs, sessions: res.sessions, ms: performance.now() - t0,
+      runs: res.runs, sessions: res.sessions, measuredOn: { images: files.length, generated: samples.length - files.length }, ms: performance.now() - t0,
     };
   },
 });
