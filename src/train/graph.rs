@@ -32,6 +32,9 @@ pub struct Graph {
     pub params: Vec<Param>,
     /// The values hold a complete forward pass (the backward's precondition).
     ran: bool,
+    /// Bench only: seconds per op type, forward and backward.
+    #[cfg(feature = "train-profile")]
+    pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
 }
 
 fn bad(msg: String) -> Error {
@@ -134,7 +137,18 @@ impl Graph {
         }
         // A statistic that is also read elsewhere stays frozen.
         params.retain(|p| !spec.nodes.iter().any(|nd| nd.inputs.iter().enumerate().any(|(i, n)| *n == p.name && frozen_by_op(nd, i))));
-        Ok(Graph { nodes: order, names, values, inputs, outputs, output_names: spec.outputs.clone(), params, ran: false })
+        Ok(Graph {
+            nodes: order,
+            names,
+            values,
+            inputs,
+            outputs,
+            output_names: spec.outputs.clone(),
+            params,
+            ran: false,
+            #[cfg(feature = "train-profile")]
+            profile: Default::default(),
+        })
     }
 
     /// Runs the graph on `inputs` (in the order of the spec's inputs); returns the outputs.
@@ -148,7 +162,13 @@ impl Graph {
         }
         for nd in &self.nodes {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().0 += t0.elapsed().as_secs_f64();
+            }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
             }
@@ -202,10 +222,16 @@ impl Graph {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let gins = nd
                 .kernel
                 .backward(&ins, &outs, &gouts)
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().1 += t0.elapsed().as_secs_f64();
+            }
             for (s, g) in nd.ins.iter().zip(gins) {
                 if let (Some(s), Some(g)) = (s, g) {
                     if matches!(self.values[*s], Some(Value::F(_))) {
