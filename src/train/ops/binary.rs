@@ -89,32 +89,62 @@ impl Kernel for Binary {
     }
 
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        self.backward_some(ins, outs, gouts, &[true, true])
+    }
+
+    fn backward_some(
+        &self,
+        ins: &[Option<&Value>],
+        outs: &[&Value],
+        gouts: &[Option<&Tensor>],
+        need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
         let (a, b) = (fin(ins, 0, "binary op")?, fin(ins, 1, "binary op")?);
+        let (need_a, need_b) = (need.first() != Some(&false), need.get(1) != Some(&false));
         let shape = outs[0].shape().to_vec();
         let g = gout0(gouts, &shape)?;
         match self.kind {
             Kind::Add | Kind::Sub => {
-                let mut gb = reduce_to(&g, &b.shape)?;
-                if self.kind == Kind::Sub {
-                    gb.data.iter_mut().for_each(|v| *v = -*v);
-                }
-                Ok(vec![Some(reduce_owned(g, &a.shape)?), Some(gb)])
+                let gb = if need_b {
+                    let mut gb = reduce_to(&g, &b.shape)?;
+                    if self.kind == Kind::Sub {
+                        gb.data.iter_mut().for_each(|v| *v = -*v);
+                    }
+                    Some(gb)
+                } else {
+                    None
+                };
+                Ok(vec![if need_a { Some(reduce_owned(g, &a.shape)?) } else { None }, gb])
             }
             Kind::Mul | Kind::Div => {
                 // Mul: ga = g v, gb = g u; Div: ga = g / v, gb = (-g u) / (v v); summed back by reduce
                 let (sa, sb, so) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape), strides(&shape));
-                let mut ga = Tensor::zeros(&shape)?;
-                let mut gb = Tensor::zeros(&shape)?;
-                if self.kind == Kind::Mul {
-                    map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv * v);
-                    map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| gv * u);
+                let mul = self.kind == Kind::Mul;
+                let ga = if need_a {
+                    let mut ga = Tensor::zeros(&shape)?;
+                    if mul {
+                        map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv * v);
+                    } else {
+                        map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv / v);
+                    }
+                    Some(reduce_owned(ga, &a.shape)?)
                 } else {
-                    map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv / v);
-                    map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| -gv * u);
-                    let t = gb.data.clone();
-                    map2s(&shape, &t, &so, &b.data, &sb, &mut gb.data, |t, v| t / (v * v));
-                }
-                Ok(vec![Some(reduce_owned(ga, &a.shape)?), Some(reduce_owned(gb, &b.shape)?)])
+                    None
+                };
+                let gb = if need_b {
+                    let mut gb = Tensor::zeros(&shape)?;
+                    if mul {
+                        map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| gv * u);
+                    } else {
+                        map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| -gv * u);
+                        let t = gb.data.clone();
+                        map2s(&shape, &t, &so, &b.data, &sb, &mut gb.data, |t, v| t / (v * v));
+                    }
+                    Some(reduce_owned(gb, &b.shape)?)
+                } else {
+                    None
+                };
+                Ok(vec![ga, gb])
             }
             Kind::Pow => {
                 let mut ga = Tensor::zeros(&shape)?;
