@@ -13,6 +13,8 @@ struct Node {
     ins: Vec<Option<usize>>,
     outs: Vec<usize>,
     op: String,
+    /// Per input: whether its gradient is needed (it is a parameter or computed from one).
+    need: Vec<bool>,
 }
 
 /// A parameter: a float initializer the optimizer updates.
@@ -32,6 +34,9 @@ pub struct Graph {
     pub params: Vec<Param>,
     /// The values hold a complete forward pass (the backward's precondition).
     ran: bool,
+    /// Bench only: seconds per op type, forward and backward.
+    #[cfg(feature = "train-profile")]
+    pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
 }
 
 fn bad(msg: String) -> Error {
@@ -87,7 +92,7 @@ impl Graph {
         for (nd, kernel) in spec.nodes.iter().zip(kernels) {
             let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
             let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
-            nodes.push(Node { kernel, ins, outs, op: nd.op_type.clone() });
+            nodes.push(Node { kernel, ins, outs, op: nd.op_type.clone(), need: Vec::new() });
         }
         let outputs = spec
             .outputs
@@ -132,9 +137,31 @@ impl Graph {
                 }
             }
         }
-        // A statistic that is also read elsewhere stays frozen.
+        // A statistic that is also read elsewhere stays frozen. A one-element float initializer
+        // is a constant of the graph (a decomposed HardSwish's 3 and 6, an epsilon), not a weight.
         params.retain(|p| !spec.nodes.iter().any(|nd| nd.inputs.iter().enumerate().any(|(i, n)| *n == p.name && frozen_by_op(nd, i))));
-        Ok(Graph { nodes: order, names, values, inputs, outputs, output_names: spec.outputs.clone(), params, ran: false })
+        params.retain(|p| !matches!(&values[p.slot], Some(Value::F(t)) if t.len() == 1));
+        // Which values need a gradient: the parameters and whatever is computed from them.
+        let mut needs = vec![false; names.len()];
+        params.iter().for_each(|p| needs[p.slot] = true);
+        for nd in order.iter_mut() {
+            nd.need = nd.ins.iter().map(|s| s.is_some_and(|s| needs[s])).collect();
+            if nd.need.iter().any(|&b| b) {
+                nd.outs.iter().for_each(|&s| needs[s] = true);
+            }
+        }
+        Ok(Graph {
+            nodes: order,
+            names,
+            values,
+            inputs,
+            outputs,
+            output_names: spec.outputs.clone(),
+            params,
+            ran: false,
+            #[cfg(feature = "train-profile")]
+            profile: Default::default(),
+        })
     }
 
     /// Runs the graph on `inputs` (in the order of the spec's inputs); returns the outputs.
@@ -148,7 +175,13 @@ impl Graph {
         }
         for nd in &self.nodes {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().0 += t0.elapsed().as_secs_f64();
+            }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
             }
@@ -196,18 +229,24 @@ impl Graph {
             accumulate(&mut grads[s], g);
         }
         for nd in self.nodes.iter().rev() {
-            if nd.outs.iter().all(|&s| grads[s].is_none()) {
+            if nd.outs.iter().all(|&s| grads[s].is_none()) || !nd.need.iter().any(|&b| b) {
                 continue;
             }
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let gins = nd
                 .kernel
-                .backward(&ins, &outs, &gouts)
+                .backward_some(&ins, &outs, &gouts, &nd.need)
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
-            for (s, g) in nd.ins.iter().zip(gins) {
-                if let (Some(s), Some(g)) = (s, g) {
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().1 += t0.elapsed().as_secs_f64();
+            }
+            for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
+                if let (Some(s), Some(g), true) = (s, g, need) {
                     if matches!(self.values[*s], Some(Value::F(_))) {
                         accumulate(&mut grads[*s], g);
                     }

@@ -171,6 +171,17 @@ impl Kernel for Conv {
     }
 
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        self.backward_some(ins, outs, gouts, &[true, true, true])
+    }
+
+    /// Skips dX when the input needs no gradient (the network's input image).
+    fn backward_some(
+        &self,
+        ins: &[Option<&Value>],
+        outs: &[&Value],
+        gouts: &[Option<&Tensor>],
+        need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
         let (x, w) = (fin(ins, 0, "Conv")?, fin(ins, 1, "Conv")?);
         let has_b = fin_opt(ins, 2, "Conv")?.is_some();
         let p = self.plan(x, w)?;
@@ -179,7 +190,8 @@ impl Kernel for Conv {
         let (ckk, xin) = (gm.rows(), gm.c * gm.h * gm.w);
 
         // dX per (image, group): dcol = W_gᵀ · dY, then scattered back.
-        let mut dx = Tensor::zeros(&x.shape)?;
+        let need_x = need.first() != Some(&false);
+        let mut dx = Tensor::zeros(if need_x { &x.shape } else { &[0] })?;
         let gx = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
         par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
             let (ni, gi) = (t / p.g, t % p.g);
@@ -227,6 +239,6 @@ impl Kernel for Conv {
         } else {
             None
         };
-        Ok(vec![Some(dx), Some(dw), db])
+        Ok(vec![need_x.then_some(dx), Some(dw), db])
     }
 }

@@ -25,6 +25,19 @@ pub trait Kernel: Send + Sync {
     /// Gradients of the loss w.r.t. each input (`None`: not differentiable or not needed) from
     /// the inputs, the forward's outputs and the gradients w.r.t. the outputs (`None`: zero).
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>>;
+    /// [`Kernel::backward`] told which inputs need a gradient (`need[i]`, a parameter or a value
+    /// computed from one): an op may skip the others' work (the input image's gradient, a
+    /// constant operand's). The default computes them all; the graph drops the unneeded.
+    fn backward_some(
+        &self,
+        ins: &[Option<&Value>],
+        outs: &[&Value],
+        gouts: &[Option<&Tensor>],
+        need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
+        let _ = need;
+        self.backward(ins, outs, gouts)
+    }
 }
 
 /// Every op type the core implements (the ONNX names).
