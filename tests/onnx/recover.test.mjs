@@ -144,3 +144,16 @@ test('CLI: a checkpoint per epoch, and --resume continues from it', () => {
   assert.deepEqual(r2.distill.history[0], r1.distill.history[0]);
   assert.equal(r2.closedForm.length, 0, 'a resumed run does not redo the closed-form steps');
 });
+
+test('CLI: prune … --recover prunes and recovers in one go, leaving no temporary file', () => {
+  const dir = tmpDir('sk-recover-');
+  const t = path.join(dir, 't.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(t, net());
+  const r = spawnSync(process.execPath, [CLI, 'prune', t, '--sparsity', '0.5', '--recover', '--epochs', '1', '--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--metric', 'y=generic', '-q', '-o', out], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /distill: 1 epochs/);
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['out.onnx', 't.onnx']);
+  const m = OnnxModel.parse(fs.readFileSync(out));
+  const w = m.readFloat(m.weight('b.w'));
+  assert.ok(w.filter((v) => v === 0).length >= w.length / 2 - 1, 'the pruned zeros are kept');
+});
