@@ -90,8 +90,10 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/recover-ocr.json')), JSON.stringify({ date: new Date().toISOString(), train: TRAIN, minutes: MINUTES, lr: LR, batch: BATCH, results }, null, 2));
 }
 
-const table = ['| model | pruning | stage | task metric | fidelity (held-out) | time | load avg |', '|---|---|---|---|---:|---:|---:|'];
-for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${r.stage} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
+const table = ['| model | pruning | stage (closed-form: validation fidelity per step) | task metric | fidelity on the task set | time | load avg |', '|---|---|---|---|---:|---:|---:|'];
+const stageOf = (r) => (r.steps ? `${r.stage} (${r.steps.map((x) => `${x.step} ${x.applied ? 'kept' : 'rolled back'} ${x.before.toFixed(3)}→${x.after.toFixed(3)}`).join(', ')})`
+  : r.distill ? `${r.stage} (${r.distill.epochs} epochs, ${r.distill.steps} steps, best epoch ${r.distill.bestEpoch})` : r.stage);
+for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${stageOf(r)} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
 const budget = runs.length ? runs.map((r) => `${r.results[0].variant}…: ${r.minutes} min, lr ${r.lr}`).join('; ') : `${MINUTES} min, Adam lr ${LR}`;
 const md = `${table.join('\n')}\n\nTraining: ${TRAIN} rendered samples (seed 1), validation for the kept weights 32 (seed 500), task metric on bench/ocr-quality's held-out set (seed 900); distillation budget ${budget}, batch ${BATCH} (\`node bench/recover-ocr.mjs\`, ${new Date().toISOString().slice(0, 10)}).`;
 console.log(md);
