@@ -15,6 +15,7 @@ mod param;
 mod runtime;
 mod scope;
 mod train;
+mod train_control;
 
 pub use block::*;
 pub use calib::*;

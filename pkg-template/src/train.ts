@@ -1,6 +1,7 @@
 // The training core (docs/training-engine.md): a Trainer over a graph of ONNX operators (built
-// from an ONNX model by sparsekit-wasm/onnx's trainGraph), forward, MSE towards targets, masked
-// Adam. Coercion and copying only; every check lives in the Rust core.
+// from an ONNX model by sparsekit-wasm/onnx's trainGraph), forward, a loss per output towards
+// targets (or the caller's own loss through backward/update), masked Adam, the proximal step,
+// checkpoints. Coercion and copying only; every check lives in the Rust core.
 import { argError, call } from './errors.js';
 import { f32 } from './convert.js';
 import type { Floats } from './convert.js';
@@ -51,6 +52,29 @@ export interface TrainerOptions {
   masked?: boolean;
 }
 
+/**
+ * The loss of one output against its target: `mse` (any output); `kl` — KL(target ‖ output)
+ * along `axis` (default -1), for probability outputs (after a Softmax; its gradient is soft
+ * cross-entropy's); `bce` — binary cross-entropy against the target's probabilities, element by
+ * element, for Sigmoid maps. `weight` (default 1, 0 leaves the output out of the loss) scales it.
+ */
+export interface OutputLoss {
+  kind: 'mse' | 'kl' | 'bce';
+  axis?: number;
+  weight?: number;
+}
+
+/** Options of {@link Trainer.prox}. */
+export interface ProxOptions {
+  /** See the parameter as this shape (a row-major reshape, same element count) before blocking. */
+  view?: number[];
+  /** Options of the soft threshold (docs/API.md): default 20, 1e-8, f32 eps, 'newton'. */
+  maxIter?: number;
+  atol?: number;
+  eps?: number;
+  method?: 'newton' | 'bisection';
+}
+
 /** A batch tensor: values row-major with their shape. */
 export interface Batch {
   values: Floats;
@@ -65,9 +89,12 @@ function batchArgs(inputs: Batch[], what: string): [Float32Array[], number[][]] 
 }
 
 /**
- * Gradient training of a graph: `step` runs forward, the mean squared error of each output
- * towards its target (summed over outputs), backward and one Adam step. A graph with an
- * operator outside the core's set is refused by name (`unsupported_op`) when constructed.
+ * Gradient training of a graph: `step` runs forward, each output's loss towards its target
+ * (MSE unless {@link Trainer.setLosses} says otherwise; summed over outputs), backward and one
+ * Adam step. The step also comes in parts for a loss computed by the caller: `forward`, then
+ * `backward(outputGrads)` (gradients summed until...), then `update()`. A graph with an operator
+ * outside the core's set is refused by name (`unsupported_op`) when constructed. Any value of the
+ * graph may be listed in `graph.outputs` (an intermediate tensor, for a matched-feature loss).
  */
 export class Trainer extends Owned {
   /** @internal */
@@ -82,6 +109,22 @@ export class Trainer extends Owned {
     this._raw = call(() => new (R().RawTrainer)(spec, inits.map((t) => t.name), inits.map((t) => t.dims), inits.map((t) => t.values), opts));
   }
 
+  /** Names of the outputs, in the order of `forward`, targets, losses and gradients. */
+  get outputNames(): string[] {
+    return this._live.outputNames();
+  }
+
+  /** One loss per output (default: `mse`, weight 1, for every output). */
+  setLosses(losses: OutputLoss[]): void {
+    if (!Array.isArray(losses)) throw argError('losses must be an array of { kind, axis?, weight? }');
+    call(() => this._live.setLosses(losses));
+  }
+
+  /** The weighted loss of each output in the last `step` or `loss` call. */
+  get lastLosses(): Float64Array {
+    return this._live.lastLosses();
+  }
+
   /** The outputs for `inputs`. */
   forward(inputs: Batch[]): Batch[] {
     const [v, s] = batchArgs(inputs, 'inputs');
@@ -89,7 +132,10 @@ export class Trainer extends Owned {
     return vals.map((values, i) => ({ values, shape: shapes[i] }));
   }
 
-  /** One Adam step towards `targets` (one per output); returns the loss before the step. */
+  /**
+   * One Adam step towards `targets` (one per output, flat or shaped as the output); returns the
+   * loss before the step.
+   */
   step(inputs: Batch[], targets: Floats[]): number {
     const [v, s] = batchArgs(inputs, 'inputs');
     const t = targets.map((x, i) => f32(x, `targets[${i}]`));
@@ -101,6 +147,74 @@ export class Trainer extends Owned {
     const [v, s] = batchArgs(inputs, 'inputs');
     const t = targets.map((x, i) => f32(x, `targets[${i}]`));
     return call(() => this._live.eval(v, s, t));
+  }
+
+  /**
+   * Back-propagates the gradients of the caller's loss with respect to the outputs of the last
+   * `forward` (one per output, that output's element count) and adds the parameter gradients
+   * to those `update` will use (several batches may be accumulated before one update).
+   */
+  backward(outputGrads: Floats[]): void {
+    if (!Array.isArray(outputGrads)) throw argError('outputGrads must be an array');
+    const g = outputGrads.map((x, i) => f32(x, `outputGrads[${i}]`));
+    call(() => this._live.backward(g));
+  }
+
+  /** One Adam step with the gradients summed by `backward` since the last update. */
+  update(): void {
+    call(() => this._live.update());
+  }
+
+  /**
+   * The proximal step of sparse training on parameter `name`, after an Adam step: the block soft
+   * threshold `lr * threshold` with Adam's conditioners `sqrt(v̂) + eps` (the proximal operator of
+   * `threshold · Σ‖block‖₂` in Adam's metric; `softThreshold` with conditioners). `block` has one
+   * size per dimension of the parameter (or of `opts.view`), `<= 0` for a whole dimension.
+   * Returns the blocks that are zero after the step.
+   */
+  prox(name: string, block: number[], threshold: number, opts: ProxOptions = {}): { zeroBlocks: number; blocks: number } {
+    const i = this.index(name);
+    const [zeroBlocks, blocks] = call(() => this._live.prox(i, Float64Array.from(block ?? []), threshold, opts)) as [number, number];
+    return { zeroBlocks, blocks };
+  }
+
+  /** Overwrites the values of parameter `name` (its Adam moments and keep-mask stay). */
+  setParam(name: string, values: Floats): void {
+    const i = this.index(name);
+    const v = f32(values, 'values');
+    call(() => this._live.setParam(i, v));
+  }
+
+  /** The shape of parameter `name`. */
+  paramShape(name: string): number[] {
+    const i = this.index(name);
+    return Array.from(call(() => this._live.paramShape(i)));
+  }
+
+  /** Adam's second moments `v` of parameter `name` (before bias correction). */
+  secondMoments(name: string): Float32Array {
+    const i = this.index(name);
+    return call(() => this._live.secondMoments(i));
+  }
+
+  /**
+   * The whole training state — parameters, Adam moments, keep-masks, step count — as bytes
+   * ({@link Trainer.stateBytes} of them: 12 bytes per weight, plus 1 when masked, plus names and
+   * shapes). Adam's options are not in it.
+   */
+  saveState(): Uint8Array {
+    return call(() => this._live.saveState());
+  }
+
+  /** Restores `saveState()` bytes of a trainer of the same graph; nothing changes on error. */
+  loadState(bytes: Uint8Array): void {
+    if (!(bytes instanceof Uint8Array)) throw argError('state must be a Uint8Array');
+    call(() => this._live.loadState(bytes));
+  }
+
+  /** Size in bytes of `saveState()`'s result. */
+  get stateBytes(): number {
+    return this._live.stateBytes;
   }
 
   /** Adam steps taken. */
@@ -115,8 +229,13 @@ export class Trainer extends Owned {
 
   /** The current values of parameter `name`. */
   param(name: string): Float32Array {
+    const i = this.index(name);
+    return call(() => this._live.param(i));
+  }
+
+  private index(name: string): number {
     const i = this.paramNames.indexOf(name);
     if (i < 0) throw argError(`no trained parameter named ${name}`);
-    return call(() => this._live.param(i));
+    return i;
   }
 }

@@ -21,17 +21,17 @@ struct AdamOpts {
     masked: Option<bool>,
 }
 
-fn bad(msg: String) -> JsValue {
+pub(super) fn bad(msg: String) -> JsValue {
     to_js(Error::new(ErrorKind::InvalidArguments, msg))
 }
 
-fn shape_of(v: &JsValue, what: &str) -> JsResult<Vec<usize>> {
+pub(super) fn shape_of(v: &JsValue, what: &str) -> JsResult<Vec<usize>> {
     let d: Vec<f64> = serde_wasm_bindgen::from_value(v.clone()).map_err(|e| bad(format!("{what}: {e}")))?;
     sizes(&d, what).map_err(to_js)
 }
 
 /// Tensors from parallel arrays of Float32Array and shapes.
-fn tensors(values: &Array, shapes: &Array, what: &str) -> JsResult<Vec<Tensor>> {
+pub(super) fn tensors(values: &Array, shapes: &Array, what: &str) -> JsResult<Vec<Tensor>> {
     if values.length() != shapes.length() {
         return Err(bad(format!("{what}: {} arrays but {} shapes", values.length(), shapes.length())));
     }
@@ -49,7 +49,7 @@ fn to_array(ts: &[Tensor]) -> Array {
 
 #[wasm_bindgen]
 pub struct RawTrainer {
-    inner: Trainer,
+    pub(super) inner: Trainer,
 }
 
 #[wasm_bindgen]
@@ -102,18 +102,17 @@ impl RawTrainer {
         Ok(Array::of2(&to_array(&outs), &sh))
     }
 
-    /// One Adam step towards `targets` (one per output, MSE); returns the loss before it.
+    /// One Adam step towards `targets` (one per output, each output's loss); returns the loss
+    /// before it.
     pub fn step(&mut self, inputs: Array, shapes: Array, targets: Array) -> JsResult<f64> {
         let ins = tensors(&inputs, &shapes, "inputs")?;
-        let tg = self.targets(ins.clone(), &targets)?;
-        self.inner.step(ins, &tg).map_err(to_js)
+        self.inner.step(ins, &flat_targets(&targets)?).map_err(to_js)
     }
 
     /// The loss towards `targets` without a step.
     pub fn eval(&mut self, inputs: Array, shapes: Array, targets: Array) -> JsResult<f64> {
         let ins = tensors(&inputs, &shapes, "inputs")?;
-        let tg = self.targets(ins.clone(), &targets)?;
-        self.inner.eval(ins, &tg).map_err(to_js)
+        self.inner.eval(ins, &flat_targets(&targets)?).map_err(to_js)
     }
 
     #[wasm_bindgen(getter)]
@@ -136,19 +135,12 @@ impl RawTrainer {
     }
 }
 
-impl RawTrainer {
-    /// Targets shaped like the outputs (the shapes come from a forward on the same inputs).
-    fn targets(&mut self, ins: Vec<Tensor>, targets: &Array) -> JsResult<Vec<Tensor>> {
-        let outs = self.inner.graph.forward(ins).map_err(to_js)?;
-        if targets.length() as usize != outs.len() {
-            return Err(bad(format!("{} targets for {} outputs", targets.length(), outs.len())));
-        }
-        outs.iter()
-            .enumerate()
-            .map(|(i, o)| {
-                let d = f32_array(&targets.get(i as u32), &format!("targets[{i}]")).map_err(to_js)?;
-                Tensor::new(o.shape.clone(), d).map_err(to_js)
-            })
-            .collect()
-    }
+/// Targets as flat tensors: the trainer gives each its output's shape (checking the count).
+fn flat_targets(targets: &Array) -> JsResult<Vec<Tensor>> {
+    (0..targets.length())
+        .map(|i| {
+            let d = f32_array(&targets.get(i), &format!("targets[{i}]")).map_err(to_js)?;
+            Ok(Tensor { shape: vec![d.len()], data: d })
+        })
+        .collect()
 }

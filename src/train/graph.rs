@@ -28,7 +28,13 @@ pub struct Graph {
     values: Vec<Option<Value>>,
     inputs: Vec<usize>,
     outputs: Vec<usize>,
+    output_names: Vec<String>,
     pub params: Vec<Param>,
+    /// The values hold a complete forward pass (the backward's precondition).
+    ran: bool,
+    /// Bench only: seconds per op type, forward and backward.
+    #[cfg(feature = "train-profile")]
+    pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
 }
 
 fn bad(msg: String) -> Error {
@@ -131,7 +137,18 @@ impl Graph {
         }
         // A statistic that is also read elsewhere stays frozen.
         params.retain(|p| !spec.nodes.iter().any(|nd| nd.inputs.iter().enumerate().any(|(i, n)| *n == p.name && frozen_by_op(nd, i))));
-        Ok(Graph { nodes: order, names, values, inputs, outputs, params })
+        Ok(Graph {
+            nodes: order,
+            names,
+            values,
+            inputs,
+            outputs,
+            output_names: spec.outputs.clone(),
+            params,
+            ran: false,
+            #[cfg(feature = "train-profile")]
+            profile: Default::default(),
+        })
     }
 
     /// Runs the graph on `inputs` (in the order of the spec's inputs); returns the outputs.
@@ -139,17 +156,40 @@ impl Graph {
         if inputs.len() != self.inputs.len() {
             return Err(bad(format!("graph takes {} inputs, got {}", self.inputs.len(), inputs.len())));
         }
+        self.ran = false;
         for (&s, t) in self.inputs.iter().zip(inputs) {
             self.values[s] = Some(Value::F(t));
         }
         for nd in &self.nodes {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().0 += t0.elapsed().as_secs_f64();
+            }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
             }
         }
-        self.outputs.iter().map(|&s| self.float(s).cloned()).collect()
+        let outs = self.outputs.iter().map(|&s| self.float(s).cloned()).collect::<Result<Vec<_>>>()?;
+        self.ran = true;
+        Ok(outs)
+    }
+
+    /// Shapes of the outputs of the last completed forward.
+    pub fn output_shapes(&self) -> Result<Vec<Vec<usize>>> {
+        if !self.ran {
+            return Err(bad("no completed forward pass yet".into()));
+        }
+        self.outputs.iter().map(|&s| Ok(self.float(s)?.shape.clone())).collect()
+    }
+
+    /// The graph's outputs: any value of the graph may be one (an intermediate tensor for a
+    /// matched-feature loss), listed in the spec's `outputs`.
+    pub fn output_names(&self) -> &[String] {
+        &self.output_names
     }
 
     fn float(&self, s: usize) -> Result<&Tensor> {
@@ -162,6 +202,12 @@ impl Graph {
     /// Gradients of the parameters (in [`Graph::params`] order) given the gradients of the
     /// outputs of the last [`Graph::forward`].
     pub fn backward(&self, gouts: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        if !self.ran {
+            return Err(bad("backward needs a completed forward pass first".into()));
+        }
+        if gouts.len() != self.outputs.len() {
+            return Err(bad(format!("{} output gradients for {} outputs", gouts.len(), self.outputs.len())));
+        }
         let mut grads: Vec<Option<Tensor>> = vec![None; self.names.len()];
         for (&s, g) in self.outputs.iter().zip(gouts) {
             if g.shape != self.float(s)?.shape {
@@ -176,10 +222,16 @@ impl Graph {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
+            #[cfg(feature = "train-profile")]
+            let t0 = std::time::Instant::now();
             let gins = nd
                 .kernel
                 .backward(&ins, &outs, &gouts)
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
+            #[cfg(feature = "train-profile")]
+            {
+                self.profile.borrow_mut().entry(nd.op.clone()).or_default().1 += t0.elapsed().as_secs_f64();
+            }
             for (s, g) in nd.ins.iter().zip(gins) {
                 if let (Some(s), Some(g)) = (s, g) {
                     if matches!(self.values[*s], Some(Value::F(_))) {

@@ -8,12 +8,16 @@ pub mod gather;
 pub mod graph;
 pub mod loss;
 pub mod ops;
+pub mod prox;
 pub mod spec;
+pub mod state;
 pub mod tensor;
 pub mod trainer;
 
 pub use adam::{AdamConfig, AdamState};
 pub use graph::Graph;
+pub use loss::{LossKind, LossSpec};
+pub use prox::{ProxReport, ProxTarget};
 pub use spec::{Attr, GraphSpec, InitSpec, NodeSpec};
 pub use tensor::{ITensor, Tensor, Value};
 pub use trainer::Trainer;

@@ -165,15 +165,102 @@ pub fn for_each_bcast2(out: &[usize], sa: &[usize], sb: &[usize], mut f: impl Fn
     }
 }
 
+/// Merges neighbouring axes along which both operands are laid out alike (both contiguous
+/// across the pair, or both broadcast), and drops size-1 axes: `[N,C,H,W] * [1,C,1,1]` becomes
+/// `[N*C, H*W]` with strides `[HW, 1]` and `[1, 0]`, so the inner loop is one long run.
+pub fn coalesce(out: &[usize], sa: &[usize], sb: &[usize]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let (mut o, mut a, mut b): (Vec<usize>, Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..out.len() {
+        if out[i] == 1 {
+            continue;
+        }
+        if let (Some(&la), Some(&lb)) = (a.last(), b.last()) {
+            // the previous (outer) axis continues into this one for both operands
+            let fits = |outer: usize, inner: usize| (outer == 0 && inner == 0) || outer == inner * out[i];
+            if fits(la, sa[i]) && fits(lb, sb[i]) {
+                let n = o.len() - 1;
+                o[n] *= out[i];
+                a[n] = sa[i];
+                b[n] = sb[i];
+                continue;
+            }
+        }
+        o.push(out[i]);
+        a.push(sa[i]);
+        b.push(sb[i]);
+    }
+    (o, a, b)
+}
+
+/// Calls `f(o, oa, ob, len, ia, ib)` for each run of the innermost (coalesced) axis, in
+/// row-major order of `out`: output elements `o..o+len`, operand offsets `oa + k*ia`, `ob + k*ib`.
+pub fn for_each_run(out: &[usize], sa: &[usize], sb: &[usize], mut f: impl FnMut(usize, usize, usize, usize, usize, usize)) {
+    if out.contains(&0) {
+        return;
+    }
+    let (out, sa, sb) = coalesce(out, sa, sb);
+    let r = out.len();
+    if r == 0 {
+        return f(0, 0, 0, 1, 0, 0);
+    }
+    let (inner, ia, ib) = (out[r - 1], sa[r - 1], sb[r - 1]);
+    let mut idx = vec![0usize; r - 1];
+    let (mut oa, mut ob, mut o) = (0usize, 0usize, 0usize);
+    loop {
+        f(o, oa, ob, inner, ia, ib);
+        o += inner;
+        let mut ax = r - 1;
+        loop {
+            if ax == 0 {
+                return;
+            }
+            ax -= 1;
+            idx[ax] += 1;
+            oa += sa[ax];
+            ob += sb[ax];
+            if idx[ax] < out[ax] {
+                break;
+            }
+            oa -= sa[ax] * out[ax];
+            ob -= sb[ax] * out[ax];
+            idx[ax] = 0;
+        }
+    }
+}
+
 /// Sums `g` (of shape `out`) down to `shape` (a broadcast operand of it), in row-major order of
 /// `out`: the adjoint of broadcasting.
 pub fn reduce_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if g.shape == shape {
         return Ok(g.clone());
     }
+    reduce_into(g, shape)
+}
+
+/// [`reduce_to`] that takes `g` (no copy when the shapes already agree).
+pub fn reduce_owned(g: Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape == shape {
+        return Ok(g);
+    }
+    reduce_into(&g, shape)
+}
+
+fn reduce_into(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let mut r = Tensor::zeros(shape)?;
     let s = broadcast_strides(shape, &g.shape);
     let zero = vec![0; g.shape.len()];
-    for_each_bcast2(&g.shape, &s, &zero, |o, a, _| r.data[a] += g.data[o]);
+    for_each_run(&g.shape, &s, &zero, |o, a, _, len, ia, _| {
+        let gs = &g.data[o..o + len];
+        if ia == 0 {
+            let acc = &mut r.data[a];
+            for &v in gs {
+                *acc += v;
+            }
+        } else if ia == 1 {
+            r.data[a..a + len].iter_mut().zip(gs).for_each(|(x, &v)| *x += v);
+        } else {
+            gs.iter().enumerate().for_each(|(k, &v)| r.data[a + k * ia] += v);
+        }
+    });
     Ok(r)
 }

@@ -172,17 +172,44 @@ test('a few Adam steps lower a distillation loss and keep a pruned weight at zer
   s.free();
 });
 
-// det: every op it uses equals onnxruntime alone (the per-op cases above), yet the whole model is
-// 3.8e-2 relative away; the cause is not found yet (docs/training-engine.md, status). Reported as a
-// todo so that it runs and shows, without hiding behind a looser tolerance.
-const OPEN = new Map([[DET, 'whole det model 3.8e-2 relative from onnxruntime: cause open']]);
-for (const file of [CLS, DET, REC]) {
-  test(`forward = onnxruntime on ${path.basename(file)}`, { todo: OPEN.get(file) }, async () => {
+for (const file of [CLS, REC]) {
+  test(`forward = onnxruntime on ${path.basename(file)}`, async () => {
     const bytes = fs.readFileSync(file);
     const m = OnnxModel.parse(bytes);
     const inp = m.inputs[0];
     const dims = inp.dims.map((d, i) => (typeof d === 'number' && d > 0 ? d : [1, 3, 48, 192][i]));
-    const shape = path.basename(file).includes('det') ? [1, 3, 64, 64] : dims;
-    await same(bytes, [[inp.name, shape]]);
+    await same(bytes, [[inp.name, dims]]);
   });
 }
+
+// det ends in a Sigmoid, and onnxruntime's (MLAS's rational approximation of the logistic) is off
+// by up to ~1e-7 absolute from the exact value. On a 64x64 random input every probability of det is
+// below ~1e-6, so that approximation alone is 8e-2 relative to the map's maximum, although our
+// forward is the exact sigmoid of the same logits. So: the logits (the Sigmoid's input, returned as
+// an extra output by both engines) within 1e-5 relative, the probabilities within 2e-7 absolute.
+test('forward = onnxruntime on det: logits 1e-5 relative, probabilities 2e-7 absolute', async () => {
+  const bytes = fs.readFileSync(DET);
+  const m = OnnxModel.parse(bytes);
+  const last = m.graph.node.find((n) => n.op_type === 'Sigmoid' && n.output[0] === m.graph.output[0].name);
+  assert.ok(last, 'det ends in a Sigmoid');
+  const logits = last.input[0];
+  const mp = ModelProto.decode(bytes);
+  mp.graph.output.push({ name: logits });
+  const fs_ = feeds([[m.inputs[0].name, [1, 3, 64, 64]]]);
+  const [wantP, wantL] = await ortRun(ModelProto.encode(mp).finish(), fs_);
+  const trainer = new sk.Trainer(trainGraph(m, { extraOutputs: [logits] }));
+  try {
+    const [p, l] = trainer.forward(fs_.map((f) => ({ values: f.values, shape: f.dims })));
+    assert.deepEqual(p.shape, wantP.shape);
+    assert.deepEqual(l.shape, wantL.shape);
+    const e = relErr(l.values, wantL.values);
+    assert.ok(e <= 1e-5, `logits: relative error ${e.toExponential(2)}`);
+    let abs = 0;
+    for (let i = 0; i < p.values.length; i++) abs = Math.max(abs, Math.abs(p.values[i] - wantP.values[i]));
+    assert.ok(abs <= 2e-7, `probabilities: absolute error ${abs.toExponential(2)}`);
+    // ours is the exact logistic of our logits
+    for (let i = 0; i < p.values.length; i += 97) assert.ok(Math.abs(p.values[i] - 1 / (1 + Math.exp(-l.values[i]))) <= 1e-7 * Math.max(1e-30, p.values[i]) + 1e-12);
+  } finally {
+    trainer.free();
+  }
+});

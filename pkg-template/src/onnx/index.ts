@@ -96,7 +96,7 @@ export type { Allocation, Objective } from './search/allocate.js';
 export { compress } from './search/compress.js';
 export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
 export { LatencyProbe } from './search/latency.js';
-export { trainGraph } from './train/graph.js';
+export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 // Recovery after pruning: statistics correction, least-squares refit, distillation (recover/).
 export { recover, fitLayers, matchChannels, trainSetup } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';

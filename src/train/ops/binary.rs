@@ -3,7 +3,7 @@
 
 use super::{fin, gout0, Attrs, Kernel};
 use crate::core::error::Result;
-use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, reduce_to, Tensor, Value};
+use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_run, reduce_owned, reduce_to, strides, Tensor, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -43,23 +43,48 @@ impl Binary {
     }
 }
 
+/// `y[o+k] = f(a[oa + k ia], b[ob + k ib])` over one run, with the common stride pairs as plain
+/// slice loops (vectorised by the compiler; the op is a generic `f`, so no match per element).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run<F: Fn(f32, f32) -> f32>(y: &mut [f32], a: &[f32], b: &[f32], oa: usize, ob: usize, ia: usize, ib: usize, f: F) {
+    let n = y.len();
+    match (ia, ib) {
+        (1, 1) => y.iter_mut().zip(&a[oa..oa + n]).zip(&b[ob..ob + n]).for_each(|((y, &u), &v)| *y = f(u, v)),
+        (1, 0) => {
+            let v = b[ob];
+            y.iter_mut().zip(&a[oa..oa + n]).for_each(|(y, &u)| *y = f(u, v))
+        }
+        (0, 1) => {
+            let u = a[oa];
+            y.iter_mut().zip(&b[ob..ob + n]).for_each(|(y, &v)| *y = f(u, v))
+        }
+        _ => y.iter_mut().enumerate().for_each(|(k, y)| *y = f(a[oa + k * ia], b[ob + k * ib])),
+    }
+}
+
+/// `y = f(x, z)` over `shape` for operands laid out with (broadcast) strides `sx`, `sz`.
+fn map2s<F: Fn(f32, f32) -> f32 + Copy>(shape: &[usize], x: &[f32], sx: &[usize], z: &[f32], sz: &[usize], y: &mut [f32], f: F) {
+    for_each_run(shape, sx, sz, |o, ox, oz, len, ix, iz| run(&mut y[o..o + len], x, z, ox, oz, ix, iz, f));
+}
+
+fn map2<F: Fn(f32, f32) -> f32 + Copy>(shape: &[usize], a: &Tensor, b: &Tensor, y: &mut [f32], f: F) {
+    let (sa, sb) = (broadcast_strides(&a.shape, shape), broadcast_strides(&b.shape, shape));
+    map2s(shape, &a.data, &sa, &b.data, &sb, y, f);
+}
+
 impl Kernel for Binary {
     fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
         let (a, b) = (fin(ins, 0, "binary op")?, fin(ins, 1, "binary op")?);
         let shape = broadcast_shape(&a.shape, &b.shape, "binary op")?;
         let mut y = Tensor::zeros(&shape)?;
-        let (sa, sb) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape));
-        let k = self.kind;
-        for_each_bcast2(&shape, &sa, &sb, |o, i, j| {
-            let (u, v) = (a.data[i], b.data[j]);
-            y.data[o] = match k {
-                Kind::Add => u + v,
-                Kind::Sub => u - v,
-                Kind::Mul => u * v,
-                Kind::Div => u / v,
-                Kind::Pow => pow(u, v),
-            };
-        });
+        match self.kind {
+            Kind::Add => map2(&shape, a, b, &mut y.data, |u, v| u + v),
+            Kind::Sub => map2(&shape, a, b, &mut y.data, |u, v| u - v),
+            Kind::Mul => map2(&shape, a, b, &mut y.data, |u, v| u * v),
+            Kind::Div => map2(&shape, a, b, &mut y.data, |u, v| u / v),
+            Kind::Pow => map2(&shape, a, b, &mut y.data, pow),
+        }
         Ok(vec![Value::F(y)])
     }
 
@@ -67,32 +92,43 @@ impl Kernel for Binary {
         let (a, b) = (fin(ins, 0, "binary op")?, fin(ins, 1, "binary op")?);
         let shape = outs[0].shape().to_vec();
         let g = gout0(gouts, &shape)?;
-        let (sa, sb) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape));
-        let (mut ga, mut gb) = (g.clone(), g);
         match self.kind {
-            Kind::Add => {}
-            Kind::Sub => gb.data.iter_mut().for_each(|v| *v = -*v),
-            Kind::Pow => {
-                for_each_bcast2(&shape, &sa, &sb, |o, i, j| {
-                    let (u, v, gv) = (a.data[i], b.data[j], ga.data[o]);
-                    ga.data[o] = gv * v * pow(u, v - 1.0);
-                    gb.data[o] = if u > 0.0 { gv * pow(u, v) * u.ln() } else { 0.0 };
-                });
+            Kind::Add | Kind::Sub => {
+                let mut gb = reduce_to(&g, &b.shape)?;
+                if self.kind == Kind::Sub {
+                    gb.data.iter_mut().for_each(|v| *v = -*v);
+                }
+                Ok(vec![Some(reduce_owned(g, &a.shape)?), Some(gb)])
             }
             Kind::Mul | Kind::Div => {
-                let k = self.kind;
-                for_each_bcast2(&shape, &sa, &sb, |o, i, j| {
-                    let (u, v, gv) = (a.data[i], b.data[j], ga.data[o]);
-                    if k == Kind::Mul {
-                        ga.data[o] = gv * v;
-                        gb.data[o] = gv * u;
-                    } else {
-                        ga.data[o] = gv / v;
-                        gb.data[o] = -gv * u / (v * v);
+                // Mul: ga = g v, gb = g u; Div: ga = g / v, gb = (-g u) / (v v); summed back by reduce
+                let (sa, sb, so) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape), strides(&shape));
+                let mut ga = Tensor::zeros(&shape)?;
+                let mut gb = Tensor::zeros(&shape)?;
+                if self.kind == Kind::Mul {
+                    map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv * v);
+                    map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| gv * u);
+                } else {
+                    map2s(&shape, &g.data, &so, &b.data, &sb, &mut ga.data, |gv, v| gv / v);
+                    map2s(&shape, &g.data, &so, &a.data, &sa, &mut gb.data, |gv, u| -gv * u);
+                    let t = gb.data.clone();
+                    map2s(&shape, &t, &so, &b.data, &sb, &mut gb.data, |t, v| t / (v * v));
+                }
+                Ok(vec![Some(reduce_owned(ga, &a.shape)?), Some(reduce_owned(gb, &b.shape)?)])
+            }
+            Kind::Pow => {
+                let mut ga = Tensor::zeros(&shape)?;
+                let mut gb = Tensor::zeros(&shape)?;
+                let (sa, sb) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape));
+                for_each_run(&shape, &sa, &sb, |o, oa, ob, len, ia, ib| {
+                    for i in 0..len {
+                        let (u, v, gv) = (a.data[oa + i * ia], b.data[ob + i * ib], g.data[o + i]);
+                        ga.data[o + i] = gv * v * pow(u, v - 1.0);
+                        gb.data[o + i] = if u > 0.0 { gv * pow(u, v) * u.ln() } else { 0.0 };
                     }
                 });
+                Ok(vec![Some(reduce_owned(ga, &a.shape)?), Some(reduce_owned(gb, &b.shape)?)])
             }
         }
-        Ok(vec![Some(reduce_to(&ga, &a.shape)?), Some(reduce_to(&gb, &b.shape)?)])
     }
 }

@@ -29,12 +29,22 @@ function tensorOf(model: OnnxModel, name: string, t: TensorProto): TrainInit {
   return { name, dims, values: model.readFloat(t) };
 }
 
+/** Options of {@link trainGraph}. */
+export interface TrainGraphOptions {
+  /** Float initializers that are not to be trained. */
+  frozen?: string[];
+  /**
+   * Values of the graph (node outputs, e.g. a block's feature map) to return after the model's
+   * outputs, for a matched-feature loss; a name nothing produces is refused (`dangling_input`).
+   */
+  extraOutputs?: string[];
+}
+
 /**
- * The model's main graph for `new Trainer(...)`. `frozen` names float initializers that are not
- * to be trained. An op outside the core's set is refused by the core (by name) when the Trainer
- * is built, before anything runs.
+ * The model's main graph for `new Trainer(...)`. An op outside the core's set is refused by the
+ * core (by name) when the Trainer is built, before anything runs.
  */
-export function trainGraph(model: OnnxModel, opts: { frozen?: string[] } = {}): TrainGraph {
+export function trainGraph(model: OnnxModel, opts: TrainGraphOptions = {}): TrainGraph {
   const g = model.graph;
   const consts = model.constants();
   const initializers: TrainInit[] = [];
@@ -54,5 +64,10 @@ export function trainGraph(model: OnnxModel, opts: { frozen?: string[] } = {}): 
   });
   const inputs = g.input.map((v: any) => v.name as string).filter((name: string) => !consts.has(name));
   const outputs = g.output.map((v: any) => v.name as string);
+  const produced = new Set<string>(nodes.flatMap((n) => n.outputs));
+  for (const name of opts.extraOutputs ?? []) {
+    if (!produced.has(name)) throw new OnnxError('dangling_input', `extra output ${name} is not produced by any node of the graph`, 'invalid_arguments');
+    outputs.push(name);
+  }
   return { nodes, inputs, outputs, initializers, frozen: opts.frozen ?? [] };
 }

@@ -1,0 +1,52 @@
+//! Bench only: a training step of a graph dumped by bench/train-dump.mjs (JSON spec + binary
+//! initializers), timed per op type (`--features train-profile`), natively.
+//! Usage: cargo run --release --example train_profile --features train-profile -- /tmp/t25/det 8,3,128,128 [steps]
+use sparsekit_wasm::train::{AdamConfig, Graph, GraphSpec, InitSpec, Tensor, Trainer};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let base = &args[1];
+    let shape: Vec<usize> = args[2].split(',').map(|s| s.parse().unwrap()).collect();
+    let steps: usize = args.get(3).map_or(2, |s| s.parse().unwrap());
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{base}.json")).unwrap()).unwrap();
+    let bin = std::fs::read(format!("{base}.bin")).unwrap();
+    let spec: GraphSpec = serde_json::from_value(meta["spec"].clone()).unwrap();
+    let inits = meta["inits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let (off, len) = (t["offset"].as_u64().unwrap() as usize, t["len"].as_u64().unwrap() as usize);
+            let dims = t["dims"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+            let name = t["name"].as_str().unwrap().to_string();
+            if t["float"].as_bool().unwrap() {
+                let f = bin[off..off + 4 * len].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+                InitSpec { name, dims, floats: Some(f), ints: None }
+            } else {
+                let i = bin[off..off + 8 * len].chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+                InitSpec { name, dims, floats: None, ints: Some(i) }
+            }
+        })
+        .collect();
+    let g = Graph::new(&spec, inits).unwrap();
+    let mut tr = Trainer::new(g, AdamConfig::default(), false).unwrap();
+    let n: usize = shape.iter().product();
+    let x = Tensor::new(shape.clone(), (0..n).map(|i| (i as f32).sin()).collect()).unwrap();
+    let t = tr.graph.forward(vec![x.clone()]).unwrap();
+    for s in 0..steps {
+        let t0 = Instant::now();
+        tr.step(vec![x.clone()], &t).unwrap();
+        eprintln!("step {s}: {:.0} ms", t0.elapsed().as_secs_f64() * 1e3);
+    }
+    #[cfg(feature = "train-profile")]
+    {
+        let p = tr.graph.profile.borrow();
+        let mut v: Vec<_> = p.iter().collect();
+        v.sort_by(|a, b| (b.1 .0 + b.1 .1).partial_cmp(&(a.1 .0 + a.1 .1)).unwrap());
+        let total: f64 = v.iter().map(|(_, (f, b))| f + b).sum();
+        for (op, (f, b)) in v {
+            eprintln!("{op:>20}: fwd {:8.0} ms  bwd {:8.0} ms  ({:4.1}%)", f * 1e3, b * 1e3, (f + b) / total * 100.0);
+        }
+    }
+}
