@@ -37,23 +37,6 @@ function snapshot(t: sk.Trainer): Record<string, Float32Array> {
   return out;
 }
 
-/**
- * The training core's newer API (per-output losses, whole-state checkpoints), used when the build
- * has it: recovery runs on either.
- */
-interface TrainerExtras {
-  setLosses?: (l: { kind: 'mse' | 'kl' | 'bce'; axis?: number; weight?: number }[]) => void;
-  saveState?: () => Uint8Array;
-  loadState?: (b: Uint8Array) => void;
-}
-const extras = (t: sk.Trainer) => t as unknown as TrainerExtras;
-
-/** Which losses beyond MSE the training core offers. */
-export function lossSupport(): { kl: boolean; bce: boolean } {
-  const has = typeof (sk.Trainer.prototype as unknown as TrainerExtras).setLosses === 'function';
-  return { kl: has, bce: has };
-}
-
 export async function distill(work: OnnxModel, ctx: DistillContext, opts: RecoverOptions): Promise<NonNullable<RecoverReport['distill']>> {
   const t0 = now();
   const epochs = opts.epochs ?? (opts.minutes ? Infinity : 4);
@@ -65,12 +48,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const { graph } = ctx.setup;
   const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
   try {
-    const x = extras(trainer);
-    if (ctx.setup.trained.some((t) => t.loss === 'kl' || t.loss === 'bce')) {
-      x.setLosses!(ctx.setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' })));
-    }
-    // Adam's moments too, when the checkpoint has them (and the keep-masks of the first run).
-    if (resume?.trainer && x.loadState) x.loadState(resume.trainer);
+    trainer.setLosses(ctx.setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' })));
+    // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
+    if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;
     const params = names.reduce((a, n) => a + trainer.param(n).length, 0);
     let best = resume ? resume.best : snapshot(trainer);
@@ -109,11 +89,11 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       // A tie goes to the later epoch: the same decisions at a lower training loss.
       if (score >= bestScore) { best = current; bestScore = score; bestEpoch = epoch; }
       ctx.progress({ step: batches.length, steps: batches.length, epoch, epochs, loss: sum / n, fidelity: score });
-      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history], trainer: x.saveState?.() });
+      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history], trainer: trainer.saveState() });
       if (stopped === 'time') break;
     }
     writeParams(work, best);
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: (trainer as unknown as { stateBytes?: number }).stateBytes ?? params * 4 * 3, ms: now() - t0, stopped };
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
   } finally { trainer.free(); }
 }
 

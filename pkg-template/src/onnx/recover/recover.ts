@@ -20,7 +20,7 @@ import { ChannelStats } from './channel-stats.js';
 import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
 import { trainSetup } from './train-setup.js';
-import { distill, lossSupport } from './distill.js';
+import { distill } from './distill.js';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
@@ -70,7 +70,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   emit('teacher', { step: 0, steps: 1 });
   const reference = await runSet(runner, teacherBytes, evalSet, opts.signal);
   const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
-  const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss, lossSupport()) : null;
+  const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
   // Refused by name here, before any run of the student.
   if (setup) new sk.Trainer(setup.graph).free();
   const measure = async (): Promise<FidelityReport> => {
@@ -136,7 +136,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
     // The student's setup was made from `work` before the closed-form steps: its initializer values
     // are copies, so it is made again from the model as it is now.
-    const now_ = trainSetup(work, kinds, opts.softmaxLoss, lossSupport());
+    const now_ = trainSetup(work, kinds, opts.softmaxLoss);
     distilled = await distill(work, {
       setup: now_, samples, targets: now_.trained.map((t) => captured.get(t.tensor)!),
       score: async () => (await measure()).score, check, start: current,

@@ -16,8 +16,6 @@ export interface TrainSetup {
   trained: { output: string; tensor: string; kind: OutputKind; loss: LossName; axis?: number }[];
 }
 
-/** What the training core offers beyond MSE (the per-output losses of its newer API). */
-export interface LossSupport { kl: boolean; bce: boolean }
 
 /** Float constants the training may change: what Conv / Gemm / MatMul / normalisations multiply or add. */
 function trainable(model: OnnxModel): Set<string> {
@@ -45,7 +43,7 @@ function trainable(model: OnnxModel): Set<string> {
 }
 
 /** The training setup of `student`; `kinds` per output name (the fidelity module's detection). */
-export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>, softmaxLoss: 'logits' | 'kl' = 'logits', support: LossSupport = { kl: false, bce: false }): TrainSetup {
+export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>, softmaxLoss: 'logits' | 'kl' = 'logits'): TrainSetup {
   const opset = Number((student.model.opset_import as { domain?: string; version: unknown }[]).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 13);
   const keep = trainable(student);
   const frozen: string[] = [];
@@ -63,13 +61,13 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
     const at = graph.nodes.findIndex((n) => n.outputs.includes(o));
     const node = graph.nodes[at];
     const probs = kind === 'classification' || kind === 'sequence';
-    if (probs && node?.opType === 'Softmax' && softmaxLoss === 'kl' && support.kl) {
+    if (probs && node?.opType === 'Softmax' && softmaxLoss === 'kl') {
       const axis = node.attrs?.axis;
       trained.push({ output: o, tensor: o, kind, loss: 'kl', axis: typeof axis === 'number' ? axis : opset >= 13 ? -1 : 1 });
       return o;
     }
     // A Sigmoid map (DB-style text probabilities): binary cross-entropy, whose gradient does not vanish where the map saturates.
-    if (kind === 'dense-map' && node?.opType === 'Sigmoid' && support.bce) {
+    if (kind === 'dense-map' && node?.opType === 'Sigmoid') {
       trained.push({ output: o, tensor: o, kind, loss: 'bce' });
       return o;
     }

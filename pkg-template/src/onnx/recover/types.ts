@@ -28,9 +28,9 @@ export interface RecoverProgress {
 }
 
 /**
- * A checkpoint: the trained parameters after `epoch` completed epochs, the best-scoring ones so far,
- * and the closed-form steps' outcome (so a resumed run does not redo them). Adam's moments are not
- * in it: a resumed run restarts them (the trainer does not expose them yet).
+ * A checkpoint: the trained parameters after `epoch` completed epochs (they hold the closed-form
+ * steps' outcome, so a resumed run does not redo them), the best-scoring ones so far, and the
+ * trainer's whole state (Adam's moments), so that a resumed run continues as an uninterrupted one.
  */
 export interface RecoverState {
   version: 1;
@@ -45,7 +45,7 @@ export interface RecoverState {
   bestScore: number;
   /** Every distill epoch's mean loss and held-out score. */
   history: { epoch: number; loss: number; fidelity: number }[];
-  /** The trainer's whole state (parameters, Adam's moments, keep-masks) when the training core saves it. */
+  /** The trainer's whole state (parameters, Adam's moments, keep-masks: Trainer.saveState); absent in a parameters-only checkpoint. */
   trainer?: Uint8Array;
 }
 
@@ -70,7 +70,7 @@ export interface RecoverOptions extends FidelityOptions {
   ridge?: number;
   /**
    * The loss of a classification / sequence output made by a final Softmax: 'logits' (default: MSE
-   * to the teacher's logits) or 'kl' (KL divergence of the probabilities, when the training core has it).
+   * to the teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
    */
   softmaxLoss?: 'logits' | 'kl';
   /** Seed of the sample order (default 1). */
