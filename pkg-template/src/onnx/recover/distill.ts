@@ -5,7 +5,6 @@
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { InputSample } from '../calib/inputs.js';
-import type { Outputs } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
 import type { TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
@@ -96,10 +95,3 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
     return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
   } finally { trainer.free(); }
 }
-
-/** The teacher's values of the trained tensors per sample, from its captured outputs. */
-export function targetsOf(setup: TrainSetup, captured: Map<string, Float32Array[]>): Float32Array[][] {
-  return setup.trained.map((t) => captured.get(t.tensor)!);
-}
-
-export type { Outputs };
