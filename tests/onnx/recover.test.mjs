@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { CLS } from '../e2e/helpers.mjs';
 
 build();
-const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('sparsekit-wasm/onnx');
 const { makeModel, tmpDir } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -34,6 +34,27 @@ const net = (op = 'Relu') => makeModel({
 });
 
 const kinds = { y: 'generic' };
+
+/** conv -> Softmax over channels (opset 13: axis 1 given) | conv -> Sigmoid: the loss follows the output. */
+const headed = (op) => makeModel({
+  inputs: [['x', [1, 3, 4, 4]]], outputs: [['y', [1, 4, 4, 4]]],
+  inits: { 'a.w': { dims: [4, 3, 1, 1] }, 'a.b': { dims: [4] } },
+  nodes: [['Conv', ['x', 'a.w', 'a.b'], ['a']], [op, ['a'], ['y'], op === 'Softmax' ? { axis: 1 } : {}]],
+});
+
+test('the loss per output kind: logits or KL for a Softmax head, BCE for a Sigmoid map, MSE otherwise', () => {
+  const soft = OnnxModel.parse(headed('Softmax'));
+  let s = trainSetup(soft, { y: 'classification' });
+  assert.deepEqual(s.trained.map((t) => [t.tensor, t.loss]), [['a', 'logits']]);
+  assert.deepEqual(s.graph.outputs, ['a']);
+  assert.ok(!s.graph.nodes.some((n) => n.opType === 'Softmax'));
+  s = trainSetup(soft, { y: 'classification' }, 'kl');
+  assert.deepEqual(s.trained.map((t) => [t.tensor, t.loss, t.axis]), [['y', 'kl', 1]]);
+  assert.deepEqual(trainSetup(soft, { y: 'generic' }).trained.map((t) => t.loss), ['mse']);
+  assert.deepEqual(trainSetup(OnnxModel.parse(headed('Sigmoid')), { y: 'dense-map' }).trained.map((t) => t.loss), ['bce']);
+  // only the linear layers' weights and biases train
+  assert.deepEqual(s.graph.frozen, []);
+});
 const train = (m) => makeInputSet(m, { count: 16 });
 const heldOut = (m) => makeInputSet(m, { count: 8, set: 'heldOut' });
 
