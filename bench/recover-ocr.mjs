@@ -23,7 +23,7 @@ const { values: opt } = parseArgs({
   options: {
     variants: { type: 'string', default: 'cls-ch,cls-24,rec-50,rec-ch' }, train: { type: 'string', default: '256' },
     minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
-    out: { type: 'string' }, write: { type: 'boolean', default: false },
+    out: { type: 'string' }, write: { type: 'boolean', default: false }, from: { type: 'string' },
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
@@ -43,20 +43,25 @@ const VARIANTS = {
 
 const fmt = (key, m) => (key === 'rec' ? `CER ${(100 * m.cer).toFixed(1)}%` : key === 'cls' ? `acc ${(100 * m.acc).toFixed(1)}%` : `F1 ${m.f1.toFixed(3)}`);
 const results = [];
-for (const v of opt.variants.split(',')) {
+const runs = [];
+// --from a.json,b.json: the table of earlier runs (one per model, run apart), nothing run.
+if (opt.from) for (const f of opt.from.split(',')) { const j = JSON.parse(fs.readFileSync(f, 'utf8')); runs.push(j); results.push(...j.results); }
+for (const v of opt.from ? [] : opt.variants.split(',')) {
   const [key, label, prune] = VARIANTS[v];
   const [kind, fit] = KIND[key];
   const count = key === 'det' ? 16 : 64;
   const dirs = {
     calib: await renderText({ kind, seed: 1, count: 16, fit }),
-    train: await renderText({ kind, seed: 1, count: key === 'det' ? Math.min(TRAIN, 64) : TRAIN }),
+    // det trains on 320×320 pages (a step on 640×640 pages is 4× the work); it is fully convolutional
+    train: key === 'det' ? await renderText({ kind, seed: 1, count: Math.min(TRAIN, 64), fit }) : await renderText({ kind, seed: 1, count: TRAIN }),
     val: await renderText({ kind, seed: 500, count: key === 'det' ? 8 : 32 }),
     eval: await renderText({ kind, seed: 900, count }),
   };
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
   const teacher = OnnxModel.parse(bytes);
   const evalSet = readTextSet(dirs.eval), evalSamples = textSamples(evalSet, key);
-  const train = textSamples(readTextSet(dirs.train), key), val = textSamples(readTextSet(dirs.val), key);
+  const train = key === 'det' ? await readCalibrationDir(dirs.train, teacher, { limit: TRAIN }) : textSamples(readTextSet(dirs.train), key);
+  const val = textSamples(readTextSet(dirs.val), key);
   const original = await evaluateOcr(runner, bytes, key, evalSet, evalSamples);
   const model = OnnxModel.parse(bytes);
   const tp = Date.now();
@@ -85,9 +90,12 @@ for (const v of opt.variants.split(',')) {
   fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/recover-ocr.json')), JSON.stringify({ date: new Date().toISOString(), train: TRAIN, minutes: MINUTES, lr: LR, batch: BATCH, results }, null, 2));
 }
 
-const table = ['| model | pruning | stage | task metric | fidelity (held-out) | time | load avg |', '|---|---|---|---|---:|---:|---:|'];
-for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${r.stage} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
-const md = `${table.join('\n')}\n\nTraining: ${TRAIN} rendered samples (seed 1), validation for the kept weights 32 (seed 500), task metric on bench/ocr-quality's held-out set (seed 900); distillation budget ${MINUTES} min, Adam lr ${LR}, batch ${BATCH} (\`node bench/recover-ocr.mjs\`, ${new Date().toISOString().slice(0, 10)}).`;
+const table = ['| model | pruning | stage (closed-form: validation fidelity per step) | task metric | fidelity on the task set | time | load avg |', '|---|---|---|---|---:|---:|---:|'];
+const stageOf = (r) => (r.steps ? `${r.stage} (${r.steps.map((x) => `${x.step} ${x.applied ? 'kept' : 'rolled back'} ${x.before.toFixed(3)}→${x.after.toFixed(3)}`).join(', ')})`
+  : r.distill ? `${r.stage} (${r.distill.epochs} epochs, ${r.distill.steps} steps, best epoch ${r.distill.bestEpoch})` : r.stage);
+for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${stageOf(r)} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
+const budget = runs.length ? runs.map((r) => `${r.results[0].variant}…: ${r.minutes} min, lr ${r.lr}`).join('; ') : `${MINUTES} min, Adam lr ${LR}`;
+const md = `${table.join('\n')}\n\nTraining: ${TRAIN} rendered samples (seed 1), validation for the kept weights 32 (seed 500), task metric on bench/ocr-quality's held-out set (seed 900); distillation budget ${budget}, batch ${BATCH} (\`node bench/recover-ocr.mjs\`, ${new Date().toISOString().slice(0, 10)}).`;
 console.log(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');

@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { CLS } from '../e2e/helpers.mjs';
 
 build();
-const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('sparsekit-wasm/onnx');
 const { makeModel, tmpDir } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -34,6 +34,27 @@ const net = (op = 'Relu') => makeModel({
 });
 
 const kinds = { y: 'generic' };
+
+/** conv -> Softmax over channels (opset 13: axis 1 given) | conv -> Sigmoid: the loss follows the output. */
+const headed = (op) => makeModel({
+  inputs: [['x', [1, 3, 4, 4]]], outputs: [['y', [1, 4, 4, 4]]],
+  inits: { 'a.w': { dims: [4, 3, 1, 1] }, 'a.b': { dims: [4] } },
+  nodes: [['Conv', ['x', 'a.w', 'a.b'], ['a']], [op, ['a'], ['y'], op === 'Softmax' ? { axis: 1 } : {}]],
+});
+
+test('the loss per output kind: logits or KL for a Softmax head, BCE for a Sigmoid map, MSE otherwise', () => {
+  const soft = OnnxModel.parse(headed('Softmax'));
+  let s = trainSetup(soft, { y: 'classification' });
+  assert.deepEqual(s.trained.map((t) => [t.tensor, t.loss]), [['a', 'logits']]);
+  assert.deepEqual(s.graph.outputs, ['a']);
+  assert.ok(!s.graph.nodes.some((n) => n.opType === 'Softmax'));
+  s = trainSetup(soft, { y: 'classification' }, 'kl');
+  assert.deepEqual(s.trained.map((t) => [t.tensor, t.loss, t.axis]), [['y', 'kl', 1]]);
+  assert.deepEqual(trainSetup(soft, { y: 'generic' }).trained.map((t) => t.loss), ['mse']);
+  assert.deepEqual(trainSetup(OnnxModel.parse(headed('Sigmoid')), { y: 'dense-map' }).trained.map((t) => t.loss), ['bce']);
+  // only the linear layers' weights and biases train
+  assert.deepEqual(s.graph.frozen, []);
+});
 const train = (m) => makeInputSet(m, { count: 16 });
 const heldOut = (m) => makeInputSet(m, { count: 8, set: 'heldOut' });
 
@@ -143,4 +164,17 @@ test('CLI: a checkpoint per epoch, and --resume continues from it', () => {
   assert.equal(r2.distill.history.length, 3);
   assert.deepEqual(r2.distill.history[0], r1.distill.history[0]);
   assert.equal(r2.closedForm.length, 0, 'a resumed run does not redo the closed-form steps');
+});
+
+test('CLI: prune … --recover prunes and recovers in one go, leaving no temporary file', () => {
+  const dir = tmpDir('sk-recover-');
+  const t = path.join(dir, 't.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(t, net());
+  const r = spawnSync(process.execPath, [CLI, 'prune', t, '--sparsity', '0.5', '--recover', '--epochs', '1', '--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--metric', 'y=generic', '-q', '-o', out], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /distill: 1 epochs/);
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['out.onnx', 't.onnx']);
+  const m = OnnxModel.parse(fs.readFileSync(out));
+  const w = m.readFloat(m.weight('b.w'));
+  assert.ok(w.filter((v) => v === 0).length >= w.length / 2 - 1, 'the pruned zeros are kept');
 });

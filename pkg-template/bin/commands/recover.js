@@ -33,6 +33,8 @@ export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o O
   --lr LR                 Adam's learning rate (default 1e-4)
   --batch B               samples per step (default 8)
   --steps LIST            of stats,lsq,distill (default all three)
+  --loss logits|kl        loss of a classification / sequence output made by a Softmax: MSE to the
+                          teacher's logits (default) or KL of the probabilities
   --checkpoint CKPT       save the state after every epoch (atomically)
   --resume CKPT           continue from a saved state
   --report R.json         write the report as JSON
@@ -44,7 +46,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' }, teacher: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' },
   eval: { type: 'string' }, 'eval-count': { type: 'string' }, metric: { type: 'string', multiple: true }, epochs: { type: 'string' },
   minutes: { type: 'string' }, lr: { type: 'string' }, batch: { type: 'string' }, steps: { type: 'string' }, checkpoint: { type: 'string' },
-  resume: { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
+  resume: { type: 'string' }, loss: { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
 };
 
 const MAX_SAMPLES = 512;
@@ -61,6 +63,8 @@ function encodeState(s) {
   for (const which of /** @type {const} */ (['params', 'best'])) {
     for (const [name, v] of Object.entries(s[which])) { index.push([which, name, v.length]); parts.push(Buffer.from(v.buffer, v.byteOffset, v.byteLength)); }
   }
+  // The trainer's own state (Adam's moments included) when the training core saves it: bytes, not floats.
+  if (s.trainer) { index.push(['trainer', '', s.trainer.length]); parts.push(Buffer.from(s.trainer.buffer, s.trainer.byteOffset, s.trainer.byteLength)); }
   const head = JSON.stringify({ format: 'sparsekit-recover', version: s.version, epoch: s.epoch, steps: s.steps, bestScore: s.bestScore, history: s.history, index });
   return Buffer.concat([Buffer.from(`${head}\n`), ...parts]);
 }
@@ -83,6 +87,12 @@ function readState(file) {
   const s = { version: 1, epoch: head.epoch, steps: head.steps, bestScore: head.bestScore, history: head.history, params: {}, best: {} };
   let off = nl + 1;
   for (const [which, name, n] of head.index) {
+    if (which === 'trainer') {
+      if (!Number.isInteger(n) || n < 0 || off + n > buf.length) throw new RunError(`${file} is truncated`);
+      s.trainer = new Uint8Array(buf.subarray(off, off + n));
+      off += n;
+      continue;
+    }
     if (!Number.isInteger(n) || n < 0 || off + 4 * n > buf.length) throw new RunError(`${file} is truncated`);
     const v = new Float32Array(n);
     new Uint8Array(v.buffer).set(buf.subarray(off, off + 4 * n));
@@ -136,6 +146,8 @@ export async function main(args) {
     if (values.calib && values.eval && values.calib !== 'synthetic' && values.eval !== 'synthetic') {
       try { checkDisjoint(values.calib, values.eval); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
     }
+    if (values.loss !== undefined && !['logits', 'kl'].includes(values.loss)) throw new UsageError(`--loss must be logits or kl (got "${values.loss}")`);
+    const softmaxLoss = /** @type {'logits' | 'kl' | undefined} */ (values.loss);
     const resume = values.resume ? readState(values.resume) : undefined;
 
     const [pruned, teacher] = [await loadOnnx(file), await loadOnnx(values.teacher)];
@@ -174,7 +186,7 @@ export async function main(args) {
     let report;
     try {
       report = await recover(pruned, teacher, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, epochs, minutes, lr, batchSize,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, softmaxLoss, epochs, minutes, lr, batchSize,
         steps: /** @type {('stats' | 'lsq' | 'distill')[] | undefined} */ (steps), resume, onCheckpoint, onProgress, signal: ac.signal,
       });
     } catch (e) {

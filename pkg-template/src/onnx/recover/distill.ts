@@ -5,7 +5,6 @@
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { InputSample } from '../calib/inputs.js';
-import type { Outputs } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
 import type { TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
@@ -48,6 +47,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const { graph } = ctx.setup;
   const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
   try {
+    trainer.setLosses(ctx.setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' })));
+    // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
+    if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;
     const params = names.reduce((a, n) => a + trainer.param(n).length, 0);
     let best = resume ? resume.best : snapshot(trainer);
@@ -86,17 +88,10 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       // A tie goes to the later epoch: the same decisions at a lower training loss.
       if (score >= bestScore) { best = current; bestScore = score; bestEpoch = epoch; }
       ctx.progress({ step: batches.length, steps: batches.length, epoch, epochs, loss: sum / n, fidelity: score });
-      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history] });
+      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history], trainer: trainer.saveState() });
       if (stopped === 'time') break;
     }
     writeParams(work, best);
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: params * 4 * 3, ms: now() - t0, stopped };
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
   } finally { trainer.free(); }
 }
-
-/** The teacher's values of the trained tensors per sample, from its captured outputs. */
-export function targetsOf(setup: TrainSetup, captured: Map<string, Float32Array[]>): Float32Array[][] {
-  return setup.trained.map((t) => captured.get(t.tensor)!);
-}
-
-export type { Outputs };

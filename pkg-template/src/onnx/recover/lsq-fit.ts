@@ -80,15 +80,14 @@ export async function fitPointwise(work: OnnxModel, layers: FitLayer[], ctx: Fit
     for (const l of runs[r]) { inputs.set(l.input, []); per.set(l.input, Math.max(per.get(l.input) ?? 0, perSample(l))); }
     await sweep.capture([...inputs.keys()], (name, t) => { inputs.get(name)!.push(...pickValues(t, per.get(name)!).values); }, { changing, onSample: () => ctx.check() });
     for (const l of runs[r]) {
-      fitLayer(work, l, inputs.get(l.input)!, target.get(l.output)!, ctx, perSample(l));
-      changed.add(l.weight); changed.add(l.bias);
+      if (fitLayer(work, l, inputs.get(l.input)!, target.get(l.output)!, ctx, perSample(l))) { changed.add(l.weight); changed.add(l.bias); }
       ctx.onLayer?.(++done, todo.length);
     }
   }
   return changed;
 }
 
-function fitLayer(work: OnnxModel, l: FitLayer, xs: Float32Array[][], ys: Float32Array[][], ctx: FitContext, perSample: number): void {
+function fitLayer(work: OnnxModel, l: FitLayer, xs: Float32Array[][], ys: Float32Array[][], ctx: FitContext, perSample: number): boolean {
   if (xs.length !== ys.length) throw new OnnxError('bad_calibration', `layer ${l.node.name}: ${xs.length} input items against ${ys.length} teacher items`, 'shape_mismatch');
   const consts = work.constants();
   const wT = consts.get(l.weight)!.tensor, bT = consts.get(l.bias)!.tensor;
@@ -129,8 +128,27 @@ function fitLayer(work: OnnxModel, l: FitLayer, xs: Float32Array[][], ys: Float3
       for (let c = 0; c < Cin; c++) w2[o * Cin + c] = keep[o * cols + R + c] ? out[o * cols + R + c] : 0;
       b2[o] = out[o * cols + R + Cin];
     }
-    if (!w2.every(Number.isFinite) || !b2.every(Number.isFinite)) return; // a degenerate fit leaves the layer as it was
+    if (!w2.every(Number.isFinite) || !b2.every(Number.isFinite)) return false; // a degenerate fit leaves the layer as it was
+    // The solve is in float32 on a Gram matrix that can be ill-conditioned: the fit is kept only if it
+    // reconstructs the teacher's output better than the layer as it is, on (a subsample of) the same vectors.
+    const bOld = work.readFloat(bT);
+    const errOf = (wv: Float32Array, bv: Float32Array) => {
+      let e = 0;
+      const stride = Math.max(1, Math.floor(count / 512));
+      for (let v = 0; v < count; v += stride) {
+        const o0 = v * cols;
+        for (let o = 0; o < R; o++) {
+          let y = bv[o];
+          for (let c = 0; c < Cin; c++) y += wv[o * Cin + c] * rows[o0 + R + c];
+          const d = y - rows[o0 + o];
+          e += d * d;
+        }
+      }
+      return e;
+    };
+    if (!(errOf(w2, b2) < errOf(w, bOld))) return false;
     work.writeFloat(wT, w2);
     work.writeFloat(bT, b2);
+    return true;
   } finally { h.free(); }
 }

@@ -36,6 +36,7 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   if (opts.ridge !== undefined && !(opts.ridge >= 0)) throw bad(`ridge must be >= 0 (got ${opts.ridge})`);
   for (const s of opts.steps ?? []) if (!['stats', 'lsq', 'distill'].includes(s)) throw bad(`unknown step "${s}" (stats, lsq, distill)`);
   if (opts.resume && (opts.resume.version !== 1 || typeof opts.resume.params !== 'object')) throw bad('resume is not a recover checkpoint (version 1)');
+  if (opts.softmaxLoss !== undefined && !['logits', 'kl'].includes(opts.softmaxLoss)) throw bad(`softmaxLoss must be logits or kl (got ${opts.softmaxLoss})`);
 }
 
 /** The current values of `names` (to roll a step back). */
@@ -69,7 +70,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   emit('teacher', { step: 0, steps: 1 });
   const reference = await runSet(runner, teacherBytes, evalSet, opts.signal);
   const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
-  const setup = steps.includes('distill') ? trainSetup(work, kinds) : null;
+  const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
   // Refused by name here, before any run of the student.
   if (setup) new sk.Trainer(setup.graph).free();
   const measure = async (): Promise<FidelityReport> => {
@@ -135,7 +136,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
     // The student's setup was made from `work` before the closed-form steps: its initializer values
     // are copies, so it is made again from the model as it is now.
-    const now_ = trainSetup(work, kinds);
+    const now_ = trainSetup(work, kinds, opts.softmaxLoss);
     distilled = await distill(work, {
       setup: now_, samples, targets: now_.trained.map((t) => captured.get(t.tensor)!),
       score: async () => (await measure()).score, check, start: current,

@@ -8,12 +8,14 @@ import type { TrainGraph } from 'sparsekit-wasm';
 import type { NodeProto, OnnxModel } from '../model.js';
 import { trainGraph } from '../train/graph.js';
 import type { OutputKind } from '../fidelity/types.js';
+import type { LossName } from './types.js';
 
 export interface TrainSetup {
   graph: TrainGraph;
-  /** The tensor trained for each model output (in graph.outputs order): the output itself or its logits. */
-  trained: { output: string; tensor: string; kind: OutputKind; loss: 'logits' | 'mse' }[];
+  /** The tensor trained for each model output (in graph.outputs order): the output itself or its logits; `axis` of a 'kl' loss. */
+  trained: { output: string; tensor: string; kind: OutputKind; loss: LossName; axis?: number }[];
 }
+
 
 /** Float constants the training may change: what Conv / Gemm / MatMul / normalisations multiply or add. */
 function trainable(model: OnnxModel): Set<string> {
@@ -41,7 +43,8 @@ function trainable(model: OnnxModel): Set<string> {
 }
 
 /** The training setup of `student`; `kinds` per output name (the fidelity module's detection). */
-export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>): TrainSetup {
+export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>, softmaxLoss: 'logits' | 'kl' = 'logits'): TrainSetup {
+  const opset = Number((student.model.opset_import as { domain?: string; version: unknown }[]).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 13);
   const keep = trainable(student);
   const frozen: string[] = [];
   for (const [name, c] of student.constants()) {
@@ -57,7 +60,18 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
     const kind = kinds[o] ?? 'generic';
     const at = graph.nodes.findIndex((n) => n.outputs.includes(o));
     const node = graph.nodes[at];
-    if ((kind === 'classification' || kind === 'sequence') && node?.opType === 'Softmax' && !consumers.get(o) && (consumers.get(node.inputs[0]) ?? 0) === 1) {
+    const probs = kind === 'classification' || kind === 'sequence';
+    if (probs && node?.opType === 'Softmax' && softmaxLoss === 'kl') {
+      const axis = node.attrs?.axis;
+      trained.push({ output: o, tensor: o, kind, loss: 'kl', axis: typeof axis === 'number' ? axis : opset >= 13 ? -1 : 1 });
+      return o;
+    }
+    // A Sigmoid map (DB-style text probabilities): binary cross-entropy, whose gradient does not vanish where the map saturates.
+    if (kind === 'dense-map' && node?.opType === 'Sigmoid') {
+      trained.push({ output: o, tensor: o, kind, loss: 'bce' });
+      return o;
+    }
+    if (probs && node?.opType === 'Softmax' && !consumers.get(o) && (consumers.get(node.inputs[0]) ?? 0) === 1) {
       drop.add(at);
       trained.push({ output: o, tensor: node.inputs[0], kind, loss: 'logits' });
       return node.inputs[0];

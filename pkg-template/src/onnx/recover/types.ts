@@ -4,6 +4,9 @@ import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/types.js';
 
+/** A distillation loss: 'logits' (MSE on a final Softmax's input), 'kl' (on its probabilities), 'bce' (a Sigmoid map), 'mse'. */
+export type LossName = 'logits' | 'kl' | 'bce' | 'mse';
+
 /** The phases of {@link recover}, in the order they run. */
 export type RecoverPhase = 'teacher' | 'stats' | 'lsq' | 'distill' | 'eval';
 
@@ -25,9 +28,9 @@ export interface RecoverProgress {
 }
 
 /**
- * A checkpoint: the trained parameters after `epoch` completed epochs, the best-scoring ones so far,
- * and the closed-form steps' outcome (so a resumed run does not redo them). Adam's moments are not
- * in it: a resumed run restarts them (the trainer does not expose them yet).
+ * A checkpoint: the trained parameters after `epoch` completed epochs (they hold the closed-form
+ * steps' outcome, so a resumed run does not redo them), the best-scoring ones so far, and the
+ * trainer's whole state (Adam's moments), so that a resumed run continues as an uninterrupted one.
  */
 export interface RecoverState {
   version: 1;
@@ -42,6 +45,8 @@ export interface RecoverState {
   bestScore: number;
   /** Every distill epoch's mean loss and held-out score. */
   history: { epoch: number; loss: number; fidelity: number }[];
+  /** The trainer's whole state (parameters, Adam's moments, keep-masks: Trainer.saveState); absent in a parameters-only checkpoint. */
+  trainer?: Uint8Array;
 }
 
 /** Options of {@link recover}. */
@@ -63,6 +68,11 @@ export interface RecoverOptions extends FidelityOptions {
   scale?: boolean;
   /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
   ridge?: number;
+  /**
+   * The loss of a classification / sequence output made by a final Softmax: 'logits' (default: MSE
+   * to the teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
+   */
+  softmaxLoss?: 'logits' | 'kl';
   /** Seed of the sample order (default 1). */
   seed?: number;
   /** A checkpoint to continue from (closed-form steps are skipped: their result is in the parameters). */
@@ -100,8 +110,8 @@ export interface RecoverReport {
     bestScore: number;
     bestEpoch: number;
     history: { epoch: number; loss: number; fidelity: number }[];
-    /** The loss used per output: 'logits' (MSE on the input of a final Softmax) or 'mse'. */
-    losses: Record<string, { kind: OutputKind; loss: 'logits' | 'mse' }>;
+    /** The loss used per output: 'logits' (MSE on the input of a final Softmax), 'kl', 'bce' or 'mse'. */
+    losses: Record<string, { kind: OutputKind; loss: LossName }>;
     /** Float parameters trained and their count of values; bytes of state held (weights + Adam moments). */
     params: number;
     stateBytes: number;
