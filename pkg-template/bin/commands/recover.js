@@ -6,14 +6,12 @@
 // line naming it, no output.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadOnnx, saveOnnx, recover, makeInputSet, readCalibrationDir, CALIB_DEFAULTS } from '../../src/onnx/index.js';
+import { loadOnnx, saveOnnx, recover } from '../../src/onnx/index.js';
 import { checkDisjoint, EvalUsageError, parseMetrics } from '../fidelity-cli.js';
-import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt } from './cli-util.js';
+import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt, clock, samplesOf } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').RecoverState} RecoverState */
 /** @typedef {import('../../src/onnx/index.js').RecoverProgress} RecoverProgress */
-/** @typedef {import('../../src/onnx/index.js').OnnxModel} OnnxModel */
-/** @typedef {import('../../src/onnx/index.js').InputSample} InputSample */
 
 export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onnx [options]
 
@@ -102,19 +100,6 @@ function readState(file) {
   return s;
 }
 
-/**
- * @param {string | undefined} src
- * @param {OnnxModel} teacher
- * @param {number} count
- * @param {'calibration' | 'heldOut'} set
- * @returns {Promise<InputSample[]>}
- */
-async function samplesOf(src, teacher, count, set) {
-  return !src || src === 'synthetic' ? makeInputSet(teacher, { count, set }) : readCalibrationDir(src, teacher, { limit: count });
-}
-
-/** @param {number | undefined} s */
-const clock = (s) => (s === undefined ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
 
 /** @param {string[]} args */
 export async function main(args) {
