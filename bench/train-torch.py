@@ -75,6 +75,15 @@ def load(msg):
     model = with_shapes(model, msg["shape"])
     net = convert(model)
     net.eval()
+    # onnx2torch keeps initializers read by MatMul/Add (rec's SVTR and head: 1.03 M weights) as
+    # buffers, so torch would not train them; the training core trains every float initializer of
+    # more than one element (not BatchNorm statistics): make them parameters for the same work.
+    holder = getattr(net, "initializers", None)
+    if holder is not None:
+        for key, buf in list(holder._buffers.items()):
+            if buf is not None and buf.dtype.is_floating_point and buf.numel() > 1:
+                del holder._buffers[key]
+                holder.register_parameter(key, torch.nn.Parameter(buf.clone()))
     g = torch.Generator().manual_seed(1)
     shape = msg["shape"]
     x = torch.rand(*shape, generator=g) * 2

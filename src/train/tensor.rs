@@ -264,3 +264,40 @@ fn reduce_into(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     });
     Ok(r)
 }
+
+/// [`for_each_run`] writing `y` (of shape `out`) run by run, the runs split into contiguous
+/// chunks over threads where the build has them: `f(run_of_y, oa, ob, ia, ib)`. Each element
+/// is computed alone, so the bits do not depend on the split.
+pub fn map_runs(
+    out: &[usize],
+    sa: &[usize],
+    sb: &[usize],
+    y: &mut [f32],
+    f: impl Fn(&mut [f32], usize, usize, usize, usize) + Sync + Send,
+) {
+    if out.contains(&0) {
+        return;
+    }
+    let (out, sa, sb) = coalesce(out, sa, sb);
+    let r = out.len();
+    if r == 0 {
+        return f(&mut y[..1], 0, 0, 0, 0);
+    }
+    let (inner, ia, ib) = (out[r - 1], sa[r - 1], sb[r - 1]);
+    let rows: usize = out[..r - 1].iter().product();
+    let tasks = crate::kernels::par::tasks_for(rows * inner, 1 << 15, rows);
+    let chunk = rows.div_ceil(tasks.max(1)).max(1);
+    crate::kernels::par::map_chunks_mut(&mut y[..rows * inner], chunk * inner, |t, ys| {
+        for (k, run) in ys.chunks_mut(inner).enumerate() {
+            // offsets of outer row `t * chunk + k`, by its digits over the outer axes
+            let (mut row, mut oa, mut ob) = (t * chunk + k, 0, 0);
+            for d in (0..r - 1).rev() {
+                let i = row % out[d];
+                row /= out[d];
+                oa += i * sa[d];
+                ob += i * sb[d];
+            }
+            f(run, oa, ob, ia, ib);
+        }
+    });
+}

@@ -3,7 +3,7 @@
 
 use super::{fin, gout0, Attrs, Kernel};
 use crate::core::error::Result;
-use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_run, reduce_owned, reduce_to, strides, Tensor, Value};
+use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_run, map_runs, reduce_owned, reduce_to, strides, Tensor, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -64,11 +64,19 @@ fn run<F: Fn(f32, f32) -> f32>(y: &mut [f32], a: &[f32], b: &[f32], oa: usize, o
 }
 
 /// `y = f(x, z)` over `shape` for operands laid out with (broadcast) strides `sx`, `sz`.
-fn map2s<F: Fn(f32, f32) -> f32 + Copy>(shape: &[usize], x: &[f32], sx: &[usize], z: &[f32], sz: &[usize], y: &mut [f32], f: F) {
-    for_each_run(shape, sx, sz, |o, ox, oz, len, ix, iz| run(&mut y[o..o + len], x, z, ox, oz, ix, iz, f));
+fn map2s<F: Fn(f32, f32) -> f32 + Copy + Sync + Send>(
+    shape: &[usize],
+    x: &[f32],
+    sx: &[usize],
+    z: &[f32],
+    sz: &[usize],
+    y: &mut [f32],
+    f: F,
+) {
+    map_runs(shape, sx, sz, y, |ys, ox, oz, ix, iz| run(ys, x, z, ox, oz, ix, iz, f));
 }
 
-fn map2<F: Fn(f32, f32) -> f32 + Copy>(shape: &[usize], a: &Tensor, b: &Tensor, y: &mut [f32], f: F) {
+fn map2<F: Fn(f32, f32) -> f32 + Copy + Sync + Send>(shape: &[usize], a: &Tensor, b: &Tensor, y: &mut [f32], f: F) {
     let (sa, sb) = (broadcast_strides(&a.shape, shape), broadcast_strides(&b.shape, shape));
     map2s(shape, &a.data, &sa, &b.data, &sb, y, f);
 }
