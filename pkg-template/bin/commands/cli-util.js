@@ -171,3 +171,55 @@ export const clock = (s) => (s === undefined ? '?' : s >= 3600 ? `${Math.floor(s
 export async function samplesOf(src, model, count, set) {
   return !src || src === 'synthetic' ? makeInputSet(model, { count, set }) : readCalibrationDir(src, model, { limit: count });
 }
+
+/**
+ * The --calib / --eval pair of a training command: each a directory or 'synthetic'; two directories
+ * must not share files (the one disjointness rule of the CLI).
+ * @param {string | undefined} calib
+ * @param {string | undefined} evalDir
+ */
+export function checkTrainingSets(calib, evalDir) {
+  if (calib === '' || evalDir === '') throw new UsageError('--calib / --eval need a directory or "synthetic"');
+  for (const [k, d] of [['calib', calib], ['eval', evalDir]]) {
+    if (d && d !== 'synthetic' && !(fs.existsSync(d) && fs.statSync(d).isDirectory())) throw new UsageError(`--${k} ${d} is not a directory`);
+  }
+  if (calib && evalDir && calib !== 'synthetic' && evalDir !== 'synthetic') {
+    try { checkDisjoint(calib, evalDir); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
+  }
+}
+
+/**
+ * Progress of a training run on stderr: a line at most every 2 s and at the end of each phase,
+ * with the epoch, the loss, the fidelity, the ETA and the elapsed time; `extra` adds a field.
+ * @template {{ phase: string, step: number, steps: number, epoch?: number, epochs?: number, loss?: number, fidelity?: number, eta?: number }} P
+ * @param {boolean | undefined} quiet
+ * @param {(p: P) => string} [extra]
+ * @returns {(p: P) => void}
+ */
+export function trainingProgress(quiet, extra = () => '') {
+  const t0 = Date.now();
+  let lastLine = 0;
+  return (p) => {
+    if (quiet) return;
+    const t = Date.now();
+    if (p.step !== p.steps && t - lastLine < 2000) return;
+    lastLine = t;
+    const ep = p.epoch ? ` epoch ${p.epoch}${p.epochs !== undefined && Number.isFinite(p.epochs) ? `/${p.epochs}` : ''}` : '';
+    const loss = p.loss !== undefined ? ` loss ${p.loss.toPrecision(4)}` : '';
+    const fid = p.fidelity !== undefined ? ` fidelity ${p.fidelity.toFixed(4)}` : '';
+    const eta = p.eta !== undefined ? ` ETA ${clock(p.eta)}` : '';
+    process.stderr.write(`${p.phase}${ep} ${p.step}/${p.steps}${extra(p)}${loss}${fid}${eta} [${clock((t - t0) / 1000)}]\n`);
+  };
+}
+
+/**
+ * Ctrl-C during a long run: aborts the returned signal (the run stops at its next step and writes
+ * nothing); `release()` removes the handler.
+ * @param {boolean | undefined} quiet
+ */
+export function interruptible(quiet) {
+  const ac = new AbortController();
+  const onSigint = () => { ac.abort(); if (!quiet) process.stderr.write('\ninterrupted: stopping, nothing will be written\n'); };
+  process.on('SIGINT', onSigint);
+  return { signal: ac.signal, release: () => process.off('SIGINT', onSigint) };
+}

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, proxPrune } from '../../src/onnx/index.js';
-import { checkDisjoint, EvalUsageError, parseMetrics } from '../fidelity-cli.js';
-import { PROG, UsageError, runCommand, parse, num, posInt, loadOrt, clock, samplesOf } from './cli-util.js';
+import { parseMetrics } from '../fidelity-cli.js';
+import { PROG, UsageError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').ProxProgress} ProxProgress */
 
@@ -81,13 +81,7 @@ export async function main(args) {
     const lr = values.lr === undefined ? undefined : num('lr', values.lr);
     if (lr !== undefined && !(lr > 0)) throw new UsageError(`--lr must be > 0 (got ${lr})`);
     const batchSize = posInt('batch', values.batch, 8);
-    if (values.calib === '' || values.eval === '') throw new UsageError('--calib / --eval need a directory or "synthetic"');
-    for (const [k, d] of [['calib', values.calib], ['eval', values.eval]]) {
-      if (d && d !== 'synthetic' && !(fs.existsSync(d) && fs.statSync(d).isDirectory())) throw new UsageError(`--${k} ${d} is not a directory`);
-    }
-    if (values.calib && values.eval && values.calib !== 'synthetic' && values.eval !== 'synthetic') {
-      try { checkDisjoint(values.calib, values.eval); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
-    }
+    checkTrainingSets(values.calib, values.eval);
 
     const model = await loadOnnx(file);
     const kinds = parseMetrics(values.metric, model);
@@ -95,33 +89,17 @@ export async function main(args) {
     const samples = await samplesOf(values.calib, model, count, 'calibration');
     const evalSamples = values.eval ? await samplesOf(values.eval, model, evalCount, 'heldOut') : undefined;
 
-    const ac = new AbortController();
-    const onSigint = () => { ac.abort(); if (!values.quiet) process.stderr.write('\ninterrupted: stopping, nothing will be written\n'); };
-    process.on('SIGINT', onSigint);
-    const t0 = Date.now();
-    let lastLine = 0;
-    /** @param {ProxProgress} p */
-    const onProgress = (p) => {
-      if (values.quiet) return;
-      const t = Date.now();
-      if (p.step !== p.steps && t - lastLine < 2000) return;
-      lastLine = t;
-      const ep = p.epoch ? ` epoch ${p.epoch}${p.epochs !== undefined && Number.isFinite(p.epochs) ? `/${p.epochs}` : ''}` : '';
-      const sp = p.sparsity !== undefined ? ` blocks zero ${(100 * p.sparsity).toFixed(1)}%${p.target !== undefined ? ` (ramp ${(100 * p.target).toFixed(1)}%)` : ''}` : '';
-      const loss = p.loss !== undefined ? ` loss ${p.loss.toPrecision(4)}` : '';
-      const fid = p.fidelity !== undefined ? ` fidelity ${p.fidelity.toFixed(4)}` : '';
-      const eta = p.eta !== undefined ? ` ETA ${clock(p.eta)}` : '';
-      process.stderr.write(`${p.phase}${ep} ${p.step}/${p.steps}${sp}${loss}${fid}${eta} [${clock((t - t0) / 1000)}]\n`);
-    };
+    const interrupt = interruptible(values.quiet);
+    const onProgress = trainingProgress(values.quiet, (/** @type {ProxProgress} */ p) => (p.sparsity !== undefined ? ` blocks zero ${(100 * p.sparsity).toFixed(1)}%${p.target !== undefined ? ` (ramp ${(100 * p.target).toFixed(1)}%)` : ''}` : ''));
     let report;
     try {
       report = await proxPrune(model, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, scope, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: ac.signal,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, scope, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: interrupt.signal,
       });
     } catch (e) {
-      if (ac.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
+      if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
       throw e;
-    } finally { process.off('SIGINT', onSigint); }
+    } finally { interrupt.release(); }
     const saved = await saveOnnx(model, out);
     if (values.report) {
       const tmp = `${values.report}.tmp-${process.pid}`;

@@ -7,11 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, recover } from '../../src/onnx/index.js';
-import { checkDisjoint, EvalUsageError, parseMetrics } from '../fidelity-cli.js';
-import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt, clock, samplesOf } from './cli-util.js';
+import { parseMetrics } from '../fidelity-cli.js';
+import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').RecoverState} RecoverState */
-/** @typedef {import('../../src/onnx/index.js').RecoverProgress} RecoverProgress */
 
 export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onnx [options]
 
@@ -124,13 +123,7 @@ export async function main(args) {
     const batchSize = values.batch === undefined ? undefined : posInt('batch', values.batch, 8);
     const steps = values.steps === undefined ? undefined : values.steps.split(',').map((s) => s.trim());
     if (steps && (!steps.length || steps.some((s) => !['stats', 'lsq', 'distill'].includes(s)))) throw new UsageError(`--steps takes a list of stats, lsq, distill (got "${values.steps}")`);
-    if (values.calib === '' || values.eval === '') throw new UsageError('--calib / --eval need a directory or "synthetic"');
-    for (const [k, d] of [['calib', values.calib], ['eval', values.eval]]) {
-      if (d && d !== 'synthetic' && !(fs.existsSync(d) && fs.statSync(d).isDirectory())) throw new UsageError(`--${k} ${d} is not a directory`);
-    }
-    if (values.calib && values.eval && values.calib !== 'synthetic' && values.eval !== 'synthetic') {
-      try { checkDisjoint(values.calib, values.eval); } catch (e) { throw e instanceof EvalUsageError ? new UsageError(e.message) : e; }
-    }
+    checkTrainingSets(values.calib, values.eval);
     if (values.loss !== undefined && !['logits', 'kl'].includes(values.loss)) throw new UsageError(`--loss must be logits or kl (got "${values.loss}")`);
     const softmaxLoss = /** @type {'logits' | 'kl' | undefined} */ (values.loss);
     const resume = values.resume ? readState(values.resume) : undefined;
@@ -144,24 +137,8 @@ export async function main(args) {
     const evalSamples = values.eval ? await samplesOf(values.eval, teacher, evalCount, 'heldOut') : undefined;
 
     // Ctrl-C: the run stops at its next step and nothing is written.
-    const ac = new AbortController();
-    const onSigint = () => { ac.abort(); if (!values.quiet) process.stderr.write('\ninterrupted: stopping, nothing will be written\n'); };
-    process.on('SIGINT', onSigint);
-    const t0 = Date.now();
-    let lastLine = 0;
-    /** @param {RecoverProgress} p */
-    const onProgress = (p) => {
-      if (values.quiet) return;
-      const t = Date.now();
-      const end = p.step === p.steps;
-      if (!end && t - lastLine < 2000) return;
-      lastLine = t;
-      const ep = p.epoch ? ` epoch ${p.epoch}${Number.isFinite(p.epochs) ? `/${p.epochs}` : ''}` : '';
-      const loss = p.loss !== undefined ? ` loss ${p.loss.toPrecision(4)}` : '';
-      const fid = p.fidelity !== undefined ? ` fidelity ${p.fidelity.toFixed(4)}` : '';
-      const eta = p.eta !== undefined ? ` ETA ${clock(p.eta)}` : '';
-      process.stderr.write(`${p.phase}${ep} ${p.step}/${p.steps}${loss}${fid}${eta} [${clock((t - t0) / 1000)}]\n`);
-    };
+    const interrupt = interruptible(values.quiet);
+    const onProgress = trainingProgress(values.quiet);
     const onCheckpoint = values.checkpoint ? (/** @type {RecoverState} */ s) => {
       const ck = /** @type {string} */ (values.checkpoint);
       const tmp = `${ck}.tmp-${process.pid}`;
@@ -172,12 +149,12 @@ export async function main(args) {
     try {
       report = await recover(pruned, teacher, samples, {
         ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, softmaxLoss, epochs, minutes, lr, batchSize,
-        steps: /** @type {('stats' | 'lsq' | 'distill')[] | undefined} */ (steps), resume, onCheckpoint, onProgress, signal: ac.signal,
+        steps: /** @type {('stats' | 'lsq' | 'distill')[] | undefined} */ (steps), resume, onCheckpoint, onProgress, signal: interrupt.signal,
       });
     } catch (e) {
-      if (ac.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written${values.checkpoint && fs.existsSync(values.checkpoint) ? ` (the last epoch's state is in ${values.checkpoint}: --resume it)` : ''}\n`); process.exit(130); }
+      if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written${values.checkpoint && fs.existsSync(values.checkpoint) ? ` (the last epoch's state is in ${values.checkpoint}: --resume it)` : ''}\n`); process.exit(130); }
       throw e;
-    } finally { process.off('SIGINT', onSigint); }
+    } finally { interrupt.release(); }
     const saved = await saveOnnx(pruned, out);
     if (values.report) {
       const tmp = `${values.report}.tmp-${process.pid}`;
