@@ -6,7 +6,7 @@ import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
-import type { TrainSetup } from './train-setup.js';
+import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 
 export interface DistillContext {
@@ -47,7 +47,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const { graph } = ctx.setup;
   const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
   try {
-    trainer.setLosses(ctx.setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' })));
+    trainer.setLosses(lossesOf(ctx.setup));
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
     if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;

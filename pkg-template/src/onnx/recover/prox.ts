@@ -19,7 +19,7 @@ import type { InputSample } from '../calib/inputs.js';
 import { fidelity } from '../fidelity/index.js';
 import type { OutputKind, Outputs } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
-import { trainSetup } from './train-setup.js';
+import { lossesOf, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
@@ -198,8 +198,9 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   let steps = 0, reached = 0;
   const trained = new Set(trainer.paramNames);
   const layers = work.prunable().filter((w) => trained.has(w.name)).map((w) => proxLayer(w, want));
-  if (!layers.length) throw bad('no prunable weight of the model is trained (nothing for the proximal step)');
+  if (!layers.length) { trainer.free(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
   try {
+    trainer.setLosses(lossesOf(setup)); // the loss per output kind, as recover's distillation trains
     const size = opts.batchSize ?? 8, seed = opts.seed ?? 1;
     const perEpoch = epochBatches(samples, setup.graph.inputs, size, seed, 0).length;
     const total = epochs * perEpoch;

@@ -4,7 +4,7 @@
 // a final Softmax is trained on its logits (the Softmax's input, against the teacher's logits: the
 // high-temperature limit of distillation's KL, and a gradient that does not vanish on small
 // probabilities); every other output with the mean squared error of its values.
-import type { TrainGraph } from 'sparsekit-wasm';
+import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { NodeProto, OnnxModel } from '../model.js';
 import { trainGraph } from '../train/graph.js';
 import type { OutputKind } from '../fidelity/types.js';
@@ -81,4 +81,9 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
   });
   graph.nodes = graph.nodes.filter((_, i) => !drop.has(i));
   return { graph, trained };
+}
+
+/** The training core's loss for each trained tensor of `setup` (in graph.outputs order). */
+export function lossesOf(setup: TrainSetup): OutputLoss[] {
+  return setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' }));
 }
