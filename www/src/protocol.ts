@@ -71,7 +71,7 @@ export interface RequestOptions<P> {
   signal?: AbortSignal;
 }
 
-interface Pending { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: never) => void }
+interface Pending { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: never) => void; signal?: AbortSignal }
 
 /**
  * The page's side of a worker: one request() for every operation of its API. restart() replaces the
@@ -116,7 +116,7 @@ export class WorkerClient<A extends WorkerApi> {
     const { signal } = opts;
     return new Promise<A[K]['res']>((resolve, reject) => {
       if (signal?.aborted) { reject(cancelled()); return; }
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onProgress: opts.onProgress as ((p: never) => void) | undefined });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onProgress: opts.onProgress as ((p: never) => void) | undefined, signal });
       signal?.addEventListener('abort', () => { if (this.pending.has(id)) this.post({ kind: 'cancel', id }); }, { once: true });
       this.post({ kind: 'request', id, op, payload }, opts.transfer);
     });
@@ -133,9 +133,24 @@ export class WorkerClient<A extends WorkerApi> {
     this.worker = this.spawn();
   }
 
+  /**
+   * Aborts the requests made under `controller`. A worker only sees the abort between its own awaits,
+   * so a request still running after `graceMs` (inside one long onnxruntime call or training step) is
+   * ended by restarting the worker.
+   */
+  cancel(controller: AbortController, graceMs = CANCEL_GRACE_MS): void {
+    controller.abort();
+    setTimeout(() => {
+      if ([...this.pending.values()].some((p) => p.signal === controller.signal)) this.restart();
+    }, graceMs);
+  }
+
   /** Whether a request is in flight. */
   get busy(): boolean { return this.pending.size > 0; }
 }
+
+/** How long a cancel waits for the worker to stop by itself before restarting it. */
+const CANCEL_GRACE_MS = 8000;
 
 const cancelled = () => Object.assign(new Error('cancelled'), { name: 'AbortError', code: 'cancelled' });
 

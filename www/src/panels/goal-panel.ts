@@ -15,8 +15,6 @@ import { svgEl } from '../render/svg.js';
 
 let bytes: Uint8Array | null = null, fileName = '', result: SearchResult | null = null;
 let controller: AbortController | null = null, gen = 0;
-/** A cancel the worker has not answered in this time (a long onnxruntime call) restarts the worker. */
-const CANCEL_GRACE_MS = 8000;
 
 function readRequest(b: Uint8Array): SearchRequest {
   const goal = select('goal-kind').value as SearchRequest['goal'];
@@ -190,10 +188,8 @@ async function run(): Promise<void> {
 function cancel(): void {
   const c = controller;
   if (!c) return;
-  c.abort();
   $('goal-status').textContent = 'cancelling…';
-  const my = gen;
-  setTimeout(() => { if (controller === c && gen === my) searchClient.restart(); }, CANCEL_GRACE_MS);
+  searchClient.cancel(c);
 }
 
 export function initGoalPanel(): void {

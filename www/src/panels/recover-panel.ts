@@ -16,8 +16,6 @@ import { recoverClient } from '../workers.js';
 
 let teacher: Uint8Array | null = null, fileName = '', uploaded: { bytes: Uint8Array; name: string } | null = null;
 let result: RecoverResult | null = null, controller: AbortController | null = null, gen = 0;
-/** A cancel the worker has not answered in this time (a long onnxruntime call or training step) restarts it. */
-const CANCEL_GRACE_MS = 8000;
 
 /** The live curve: one point per held-out measurement (after each closed-form step, after each epoch). */
 interface CurvePoint { label: string; fidelity: number }
@@ -180,10 +178,8 @@ async function run(): Promise<void> {
 function cancel(): void {
   const c = controller;
   if (!c) return;
-  c.abort();
   $('recover-status').textContent = 'cancelling…';
-  const my = gen;
-  setTimeout(() => { if (controller === c && gen === my) recoverClient.restart(); }, CANCEL_GRACE_MS);
+  recoverClient.cancel(c);
 }
 
 export function initRecoverPanel(): void {
