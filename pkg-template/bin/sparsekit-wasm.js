@@ -109,6 +109,8 @@ Per-layer settings and the search (docs/onnx.md "Recipes", "Compression to a fid
                           [--eval-count N] [--table-samples N] [--max-steps N] [--save-recipe R.json]
                           (--table-samples N: the sensitivity table on the first N eval samples only,
                           every candidate plan still verified on all of them)
+                          [--confidence P]: hold the floor to the lower bound of each output's
+                          fidelity at confidence P (e.g. 0.95), so that it holds on samples not seen
   --prox                  reach --sparsity of --block blocks by sparse training (proximal steps
                           during distillation, then the exact cut and a recovery); see
                           '${PROG} prune --prox --help'

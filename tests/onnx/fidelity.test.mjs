@@ -211,6 +211,30 @@ test('kinds: detected from shape and values, set by the caller; the model takes 
   assert.equal(O.fidelity([{ m: map(3) }], [{ m: map(3) }]).outputs[0].kind, 'generic');
 });
 
+test('confidence: the Wilson lower bound by hand; shares of counted decisions are bounded, generic scores are not', () => {
+  // z(0.975) = 1.959964; p = 0.5 of 100: (0.5 + z²/200 - z·sqrt(0.0025 + z²/40000)) / (1 + z²/100) = 0.403832
+  assert.ok(Math.abs(O.wilsonLower(0.5, 100, 0.975) - 0.403832) < 1e-5);
+  // 511 of 512 at 95% one-sided (z = 1.644854): 0.991294; 2 flips: 0.988266 (below a 0.99 floor)
+  assert.ok(Math.abs(O.wilsonLower(511 / 512, 512, 0.95) - 0.991294) < 1e-5);
+  assert.ok(Math.abs(O.wilsonLower(510 / 512, 512, 0.95) - 0.988266) < 1e-5);
+  assert.equal(O.wilsonLower(1, 0, 0.95), 0);
+  assert.ok(O.wilsonLower(1, 1e6, 0.95) > 0.99999 && O.wilsonLower(1, 1e6, 0.95) < 1);
+  // A report with a classification output (8 rows, 7 agree) and a generic one (no counted decisions).
+  const rows = (flip) => t([8, 3], Array.from({ length: 24 }, (_, i) => (i % 3 === (flip && i < 3 ? 1 : 0) ? 5 : 0)));
+  const gen = (v) => t([1, 4], [1, 2, 3, v]);
+  const r = O.fidelity([{ c: rows(false), g: gen(4) }], [{ c: rows(true), g: gen(4.4) }], { kinds: { c: 'classification', g: 'generic' } });
+  const c = r.outputs.find((o) => o.name === 'c'), g = r.outputs.find((o) => o.name === 'g');
+  assert.equal(c.decisions, 8);
+  assert.equal(c.score, 7 / 8);
+  assert.equal(g.decisions, undefined);
+  const b = O.lowerBound(r, 0.9);
+  assert.ok(Math.abs(b.outputs.c - O.wilsonLower(7 / 8, 8, 0.9)) < 1e-12);
+  assert.equal(b.outputs.g, g.score);
+  assert.equal(b.score, Math.min(b.outputs.c, b.outputs.g));
+  assert.equal(b.worst, b.outputs.c <= b.outputs.g ? 'c' : 'g');
+  assert.throws(() => O.lowerBound(r, 1), /confidence must be in \(0, 1\)/);
+});
+
 test('bad input: typed errors for mismatched sets, unknown kinds and outputs, dims that do not fit', () => {
   const a = [{ y: t([1, 2], [1, 2]) }];
   assert.throws(() => O.fidelity(a, []), (e) => e instanceof O.OnnxError && e.code === 'shape_mismatch');

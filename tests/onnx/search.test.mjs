@@ -109,6 +109,36 @@ test('compress with tableSamples: the table on the first N eval samples, every p
   }
 });
 
+test('compress with confidence: the floor is held to the lower bound of each output\'s fidelity', async () => {
+  const bytes = G.residual();
+  const model = O.OnnxModel.parse(bytes);
+  const set = await O.readCalibrationDir(evalDir, model);
+  const ref = await O.runSet(runner(), bytes, set);
+  const name = Object.keys(ref[0])[0];
+  // The output read as class scores along its last axis: a share of counted rows, which the bound applies to.
+  const fidelityOptions = { kinds: { [name]: 'classification' } };
+  const F = 0.8, confidence = 0.9;
+  const res = await O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', levels: [0.25, 0.5, 0.75, 0.9], minFidelity: F, confidence, fidelityOptions });
+  for (const s of res.steps) {
+    assert.ok(s.bound <= s.fidelity, `bound ${s.bound} <= fidelity ${s.fidelity}`);
+    assert.equal(s.pass, s.bound >= F);
+  }
+  if (res.model) {
+    const out = await O.runSet(runner(), res.model.encode(), set);
+    const f = O.fidelity(ref, out, fidelityOptions);
+    const rows = f.outputs[0].decisions;
+    assert.ok(rows > 0);
+    assert.ok(Math.abs(res.bound.score - O.wilsonLower(f.score, rows, confidence)) < 1e-9 && res.bound.score >= F);
+    assert.equal(res.recipe.meta.confidence, confidence);
+    assert.equal(res.recipe.meta.fidelityBound, res.bound.score);
+  }
+  // The same floor without the bound keeps a plan at least as large.
+  const plain = await O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', levels: [0.25, 0.5, 0.75, 0.9], minFidelity: F, fidelityOptions, table: res.table });
+  assert.equal(plain.bound, null);
+  if (res.model) assert.ok(plain.report.zeros >= res.report.zeros);
+  await assert.rejects(O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', minFidelity: F, confidence: 1, table: res.table }), /confidence must be in \(0, 1\)/);
+});
+
 test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --recipe gives the same weights', async () => {
   const input = path.join(dir, 'residual.onnx');
   fs.writeFileSync(input, G.residual());
@@ -138,5 +168,9 @@ test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --
   assert.ok(j.fidelity.samples > 2);
   const bad2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'y.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '0'], { encoding: 'utf8' });
   assert.equal(bad2.status, 2);
+  const bad3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'z.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '95'], { encoding: 'utf8' });
+  assert.equal(bad3.status, 2);
+  assert.match(bad3.stderr, /--confidence must be in \(0, 1\)/);
+  assert.ok(!fs.existsSync(path.join(dir, 'z.onnx')));
   assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });

@@ -24,7 +24,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' }, recipe: { type: 'string' }, 'min-fidelity': { type: 'string' },
   sparsity: { type: 'string' }, nm: { type: 'string' }, channels: { type: 'string' }, levels: { type: 'string' },
   objective: { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' }, 'max-steps': { type: 'string' },
-  'table-samples': { type: 'string' },
+  'table-samples': { type: 'string' }, confidence: { type: 'string' },
   method: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' }, damp: { type: 'string' }, 'round-to': { type: 'string' },
   'save-recipe': { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
 };
@@ -48,7 +48,7 @@ function summary(report, out) {
  * @param {string} out
  */
 async function withRecipe(values, file, out) {
-  for (const k of /** @type {const} */ (['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps', 'table-samples'])) {
+  for (const k of /** @type {const} */ (['min-fidelity', 'sparsity', 'nm', 'channels', 'levels', 'objective', 'eval', 'save-recipe', 'max-steps', 'table-samples', 'confidence'])) {
     if (values[k] !== undefined) throw new UsageError(`--${k} does not combine with --recipe (the recipe holds the settings)`);
   }
   let text;
@@ -111,6 +111,8 @@ async function search(values, file, out) {
   const method = /** @type {Method} */ (values.method ?? 'magnitude'); // checked on the next line
   if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
   if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
+  const confidence = values.confidence === undefined ? undefined : num('confidence', values.confidence);
+  if (confidence !== undefined && !(confidence > 0 && confidence < 1)) throw new UsageError(`--confidence must be in (0, 1), e.g. 0.95 (got ${values.confidence})`);
   if (values['save-recipe'] && path.resolve(values['save-recipe']) === out) throw new UsageError('--save-recipe and -o name the same file');
   const model = await loadOnnx(file);
   const ort = await loadOrt();
@@ -122,7 +124,7 @@ async function search(values, file, out) {
   let res;
   try {
     res = await compress(model, {
-      ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, nm, levels, objective, method, minFidelity: F,
+      ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, nm, levels, objective, method, minFidelity: F, confidence,
       roundTo: posInt('round-to', values['round-to'], 8), percDamp: values.damp === undefined ? CALIB_DEFAULTS.percDamp : num('damp', values.damp),
       maxSteps: posInt('max-steps', values['max-steps'], 8),
       tableSamples: values['table-samples'] === undefined ? undefined : Math.min(evalSet.length, posInt('table-samples', values['table-samples'], 1)),
@@ -133,20 +135,22 @@ async function search(values, file, out) {
     throw e;
   }
   if (!values.quiet) process.stderr.write(`${chart(res.table)}\n`);
-  for (const s of res.steps) console.log(`budget ${s.budget.toPrecision(3)}: predicted loss ${s.predicted.toFixed(4)}, fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'}) ${s.pass ? 'meets' : 'below'} ${F}, removed ${s.removed}`);
+  const held = (/** @type {{ bound?: number, boundWorst?: string }} */ s) => (s.bound === undefined ? '' : `, lower bound ${s.bound.toFixed(4)} (${s.boundWorst || '-'}) at ${confidence}`);
+  for (const s of res.steps) console.log(`budget ${s.budget.toPrecision(3)}: predicted loss ${s.predicted.toFixed(4)}, fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'})${held(s)} ${s.pass ? 'meets' : 'below'} ${F}, removed ${s.removed}`);
   console.log(`${res.sessions} onnxruntime sessions, ${res.runs} model runs; ${(res.ms.total / 1000).toFixed(1)} s (sensitivity ${(res.ms.sensitivity / 1000).toFixed(1)} s; onnxruntime ${(res.ms.model / 1000).toFixed(1)} s, calibrated apply ${(res.ms.apply / 1000).toFixed(1)} s, library ${(res.ms.library / 1000).toFixed(1)} s)`);
   if (!res.model) throw new RunError(`no plan met --min-fidelity ${F} (the lightest plan tried scored ${Math.max(...res.steps.map((s) => s.fidelity)).toFixed(4)}); nothing written`);
   if (values['save-recipe']) fs.writeFileSync(values['save-recipe'], `${JSON.stringify(res.recipe, null, 2)}\n`);
   const saved = await saveOnnx(res.model, out);
-  if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, fidelity: res.fidelity, steps: res.steps, recipe: res.recipe, sessions: res.sessions, runs: res.runs, ms: res.ms, report: res.report, table: res.table }, null, 2));
-  console.log(`chosen plan: fidelity ${res.fidelity.score.toFixed(4)} (worst output ${res.fidelity.worst || '-'}) >= ${F}`);
+  if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, fidelity: res.fidelity, bound: res.bound, steps: res.steps, recipe: res.recipe, sessions: res.sessions, runs: res.runs, ms: res.ms, report: res.report, table: res.table }, null, 2));
+  console.log(res.bound ? `chosen plan: fidelity ${res.fidelity.score.toFixed(4)}, its lower bound at confidence ${confidence} ${res.bound.score.toFixed(4)} (worst output ${res.bound.worst || '-'}) >= ${F}`
+    : `chosen plan: fidelity ${res.fidelity.score.toFixed(4)} (worst output ${res.fidelity.worst || '-'}) >= ${F}`);
   if (values['save-recipe']) console.log(`wrote ${values['save-recipe']}`);
   summary(/** @type {PruneReport} */ (res.report), saved.model); // compress returns a report with every model
 }
 
 /** Options of `prune … --recover` that go to recover (with their value), and those both steps get. */
 const RECOVER_ONLY = new Set(['--loss', '--epochs', '--minutes', '--lr', '--batch', '--checkpoint', '--resume', '--steps', '--eval', '--eval-count', '--metric', '--report']);
-const WITH_VALUE = new Set([...RECOVER_ONLY, '-o', '--output', '--sparsity', '--nm', '--channels', '--block', '--round-to', '--scope', '--method', '--calib', '--calib-count', '--damp', '--recipe', '--min-fidelity', '--levels', '--objective', '--max-steps', '--save-recipe']);
+const WITH_VALUE = new Set([...RECOVER_ONLY, '-o', '--output', '--sparsity', '--nm', '--channels', '--block', '--round-to', '--scope', '--method', '--calib', '--calib-count', '--damp', '--recipe', '--min-fidelity', '--levels', '--objective', '--max-steps', '--save-recipe', '--table-samples', '--confidence']);
 
 /**
  * `prune IN -o OUT … --recover [recover options]`: the prune as asked, into a temporary file, then

@@ -34,8 +34,8 @@ export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort
 export { runSet, compareSets, outputAsFloat, evaluate } from './calib/evaluate.js';
 export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport } from './calib/evaluate.js';
 // Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
-export { fidelity, detectKind, OUTPUT_KINDS } from './fidelity/index.js';
-export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions } from './fidelity/index.js';
+export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './fidelity/index.js';
+export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
 export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';

@@ -39,6 +39,7 @@ export function classificationFidelity(pairs: Pair[]): KindResult {
   const t1 = top1 / rows, tk = topk / rows;
   return {
     score: t1,
+    decisions: rows,
     metrics: { top1Agreement: t1, top5Agreement: tk, meanKL: kl / rows, rows, classes },
     detail: `${rows} row(s) over ${classes} classes${logits ? ' (logits: softmax applied)' : ''}; top-1 agreement ${(100 * t1).toFixed(1)}%`,
   };

@@ -145,6 +145,7 @@ export function denseMapFidelity(pairs: Pair[], opts: DenseMapOptions = {}): Kin
   const iouAll = union === 0 ? 1 : inter / union;
   return {
     score: f1,
+    decisions: na + nb,
     metrics: { componentF1: f1, iou: iouAll, pixelAgreement: pixels ? same / pixels : 1, matched: tp, referenceComponents: na, prunedComponents: nb, maps },
     detail: `${maps} map(s)${classes > 1 ? ` of ${classes} classes (argmax)` : `, threshold ${thr}, regions of mean >= ${minScore}`}, short side >= ${minSide} px; ${tp} of the original's ${na} regions matched (IoU >= 0.5), ${nb} found; pixel IoU ${iouAll.toFixed(4)}`,
   };

@@ -98,6 +98,7 @@ export function detectionFidelity(pairs: Pair[], opts: DetectionOptions = {}): K
   const f1 = nRef + nOut === 0 ? 1 : (2 * tp) / (nRef + nOut);
   return {
     score: f1,
+    decisions: nRef + nOut,
     metrics: {
       f1, precision: nOut ? tp / nOut : 1, recall: nRef ? tp / nRef : 1, matched: tp, referenceBoxes: nRef, prunedBoxes: nOut,
       scoreCosine: !Number.isFinite(dot + nr + no) ? 0 : nr === 0 && no === 0 ? 1 : nr === 0 || no === 0 ? 0 : dot / Math.sqrt(nr * no),

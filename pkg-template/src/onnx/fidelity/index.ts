@@ -21,6 +21,8 @@ export type { Box } from './detection.js';
 export { denseMapFidelity, components, matchComponents } from './dense-map.js';
 export type { RegionFilter } from './dense-map.js';
 export { sequenceFidelity, greedyDecode, editDistance } from './sequence.js';
+export { wilsonLower, normalQuantile, lowerBound } from './confidence.js';
+export type { BoundedFidelity } from './confidence.js';
 
 export const OUTPUT_KINDS: readonly OutputKind[] = Object.freeze(['classification', 'detection', 'dense-map', 'sequence', 'generic']);
 
@@ -69,7 +71,7 @@ export function fidelity(reference: Outputs[], outputs: Outputs[], opts: Fidelit
     const set = opts.kinds?.[name];
     const { kind, why } = set ? { kind: set, why: 'set by the caller' } : detectKind(name, pairs[0].dims, pairs[0].ref);
     const r = measure(kind, pairs, opts);
-    report.push({ name, kind, score: r.score, metrics: r.metrics, detail: `${why}; ${r.detail ?? ''}`.replace(/; $/, '') });
+    report.push({ name, kind, score: r.score, metrics: r.metrics, detail: `${why}; ${r.detail ?? ''}`.replace(/; $/, ''), ...(r.decisions !== undefined ? { decisions: r.decisions } : {}) });
   }
   let worst = report[0];
   for (const o of report) if (!(o.score >= worst.score)) worst = o;

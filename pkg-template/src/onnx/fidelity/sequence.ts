@@ -55,6 +55,7 @@ export function sequenceFidelity(pairs: Pair[], blank = 0): KindResult {
   const cer = edits / Math.max(1, refLen);
   return {
     score: Math.max(0, 1 - cer),
+    decisions: refLen,
     metrics: { stepAgreement: steps ? same / steps : 1, editDistance: edits, referenceLength: refLen, cerVsOriginal: cer, exactMatch: seqs ? exact / seqs : 1, sequences: seqs },
     detail: `${seqs} sequence(s), greedy decodes (blank ${blank}) differ by ${edits} edit(s) over ${refLen} symbol(s)`,
   };

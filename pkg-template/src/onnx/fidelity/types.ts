@@ -22,6 +22,8 @@ export interface OutputFidelity {
   metrics: Record<string, number>;
   /** One line on how the output was read (layout, thresholds, why a kind was chosen). */
   detail?: string;
+  /** How many counted decisions `score` is a share of; absent for generic outputs. */
+  decisions?: number;
 }
 
 /** Every output's fidelity; the model's is its worst output's. */
@@ -87,4 +89,9 @@ export interface KindResult {
   score: number;
   metrics: Record<string, number>;
   detail?: string;
+  /**
+   * How many counted decisions the score is a share of (rows, symbols, boxes or regions of both
+   * models); absent where the score is not such a share (cosines and errors of generic outputs).
+   */
+  decisions?: number;
 }

@@ -13,7 +13,7 @@ import { CancelledError } from '../calib/cancel.js';
 import { applyRecipe, type RecipeReport } from '../recipe/apply.js';
 import { recipeJson, type Setting } from '../recipe/recipe.js';
 import { countZeros } from '../prune.js';
-import { fidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
+import { fidelity, lowerBound, type BoundedFidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
 import { newCounter, runBytes } from './model-runs.js';
 import { allocate, type Objective } from './allocate.js';
 import { sensitivity, type Method, type SearchMode, type SensitivityResult } from './sensitivity.js';
@@ -43,6 +43,14 @@ export interface CompressOptions {
    * the floor is still checked on the full set.
    */
   tableSamples?: number;
+  /**
+   * Hold the floor to the lower bound of each output's fidelity at this confidence, in (0, 1)
+   * (e.g. 0.95; default: off, the measured score). A plan chosen because it just meets the floor on
+   * the eval samples meets it on other samples only about half the time; the bound
+   * (fidelity/confidence.ts) makes the floor hold on unseen samples with this confidence, for
+   * outputs whose score is a share of counted decisions.
+   */
+  confidence?: number;
   /** Verifications of candidate plans, at most (default 8). */
   maxSteps?: number;
   fidelityOptions?: FidelityOptions;
@@ -50,7 +58,11 @@ export interface CompressOptions {
   onProgress?: (p: { phase: 'sensitivity' | 'verify'; done: number; total: number; label: string }) => void;
 }
 
-export interface PlanStep { budget: number; predicted: number; gain: number; fidelity: number; worst: string; pass: boolean; removed: number }
+export interface PlanStep {
+  budget: number; predicted: number; gain: number; fidelity: number; worst: string; pass: boolean; removed: number;
+  /** With `confidence`: the lower bound the floor was held to, and its output. */
+  bound?: number; boundWorst?: string;
+}
 
 export interface CompressResult {
   /** The pruned copy (the input model is left as it was); null when no plan met the floor. */
@@ -59,6 +71,8 @@ export interface CompressResult {
   recipe: Record<string, unknown>;
   report: RecipeReport | null;
   fidelity: FidelityReport;
+  /** With `confidence`: the chosen plan's lower bound (what met the floor). */
+  bound: BoundedFidelity | null;
   table: SensitivityResult;
   steps: PlanStep[];
   sessions: number;
@@ -87,6 +101,8 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   if (objective === 'latency' && opts.mode !== 'channels') {
     throw new OnnxError('unsupported', 'objective latency needs channel removal: zeros from sparsity or N:M do not make onnxruntime faster on this machine', 'invalid_arguments');
   }
+  const conf = opts.confidence;
+  if (conf !== undefined && (typeof conf !== 'number' || !(conf > 0 && conf < 1))) throw new OnnxError('unsupported', `confidence must be in (0, 1) (got ${String(conf)})`, 'invalid_arguments');
   const method = opts.method ?? 'magnitude';
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const count = newCounter();
@@ -104,12 +120,12 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   if (!opts.table) { count.sessions += table.sessions; count.runs += table.runs; count.ms += table.ms.model; }
   const bytes = model.encode();
   const reference: Outputs[] = await runBytes(runner, bytes, opts.eval, count, opts.signal);
-  const meta = (extra: object) => ({ objective, minFidelity: F, mode: opts.mode, method, samples: opts.eval.length, ...extra });
+  const meta = (extra: object) => ({ objective, minFidelity: F, ...(conf !== undefined ? { confidence: conf } : {}), mode: opts.mode, method, samples: opts.eval.length, ...extra });
   const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
 
   const zeros0 = model.prunable().reduce((a, w) => a + countZeros(model.readFloat(w)), 0);
   let applyMs = 0;
-  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; gain: number };
+  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; bound: BoundedFidelity | null; gain: number };
   const kept: { best: Best | null } = { best: null };
   const steps: PlanStep[] = [];
   const seen = new Map<string, PlanStep>();
@@ -131,10 +147,12 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     const out = await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
     const fid = fidelity(reference, out, opts.fidelityOptions);
     const removed = opts.mode === 'channels' ? report.params.before - report.params.after : report.zeros - zeros0;
-    const step: PlanStep = { budget, predicted: a.cost, gain: a.gain, fidelity: fid.score, worst: fid.worst, pass: fid.score >= F, removed };
+    const bound = conf !== undefined ? lowerBound(fid, conf) : null;
+    const held = bound ? bound.score : fid.score;
+    const step: PlanStep = { budget, predicted: a.cost, gain: a.gain, fidelity: fid.score, worst: fid.worst, pass: held >= F, removed, ...(bound ? { bound: bound.score, boundWorst: bound.worst } : {}) };
     seen.set(key, step);
     steps.push(step);
-    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, gain: a.gain };
+    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, bound, gain: a.gain };
     return step.pass;
   };
   // Budget search: start at the floor's own slack; grow while plans pass, shrink while they fail, then bisect.
@@ -154,8 +172,9 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const chosen = kept.best;
   if (!chosen) {
     const fid = fidelity(reference, reference, opts.fidelityOptions);
-    return { model: null, recipe: recipeFor(new Map(), { note: 'no plan met the floor' }), report: null, fidelity: fid, table, steps, sessions: count.sessions, runs: count.runs, ms };
+    return { model: null, recipe: recipeFor(new Map(), { note: 'no plan met the floor' }), report: null, fidelity: fid, bound: null, table, steps, sessions: count.sessions, runs: count.runs, ms };
   }
   (chosen.recipe.meta as Record<string, unknown>).fidelity = chosen.fid.score;
-  return { model: chosen.model, recipe: chosen.recipe, report: chosen.report, fidelity: chosen.fid, table, steps, sessions: count.sessions, runs: count.runs, ms };
+  if (chosen.bound) (chosen.recipe.meta as Record<string, unknown>).fidelityBound = chosen.bound.score;
+  return { model: chosen.model, recipe: chosen.recipe, report: chosen.report, fidelity: chosen.fid, bound: chosen.bound, table, steps, sessions: count.sessions, runs: count.runs, ms };
 }
