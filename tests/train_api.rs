@@ -236,3 +236,21 @@ fn state_round_trips_and_resumes_bit_for_bit() {
     b.set_param("w2", &[0.5; 32]).unwrap();
     assert!(b.graph.param(2).data.iter().all(|&v| v == 0.5));
 }
+
+#[test]
+fn probability_losses_read_a_rounded_sigmoid_as_a_probability() {
+    // onnxruntime's approximate Sigmoid returns 1.0000001 for large logits: such a teacher map is
+    // still a map of probabilities (read as 1); a value clearly outside [0, 1] is refused.
+    use sparsekit_wasm::train::loss::bce;
+    let y = Tensor::new(vec![3], vec![0.2, 0.9, 0.999]).unwrap();
+    let rounded = Tensor::new(vec![3], vec![0.0, 1.000_000_1, 1.0]).unwrap();
+    let exact = Tensor::new(vec![3], vec![0.0, 1.0, 1.0]).unwrap();
+    let (a, ga) = bce(&y, &rounded).unwrap();
+    let (b, gb) = bce(&y, &exact).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(ga, gb);
+    let far = Tensor::new(vec![3], vec![0.0, 1.01, 1.0]).unwrap();
+    assert_eq!(bce(&y, &far).unwrap_err().kind(), ErrorKind::InvalidValue);
+    let negative = Tensor::new(vec![3], vec![-0.001, 1.0, 1.0]).unwrap();
+    assert_eq!(bce(&y, &negative).unwrap_err().kind(), ErrorKind::InvalidValue);
+}

@@ -93,9 +93,14 @@ pub fn mse(y: &Tensor, t: &Tensor) -> Result<(f64, Tensor)> {
     Ok((sum / n, g))
 }
 
+/// How far outside [0, 1] a probability may be and still be read as one: onnxruntime's Sigmoid is
+/// an approximation that returns 1.0000001 for large logits, and a teacher's map of such values is a
+/// map of probabilities all the same.
+const PROBABILITY_SLACK: f32 = 1e-5;
+
 fn probability(v: f32, who: &str, i: usize, loss: &str) -> Result<f64> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(v as f64)
+    if (-PROBABILITY_SLACK..=1.0 + PROBABILITY_SLACK).contains(&v) {
+        Ok(v.clamp(0.0, 1.0) as f64)
     } else {
         Err(Error::new(
             ErrorKind::InvalidValue,
