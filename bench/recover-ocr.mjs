@@ -5,7 +5,9 @@
 // picks the kept weights: a validation set (seed 500); the task metric: the evaluation set of
 // bench/ocr-quality (seed 900). None of them has labels in the training.
 //   node bench/recover-ocr.mjs [--variants cls-ch,cls-24,rec-50,rec-ch,det-ch] [--train 256] [--minutes 10]
-//        [--lr 1e-4] [--batch 8] [--det-size 320] [--write]
+//        [--lr 1e-4] [--batch 8] [--det-size 320] [--closed-form stats,lsq|none] [--write]
+// --closed-form none: distillation straight after the prune (rec's two closed-form steps are rolled
+// back by the fidelity check and cost ~8 of its 30 minutes).
 // Writes bench/out/recover-ocr.json; --write puts the table in bench/RESULTS.md between
 // <!-- recover:begin --> and <!-- recover:end -->.
 import fs from 'node:fs';
@@ -24,7 +26,7 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24,rec-50,rec-ch' }, train: { type: 'string', default: '256' },
     minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
     out: { type: 'string' }, write: { type: 'boolean', default: false }, from: { type: 'string' },
-    'det-size': { type: 'string', default: '320' },
+    'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' },
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
@@ -84,8 +86,10 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   const progress = (p) => { if (p.phase === 'distill' && p.step === p.steps) console.error(`  epoch ${p.epoch} loss ${p.loss?.toFixed(4)} fidelity ${p.fidelity?.toFixed(4)} eta ${p.eta?.toFixed(0) ?? '-'} s`); };
   const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH, onProgress: progress };
   let t0 = Date.now();
-  const cf = await recover(model, teacher, train, { ...base, steps: ['stats', 'lsq'] });
-  await stage('closed-form', (Date.now() - t0) / 1000, { steps: cf.closedForm.map((s) => ({ step: s.step, layers: s.layers, before: s.before, after: s.after, applied: s.applied })) });
+  if (opt['closed-form'] !== 'none') {
+    const cf = await recover(model, teacher, train, { ...base, steps: opt['closed-form'].split(',') });
+    await stage('closed-form', (Date.now() - t0) / 1000, { steps: cf.closedForm.map((s) => ({ step: s.step, layers: s.layers, before: s.before, after: s.after, applied: s.applied })) });
+  }
   t0 = Date.now();
   const d = await recover(model, teacher, train, { ...base, steps: ['distill'], minutes: MINUTES, epochs: 1000 });
   await stage('distilled', (Date.now() - t0) / 1000, { distill: { epochs: d.distill.epochs, steps: d.distill.steps, bestEpoch: d.distill.bestEpoch, history: d.distill.history, params: d.distill.params, stateBytes: d.distill.stateBytes, losses: d.distill.losses } });
