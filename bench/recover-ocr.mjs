@@ -5,7 +5,8 @@
 // picks the kept weights: a validation set (seed 500); the task metric: the evaluation set of
 // bench/ocr-quality (seed 900). None of them has labels in the training.
 //   node bench/recover-ocr.mjs [--variants cls-ch,cls-24,rec-50,rec-ch,det-ch] [--train 256] [--minutes 10]
-//        [--lr 1e-4] [--batch 8] [--det-size 320] [--closed-form stats,lsq|none] [--write]
+//        [--lr 1e-4] [--batch 8] [--det-size 320] [--closed-form stats,lsq|none] [--save DIR] [--write]
+// --save DIR: the recovered model of each variant as DIR/<variant>.onnx (for a longer latency run).
 // --closed-form none: distillation straight after the prune (rec's two closed-form steps are rolled
 // back by the fidelity check and cost ~8 of its 30 minutes).
 // Writes bench/out/recover-ocr.json; --write puts the table in bench/RESULTS.md between
@@ -16,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate } from 'sparsekit-wasm/onnx';
+import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, LatencyProbe } from 'sparsekit-wasm/onnx';
 import { renderText } from './ocr-text.mjs';
 import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
 
@@ -26,7 +27,7 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24,rec-50,rec-ch' }, train: { type: 'string', default: '256' },
     minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
     out: { type: 'string' }, write: { type: 'boolean', default: false }, from: { type: 'string' },
-    'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' },
+    'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' }, save: { type: 'string' },
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
@@ -77,14 +78,24 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   const pruneS = (Date.now() - tp) / 1000;
   const stage = async (name, seconds, extra = {}) => {
     const out = model.encode();
+    // What the model costs: its parameters, and (channel removal changes the shapes) its latency on
+    // the first task sample against the original's, interleaved after a warm-up, 15 runs each.
+    const params = model.weights.reduce((a, w) => a + w.numel, 0);
+    let latency = null;
+    if (label.startsWith('channels') && name !== 'closed-form') {
+      const probe = await LatencyProbe.open(runner, bytes, evalSamples[0], { sessions: 0, runs: 0, ms: 0 }, 15);
+      latency = await probe.compare(out);
+      await probe.release();
+    }
+    extra = { ...extra, params, latency };
     const r = await evaluateOcr(runner, out, key, evalSet, evalSamples, original.outputs);
     const fid = await evaluate(teacher, out, evalSamples, { ort: runner });
     const { read, ...metrics } = r.metrics;
     const row = { variant: v, model: key, pruning: label, stage: name, metrics, fidelity: fid.score, worst: fid.outputs.map((o) => `${o.kind} ${JSON.stringify(o.metrics)}`).join('; '), seconds, load: os.loadavg()[0], ...extra };
     results.push(row);
-    console.error(`[${v}] ${name}: ${fmt(key, metrics)} fidelity ${fid.score.toFixed(4)} (${seconds.toFixed(0)} s, load ${row.load.toFixed(1)})`);
+    console.error(`[${v}] ${name}: ${fmt(key, metrics)} fidelity ${fid.score.toFixed(4)}; ${params} parameters${latency ? `, ${latency.candidateMs.toFixed(0)} ms against ${latency.baseMs.toFixed(0)} (${(latency.baseMs / latency.candidateMs).toFixed(2)}x)` : ''} (${seconds.toFixed(0)} s, load ${row.load.toFixed(1)})`);
   };
-  results.push({ variant: v, model: key, pruning: 'original', stage: 'original', metrics: (({ read, ...m }) => m)(original.metrics), fidelity: 1, seconds: 0 });
+  results.push({ variant: v, model: key, pruning: 'original', stage: 'original', metrics: (({ read, ...m }) => m)(original.metrics), fidelity: 1, seconds: 0, params: teacher.weights.reduce((a, w) => a + w.numel, 0) });
   await stage('pruned', pruneS);
   const progress = (p) => { if (p.phase === 'distill' && p.step === p.steps) console.error(`  epoch ${p.epoch} loss ${p.loss?.toFixed(4)} fidelity ${p.fidelity?.toFixed(4)} eta ${p.eta?.toFixed(0) ?? '-'} s`); };
   const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH, onProgress: progress };
@@ -96,14 +107,16 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   t0 = Date.now();
   const d = await recover(model, teacher, train, { ...base, steps: ['distill'], minutes: MINUTES, epochs: 1000 });
   await stage('distilled', (Date.now() - t0) / 1000, { distill: { epochs: d.distill.epochs, steps: d.distill.steps, bestEpoch: d.distill.bestEpoch, history: d.distill.history, params: d.distill.params, stateBytes: d.distill.stateBytes, losses: d.distill.losses } });
+  if (opt.save) { fs.mkdirSync(opt.save, { recursive: true }); fs.writeFileSync(path.join(opt.save, `${v}.onnx`), model.encode()); }
   fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
   fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/recover-ocr.json')), JSON.stringify({ date: new Date().toISOString(), train: TRAIN, minutes: MINUTES, lr: LR, batch: BATCH, results }, null, 2));
 }
 
-const table = ['| model | pruning | stage (closed-form: validation fidelity per step) | task metric | fidelity on the task set | time | load avg |', '|---|---|---|---|---:|---:|---:|'];
+const table = ['| model | pruning | stage (closed-form: validation fidelity per step) | task metric | fidelity on the task set | parameters (latency against the original) | time | load avg |', '|---|---|---|---|---:|---|---:|---:|'];
+const cost = (r) => `${r.params ?? '–'}${r.latency ? ` (${r.latency.candidateMs.toFixed(0)} / ${r.latency.baseMs.toFixed(0)} ms, ${(r.latency.baseMs / r.latency.candidateMs).toFixed(2)}×)` : ''}`;
 const stageOf = (r) => (r.steps ? `${r.stage} (${r.steps.map((x) => `${x.step} ${x.applied ? 'kept' : 'rolled back'} ${x.before.toFixed(3)}→${x.after.toFixed(3)}`).join(', ')})`
   : r.distill ? `${r.stage} (${r.distill.epochs} epochs, ${r.distill.steps} steps, best epoch ${r.distill.bestEpoch})` : r.stage);
-for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${stageOf(r)} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
+for (const r of results) table.push(`| ${r.model} | ${r.pruning} | ${stageOf(r)} | ${fmt(r.model, r.metrics)} | ${r.fidelity.toFixed(3)} | ${cost(r)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load ? r.load.toFixed(1) : '–'} |`);
 const budget = runs.length ? runs.map((r) => `${r.results[0].variant}…: ${r.minutes} min, lr ${r.lr}`).join('; ') : `${MINUTES} min, Adam lr ${LR}`;
 const md = `${table.join('\n')}\n\nTraining: ${TRAIN} rendered samples (seed 1), validation for the kept weights 32 (seed 500), task metric on bench/ocr-quality's held-out set (seed 900); distillation budget ${budget}, batch ${BATCH} (\`node bench/recover-ocr.mjs\`, ${new Date().toISOString().slice(0, 10)}).`;
 console.log(md);
