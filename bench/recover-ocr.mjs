@@ -27,7 +27,7 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24,rec-50,rec-ch' }, train: { type: 'string', default: '256' },
     minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
     out: { type: 'string' }, write: { type: 'boolean', default: false }, from: { type: 'string' },
-    'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' }, save: { type: 'string' },
+    'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' }, save: { type: 'string' }, 'latency-runs': { type: 'string', default: '15' },
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
@@ -79,11 +79,11 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   const stage = async (name, seconds, extra = {}) => {
     const out = model.encode();
     // What the model costs: its parameters, and (channel removal changes the shapes) its latency on
-    // the first task sample against the original's, interleaved after a warm-up, 15 runs each.
+    // the first task sample against the original's, interleaved after a warm-up, --latency-runs each (15).
     const params = model.weights.reduce((a, w) => a + w.numel, 0);
     let latency = null;
     if (label.startsWith('channels') && name !== 'closed-form') {
-      const probe = await LatencyProbe.open(runner, bytes, evalSamples[0], { sessions: 0, runs: 0, ms: 0 }, 15);
+      const probe = await LatencyProbe.open(runner, bytes, evalSamples[0], { sessions: 0, runs: 0, ms: 0 }, Number(opt['latency-runs']));
       latency = await probe.compare(out);
       await probe.release();
     }
