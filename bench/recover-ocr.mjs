@@ -46,6 +46,7 @@ const VARIANTS = {
   'rec-50': ['rec', 'sparsegpt 50%', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', sparsity: 0.5, percDamp: DAMP })],
   'rec-ch': ['rec', 'channels 0.3 global sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.3, scope: 'global', method: 'sparsegpt', percDamp: DAMP })],
   'det-ch': ['det', 'channels 0.3 global sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.3, scope: 'global', method: 'sparsegpt', percDamp: DAMP })],
+  'det-ch-layer': ['det', 'channels 0.3 layer sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.3, scope: 'layer', method: 'sparsegpt', percDamp: DAMP })],
 };
 
 const fmt = (key, m) => (key === 'rec' ? `CER ${(100 * m.cer).toFixed(1)}%` : key === 'cls' ? `acc ${(100 * m.acc).toFixed(1)}%` : `F1 ${m.f1.toFixed(3)}`);
