@@ -1,6 +1,6 @@
 """PyTorch side of bench/recover-vs-torch.mjs: the same distillation as recover() on the same start.
 
-  python bench/recover-torch.py DIR
+  python bench/recover-torch.py DIR [--diverge] [--threads N]
 
 DIR (written by the node side) holds student.onnx (the pruned model after recover()'s closed-form
 steps), recipe.json (trained tensors, loss, lr, batch, Adam constants, the batch order of every
@@ -117,8 +117,54 @@ def top1_agreement(net, x, ref, batch):
     return float((y.argmax(-1) == r.argmax(-1)).float().mean()), y
 
 
+def diverge(folder, net, params, masks, tx, tt_, recipe):
+    """--diverge: the first epoch's steps as bench/recover-diverge.mjs took them with the training core
+    (DIR/diverge-ours.json): per step the two losses; after step 1 and the last step, per tensor, the
+    largest difference and how many values differ by more than lr / 2 (with Adam's first step, about
+    lr * sign(gradient): these are sign disagreements of the gradient)."""
+    ours = json.load(open(os.path.join(folder, "diverge-ours.json")))
+    a = recipe["adam"]
+    opt = torch.optim.Adam(params, lr=recipe["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"], weight_decay=a["weightDecay"])
+    losses, first = [], None
+    snap = lambda: [p.detach().clone().flatten() for p in params]
+    for idx in recipe["order"][0][: len(ours["losses"])]:
+        idx = torch.tensor(idx)
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(net(tx[idx]), tt_[idx])
+        loss.backward()
+        for p, m in zip(params, masks):
+            p.grad.mul_(m)
+        opt.step()
+        with torch.no_grad():
+            for p, m in zip(params, masks):
+                p.mul_(m)
+        losses.append(loss.item())
+        first = first or snap()
+
+    def compare(mine, theirs, label):
+        worst, where, flips, total, rel = 0.0, "", 0, 0, []
+        for name, v in zip(recipe["trained"], mine):
+            o = torch.tensor(theirs[name])
+            d = (v - o).abs()
+            if float(d.max()) > worst:
+                worst, where = float(d.max()), name
+            flips += int((d > recipe["lr"] / 2).sum())
+            total += v.numel()
+            rel.append(float((v - o).norm() / max(float(o.norm()), 1e-30)))
+        print(f"{label}: largest difference {worst:.3e} ({where}), values apart by > lr/2: {flips} of {total}, "
+              f"relative L2 per tensor: median {np.median(rel):.2e}, max {max(rel):.2e}", file=sys.stderr)
+
+    for k, (l1, l2) in enumerate(zip(ours["losses"], losses), 1):
+        if k <= 4 or k == len(losses):
+            print(f"step {k}: loss ours {l1:.6f} torch {l2:.6f} (relative {abs(l1 - l2) / abs(l2):.1e})", file=sys.stderr)
+    compare(first, ours["first"], "after step 1")
+    compare(snap(), ours["last"], f"after step {len(losses)}")
+
+
 def main(folder):
-    torch.set_num_threads(1)
+    # --threads N: another reduction order in torch's kernels (a float-rounding noise floor); default 1
+    threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+    torch.set_num_threads(threads)
     recipe = json.load(open(os.path.join(folder, "recipe.json")))
     if recipe["loss"] not in ("logits", "mse") or recipe["kind"] != "classification":
         raise SystemExit(f"this bench implements the MSE / logit loss and the classification fidelity, not {recipe['loss']} / {recipe['kind']}")
@@ -140,6 +186,9 @@ def main(folder):
         p.requires_grad_(True)
     masks = [(p.detach() != 0).float() for p in params]
     conv_s = time.perf_counter() - t_conv
+
+    if "--diverge" in sys.argv:
+        return diverge(folder, net, params, masks, tx, tt_, recipe)
 
     # The converted start against onnxruntime on the same graph: the largest difference of its outputs.
     start_score, y0 = top1_agreement(net, vx, vref, batch)

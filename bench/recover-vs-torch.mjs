@@ -7,7 +7,7 @@
 // (onnx2torch) and writes its student back into the same ONNX graph. Both are then measured alike:
 // task metric (bench/ocr-metrics.mjs) on bench/ocr-quality's held-out set (seed 900) and label-free
 // fidelity against the teacher there. One thread each (the single-threaded wasm; torch.set_num_threads(1)).
-//   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24] [--epochs 10] [--seeds 1,2] [--lr 3e-4] [--batch 8] [--train 256] [--write]
+//   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24] [--epochs 10] [--seeds 1,2] [--noise] [--lr 3e-4] [--batch 8] [--train 256] [--write]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: {
     variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
-    batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, write: { type: 'boolean', default: false },
+    batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
     python: { type: 'string', default: '/work/venv/bin/python' },
   },
 });
@@ -138,10 +138,21 @@ for (const v of opt.variants.split(',')) {
     const tj = JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8'));
     const torchBytes = fs.readFileSync(path.join(out, 'student-torch.onnx'));
     fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}.onnx`));
+    // --noise: torch again with 2 threads, the same recipe in another summation order: how far the
+    // result moves from float rounding alone (the same kind of difference as between the two engines).
+    let noise = null;
+    if (opt.noise) {
+      const t2 = Date.now();
+      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, '--threads', '2'], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (py2.status !== 0) throw new Error(`recover-torch.py --threads 2 failed (${py2.status})`);
+      noise = { json: JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8')), bytes: fs.readFileSync(path.join(out, 'student-torch.onnx')), wall: (Date.now() - t2) / 1000 };
+      fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}-t2.onnx`));
+    }
 
     const dd = d.distill;
     await measure(v, `ours distilled, order seed ${seed}`, ours.encode(), { pruning: label, seed, steps: dd.steps, bestEpoch: dd.bestEpoch, valFidelity: dd.bestScore, history: dd.history, params: dd.params, seconds: dd.ms / 1000, wall: oursS });
     await measure(v, `PyTorch distilled, order seed ${seed}`, torchBytes, { pruning: label, seed, steps: tj.steps, bestEpoch: tj.bestEpoch, valFidelity: tj.bestScore, history: tj.history, params: tj.params, seconds: tj.seconds, wall: torchS, startDiff: tj.startLogitDiff, torchStart: tj.startScore });
+    if (noise) await measure(v, `PyTorch 2 threads (noise floor), order seed ${seed}`, noise.bytes, { pruning: label, seed, steps: noise.json.steps, bestEpoch: noise.json.bestEpoch, valFidelity: noise.json.bestScore, history: noise.json.history, params: noise.json.params, seconds: noise.json.seconds, wall: noise.wall });
     fs.writeFileSync(path.join(ROOT, 'bench/out/recover-vs-torch.json'), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows }, null, 2));
   }
 }
@@ -154,7 +165,7 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.acc)} | ${r.fidelity.toFixed(3)} / ${r.meanKL.toExponential(1)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model after recover()'s closed-form steps (stats, lsq); ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the top-1 agreement with the teacher on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each. \`node bench/recover-vs-torch.mjs --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model after recover()'s closed-form steps (stats, lsq); ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the top-1 agreement with the teacher on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each (except the noise-floor rows: torch with 2 threads). \`node bench/recover-vs-torch.mjs --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
 console.log(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');

@@ -1,0 +1,32 @@
+// Where do recover()'s distillation and PyTorch's part (bench/recover-vs-torch.mjs)? Replays the first
+// epoch of a folder written by recover-vs-torch.mjs with the training core, step by step, and writes
+// each step's loss and the parameters after step 1 and after the last step, for
+// bench/recover-torch.py --diverge to compare with its own.
+//   node bench/recover-diverge.mjs bench/out/recover-vs-torch/cls-ch [--steps 32]
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Trainer } from 'sparsekit-wasm';
+import { OnnxModel, parseNpy, trainSetup } from 'sparsekit-wasm/onnx';
+import { lossesOf } from '../pkg/src/onnx/recover/train-setup.js';
+
+const { values: opt, positionals: [dir] } = parseArgs({ allowPositionals: true, options: { steps: { type: 'string', default: '32' } } });
+const recipe = JSON.parse(fs.readFileSync(path.join(dir, 'recipe.json'), 'utf8'));
+const load = (f) => parseNpy(new Uint8Array(fs.readFileSync(path.join(dir, f))));
+const x = load('train_x.npy'), t = load('train_t.npy');
+const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student.onnx'))), { [recipe.output]: recipe.kind });
+const trainer = new Trainer(setup.graph, { lr: recipe.lr, masked: true });
+trainer.setLosses(lossesOf(setup));
+const per = (a) => a.shape.slice(1).reduce((p, d) => p * d, 1);
+const rows = (a, idx) => { const n = per(a), out = new Float32Array(idx.length * n); idx.forEach((k, i) => out.set(a.data.subarray(k * n, (k + 1) * n), i * n)); return out; };
+const dump = () => Object.fromEntries(trainer.paramNames.map((n) => [n, Array.from(trainer.param(n))]));
+const losses = [];
+let first;
+const batches = recipe.order[0].slice(0, Number(opt.steps));
+for (const idx of batches) {
+  losses.push(trainer.step([{ values: rows(x, idx), shape: [idx.length, ...x.shape.slice(1)] }], [rows(t, idx)]));
+  first ??= dump();
+}
+fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, first, last: dump() }));
+trainer.free();
+console.error(`ours: ${losses.length} steps, losses ${losses.slice(0, 4).map((l) => l.toFixed(6)).join(' ')} … ${losses.at(-1).toFixed(6)}`);
