@@ -17,14 +17,17 @@ const x = load('train_x.npy'), t = load('train_t.npy');
 const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student.onnx'))), { [recipe.output]: recipe.kind });
 const trainer = new Trainer(setup.graph, { lr: recipe.lr, masked: true });
 trainer.setLosses(lossesOf(setup));
-const per = (a) => a.shape.slice(1).reduce((p, d) => p * d, 1);
-const rows = (a, idx) => { const n = per(a), out = new Float32Array(idx.length * n); idx.forEach((k, i) => out.set(a.data.subarray(k * n, (k + 1) * n), i * n)); return out; };
+// The .npy files are 1-D, the samples one after the other, each of its shape in recipe.shapes.
+const size = (dims) => dims.reduce((p, d) => p * d, 1);
+const offsets = (name) => recipe.shapes[name].reduce((a, d) => [...a, a.at(-1) + size(d)], [0]);
+const at = { train_x: offsets('train_x'), train_t: offsets('train_t') };
+const rows = (a, name, idx) => { const parts = idx.map((k) => a.data.subarray(at[name][k], at[name][k + 1])); const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0)); let o = 0; for (const p of parts) { out.set(p, o); o += p.length; } return out; };
 const dump = () => Object.fromEntries(trainer.paramNames.map((n) => [n, Array.from(trainer.param(n))]));
 const losses = [];
 let first;
 const batches = recipe.order[0].slice(0, Number(opt.steps));
 for (const idx of batches) {
-  losses.push(trainer.step([{ values: rows(x, idx), shape: [idx.length, ...x.shape.slice(1)] }], [rows(t, idx)]));
+  losses.push(trainer.step([{ values: rows(x, 'train_x', idx), shape: [idx.length, ...recipe.shapes.train_x[idx[0]]] }], [rows(t, 'train_t', idx)]));
   first ??= dump();
 }
 fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, first, last: dump() }));

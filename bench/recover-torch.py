@@ -1,14 +1,14 @@
 """PyTorch side of bench/recover-vs-torch.mjs: the same distillation as recover() on the same start.
 
-  python bench/recover-torch.py DIR [--diverge] [--threads N]
+  python bench/recover-torch.py DIR [--diverge] [--no-mkldnn]
 
 DIR (written by the node side) holds student.onnx (the pruned model after recover()'s closed-form
 steps), recipe.json (trained tensors, loss, lr, batch, Adam constants, the batch order of every
 epoch), train_x.npy / train_t.npy (inputs and the teacher's values of the trained tensor),
 val_x.npy / val_ref.npy (validation inputs and the teacher's outputs). The student is converted with
 onnx2torch (the tricks of bench/train-torch.py), trained with Adam on exactly the recipe's tensors
-(their zeros held at zero: gradients and weights masked), scored after each epoch by top-1 agreement
-with the teacher on the validation set (the package's classification fidelity), and the best epoch's
+(their zeros held at zero: gradients and weights masked), scored after each epoch by the package's fidelity
+to the teacher on the validation set (classification: top-1 agreement; sequence: 1 - CER of the greedy decodes), and the best epoch's
 values are written back into student.onnx's own tensors -> DIR/student-torch.onnx, DIR/torch.json.
 Bench only (needs torch + onnx2torch in /work/venv).
 """
@@ -42,14 +42,19 @@ def load_helpers():
 constants_as_initializers, with_shapes = load_helpers()
 
 
-def prepared(model, recipe, batch_shape):
-    """The graph torch trains: its output is the trained tensor (the final Softmax dropped, as
-    trainSetup does), at opset >= 13 with its constants as initializers and static shapes."""
+def trained_graph(model, recipe):
+    """The student whose output is the trained tensor (the final Softmax dropped, as trainSetup does)."""
     m = copy.deepcopy(model)
     if recipe["tensor"] != recipe["output"]:
         m.graph.node.remove(next(n for n in m.graph.node if recipe["output"] in n.output))
         del m.graph.output[:]
         m.graph.output.append(onnx.ValueInfoProto(name=recipe["tensor"]))
+    return m
+
+
+def prepared(model, recipe, batch_shape):
+    """The graph torch converts: trained_graph at opset >= 13, its constants as initializers, static shapes."""
+    m = trained_graph(model, recipe)
     if m.opset_import[0].version < 13:
         m = onnx.version_converter.convert_version(m, 13)
     m = constants_as_initializers(m)
@@ -106,15 +111,62 @@ def as_parameter(net, path):
     return p
 
 
-def top1_agreement(net, x, ref, batch):
-    """The package's classification fidelity: rows along the last axis (trailing 1s dropped), same argmax."""
-    outs = []
+def samples(folder, name, shapes):
+    """The samples of DIR/name.npy (1-D, one after the other), each in its own shape from recipe.json."""
+    flat = torch.from_numpy(np.load(os.path.join(folder, name + ".npy")))
+    out, at = [], 0
+    for dims in shapes[name]:
+        n = int(np.prod(dims))
+        out.append(flat[at : at + n].reshape(dims))
+        at += n
+    if at != flat.numel():
+        raise SystemExit(f"{name}.npy holds {flat.numel()} values, its shapes {at}")
+    return out
+
+
+def greedy(steps, blank=0):
+    """Greedy CTC decode: argmax per step, repeats collapsed, blanks dropped."""
+    out, last = [], -1
+    for s in steps:
+        if s != last and s != blank:
+            out.append(s)
+        last = s
+    return out
+
+
+def edit_distance(a, b):
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i]
+        for j in range(1, len(b) + 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])))
+        prev = cur
+    return prev[len(b)]
+
+
+def fidelity(kind, outs, refs):
+    """The package's fidelity (pkg-template/src/onnx/fidelity): classification = top-1 agreement over
+    the rows along the last axis; sequence = 1 - (edits of the greedy decodes) / (length of the teacher's)."""
+    if kind == "classification":
+        rows = [(o.reshape(-1, o.shape[-1]).argmax(-1) == r.reshape(-1, r.shape[-1]).argmax(-1)) for o, r in zip(outs, refs)]
+        return float(torch.cat(rows).float().mean())
+    edits, length = 0, 0
+    for o, r in zip(outs, refs):
+        a, b = greedy(r.reshape(-1, r.shape[-1]).argmax(-1).tolist()), greedy(o.reshape(-1, o.shape[-1]).argmax(-1).tolist())
+        edits += edit_distance(a, b)
+        length += len(a)
+    return max(0.0, 1 - edits / max(1, length))
+
+
+def validate(net, kind, vx, vref):
+    """Fidelity of the student on the validation samples (one at a time: rec lines differ in width)."""
     with torch.no_grad():
-        for i in range(0, len(x), batch):
-            outs.append(net(x[i : i + batch]))
-    y = torch.cat(outs).reshape(len(x), -1, ref.shape[-1] if ref.ndim > 1 else 1)
-    r = ref.reshape(y.shape)
-    return float((y.argmax(-1) == r.argmax(-1)).float().mean()), y
+        outs = [net(x.unsqueeze(0))[0] for x in vx]
+    return fidelity(kind, outs, vref), outs
+
+
+def batch_of(data, idx):
+    return torch.stack([data[i] for i in idx])
 
 
 def diverge(folder, net, params, masks, tx, tt_, recipe):
@@ -128,9 +180,8 @@ def diverge(folder, net, params, masks, tx, tt_, recipe):
     losses, first = [], None
     snap = lambda: [p.detach().clone().flatten() for p in params]
     for idx in recipe["order"][0][: len(ours["losses"])]:
-        idx = torch.tensor(idx)
         opt.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.mse_loss(net(tx[idx]), tt_[idx])
+        loss = torch.nn.functional.mse_loss(net(batch_of(tx, idx)), batch_of(tt_, idx))
         loss.backward()
         for p, m in zip(params, masks):
             p.grad.mul_(m)
@@ -162,20 +213,21 @@ def diverge(folder, net, params, masks, tx, tt_, recipe):
 
 
 def main(folder):
-    # --threads N: another reduction order in torch's kernels (a float-rounding noise floor); default 1
-    threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-    torch.set_num_threads(threads)
+    torch.set_num_threads(1)
+    # --no-mkldnn: torch's own convolution kernels instead of oneDNN's: the same arithmetic rounded in
+    # another order, to see how far the result moves from float rounding alone
+    torch.backends.mkldnn.enabled = "--no-mkldnn" not in sys.argv
     recipe = json.load(open(os.path.join(folder, "recipe.json")))
-    if recipe["loss"] not in ("logits", "mse") or recipe["kind"] != "classification":
-        raise SystemExit(f"this bench implements the MSE / logit loss and the classification fidelity, not {recipe['loss']} / {recipe['kind']}")
-    tx = torch.from_numpy(np.load(os.path.join(folder, "train_x.npy")))
-    tt_ = torch.from_numpy(np.load(os.path.join(folder, "train_t.npy")))
-    vx = torch.from_numpy(np.load(os.path.join(folder, "val_x.npy")))
-    vref = torch.from_numpy(np.load(os.path.join(folder, "val_ref.npy")))
+    if recipe["loss"] not in ("logits", "mse") or recipe["kind"] not in ("classification", "sequence"):
+        raise SystemExit(f"this bench implements the MSE / logit loss and the classification / sequence fidelity, not {recipe['loss']} / {recipe['kind']}")
+    shapes = recipe["shapes"]
+    tx, tt_ = samples(folder, "train_x", shapes), samples(folder, "train_t", shapes)
+    vx, vref = samples(folder, "val_x", shapes), samples(folder, "val_ref", shapes)
+    kind = recipe["kind"]
     batch = recipe["batch"]
     student = onnx.load(os.path.join(folder, "student.onnx"))
     t_conv = time.perf_counter()
-    model = prepared(student, recipe, [batch, *tx.shape[1:]])
+    model = prepared(student, recipe, [batch, *tx[0].shape])
     where = locate(model, recipe["trained"])
     net = convert(model)
     net.eval()  # BatchNormalization in its inference form, as the training core has it
@@ -191,13 +243,13 @@ def main(folder):
         return diverge(folder, net, params, masks, tx, tt_, recipe)
 
     # The converted start against onnxruntime on the same graph: the largest difference of its outputs.
-    start_score, y0 = top1_agreement(net, vx, vref, batch)
+    start_score, y0 = validate(net, kind, vx, vref)
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    y_ort = np.concatenate([sess.run(None, {model.graph.input[0].name: vx[i : i + batch].numpy()})[0] for i in range(0, len(vx), batch)])
-    start_diff = float(np.abs(y_ort.reshape(y0.shape) - y0.numpy()).max())
+    sess = ort.InferenceSession(trained_graph(student, recipe).SerializeToString(), so, providers=["CPUExecutionProvider"])
+    y_ort = [sess.run(None, {student.graph.input[0].name: x.unsqueeze(0).numpy()})[0] for x in vx]
+    start_diff = max(float(np.abs(a.reshape(b.shape) - b.numpy()).max()) for a, b in zip(y_ort, y0))
     a = recipe["adam"]
     opt = torch.optim.Adam(params, lr=recipe["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"], weight_decay=a["weightDecay"])
     best = [p.detach().clone() for p in params]
@@ -206,9 +258,8 @@ def main(folder):
     for epoch, batches in enumerate(recipe["order"], 1):
         total, n = 0.0, 0
         for idx in batches:
-            idx = torch.tensor(idx)
             opt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(net(tx[idx]), tt_[idx])
+            loss = torch.nn.functional.mse_loss(net(batch_of(tx, idx)), batch_of(tt_, idx))
             loss.backward()
             for p, m in zip(params, masks):
                 p.grad.mul_(m)
@@ -219,7 +270,7 @@ def main(folder):
             total += loss.item() * len(idx)
             n += len(idx)
             steps += 1
-        score, _ = top1_agreement(net, vx, vref, batch)
+        score, _ = validate(net, kind, vx, vref)
         history.append({"epoch": epoch, "loss": total / n, "fidelity": score})
         print(f"  torch epoch {epoch} loss {total / n:.5f} val {score:.4f}", file=sys.stderr, flush=True)
         if score >= best_score:  # a tie goes to the later epoch, as recover() does
