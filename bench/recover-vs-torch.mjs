@@ -168,7 +168,7 @@ for (const v of opt.variants.split(',')) {
     await measure(v, `ours distilled, order seed ${seed}`, ours.encode(), { pruning: label, seed, steps: dd.steps, bestEpoch: dd.bestEpoch, valFidelity: dd.bestScore, history: dd.history, params: dd.params, seconds: dd.ms / 1000, wall: oursS });
     await measure(v, `PyTorch distilled, order seed ${seed}`, torchBytes, { pruning: label, seed, steps: tj.steps, bestEpoch: tj.bestEpoch, valFidelity: tj.bestScore, history: tj.history, params: tj.params, seconds: tj.seconds, wall: torchS, startDiff: tj.startLogitDiff, torchStart: tj.startScore });
     if (noise) await measure(v, `PyTorch without oneDNN (noise floor), order seed ${seed}`, noise.bytes, { pruning: label, seed, steps: noise.json.steps, bestEpoch: noise.json.bestEpoch, valFidelity: noise.json.bestScore, history: noise.json.history, params: noise.json.params, seconds: noise.json.seconds, wall: noise.wall });
-    fs.writeFileSync(path.join(ROOT, 'bench/out/recover-vs-torch-${KEY}.json'), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows }, null, 2));
+    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows }, null, 2));
   }
 }
 
