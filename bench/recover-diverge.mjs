@@ -1,6 +1,6 @@
 // Where do recover()'s distillation and PyTorch's part (bench/recover-vs-torch.mjs)? Replays the first
 // epoch of a folder written by recover-vs-torch.mjs with the training core, step by step, and writes
-// each step's loss and the parameters after step 1 and after the last step, for
+// each step's loss, the first step's gradient and the parameters after step 1 and after the last step, for
 // bench/recover-torch.py --diverge to compare with its own.
 //   node bench/recover-diverge.mjs bench/out/recover-vs-torch/cls-ch [--steps 32]
 import fs from 'node:fs';
@@ -24,12 +24,19 @@ const at = { train_x: offsets('train_x'), train_t: offsets('train_t') };
 const rows = (a, name, idx) => { const parts = idx.map((k) => a.data.subarray(at[name][k], at[name][k + 1])); const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0)); let o = 0; for (const p of parts) { out.set(p, o); o += p.length; } return out; };
 const dump = () => Object.fromEntries(trainer.paramNames.map((n) => [n, Array.from(trainer.param(n))]));
 const losses = [];
-let first;
+let first, grad;
+const start = dump();
 const batches = recipe.order[0].slice(0, Number(opt.steps));
 for (const idx of batches) {
   losses.push(trainer.step([{ values: rows(x, 'train_x', idx), shape: [idx.length, ...recipe.shapes.train_x[idx[0]]] }], [rows(t, 'train_t', idx)]));
-  first ??= dump();
+  if (first) continue;
+  first = dump();
+  // The first step's gradient, from Adam's state: v = (1 - β2) g², and the step moved w by -lr·sign(g) (about)
+  grad = Object.fromEntries(trainer.paramNames.map((n) => {
+    const v = trainer.secondMoments(n);
+    return [n, Array.from(v, (vi, i) => Math.sign(start[n][i] - first[n][i]) * Math.sqrt(vi / (1 - 0.999)))];
+  }));
 }
-fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, first, last: dump() }));
+fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, grad, first, last: dump() }));
 trainer.free();
 console.error(`ours: ${losses.length} steps, losses ${losses.slice(0, 4).map((l) => l.toFixed(6)).join(' ')} … ${losses.at(-1).toFixed(6)}`);
