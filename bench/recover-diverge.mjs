@@ -27,16 +27,21 @@ const losses = [];
 let first, grad;
 const start = dump();
 const batches = recipe.order[0].slice(0, Number(opt.steps));
+const inputOf = (idx) => [{ values: rows(x, 'train_x', idx), shape: [idx.length, ...recipe.shapes.train_x[idx[0]]] }];
+// The start's outputs on the first batch (for the forward's error against float64)
+const forward = Array.from(trainer.forward(inputOf(batches[0]))[0].values);
 for (const idx of batches) {
-  losses.push(trainer.step([{ values: rows(x, 'train_x', idx), shape: [idx.length, ...recipe.shapes.train_x[idx[0]]] }], [rows(t, 'train_t', idx)]));
+  losses.push(trainer.step(inputOf(idx), [rows(t, 'train_t', idx)]));
   if (first) continue;
   first = dump();
-  // The first step's gradient, from Adam's state: v = (1 - β2) g², and the step moved w by -lr·sign(g) (about)
+  // The first step's gradient, from Adam's state: v = (1 - β2) g² with β2 = 0.999 in float32 (so
+  // 1 - β2 = 0.00099998713, not 0.001), and the step moved w by -lr·sign(g) (about)
+  const c2 = Math.fround(1 - Math.fround(0.999));
   grad = Object.fromEntries(trainer.paramNames.map((n) => {
     const v = trainer.secondMoments(n);
-    return [n, Array.from(v, (vi, i) => Math.sign(start[n][i] - first[n][i]) * Math.sqrt(vi / (1 - 0.999)))];
+    return [n, Array.from(v, (vi, i) => Math.sign(start[n][i] - first[n][i]) * Math.sqrt(vi / c2))];
   }));
 }
-fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, grad, first, last: dump() }));
+fs.writeFileSync(path.join(dir, 'diverge-ours.json'), JSON.stringify({ losses, forward, grad, first, last: dump() }));
 trainer.free();
 console.error(`ours: ${losses.length} steps, losses ${losses.slice(0, 4).map((l) => l.toFixed(6)).join(' ')} … ${losses.at(-1).toFixed(6)}`);

@@ -1,6 +1,6 @@
 """PyTorch side of bench/recover-vs-torch.mjs: the same distillation as recover() on the same start.
 
-  python bench/recover-torch.py DIR [--diverge] [--no-mkldnn]
+  python bench/recover-torch.py DIR [--diverge [--per-tensor]] [--no-mkldnn]
 
 DIR (written by the node side) holds student.onnx (the pruned model after recover()'s closed-form
 steps), recipe.json (trained tensors, loss, lr, batch, Adam constants, the batch order of every
@@ -169,15 +169,32 @@ def batch_of(data, idx):
     return torch.stack([data[i] for i in idx])
 
 
-def diverge(folder, net, params, masks, tx, tt_, recipe):
+def exact_gradient(net, paths, masks, x, t):
+    """The first step's gradient in float64 (a double copy of the net at its start values): the exact
+    value both float32 engines round, so each one's error is measured against it."""
+    ref = copy.deepcopy(net).double()
+    held = tensors_of(ref)
+    y = ref(x.double())
+    torch.nn.functional.mse_loss(y, t.double()).backward()
+    return [held[p].grad.flatten() * m.flatten().double() for p, m in zip(paths, masks)], y.detach().flatten()
+
+
+def diverge(folder, net, params, masks, tx, tt_, recipe, where):
     """--diverge: the first epoch's steps as bench/recover-diverge.mjs took them with the training core
     (DIR/diverge-ours.json): per step the two losses; after step 1 and the last step, per tensor, the
     largest difference and how many values differ by more than lr / 2 (with Adam's first step, about
     lr * sign(gradient): these are sign disagreements of the gradient)."""
     ours = json.load(open(os.path.join(folder, "diverge-ours.json")))
+    first_batch = recipe["order"][0][0]
+    exact, y64 = exact_gradient(net, [where[n] for n in recipe["trained"]], masks, batch_of(tx, first_batch), batch_of(tt_, first_batch))
+    with torch.no_grad():
+        y32 = net(batch_of(tx, first_batch)).flatten().double()
+    for label, y in (("torch", y32), ("ours", torch.tensor(ours["forward"], dtype=torch.float64))):
+        print(f"start outputs of {label} on the first batch against float64: largest error {float((y - y64).abs().max()):.1e} "
+              f"(outputs up to {float(y64.abs().max()):.1f}), relative L2 {float((y - y64).norm() / y64.norm()):.1e}", file=sys.stderr)
     a = recipe["adam"]
     opt = torch.optim.Adam(params, lr=recipe["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"], weight_decay=a["weightDecay"])
-    losses, first = [], None
+    losses, first, grad = [], None, None
     snap = lambda: [p.detach().clone().flatten() for p in params]
     for idx in recipe["order"][0][: len(ours["losses"])]:
         opt.zero_grad(set_to_none=True)
@@ -185,6 +202,7 @@ def diverge(folder, net, params, masks, tx, tt_, recipe):
         loss.backward()
         for p, m in zip(params, masks):
             p.grad.mul_(m)
+        grad = grad or [p.grad.detach().clone().flatten() for p in params]
         opt.step()
         with torch.no_grad():
             for p, m in zip(params, masks):
@@ -208,6 +226,13 @@ def diverge(folder, net, params, masks, tx, tt_, recipe):
     for k, (l1, l2) in enumerate(zip(ours["losses"], losses), 1):
         if k <= 4 or k == len(losses):
             print(f"step {k}: loss ours {l1:.6f} torch {l2:.6f} (relative {abs(l1 - l2) / abs(l2):.1e})", file=sys.stderr)
+    for label, g32 in (("torch", grad), ("ours", [torch.tensor(ours["grad"][n]) for n in recipe["trained"]])):
+        rel = [float((g.double() - e).norm() / max(float(e.norm()), 1e-300)) for g, e in zip(g32, exact)]
+        worst = int(np.argmax(rel))
+        if "--per-tensor" in sys.argv:
+            print(label, " ".join(f"{n}:{r:.0e}" for n, r in zip(recipe["trained"], rel)), file=sys.stderr)
+        print(f"step 1 gradient of {label} against float64: relative L2 error per tensor median {np.median(rel):.1e}, "
+              f"largest {rel[worst]:.1e} ({recipe['trained'][worst]})", file=sys.stderr)
     compare(first, ours["first"], "after step 1")
     compare(snap(), ours["last"], f"after step {len(losses)}")
 
@@ -240,7 +265,7 @@ def main(folder):
     conv_s = time.perf_counter() - t_conv
 
     if "--diverge" in sys.argv:
-        return diverge(folder, net, params, masks, tx, tt_, recipe)
+        return diverge(folder, net, params, masks, tx, tt_, recipe, where)
 
     # The converted start against onnxruntime on the same graph: the largest difference of its outputs.
     start_score, y0 = validate(net, kind, vx, vref)
