@@ -1,5 +1,5 @@
-// Recovery quality against PyTorch with the same recipe (issue 25, item 5). For each pruned cls
-// variant of bench/recover-ocr.mjs: prune, run recover()'s closed-form steps, then write what both
+// Recovery quality against PyTorch with the same recipe (issue 25, item 5). For each pruned variant
+// of bench/recover-ocr.mjs (cls-ch, cls-24, rec-50): prune, run recover()'s closed-form steps, then write what both
 // engines need (the student after the closed-form steps, the training inputs and the teacher's
 // targets of the trained tensor, the validation inputs and the teacher's outputs on them, the batch
 // order of every epoch, the recipe) to bench/out/recover-vs-torch/<variant>/. Ours distils it with
@@ -8,7 +8,10 @@
 // task metric (bench/ocr-metrics.mjs) on bench/ocr-quality's held-out set (seed 900) and label-free
 // fidelity against the teacher there. One thread each (the single-threaded wasm; torch.set_num_threads(1)).
 // The variants of one run are of one model (cls, or rec-50: its closed-form steps skipped with --no-closed-form).
-//   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24 | rec-50] [--epochs 10] [--lr 3e-4] [--seeds 1,2] [--noise] [--no-closed-form] [--write] [--lr 3e-4] [--batch 8] [--train 256] [--write]
+//   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24 | rec-50] [--epochs 10] [--lr 3e-4] [--batch 8] [--train 256]
+//        [--seeds 1,2] [--noise] [--no-closed-form] [--write]
+// Writes bench/out/recover-vs-torch-<model>.json; --write puts the table in bench/RESULTS.md between
+// <!-- recover-torch-<model>:begin --> and <!-- recover-torch-<model>:end -->.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
