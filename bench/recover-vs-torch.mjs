@@ -176,7 +176,7 @@ for (const v of opt.variants.split(',')) {
 }
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-const table = [`| variant | stage | trained values | Adam steps | best epoch (validation top-1 per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, 64) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
+const table = [`| variant | stage | trained values | Adam steps | best epoch (validation fidelity per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, 64) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
 for (const r of rows) {
   const per = (f) => (r.history ? r.history.map(f).join(' ') : '–');
   const best = r.bestEpoch !== undefined ? `${r.bestEpoch} (${per((h) => h.fidelity.toFixed(3))})` : r.valFidelity !== undefined ? `– (start ${r.valFidelity.toFixed(3)})` : '–';
