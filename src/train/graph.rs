@@ -2,6 +2,7 @@
 //! forward pass keeps every value (the activations of one batch); the backward pass walks the
 //! nodes in reverse (the tape is the node order) and sums each value's gradient over its uses.
 
+use super::fuse;
 use super::ops::{self, Kernel};
 use super::spec::{GraphSpec, InitSpec, NodeSpec};
 use super::tensor::{ITensor, Tensor, Value, MAX_ELEMS};
@@ -64,6 +65,7 @@ impl Graph {
             return Err(ops::unsupported(op, "is not an operator of the training core"));
         }
         let kernels = spec.nodes.iter().map(ops::build).collect::<Result<Vec<_>>>()?;
+        let planned = fuse::plan(spec, &inits, kernels);
 
         let mut slot: HashMap<String, usize> = HashMap::new();
         let mut names = Vec::new();
@@ -89,10 +91,10 @@ impl Graph {
         }
         let inputs = spec.inputs.iter().map(|n| intern(n, &mut names, &mut values)).collect::<Vec<_>>();
         let mut nodes = Vec::new();
-        for (nd, kernel) in spec.nodes.iter().zip(kernels) {
+        for nd in planned {
             let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
             let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
-            nodes.push(Node { kernel, ins, outs, op: nd.op_type.clone(), need: Vec::new() });
+            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, need: Vec::new() });
         }
         let outputs = spec
             .outputs
@@ -276,6 +278,12 @@ impl Graph {
             Some(Value::F(t)) => t,
             _ => unreachable!("parameters are float initializers"),
         }
+    }
+
+    /// The op of each node in run order, after fusion (a fused chain is `HardSwish`,
+    /// `HardSigmoid` or `FusedElementwise`).
+    pub fn node_ops(&self) -> Vec<&str> {
+        self.nodes.iter().map(|n| n.op.as_str()).collect()
     }
 
     /// The value of a named tensor after the last forward (intermediate outputs for matching).
