@@ -105,6 +105,12 @@ fn conv_grouped_strided_padded_dilated() {
         let inits = vec![f("x", &[2, cin, 6, 5], &mut r), f("w", &[cout, cin / g as usize, 3, 3], &mut r), f("b", &[cout], &mut r)];
         check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
     }
+    // depthwise (the direct path): stride 2 with a 5x5 kernel, and 3x3 with asymmetric pads
+    for (k, s, pads) in [(5, 2, [2, 1, 2, 2]), (3, 1, [0, 1, 1, 0])] {
+        let attrs = [("group", Attr::Int(3)), ("strides", ints(&[s, s])), ("pads", ints(&pads))];
+        let inits = vec![f("x", &[2, 3, 7, 6], &mut r), f("w", &[3, 1, k, k], &mut r), f("b", &[3], &mut r)];
+        check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
+    }
     // 1x1 (the GEMM-only path)
     let inits = vec![f("x", &[2, 3, 4, 4], &mut r), f("w", &[5, 3, 1, 1], &mut r)];
     check(vec![node("Conv", &["x", "w"], &["y"], &[])], inits, &["y"], EPS, TOL);

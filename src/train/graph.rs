@@ -182,7 +182,7 @@ impl Graph {
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(nd.op.clone()).or_default().0 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += t0.elapsed().as_secs_f64();
             }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
@@ -245,7 +245,7 @@ impl Graph {
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(nd.op.clone()).or_default().1 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += t0.elapsed().as_secs_f64();
             }
             for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
                 if let (Some(s), Some(g), true) = (s, g, need) {
@@ -290,6 +290,20 @@ impl Graph {
     pub fn value(&self, name: &str) -> Option<&Tensor> {
         let s = self.names.iter().position(|n| n == name)?;
         self.float(s).ok()
+    }
+}
+
+/// Bench only: the profile's row of a node; convolutions split by kind (depthwise: one input
+/// channel per group; pointwise: 1x1; the rest), whose costs differ most.
+#[cfg(feature = "train-profile")]
+fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
+    match (op, ins.get(1).copied().flatten()) {
+        ("Conv", Some(w)) => match w.shape() {
+            [_, 1, kh, kw] if kh * kw > 1 => "Conv depthwise".into(),
+            [_, _, 1, 1] => "Conv 1x1".into(),
+            _ => "Conv".into(),
+        },
+        _ => op.into(),
     }
 }
 
