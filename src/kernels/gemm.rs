@@ -179,9 +179,9 @@ pub fn gemm_acc_simd(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     simd::gemm_acc(g, a, b, c)
 }
 
-/// One call of the compiled-in kernel: the SIMD128 path, else the scalar oracle.
+/// One thread's `C += A · B`: the SIMD128 path when compiled in, else the scalar oracle.
 #[inline]
-fn kernel(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
+pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
     {
         simd::gemm_acc(g, a, b, c)
@@ -189,31 +189,6 @@ fn kernel(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
     {
         gemm_acc_scalar(g, a, b, c)
-    }
-}
-
-/// Columns of `B` per packed panel: the SIMD path's widest register tile.
-const PANEL: usize = 8;
-
-/// One thread's `C += A · B`. A large product runs panel by panel: `PANEL` columns of `B`
-/// copied into one contiguous `k x PANEL` buffer, then the kernel on those columns of `C`.
-/// Unpacked, a register tile walks `k` rows of `B` that lie `ldb` apart (convolution columns
-/// are whole image planes apart), so every 4-row tile of `A` re-reads them from L2 or memory;
-/// packed, they are one short stream that stays in L1 for all the tiles. Each element is still
-/// computed by one kernel call with `p` in order, so the bits are the unpacked call's.
-#[inline]
-pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
-    if g.upper || g.m < 8 || g.n < 2 * PANEL || g.k < 8 {
-        return kernel(g, a, b, c);
-    }
-    g.check(a, b, c);
-    let mut panel = vec![0.0f32; g.k * PANEL];
-    for j0 in (0..g.n).step_by(PANEL) {
-        let w = PANEL.min(g.n - j0);
-        for (p, dst) in panel.chunks_exact_mut(w).take(g.k).enumerate() {
-            dst.copy_from_slice(&b[p * g.ldb + j0..][..w]);
-        }
-        kernel(&Gemm { n: w, ldb: w, ..*g }, a, &panel[..g.k * w], &mut c[j0..]);
     }
 }
 
