@@ -47,14 +47,27 @@ pub enum Step {
 }
 
 /// Clip as the unfused node computes it (`Unary`: max then min) and its gradient mask
-/// (inclusive bounds, as there).
+/// (inclusive bounds, as there; `&` rather than `&&` so the compiler can vectorize it).
 #[inline(always)]
 fn clip(x: f32, lo: f32, hi: f32) -> f32 {
     x.max(lo).min(hi)
 }
 #[inline(always)]
 fn inside(x: f32, lo: f32, hi: f32) -> f32 {
-    (x >= lo && x <= hi) as u8 as f32
+    ((x >= lo) & (x <= hi)) as u8 as f32
+}
+
+/// `clip(a, 0, 6)` of a hard activation, as compares and selects, which vectorize where
+/// `max`/`min` (NaN-ignoring) do not in wasm. Equal to `clip` for every `a` but `-0.0`
+/// (NaN gives 0 in both), and `a = x + 3` is never `-0.0`.
+#[inline(always)]
+fn clip06(a: f32) -> f32 {
+    let c = if a > 0.0 { a } else { 0.0 };
+    if c < 6.0 {
+        c
+    } else {
+        6.0
+    }
 }
 
 impl Step {
@@ -65,9 +78,9 @@ impl Step {
             Step::Mul(k) => v.iter_mut().for_each(|x| *x *= k),
             Step::Div(k) => v.iter_mut().for_each(|x| *x /= k),
             Step::Clip(lo, hi) => v.iter_mut().for_each(|x| *x = clip(*x, lo, hi)),
-            Step::HardSwish { scale, mul_first: true } => v.iter_mut().for_each(|x| *x = scale.apply(*x * clip(*x + 3.0, 0.0, 6.0))),
-            Step::HardSwish { scale, mul_first: false } => v.iter_mut().for_each(|x| *x *= scale.apply(clip(*x + 3.0, 0.0, 6.0))),
-            Step::HardSigmoid(scale) => v.iter_mut().for_each(|x| *x = scale.apply(clip(*x + 3.0, 0.0, 6.0))),
+            Step::HardSwish { scale, mul_first: true } => v.iter_mut().for_each(|x| *x = scale.apply(*x * clip06(*x + 3.0))),
+            Step::HardSwish { scale, mul_first: false } => v.iter_mut().for_each(|x| *x *= scale.apply(clip06(*x + 3.0))),
+            Step::HardSigmoid(scale) => v.iter_mut().for_each(|x| *x = scale.apply(clip06(*x + 3.0))),
         }
     }
 
@@ -85,12 +98,12 @@ impl Step {
             Step::HardSwish { scale, mul_first: true } => g.iter_mut().zip(x).for_each(|(g, &x)| {
                 let a = x + 3.0;
                 let t = scale.apply(*g);
-                *g = t * clip(a, 0.0, 6.0) + (t * x) * inside(a, 0.0, 6.0);
+                *g = t * clip06(a) + (t * x) * inside(a, 0.0, 6.0);
             }),
             // Mul(x, d), d = c s: x gets g d directly and (g x) s through the scale and the Clip.
             Step::HardSwish { scale, mul_first: false } => g.iter_mut().zip(x).for_each(|(g, &x)| {
                 let a = x + 3.0;
-                let d = scale.apply(clip(a, 0.0, 6.0));
+                let d = scale.apply(clip06(a));
                 *g = *g * d + scale.apply(*g * x) * inside(a, 0.0, 6.0);
             }),
             Step::HardSigmoid(scale) => g.iter_mut().zip(x).for_each(|(g, &x)| *g = scale.apply(*g) * inside(x + 3.0, 0.0, 6.0)),
