@@ -117,11 +117,19 @@ pub fn weight_grad(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], dw: &mut [f
                 acc[q][l] = dw[i * g.kw + j + l];
             }
         }
-        if g.dw == 1 {
-            sums::<1>(g, p, xp, dy, &off[..batch.len()], &mut acc);
-        } else {
-            sums::<0>(g, p, xp, dy, &off[..batch.len()], &mut acc);
+        // one monomorphic loop per group count, so the accumulators stay in registers
+        macro_rules! run {
+            ($($n:literal)*) => {
+                match batch.len() {
+                    $($n => {
+                        let (o, a) = (off[..$n].try_into().unwrap(), (&mut acc[..$n]).try_into().unwrap());
+                        if g.dw == 1 { sums::<1, $n>(g, p, xp, dy, o, a) } else { sums::<0, $n>(g, p, xp, dy, o, a) }
+                    })*
+                    _ => unreachable!("batches hold 1..=GROUPS quads"),
+                }
+            };
         }
+        run!(1 2 3 4 5 6);
         for (q, &(i, j)) in batch.iter().enumerate() {
             for l in 0..(g.kw - j).min(4) {
                 dw[i * g.kw + j + l] = acc[q][l];
@@ -133,20 +141,27 @@ pub fn weight_grad(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], dw: &mut [f
 /// The chains of [`weight_grad`]: lane `l` of group `q` reads `xp[base + off[q] + l * dw]`.
 /// `LS == 1` is the common unit dilation, as a constant so the four lanes are one load.
 #[inline(always)]
-fn sums<const LS: usize>(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], off: &[usize], acc: &mut [[f32; 4]; GROUPS]) {
+fn sums<const LS: usize, const NQ: usize>(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], off: &[usize; NQ], acc: &mut [[f32; 4]; NQ]) {
     let ls = if LS == 1 { 1 } else { g.dw };
-    let last = off.iter().max().copied().unwrap_or(0) + 3 * ls;
+    let mut a = *acc;
     for oy in 0..g.oh {
         let dyr = &dy[oy * g.ow..][..g.ow];
         for (ox, &d) in dyr.iter().enumerate() {
             let base = oy * g.sh * p.cols + ox * g.sw;
-            let win = &xp[base..base + last + 1];
-            for (q, &o) in off.iter().enumerate() {
-                let a = &mut acc[q];
-                for l in 0..4 {
-                    a[l] += d * win[o + l * ls];
+            for q in 0..NQ {
+                let s = base + off[q];
+                if LS == 1 {
+                    let v: &[f32; 4] = xp[s..s + 4].try_into().unwrap();
+                    for l in 0..4 {
+                        a[q][l] += d * v[l];
+                    }
+                } else {
+                    for l in 0..4 {
+                        a[q][l] += d * xp[s + l * ls];
+                    }
                 }
             }
         }
     }
+    *acc = a;
 }
