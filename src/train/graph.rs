@@ -178,11 +178,11 @@ impl Graph {
         for nd in &self.nodes {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             #[cfg(feature = "train-profile")]
-            let t0 = std::time::Instant::now();
+            let t0 = clock();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += clock() - t0;
             }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
@@ -238,14 +238,14 @@ impl Graph {
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
             #[cfg(feature = "train-profile")]
-            let t0 = std::time::Instant::now();
+            let t0 = clock();
             let gins = nd
                 .kernel
                 .backward_some(&ins, &outs, &gouts, &nd.need)
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
             }
             for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
                 if let (Some(s), Some(g), true) = (s, g, need) {
@@ -290,6 +290,24 @@ impl Graph {
     pub fn value(&self, name: &str) -> Option<&Tensor> {
         let s = self.names.iter().position(|n| n == name)?;
         self.float(s).ok()
+    }
+}
+
+/// Bench only: seconds from a fixed origin (`performance.now()` in wasm, which has no clock
+/// of its own for `Instant`).
+#[cfg(feature = "train-profile")]
+fn clock() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).expect("performance");
+        let now: js_sys::Function = js_sys::Reflect::get(&perf, &"now".into()).expect("performance.now").unchecked_into();
+        now.call0(&perf).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) / 1e3
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        T0.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
     }
 }
 
