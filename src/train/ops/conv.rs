@@ -229,25 +229,43 @@ impl Kernel for Conv {
             }
         });
 
-        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel.
+        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel. When dY_ng
+        // has fewer rows than the columns (a k x k kernel's im2col), dW_gᵀ = Σ col · dY_ngᵀ
+        // instead: the same products in the same order per element, but the transpose per
+        // image is of dY, not of the columns (dWᵀ is transposed once at the end).
         let mut dw = Tensor::zeros(&w.shape)?;
-        let gw = Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+        let dy_side = co < ckk;
+        let gw = if dy_side {
+            Gemm { m: ckk, n: co, k: ohw, a_rs: ohw, a_ks: 1, ldb: co, ldc: co, upper: false }
+        } else {
+            Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false }
+        };
         let dwp = SharedMut(dw.data.as_mut_ptr());
         par::for_each_index(p.g, |gi| {
             // SAFETY: group gi writes only its own rows gi*co..(gi+1)*co of dW.
             let dwg = unsafe { std::slice::from_raw_parts_mut(dwp.get().add(gi * co * ckk), co * ckk) };
-            let mut col = vec![0.0; ckk * ohw];
-            let mut colt = vec![0.0; ckk * ohw];
+            let mut col = vec![0.0; if gm.is_identity() { 0 } else { ckk * ohw }];
+            let mut t = vec![0.0; if dy_side { co * ohw } else { ckk * ohw }];
+            let mut dwt = vec![0.0; if dy_side { co * ckk } else { 0 }];
             for ni in 0..p.n {
                 let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
                 let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
-                if gm.is_identity() {
-                    transpose(xs, ckk, ohw, &mut colt);
+                let cols = if gm.is_identity() {
+                    xs
                 } else {
                     im2col(gm, xs, &mut col);
-                    transpose(&col, ckk, ohw, &mut colt);
+                    &col[..]
+                };
+                if dy_side {
+                    transpose(dys, co, ohw, &mut t);
+                    gemm_acc(&gw, cols, &t, &mut dwt);
+                } else {
+                    transpose(cols, ckk, ohw, &mut t);
+                    gemm_acc(&gw, dys, &t, dwg);
                 }
-                gemm_acc(&gw, dys, &colt, dwg);
+            }
+            if dy_side {
+                transpose(&dwt, ckk, co, dwg);
             }
         });
 
