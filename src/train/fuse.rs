@@ -139,7 +139,7 @@ impl<'a> Ctx<'a> {
             && nn.op_type == "Mul"
             && nn.inputs.len() == 2
             && nn.inputs.iter().any(|s| s == x)
-            && nn.inputs.iter().any(|s| *s == clip.output)
+            && nn.inputs.contains(&clip.output)
         {
             let m = &nn.outputs[0];
             let di = self.only_reader(m)?;
@@ -201,10 +201,10 @@ pub fn plan(spec: &GraphSpec, inits: &[InitSpec], kernels: Vec<Box<dyn Kernel>>)
             units.push(u);
         }
     }
-    for i in 0..spec.nodes.len() {
-        if !taken[i] {
+    for (i, t) in taken.iter_mut().enumerate() {
+        if !*t {
             if let Some(u) = ctx.simple(i) {
-                taken[i] = true;
+                *t = true;
                 units.push(u);
             }
         }
