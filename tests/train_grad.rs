@@ -105,6 +105,12 @@ fn conv_grouped_strided_padded_dilated() {
         let inits = vec![f("x", &[2, cin, 6, 5], &mut r), f("w", &[cout, cin / g as usize, 3, 3], &mut r), f("b", &[cout], &mut r)];
         check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
     }
+    // depthwise (the direct path): stride 2 with a 5x5 kernel, and 3x3 with asymmetric pads
+    for (k, s, pads) in [(5, 2, [2, 1, 2, 2]), (3, 1, [0, 1, 1, 0])] {
+        let attrs = [("group", Attr::Int(3)), ("strides", ints(&[s, s])), ("pads", ints(&pads))];
+        let inits = vec![f("x", &[2, 3, 7, 6], &mut r), f("w", &[3, 1, k, k], &mut r), f("b", &[3], &mut r)];
+        check(vec![node("Conv", &["x", "w", "b"], &["y"], &attrs)], inits, &["y"], EPS, TOL);
+    }
     // 1x1 (the GEMM-only path)
     let inits = vec![f("x", &[2, 3, 4, 4], &mut r), f("w", &[5, 3, 1, 1], &mut r)];
     check(vec![node("Conv", &["x", "w"], &["y"], &[])], inits, &["y"], EPS, TOL);
@@ -344,4 +350,48 @@ fn shape_arithmetic_on_integers() {
     let mut g = Graph::new(&spec, inits.clone()).unwrap();
     assert_eq!(g.forward(vec![]).unwrap()[0].shape, vec![2, 12]);
     check(nodes, inits, &["y"], 1e-3, TOL);
+}
+
+/// The fused element-wise chains (src/train/fuse.rs): PaddleOCR's decomposed HardSwish between
+/// scalar scales and shifts, x * HardSigmoid written as Clip(x + 3, 0, 6) * (1/6), and the same
+/// HardSwish with its Clip output read twice (not fused), after a Conv so that the gradient
+/// reaches weights through the chain.
+#[test]
+fn fused_and_unfused_hard_activation_chains() {
+    let scalar = |n: &str, v: f32| InitSpec { name: n.into(), dims: vec![1], floats: Some(vec![v]), ints: None };
+    for two_readers in [false, true] {
+        let mut r = Rng(12);
+        let mut x = f("x", &[2, 2, 5, 5], &mut r);
+        x.floats.as_mut().unwrap().iter_mut().for_each(|v| *v *= 2.0);
+        let mut inits = vec![x, f("w", &[3, 2, 3, 3], &mut r), f("b", &[3], &mut r)];
+        inits.extend([scalar("s0", 1.7), scalar("b0", 0.3), scalar("three", 3.0), scalar("zero", 0.0), scalar("six", 6.0)]);
+        inits.extend([scalar("s1", 0.9), scalar("b1", -0.2), scalar("sixth", 1.0 / 6.0)]);
+        let mut nodes = vec![
+            node("Conv", &["x", "w", "b"], &["cv"], &[("pads", ints(&[1, 1, 1, 1]))]),
+            node("Mul", &["s0", "cv"], &["m0"], &[]),
+            node("Add", &["m0", "b0"], &["h"], &[]),
+            node("Add", &["h", "three"], &["a"], &[]),
+            node("Clip", &["a", "zero", "six"], &["c"], &[]),
+            node("Mul", &["h", "c"], &["m"], &[]),
+            node("Div", &["m", "six"], &["hs"], &[]),
+            node("Mul", &["s1", "hs"], &["m1"], &[]),
+            node("Add", &["m1", "b1"], &["y"], &[]),
+            // a gate on y: y * Clip(y + 3, 0, 6) * (1/6)
+            node("Add", &["three", "y"], &["ga"], &[]),
+            node("Clip", &["ga"], &["gc"], &[("min", Attr::Float(0.0)), ("max", Attr::Float(6.0))]),
+            node("Mul", &["gc", "sixth"], &["gd"], &[]),
+            node("Mul", &["y", "gd"], &["z"], &[]),
+        ];
+        if two_readers {
+            nodes.push(node("Add", &["z", "c"], &["z2"], &[]));
+        }
+        let out = if two_readers { "z2" } else { "z" };
+        // the conv's outputs are spread over ±5: some land near the kinks at ±3; a 1e-3 step
+        // crosses one only rarely, and the tolerance of the other cases covers the rest
+        let spec = GraphSpec { nodes: nodes.clone(), inputs: vec![], outputs: vec![out.into()], frozen: vec![] };
+        let ops = Graph::new(&spec, inits.clone()).unwrap().node_ops().iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(ops.iter().any(|o| o == "FusedElementwise" || o == "HardSwish"), "{ops:?}");
+        assert!(!ops.iter().any(|o| o == "Clip"), "{ops:?}");
+        check(nodes, inits, &[out], 1e-3, TOL);
+    }
 }

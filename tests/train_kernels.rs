@@ -111,3 +111,75 @@ fn matmul_matches_the_scalar_oracle_bit_for_bit() {
     assert_eq!(bits(&grads[0].data), bits(&da), "dA");
     assert_eq!(bits(&grads[1].data), bits(&db), "dB");
 }
+
+/// Depthwise convolutions take the direct path (`kernels::depthwise`, no column matrix); its
+/// forward, dX and dW must still be the im2col + GEMM oracle's bits: strides, asymmetric pads,
+/// dilations, kernels wider than four columns, a bias, trailing pads the output never reaches.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
+    // (channels, h, w, kh, kw, strides, pads [t, l, b, r], dilations)
+    let cases = [
+        (4, 9, 11, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1]),
+        (3, 10, 9, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1]),
+        (2, 12, 13, 5, 5, [1, 2], [2, 0, 1, 3], [1, 1]),
+        (3, 11, 14, 3, 7, [2, 1], [0, 3, 2, 3], [2, 1]),
+        (2, 9, 10, 3, 3, [1, 1], [2, 2, 2, 2], [2, 3]),
+        (2, 7, 8, 2, 2, [2, 2], [0, 0, 1, 1], [1, 1]),
+    ];
+    for (ci, &(c, h, w, kh, kw, s, pads, d)) in cases.iter().enumerate() {
+        let n = 2;
+        let out = |len: usize, k: usize, s: usize, d: usize, p0: usize, p1: usize| (len + p0 + p1 - ((k - 1) * d + 1)) / s + 1;
+        let (oh, ow) = (out(h, kh, s[0], d[0], pads[0], pads[2]), out(w, kw, s[1], d[1], pads[1], pads[3]));
+        let gm = ConvGeom { c: 1, h, w, kh, kw, sh: s[0], sw: s[1], ph: pads[0], pw: pads[1], dh: d[0], dw: d[1], oh, ow };
+        let seed = 10 * ci as u64;
+        let (x, wt, bias) = (data(n * c * h * w, seed + 1), data(c * kh * kw, seed + 2), data(c, seed + 3));
+        let attrs = [
+            ("group", Attr::Int(c as i64)),
+            ("strides", Attr::Ints(s.iter().map(|&v| v as i64).collect())),
+            ("pads", Attr::Ints(pads.iter().map(|&v| v as i64).collect())),
+            ("dilations", Attr::Ints(d.iter().map(|&v| v as i64).collect())),
+        ];
+        let inits = vec![
+            InitSpec { name: "x".into(), dims: vec![n, c, h, w], floats: Some(x.clone()), ints: None },
+            InitSpec { name: "w".into(), dims: vec![c, 1, kh, kw], floats: Some(wt.clone()), ints: None },
+            InitSpec { name: "b".into(), dims: vec![c], floats: Some(bias.clone()), ints: None },
+        ];
+        let spec = GraphSpec {
+            nodes: vec![NodeSpec::new("Conv", &["x", "w", "b"], &["y"], &attrs)],
+            inputs: vec![],
+            outputs: vec!["y".into()],
+            frozen: vec![],
+        };
+        let mut g = Graph::new(&spec, inits).unwrap();
+        let y = g.forward(vec![]).unwrap().remove(0);
+        assert_eq!(y.shape, vec![n, c, oh, ow], "case {ci}");
+        let gy = data(y.len(), seed + 4);
+        let grads = g.backward(vec![Tensor { shape: y.shape.clone(), data: gy.clone() }]).unwrap();
+
+        let (kk, ohw, hw) = (kh * kw, oh * ow, h * w);
+        let (mut want_y, mut want_dx, mut want_dw) = (vec![0.0; y.len()], vec![0.0; x.len()], vec![0.0; wt.len()]);
+        let (mut col, mut colt) = (vec![0.0; kk * ohw], vec![0.0; kk * ohw]);
+        for ch in 0..c {
+            for ni in 0..n {
+                let t = ni * c + ch;
+                let (xs, ws, gys) = (&x[t * hw..][..hw], &wt[ch * kk..][..kk], &gy[t * ohw..][..ohw]);
+                im2col(&gm, xs, &mut col);
+                let ys = &mut want_y[t * ohw..][..ohw];
+                ys.fill(bias[ch]);
+                gemm_acc_scalar(&Gemm { m: 1, n: ohw, k: kk, a_rs: kk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false }, ws, &col, ys);
+                let mut dcol = vec![0.0; kk * ohw];
+                gemm_acc_scalar(&Gemm { m: kk, n: ohw, k: 1, a_rs: 1, a_ks: kk, ldb: ohw, ldc: ohw, upper: false }, ws, gys, &mut dcol);
+                col2im_acc(&gm, &dcol, &mut want_dx[t * hw..][..hw]);
+                transpose(&col, kk, ohw, &mut colt);
+                let bw = Gemm { m: 1, n: kk, k: ohw, a_rs: ohw, a_ks: 1, ldb: kk, ldc: kk, upper: false };
+                gemm_acc_scalar(&bw, gys, &colt, &mut want_dw[ch * kk..][..kk]);
+            }
+        }
+        assert_eq!(bits(&y.data), bits(&want_y), "case {ci}: forward");
+        let names: Vec<&str> = g.params.iter().map(|p| p.name.as_str()).collect();
+        let at = |nm: &str| &grads[names.iter().position(|p| *p == nm).unwrap()].data;
+        assert_eq!(bits(at("x")), bits(&want_dx), "case {ci}: dx");
+        assert_eq!(bits(at("w")), bits(&want_dw), "case {ci}: dw");
+    }
+}

@@ -120,6 +120,15 @@ impl RawTrainer {
         self.inner.steps()
     }
 
+    /// Bench only (feature `train-profile`): seconds per op type since the trainer was built,
+    /// as JSON `{op: [forward, backward]}`.
+    #[cfg(feature = "train-profile")]
+    pub fn profile(&self) -> String {
+        let p = self.inner.graph.profile.borrow();
+        let rows: Vec<String> = p.iter().map(|(op, (f, b))| format!("\"{op}\":[{f},{b}]")).collect();
+        format!("{{{}}}", rows.join(","))
+    }
+
     /// Names of the trained parameters.
     #[wasm_bindgen(js_name = paramNames)]
     pub fn param_names(&self) -> Vec<String> {

@@ -2,6 +2,7 @@
 //! forward pass keeps every value (the activations of one batch); the backward pass walks the
 //! nodes in reverse (the tape is the node order) and sums each value's gradient over its uses.
 
+use super::fuse;
 use super::ops::{self, Kernel};
 use super::spec::{GraphSpec, InitSpec, NodeSpec};
 use super::tensor::{ITensor, Tensor, Value, MAX_ELEMS};
@@ -64,6 +65,7 @@ impl Graph {
             return Err(ops::unsupported(op, "is not an operator of the training core"));
         }
         let kernels = spec.nodes.iter().map(ops::build).collect::<Result<Vec<_>>>()?;
+        let planned = fuse::plan(spec, &inits, kernels);
 
         let mut slot: HashMap<String, usize> = HashMap::new();
         let mut names = Vec::new();
@@ -89,10 +91,10 @@ impl Graph {
         }
         let inputs = spec.inputs.iter().map(|n| intern(n, &mut names, &mut values)).collect::<Vec<_>>();
         let mut nodes = Vec::new();
-        for (nd, kernel) in spec.nodes.iter().zip(kernels) {
+        for nd in planned {
             let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
             let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
-            nodes.push(Node { kernel, ins, outs, op: nd.op_type.clone(), need: Vec::new() });
+            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, need: Vec::new() });
         }
         let outputs = spec
             .outputs
@@ -176,11 +178,11 @@ impl Graph {
         for nd in &self.nodes {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             #[cfg(feature = "train-profile")]
-            let t0 = std::time::Instant::now();
+            let t0 = clock();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(nd.op.clone()).or_default().0 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += clock() - t0;
             }
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
@@ -236,14 +238,14 @@ impl Graph {
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
             #[cfg(feature = "train-profile")]
-            let t0 = std::time::Instant::now();
+            let t0 = clock();
             let gins = nd
                 .kernel
                 .backward_some(&ins, &outs, &gouts, &nd.need)
                 .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
-                self.profile.borrow_mut().entry(nd.op.clone()).or_default().1 += t0.elapsed().as_secs_f64();
+                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
             }
             for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
                 if let (Some(s), Some(g), true) = (s, g, need) {
@@ -278,10 +280,48 @@ impl Graph {
         }
     }
 
+    /// The op of each node in run order, after fusion (a fused chain is `HardSwish`,
+    /// `HardSigmoid` or `FusedElementwise`).
+    pub fn node_ops(&self) -> Vec<&str> {
+        self.nodes.iter().map(|n| n.op.as_str()).collect()
+    }
+
     /// The value of a named tensor after the last forward (intermediate outputs for matching).
     pub fn value(&self, name: &str) -> Option<&Tensor> {
         let s = self.names.iter().position(|n| n == name)?;
         self.float(s).ok()
+    }
+}
+
+/// Bench only: seconds from a fixed origin (`performance.now()` in wasm, which has no clock
+/// of its own for `Instant`).
+#[cfg(feature = "train-profile")]
+fn clock() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).expect("performance");
+        let now: js_sys::Function = js_sys::Reflect::get(&perf, &"now".into()).expect("performance.now").unchecked_into();
+        now.call0(&perf).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) / 1e3
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        T0.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
+    }
+}
+
+/// Bench only: the profile's row of a node; convolutions split by kind (depthwise: one input
+/// channel per group; pointwise: 1x1; the rest), whose costs differ most.
+#[cfg(feature = "train-profile")]
+fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
+    match (op, ins.get(1).copied().flatten()) {
+        ("Conv", Some(w)) => match w.shape() {
+            [_, 1, kh, kw] if kh * kw > 1 => "Conv depthwise".into(),
+            [_, _, 1, 1] => "Conv 1x1".into(),
+            _ => "Conv".into(),
+        },
+        _ => op.into(),
     }
 }
 

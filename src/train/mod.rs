@@ -4,6 +4,7 @@
 //! ([`adam`]) that keeps a pruned model's zeros at zero. See docs/training-engine.md.
 
 pub mod adam;
+pub mod fuse;
 pub mod gather;
 pub mod graph;
 pub mod loss;

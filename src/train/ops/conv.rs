@@ -4,6 +4,7 @@
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::depthwise::{self, Padded};
 use crate::kernels::gemm::{gemm_acc, Gemm};
 use crate::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 use crate::kernels::par::{self, SharedMut};
@@ -87,6 +88,13 @@ struct Plan {
     geom: ConvGeom,
 }
 
+impl Plan {
+    /// One input channel per output channel (group == channels in == channels out).
+    fn depthwise(&self) -> bool {
+        self.geom.c == 1 && self.cout_g == 1
+    }
+}
+
 impl Conv {
     pub fn new(a: &Attrs) -> Result<Conv> {
         Ok(Conv { at: ConvAttrs::new(a)? })
@@ -149,6 +157,18 @@ impl Kernel for Conv {
         }
         let mut y = Tensor::zeros(&[p.n, co * p.g, gm.oh, gm.ow])?;
         let (ckk, xin) = (gm.rows(), gm.c * gm.h * gm.w);
+        if p.depthwise() {
+            let pad = Padded::of(gm);
+            par::map_chunks_mut(&mut y.data, ohw, |t, ys| {
+                if let Some(b) = b {
+                    ys.fill(b.data[t % p.g]);
+                }
+                let mut xp = vec![0.0; pad.len(gm)];
+                pad.pad(gm, &x.data[t * xin..][..xin], &mut xp);
+                depthwise::forward(gm, &pad, &xp, &w.data[(t % p.g) * ckk..][..ckk], ys);
+            });
+            return Ok(vec![Value::F(y)]);
+        }
         let gemm = Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
         par::map_chunks_mut(&mut y.data, co * ohw, |t, ys| {
             let (ni, gi) = (t / p.g, t % p.g);
@@ -189,8 +209,11 @@ impl Kernel for Conv {
         let (gm, co, ohw) = (&p.geom, p.cout_g, p.geom.cols());
         let (ckk, xin) = (gm.rows(), gm.c * gm.h * gm.w);
 
-        // dX per (image, group): dcol = W_gᵀ · dY, then scattered back.
         let need_x = need.first() != Some(&false);
+        if p.depthwise() {
+            return depthwise_backward(&p, x, w, &dy, need_x, has_b);
+        }
+        // dX per (image, group): dcol = W_gᵀ · dY, then scattered back.
         let mut dx = Tensor::zeros(if need_x { &x.shape } else { &[0] })?;
         let gx = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
         par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
@@ -206,39 +229,90 @@ impl Kernel for Conv {
             }
         });
 
-        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel.
+        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel. When dY_ng
+        // has fewer rows than the columns (a k x k kernel's im2col), dW_gᵀ = Σ col · dY_ngᵀ
+        // instead: the same products in the same order per element, but the transpose per
+        // image is of dY, not of the columns (dWᵀ is transposed once at the end).
         let mut dw = Tensor::zeros(&w.shape)?;
-        let gw = Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+        let dy_side = co < ckk;
+        let gw = if dy_side {
+            Gemm { m: ckk, n: co, k: ohw, a_rs: ohw, a_ks: 1, ldb: co, ldc: co, upper: false }
+        } else {
+            Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false }
+        };
         let dwp = SharedMut(dw.data.as_mut_ptr());
         par::for_each_index(p.g, |gi| {
             // SAFETY: group gi writes only its own rows gi*co..(gi+1)*co of dW.
             let dwg = unsafe { std::slice::from_raw_parts_mut(dwp.get().add(gi * co * ckk), co * ckk) };
-            let mut col = vec![0.0; ckk * ohw];
-            let mut colt = vec![0.0; ckk * ohw];
+            let mut col = vec![0.0; if gm.is_identity() { 0 } else { ckk * ohw }];
+            let mut t = vec![0.0; if dy_side { co * ohw } else { ckk * ohw }];
+            let mut dwt = vec![0.0; if dy_side { co * ckk } else { 0 }];
             for ni in 0..p.n {
                 let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
                 let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
-                if gm.is_identity() {
-                    transpose(xs, ckk, ohw, &mut colt);
+                let cols = if gm.is_identity() {
+                    xs
                 } else {
                     im2col(gm, xs, &mut col);
-                    transpose(&col, ckk, ohw, &mut colt);
+                    &col[..]
+                };
+                if dy_side {
+                    transpose(dys, co, ohw, &mut t);
+                    gemm_acc(&gw, cols, &t, &mut dwt);
+                } else {
+                    transpose(cols, ckk, ohw, &mut t);
+                    gemm_acc(&gw, dys, &t, dwg);
                 }
-                gemm_acc(&gw, dys, &colt, dwg);
+            }
+            if dy_side {
+                transpose(&dwt, ckk, co, dwg);
             }
         });
 
-        let db = if has_b {
-            let mut db = Tensor::zeros(&[co * p.g])?;
-            for ni in 0..p.n {
-                for (c, acc) in db.data.iter_mut().enumerate() {
-                    *acc += dy.data[(ni * co * p.g + c) * ohw..][..ohw].iter().sum::<f32>();
-                }
-            }
-            Some(db)
-        } else {
-            None
-        };
-        Ok(vec![need_x.then_some(dx), Some(dw), db])
+        Ok(vec![need_x.then_some(dx), Some(dw), bias_grad(&p, &dy, has_b)?])
     }
+}
+
+/// The bias gradient: per channel, images in order, each image's plane summed in order.
+fn bias_grad(p: &Plan, dy: &Tensor, has_b: bool) -> Result<Option<Tensor>> {
+    if !has_b {
+        return Ok(None);
+    }
+    let (c, ohw) = (p.cout_g * p.g, p.geom.cols());
+    let mut db = Tensor::zeros(&[c])?;
+    for ni in 0..p.n {
+        for (ci, acc) in db.data.iter_mut().enumerate() {
+            *acc += dy.data[(ni * c + ci) * ohw..][..ohw].iter().sum::<f32>();
+        }
+    }
+    Ok(Some(db))
+}
+
+/// Depthwise backward without columns (`kernels::depthwise`): dX one task per (image,
+/// channel), dW one task per channel summing the images in order.
+fn depthwise_backward(p: &Plan, x: &Tensor, w: &Tensor, dy: &Tensor, need_x: bool, has_b: bool) -> Result<Vec<Option<Tensor>>> {
+    let (gm, kk, hw, ohw) = (&p.geom, p.geom.rows(), p.geom.h * p.geom.w, p.geom.cols());
+    let pad = Padded::of(gm);
+    let dx = if need_x {
+        let mut dx = Tensor::zeros(&x.shape)?;
+        par::map_chunks_mut(&mut dx.data, hw, |t, dxs| {
+            let mut dxp = vec![0.0; pad.len(gm)];
+            depthwise::input_grad(gm, &pad, &w.data[(t % p.g) * kk..][..kk], &dy.data[t * ohw..][..ohw], &mut dxp);
+            pad.unpad(gm, &dxp, dxs);
+        });
+        Some(dx)
+    } else {
+        None
+    };
+    let mut dw = Tensor::zeros(&w.shape)?;
+    par::map_chunks_mut(&mut dw.data, kk, |c, dws| {
+        // the padding stays zero: each image overwrites only the interior
+        let mut xp = vec![0.0; pad.len(gm)];
+        for ni in 0..p.n {
+            let t = ni * p.g + c;
+            pad.pad(gm, &x.data[t * hw..][..hw], &mut xp);
+            depthwise::weight_grad(gm, &pad, &xp, &dy.data[t * ohw..][..ohw], dws);
+        }
+    });
+    Ok(vec![dx, Some(dw), bias_grad(p, dy, has_b)?])
 }

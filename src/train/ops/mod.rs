@@ -3,6 +3,7 @@
 
 mod binary;
 mod cast;
+pub mod chain;
 mod conv;
 mod conv_transpose;
 mod linear;

@@ -113,34 +113,53 @@ impl Resize {
             .collect()
     }
 
-    /// Calls `f(out_offset, in_offset, weight)` for every tap, row-major output order.
+    /// Calls `f(out_offset, in_offset, weight)` for every tap, row-major output order (the
+    /// order the backward's sums follow). Outer axes step an odometer once per output row.
     fn walk(&self, x: &Tensor, out: &[usize], sc: &[f32], mut f: impl FnMut(usize, usize, f32)) {
         let r = x.rank();
         let st = strides(&x.shape);
         let maps: Vec<AxisMap> = (0..r).map(|a| self.axis_map(x.shape[a], out[a], sc[a])).collect();
-        let n: usize = out.iter().product();
-        let ost = strides(out);
-        for o in 0..n {
+        if out.contains(&0) {
+            return;
+        }
+        if r < 2 {
+            let n: usize = out.iter().product();
+            (0..n).for_each(|o| f(o, if r == 0 { 0 } else { maps[0][o].0 }, 1.0));
+            return;
+        }
+        let (ya, xa) = (r - 2, r - 1);
+        let (oh, ow) = (out[ya], out[xa]);
+        let outer = &out[..ya];
+        let mut idx = vec![0usize; ya];
+        let mut o = 0;
+        loop {
             // outer axes: nearest index (linear only touches the last two)
-            let mut base = 0;
-            for a in 0..r.saturating_sub(2) {
-                base += maps[a][(o / ost[a]) % out[a]].0 * st[a];
+            let base: usize = (0..ya).map(|a| maps[a][idx[a]].0 * st[a]).sum();
+            for &(y0, y1, wy) in &maps[ya][..oh] {
+                let (r0, r1) = (base + y0 * st[ya], base + y1 * st[ya]);
+                for &(x0, x1, wx) in &maps[xa][..ow] {
+                    if self.linear {
+                        f(o, r0 + x0, (1.0 - wy) * (1.0 - wx));
+                        f(o, r0 + x1, (1.0 - wy) * wx);
+                        f(o, r1 + x0, wy * (1.0 - wx));
+                        f(o, r1 + x1, wy * wx);
+                    } else {
+                        f(o, r0 + x0, 1.0);
+                    }
+                    o += 1;
+                }
             }
-            if r < 2 {
-                let m = &maps[0][o];
-                f(o, m.0, 1.0);
-                continue;
-            }
-            let (ya, xa) = (r - 2, r - 1);
-            let (y0, y1, wy) = maps[ya][(o / ost[ya]) % out[ya]];
-            let (x0, x1, wx) = maps[xa][o % out[xa]];
-            if self.linear {
-                f(o, base + y0 * st[ya] + x0, (1.0 - wy) * (1.0 - wx));
-                f(o, base + y0 * st[ya] + x1, (1.0 - wy) * wx);
-                f(o, base + y1 * st[ya] + x0, wy * (1.0 - wx));
-                f(o, base + y1 * st[ya] + x1, wy * wx);
-            } else {
-                f(o, base + y0 * st[ya] + x0, 1.0);
+            let mut a = ya;
+            loop {
+                if a == 0 {
+                    return;
+                }
+                a -= 1;
+                idx[a] += 1;
+                if idx[a] < outer[a] {
+                    break;
+                }
+                idx[a] = 0;
             }
         }
     }
