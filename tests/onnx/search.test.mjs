@@ -168,6 +168,16 @@ test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --
   assert.ok(j.fidelity.samples > 2);
   const bad2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'y.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '0'], { encoding: 'utf8' });
   assert.equal(bad2.status, 2);
+  // --confidence: every step and the chosen plan report the bound the floor was held to (a generic
+  // output: no counted decisions, so the bound is the measured score), and the recipe records it.
+  const rc = path.join(dir, 'conf.json');
+  const r4 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'conf.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '0.9', '--save-recipe', rc, '-q'], { encoding: 'utf8' });
+  assert.equal(r4.status, 0, r4.stderr);
+  assert.match(r4.stdout, /lower bound \S+ \(\S+\) at 0\.9 (meets|below) 0\.9/);
+  const m4 = /chosen plan: fidelity (\S+), its lower bound at confidence 0\.9 (\S+)/.exec(r4.stdout);
+  assert.ok(m4 && Number(m4[2]) === Number(m4[1]) && Number(m4[2]) >= 0.9, r4.stdout);
+  const plan4 = JSON.parse(fs.readFileSync(rc, 'utf8'));
+  assert.equal(plan4.meta.confidence, 0.9);
   const bad3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'z.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '95'], { encoding: 'utf8' });
   assert.equal(bad3.status, 2);
   assert.match(bad3.stderr, /--confidence must be in \(0, 1\)/);

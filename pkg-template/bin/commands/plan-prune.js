@@ -138,7 +138,10 @@ async function search(values, file, out) {
   const held = (/** @type {{ bound?: number, boundWorst?: string }} */ s) => (s.bound === undefined ? '' : `, lower bound ${s.bound.toFixed(4)} (${s.boundWorst || '-'}) at ${confidence}`);
   for (const s of res.steps) console.log(`budget ${s.budget.toPrecision(3)}: predicted loss ${s.predicted.toFixed(4)}, fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'})${held(s)} ${s.pass ? 'meets' : 'below'} ${F}, removed ${s.removed}`);
   console.log(`${res.sessions} onnxruntime sessions, ${res.runs} model runs; ${(res.ms.total / 1000).toFixed(1)} s (sensitivity ${(res.ms.sensitivity / 1000).toFixed(1)} s; onnxruntime ${(res.ms.model / 1000).toFixed(1)} s, calibrated apply ${(res.ms.apply / 1000).toFixed(1)} s, library ${(res.ms.library / 1000).toFixed(1)} s)`);
-  if (!res.model) throw new RunError(`no plan met --min-fidelity ${F} (the lightest plan tried scored ${Math.max(...res.steps.map((s) => s.fidelity)).toFixed(4)}); nothing written`);
+  if (!res.model) {
+    const best = Math.max(...res.steps.map((s) => s.bound ?? s.fidelity));
+    throw new RunError(`no plan met --min-fidelity ${F} (the lightest plan tried scored ${best.toFixed(4)}${confidence === undefined ? '' : `, its lower bound at confidence ${confidence}`}); nothing written`);
+  }
   if (values['save-recipe']) fs.writeFileSync(values['save-recipe'], `${JSON.stringify(res.recipe, null, 2)}\n`);
   const saved = await saveOnnx(res.model, out);
   if (values.report) fs.writeFileSync(values.report, JSON.stringify({ input: path.resolve(file), output: saved.model, fidelity: res.fidelity, bound: res.bound, steps: res.steps, recipe: res.recipe, sessions: res.sessions, runs: res.runs, ms: res.ms, report: res.report, table: res.table }, null, 2));
