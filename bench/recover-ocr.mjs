@@ -6,6 +6,8 @@
 // bench/ocr-quality (seed 900). None of them has labels in the training.
 //   node bench/recover-ocr.mjs [--variants cls-ch,cls-24,rec-50,rec-ch,det-ch] [--train 256] [--minutes 10]
 //        [--lr 1e-4] [--batch 8] [--det-size 320] [--closed-form stats,lsq|none] [--save DIR] [--write]
+//        [--features N] [--feature-weight W] [--loss logits|kl]
+// --features N: distill N matched block outputs besides the outputs (recover's `features`).
 // --save DIR: the recovered model of each variant as DIR/<variant>.onnx (for a longer latency run).
 // --closed-form none: distillation straight after the prune (rec's two closed-form steps are rolled
 // back by the fidelity check and cost ~8 of its 30 minutes).
@@ -28,6 +30,7 @@ const { values: opt } = parseArgs({
     minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
     out: { type: 'string' }, write: { type: 'boolean', default: false }, from: { type: 'string' },
     'det-size': { type: 'string', default: '320' }, 'closed-form': { type: 'string', default: 'stats,lsq' }, save: { type: 'string' }, 'latency-runs': { type: 'string', default: '15' },
+    features: { type: 'string', default: '0' }, 'feature-weight': { type: 'string', default: '1' }, loss: { type: 'string', default: 'logits' },
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
@@ -99,7 +102,7 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   results.push({ variant: v, model: key, pruning: 'original', stage: 'original', metrics: (({ read, ...m }) => m)(original.metrics), fidelity: 1, seconds: 0, params: teacher.weights.reduce((a, w) => a + w.numel, 0) });
   await stage('pruned', pruneS);
   const progress = (p) => { if (p.phase === 'distill' && p.step === p.steps) console.error(`  epoch ${p.epoch} loss ${p.loss?.toFixed(4)} fidelity ${p.fidelity?.toFixed(4)} eta ${p.eta?.toFixed(0) ?? '-'} s`); };
-  const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH, onProgress: progress };
+  const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH, onProgress: progress, softmaxLoss: opt.loss, features: Number(opt.features), featureWeight: Number(opt['feature-weight']) };
   let t0 = Date.now();
   if (opt['closed-form'] !== 'none') {
     const cf = await recover(model, teacher, train, { ...base, steps: opt['closed-form'].split(',') });
@@ -107,10 +110,10 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
   }
   t0 = Date.now();
   const d = await recover(model, teacher, train, { ...base, steps: ['distill'], minutes: MINUTES, epochs: 1000 });
-  await stage('distilled', (Date.now() - t0) / 1000, { distill: { epochs: d.distill.epochs, steps: d.distill.steps, bestEpoch: d.distill.bestEpoch, history: d.distill.history, params: d.distill.params, stateBytes: d.distill.stateBytes, losses: d.distill.losses } });
+  await stage('distilled', (Date.now() - t0) / 1000, { distill: { epochs: d.distill.epochs, steps: d.distill.steps, bestEpoch: d.distill.bestEpoch, history: d.distill.history, params: d.distill.params, stateBytes: d.distill.stateBytes, losses: d.distill.losses, features: d.distill.features } });
   if (opt.save) { fs.mkdirSync(opt.save, { recursive: true }); fs.writeFileSync(path.join(opt.save, `${v}.onnx`), model.encode()); }
   fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
-  fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/recover-ocr.json')), JSON.stringify({ date: new Date().toISOString(), train: TRAIN, minutes: MINUTES, lr: LR, batch: BATCH, results }, null, 2));
+  fs.writeFileSync(path.resolve(opt.out ?? path.join(ROOT, 'bench/out/recover-ocr.json')), JSON.stringify({ date: new Date().toISOString(), train: TRAIN, minutes: MINUTES, lr: LR, batch: BATCH, loss: opt.loss, features: Number(opt.features), featureWeight: Number(opt['feature-weight']), results }, null, 2));
 }
 
 const table = ['| model | pruning | stage (closed-form: validation fidelity per step) | task metric | fidelity on the task set | parameters (latency against the original) | time | load avg |', '|---|---|---|---|---:|---|---:|---:|'];

@@ -8,6 +8,7 @@ import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
 import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
+import { withFeatures, type FeatureTeacher } from './features.js';
 
 export interface DistillContext {
   setup: TrainSetup;
@@ -20,6 +21,8 @@ export interface DistillContext {
   progress: (p: Omit<RecoverProgress, 'phase'>) => void;
   /** The score before any gradient step. */
   start: number;
+  /** Matched intermediate tensors and the teacher's values of them per batch (none: outputs only). */
+  features?: FeatureTeacher;
 }
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
@@ -44,10 +47,10 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const seed = opts.seed ?? 1;
   const resume: RecoverState | undefined = opts.resume;
   if (resume) writeParams(work, resume.params);
-  const { graph } = ctx.setup;
+  const { graph, losses } = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), ctx.features?.features ?? []);
   const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
   try {
-    trainer.setLosses(lossesOf(ctx.setup));
+    trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
     if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;
@@ -70,6 +73,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         ctx.check();
         if (now() - t0 >= budget) { stopped = 'time'; break; }
         const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
+        if (ctx.features) batch.targets.push(...await ctx.features.batch(ctx.samples, batches[b]));
         sum += trainer.step(batch.inputs, batch.targets) * batch.size;
         n += batch.size;
         steps++; stepsHere++;

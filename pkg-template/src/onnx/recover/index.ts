@@ -7,4 +7,6 @@ export { ChannelStats, matchChannels } from './channel-stats.js';
 export { trainSetup } from './train-setup.js';
 export type { TrainSetup } from './train-setup.js';
 export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
+export { cutPoints, matchFeatures, FeatureTeacher } from './features.js';
+export type { Feature } from './features.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

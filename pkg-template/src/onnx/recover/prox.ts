@@ -22,7 +22,8 @@ import type { RecoverOptions, RecoverReport } from './types.js';
 import { lossesOf, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
-import { recover } from './recover.js';
+import { checkFeatureOptions, recover } from './recover.js';
+import { FeatureTeacher, describeFeatures, matchFeatures, withFeatures, type Feature } from './features.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
 export interface ProxOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
@@ -74,6 +75,8 @@ export interface ProxReport {
   reached: number;
   projected: { sparsity: number; fidelity: number };
   layers: ProxLayerReport[];
+  /** The matched intermediate tensors of the proximal phase (empty without `features`). */
+  features: { name: string; channels: number; teacherChannels: number; weight: number }[];
   /** The masked recovery after the projection (absent with recoverEpochs 0). */
   recovered?: RecoverReport;
   /** Held-out fidelity of the result. */
@@ -169,6 +172,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
   const scope = opts.scope ?? 'layer';
   if (scope !== 'layer' && scope !== 'global') throw bad(`scope must be 'layer' or 'global' (got ${String(scope)})`);
+  checkFeatureOptions(opts);
   const t0 = now();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
   const emit = (p: ProxProgress) => opts.onProgress?.(p);
@@ -186,21 +190,26 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
     return fidelity(reference, outs, { ...opts, kinds }).score;
   };
 
-  const setup = trainSetup(work, kinds);
+  const setup = trainSetup(work, kinds, opts.softmaxLoss);
   const names = [...new Set(setup.trained.map((t) => t.tensor))];
   const captured = new Map<string, Float32Array[]>(names.map((n) => [n, []]));
   await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
   const targets = setup.trained.map((t) => captured.get(t.tensor)!);
+  const features: Feature[] = opts.features ? await matchFeatures(runner, work, teacher, samples, {
+    features: opts.features, weight: opts.featureWeight, exclude: new Set(setup.trained.map((t) => t.tensor)), check,
+  }) : [];
+  const featureTeacher = features.length ? await FeatureTeacher.open(runner, teacher, features) : undefined;
+  const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.
-  const trainer = new sk.Trainer(setup.graph, { lr: opts.lr ?? 1e-4, beta2: BETA2, eps: ADAM_EPS, masked: false });
+  const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, beta2: BETA2, eps: ADAM_EPS, masked: false });
   const history: ProxReport['history'] = [];
   let steps = 0, reached = 0;
   const trained = new Set(trainer.paramNames);
   const layers = work.prunable().filter((w) => trained.has(w.name)).map((w) => proxLayer(w, want));
-  if (!layers.length) { trainer.free(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
+  if (!layers.length) { trainer.free(); await featureTeacher?.release(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
   try {
-    trainer.setLosses(lossesOf(setup)); // the loss per output kind, as recover's distillation trains
+    trainer.setLosses(losses); // the loss per output kind, as recover's distillation trains, and the features'
     const size = opts.batchSize ?? 8, seed = opts.seed ?? 1;
     const perEpoch = epochBatches(samples, setup.graph.inputs, size, seed, 0).length;
     const total = epochs * perEpoch;
@@ -213,6 +222,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         check();
         if (now() - tp >= budget) { stop = true; break; }
         const batch = makeBatch(samples, setup.graph.inputs, batches[b], targets);
+        if (featureTeacher) batch.targets.push(...await featureTeacher.batch(samples, batches[b]));
         sum += trainer.step(batch.inputs, batch.targets) * batch.size;
         n += batch.size;
         steps++;
@@ -245,7 +255,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
       history.push({ epoch: epoch + 1, loss: sum / n, sparsity: reached, fidelity: score });
       emit({ phase: 'prox', step: batches.length, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, sparsity: reached, fidelity: score });
     }
-  } finally { trainer.free(); }
+  } finally { trainer.free(); await featureTeacher?.release(); }
 
   // Exactly the target in every layer: the proximal phase zeroed most of these blocks already.
   emit({ phase: 'project', step: 0, steps: 1 });
@@ -268,7 +278,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const values = changed.map((n) => work.readFloat(source.get(n)!.tensor));
   changed.forEach((n, i) => model.writeFloat(target.get(n)!.tensor, values[i]));
   return {
-    history, steps, reached, projected,
+    history, steps, reached, projected, features: describeFeatures(features),
     layers: layers.map((l) => ({ name: l.w.name, block: l.block, blocks: l.blocks, zeroBlocks: l.zero, lambda: l.lambda })),
     recovered, fidelity: final, ms: now() - t0,
   };

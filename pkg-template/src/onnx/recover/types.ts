@@ -73,6 +73,14 @@ export interface RecoverOptions extends FidelityOptions {
    * to the teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
    */
   softmaxLoss?: 'logits' | 'kl';
+  /**
+   * Matched intermediate tensors distilled besides the outputs: a number of the student's block
+   * boundaries (cut points of its graph, evenly spaced, among those the teacher computes with the
+   * same dims or more channels), or tensors by name. Default 0: the outputs only.
+   */
+  features?: number | string[];
+  /** Total weight of the feature losses, each a relative MSE (default 1). */
+  featureWeight?: number;
   /** Seed of the sample order (default 1). */
   seed?: number;
   /** A checkpoint to continue from (closed-form steps are skipped: their result is in the parameters). */
@@ -117,6 +125,8 @@ export interface RecoverReport {
     stateBytes: number;
     ms: number;
     stopped: 'epochs' | 'time';
+    /** The matched intermediate tensors: their channels in the student and the teacher, their loss weight. */
+    features?: { name: string; channels: number; teacherChannels: number; weight: number }[];
   };
   /** Names of the initializers written into the model. */
   changed: string[];

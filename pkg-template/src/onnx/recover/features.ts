@@ -1,0 +1,211 @@
+// Matched intermediate tensors for distillation (FitNets' hints; the block outputs that BRECQ-style
+// reconstruction fits): besides the outputs, the student is pulled towards the teacher at a few
+// points inside the network. When a pruned model's outputs carry no signal yet (a recognizer that
+// reads nothing scores fidelity 0 and its logit loss is dominated by symbols no line uses), the
+// early blocks still get a gradient that says what they should compute.
+//
+// Which tensors: cut points of the student's graph — a tensor that is, at that position in the
+// node order, the only activation alive (every later node reads only it, constants and its
+// descendants), i.e. a block boundary. A channel-pruned tensor is matched on the kept channels:
+// the student's channel c is the teacher's channel map[c], found as the closed-form steps find it
+// (channel removal keeps the order; the increasing map of highest correlation). Each feature's MSE
+// is divided by the teacher tensor's mean square, so a feature's loss reads as a relative error
+// whatever the tensor's scale. The teacher's values are computed per batch (onnxruntime on a
+// segment that ends at the features), so memory stays one batch whatever the number of samples.
+import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
+import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { capture } from '../calib/sweep.js';
+import { asF32 } from '../calib/tensor.js';
+import { indexGraph, segmentModel, segmentNodes } from '../calib/graph-cut.js';
+import type { ModelRunner, RunnerSession } from '../calib/ort-runner.js';
+import type { FeedTensor, InputSample } from '../calib/inputs.js';
+import { ChannelStats, matchChannels } from './channel-stats.js';
+
+/** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
+export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
+
+/** Samples read to match channels and to measure a feature's scale. */
+const MATCH_SAMPLES = 16;
+
+const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
+
+/**
+ * The cut points of `model`'s main graph, in node order: after node i, the one non-constant value
+ * still to be read by a later node (or that is a graph output) — when exactly one is alive.
+ */
+export function cutPoints(model: OnnxModel): string[] {
+  const ix = indexGraph(model);
+  const outputs = new Set<string>(model.graph.output.map((o: { name: string }) => o.name));
+  const last = new Map<string, number>();
+  for (const [v, readers] of ix.consumers) last.set(v, readers.reduce((a, b) => Math.max(a, b), -1));
+  for (const o of outputs) last.set(o, Infinity);
+  const live = new Set<string>();
+  for (const v of ix.feeds.keys()) if ((last.get(v) ?? -1) >= 0) live.add(v);
+  const out = new Set<string>();
+  ix.nodes.forEach((n, i) => {
+    for (const o of n.output) if (o && !ix.constant.has(o) && (last.get(o) ?? -1) > i) live.add(o);
+    for (const x of ix.inputs[i]) if (last.get(x) === i) live.delete(x);
+    if (live.size === 1) {
+      const [v] = live;
+      if (ix.producer.has(v) && !outputs.has(v)) out.add(v);
+    }
+  });
+  return [...out];
+}
+
+/** `count` of `xs`, evenly spaced, the last one included. */
+function spread<T>(xs: T[], count: number): T[] {
+  if (count >= xs.length) return xs;
+  const picked: T[] = [];
+  for (let j = 1; j <= count; j++) picked.push(xs[Math.ceil((j * xs.length) / count) - 1]);
+  return picked;
+}
+
+export interface MatchOptions {
+  /** A number of cut points to pick, or the tensors by name. */
+  features: number | string[];
+  /** The total weight of the feature losses (each feature gets weight / count, over its scale); default 1. */
+  weight?: number;
+  /** Tensors the training already targets (outputs, logits): never features. */
+  exclude: Set<string>;
+  check: () => void;
+}
+
+/**
+ * The features to distill on: `opts.features` named tensors (each must exist in both models with
+ * the same dims, up to fewer channels on axis 1 in the student), or that many cut points of the
+ * student, evenly spaced, among those that match.
+ */
+export async function matchFeatures(runner: ModelRunner, student: OnnxModel, teacher: OnnxModel, samples: InputSample[], opts: MatchOptions): Promise<Feature[]> {
+  const named = Array.isArray(opts.features);
+  if (!named && !(Number.isInteger(opts.features) && (opts.features as number) >= 0)) throw bad(`features must be a count >= 0 or a list of tensor names (got ${String(opts.features)})`);
+  const weightAll = opts.weight ?? 1;
+  if (!(Number.isFinite(weightAll) && weightAll > 0)) throw bad(`featureWeight must be > 0 (got ${weightAll})`);
+  const produced = (m: OnnxModel) => new Set<string>((m.graph.node as { output: string[] }[]).flatMap((n) => n.output));
+  const inStudent = produced(student), inTeacher = produced(teacher);
+  let candidates: string[];
+  if (named) {
+    candidates = [...new Set(opts.features as string[])];
+    for (const n of candidates) {
+      if (opts.exclude.has(n)) throw bad(`feature "${n}" is already trained as an output`);
+      if (!inStudent.has(n)) throw bad(`feature "${n}" is not computed by the pruned model`);
+      if (!inTeacher.has(n)) throw bad(`feature "${n}" is not computed by the teacher`);
+    }
+  } else {
+    if (opts.features === 0) return [];
+    candidates = cutPoints(student).filter((n) => inTeacher.has(n) && !opts.exclude.has(n));
+  }
+  if (!candidates.length) return [];
+
+  // Dims on the first sample and on one of other input dims (if any), in both models: an axis 1 that
+  // follows the input's size (a sequence) is not a channel axis and cannot be matched on channels.
+  const key = (k: number) => Object.values(samples[k].feeds).map((f) => f.dims.join('x')).join('|');
+  const other = samples.findIndex((_, k) => key(k) !== key(0));
+  const probe = other > 0 ? [samples[0], samples[other]] : samples.slice(0, 1);
+  const dimsOf = async (m: OnnxModel) => {
+    const d = new Map<string, { dims: number[]; float: boolean; varies: boolean }>();
+    await capture(runner, m, candidates, probe, (name, t, k) => {
+      const seen = d.get(name);
+      if (k === 0 || !seen) d.set(name, { dims: t.dims, float: t.type === 'float32' || t.type === 'float16', varies: false });
+      else if (seen.dims.length !== t.dims.length || seen.dims[1] !== t.dims[1]) seen.varies = true;
+    }, opts.check);
+    return d;
+  };
+  const [sd, td] = [await dimsOf(student), await dimsOf(teacher)];
+  const fits = (n: string): string | null => {
+    const s = sd.get(n)!, t = td.get(n)!;
+    if (!s.float || !t.float) return 'not a float tensor';
+    if (s.dims.length < 2) return 'it has no channel axis';
+    if (s.varies || t.varies) return 'its axis 1 changes with the input size (not a channel axis)';
+    if (s.dims.length !== t.dims.length) return `rank ${s.dims.length} in the pruned model, ${t.dims.length} in the teacher`;
+    if (s.dims[0] !== 1) return 'its first axis is not the batch axis of one sample';
+    const differ = s.dims.map((v, i) => (v !== t.dims[i] ? i : -1)).filter((i) => i >= 0);
+    if (!differ.length) return null;
+    if (differ.length === 1 && differ[0] === 1 && s.dims[1] < t.dims[1]) return null;
+    return `dims [${s.dims.join(',')}] in the pruned model, [${t.dims.join(',')}] in the teacher`;
+  };
+  let chosen: string[];
+  if (named) {
+    for (const n of candidates) { const why = fits(n); if (why) throw bad(`feature "${n}" cannot be matched: ${why}`); }
+    chosen = candidates;
+  } else {
+    chosen = spread(candidates.filter((n) => !fits(n)), opts.features as number);
+  }
+  if (!chosen.length) return [];
+
+  // Channel maps (where channels were removed) and each feature's scale, on a few samples.
+  const some = samples.slice(0, MATCH_SAMPLES);
+  const statsOf = async (m: OnnxModel, dims: Map<string, { dims: number[] }>) => {
+    const st = new Map(chosen.map((n) => [n, new ChannelStats(dims.get(n)!.dims[1], sd.get(n)!.dims[1] !== td.get(n)!.dims[1])]));
+    await capture(runner, m, chosen, some, (name, t) => st.get(name)!.add(t), opts.check);
+    return st;
+  };
+  const [ss, ts] = [await statsOf(student, sd), await statsOf(teacher, td)];
+  const features: Feature[] = [];
+  for (const n of chosen) {
+    const s = ss.get(n)!, t = ts.get(n)!;
+    const map = s.channels !== t.channels ? matchChannels(s, t) : undefined;
+    let sq = 0;
+    for (let c = 0; c < s.channels; c++) sq += t.sumSq[map ? map[c] : c];
+    const meanSq = t.count ? sq / (t.count * s.channels) : 0;
+    if (!(meanSq > 0)) continue; // a tensor that is zero on the samples says nothing
+    features.push({ name: n, map, teacherChannels: t.channels, weight: weightAll / chosen.length / meanSq });
+  }
+  return features;
+}
+
+/** The teacher's values of the features, per batch: one onnxruntime session on the segment that computes them. */
+export class FeatureTeacher {
+  private constructor(private readonly session: RunnerSession, private readonly feeds: string[], readonly features: Feature[]) {}
+
+  static async open(runner: ModelRunner, teacher: OnnxModel, features: Feature[]): Promise<FeatureTeacher> {
+    const ix = indexGraph(teacher);
+    const names = features.map((f) => f.name);
+    const nodes = segmentNodes(ix, names, (v) => ix.feeds.has(v));
+    const feeds = [...new Set(nodes.flatMap((i) => ix.inputs[i]).filter((x) => ix.feeds.has(x)))];
+    const session = await runner.createSession(segmentModel(teacher, ix, nodes, [], names));
+    return new FeatureTeacher(session, feeds, features);
+  }
+
+  /** Per feature, the teacher's values on samples `idx`, stacked along the batch axis, on the student's channels. */
+  async batch(samples: InputSample[], idx: number[]): Promise<Float32Array[]> {
+    const parts: Float32Array[][] = this.features.map(() => []);
+    for (const k of idx) {
+      const feeds: Record<string, FeedTensor> = {};
+      for (const n of this.feeds) feeds[n] = samples[k].feeds[n];
+      const res = await this.session.run(feeds, this.features.map((f) => f.name));
+      this.features.forEach((f, j) => parts[j].push(gather(asF32(res[f.name]), res[f.name].dims, f)));
+    }
+    return parts.map((p) => {
+      const out = new Float32Array(p.reduce((a, x) => a + x.length, 0));
+      let o = 0;
+      for (const x of p) { out.set(x, o); o += x.length; }
+      return out;
+    });
+  }
+
+  release(): Promise<void> { return this.session.release(); }
+}
+
+/** The teacher's tensor of one sample on the student's channels (axis 1). */
+function gather(x: Float32Array, dims: number[], f: Feature): Float32Array {
+  if (!f.map) return Float32Array.from(x);
+  const inner = dims.slice(2).reduce((a, b) => a * b, 1);
+  const out = new Float32Array(f.map.length * inner);
+  f.map.forEach((c, s) => out.set(x.subarray(c * inner, (c + 1) * inner), s * inner));
+  return out;
+}
+
+/** The trainer's graph and losses with the features after the outputs (MSE, each with its weight). */
+export function withFeatures(graph: TrainGraph, losses: OutputLoss[], features: Feature[]): { graph: TrainGraph; losses: OutputLoss[] } {
+  if (!features.length) return { graph, losses };
+  return {
+    graph: { ...graph, outputs: [...graph.outputs, ...features.map((f) => f.name)] },
+    losses: [...losses, ...features.map((f): OutputLoss => ({ kind: 'mse', weight: f.weight }))],
+  };
+}
+
+/** What a report says of the features. */
+export const describeFeatures = (features: Feature[]) =>
+  features.map((f) => ({ name: f.name, channels: f.map ? f.map.length : f.teacherChannels, teacherChannels: f.teacherChannels, weight: f.weight }));

@@ -1,0 +1,98 @@
+// Matched intermediate tensors for distillation (recover/features.ts): the cut points of a graph,
+// channel-pruned tensors matched on the kept channels, the teacher's values per batch, distillation
+// with feature losses, and the refusals of names that cannot be matched.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import ort from 'onnxruntime-node';
+import { build } from './build.mjs';
+
+build();
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('sparsekit-wasm/onnx');
+const { makeModel } = await import('./graphs.mjs');
+
+const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+
+/** x -> conv 3x3 (16) -> Relu -> conv 1x1 (16) -> Add(ar, b) -> Relu -> conv 3x3 (8) -> y: one residual block. */
+const net = () => makeModel({
+  inputs: [['x', [1, 3, 10, 10]]], outputs: [['y', [1, 8, 10, 10]]], seed: 5,
+  inits: {
+    'a.w': { dims: [16, 3, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
+    'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
+    'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
+  },
+  nodes: [
+    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+    ['Relu', ['a'], ['ar']],
+    ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
+    ['Add', ['ar', 'b'], ['s']],
+    ['Relu', ['s'], ['sr']],
+    ['Conv', ['sr', 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
+  ],
+});
+const check = () => {};
+const train = (m) => makeInputSet(m, { count: 16 });
+
+test('cut points: the tensors that are alone alive between two nodes, never inside a residual block or an output', () => {
+  assert.deepEqual(cutPoints(OnnxModel.parse(net())), ['a', 'ar', 's', 'sr']);
+});
+
+test('a channel-pruned tensor is matched on its kept channels: the teacher values per batch equal the student values', async () => {
+  const teacher = OnnxModel.parse(net()), student = OnnxModel.parse(net());
+  removeChannels(student, { fraction: 0.5, roundTo: 1 });
+  const samples = train(teacher);
+  const fs = await matchFeatures(runner, student, teacher, samples, { features: 4, exclude: new Set(['y']), check });
+  assert.deepEqual(fs.map((f) => f.name), ['a', 'ar', 's', 'sr']);
+  const a = fs.find((f) => f.name === 'a');
+  assert.equal(a.teacherChannels, 16);
+  assert.ok(a.map && a.map.length < 16, 'channels of "a" were removed and are mapped');
+  for (let i = 1; i < a.map.length; i++) assert.ok(a.map[i] > a.map[i - 1], 'the map keeps the order');
+  for (const f of fs) assert.ok(f.weight > 0 && Number.isFinite(f.weight));
+  // Before any training, conv a's kept rows are the teacher's: its output is the teacher's on the kept channels.
+  const ft = await FeatureTeacher.open(runner, teacher, [a]);
+  try {
+    const [got] = await ft.batch(samples, [2, 5]);
+    const sess = await runner.createSession(segmentOf(student, 'a'));
+    const want = [];
+    for (const k of [2, 5]) want.push(...(await sess.run({ x: samples[k].feeds.x }, ['a'])).a.data);
+    await sess.release();
+    assert.equal(got.length, want.length);
+    got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-5 * (1 + Math.abs(want[i])), `${i}: ${v} vs ${want[i]}`));
+  } finally { await ft.release(); }
+});
+
+/** The student with "name" as its output (a copy). */
+function segmentOf(model, name) {
+  const m = OnnxModel.parse(model.encode());
+  m.graph.output.push({ name });
+  return m.encode();
+}
+
+test('distillation with feature losses raises the fidelity, keeps zeros at zero and reports the features', async () => {
+  const teacher = OnnxModel.parse(net()), pruned = OnnxModel.parse(net());
+  pruneSparsity(pruned, { sparsity: 0.6 });
+  const zeros = ['a.w', 'b.w', 'c.w'].map((n) => [n, pruned.readFloat(pruned.weight(n))]);
+  const rep = await recover(pruned, teacher, train(teacher), {
+    ort: runner, evalSamples: makeInputSet(teacher, { count: 8, set: 'heldOut' }), kinds: { y: 'generic' }, steps: ['distill'],
+    epochs: 8, lr: 3e-3, batchSize: 4, features: 2,
+  });
+  assert.deepEqual(rep.distill.features.map((f) => f.name), ['ar', 'sr']);
+  assert.ok(rep.after.score > rep.before.score + 0.01, `fidelity ${rep.before.score} -> ${rep.after.score}`);
+  for (const [n, w0] of zeros) {
+    const w = pruned.readFloat(pruned.weight(n));
+    w0.forEach((v, i) => { if (v === 0) assert.ok(w[i] === 0, `${n}[${i}] is ${w[i]}`); });
+  }
+});
+
+test('features that cannot be matched are refused by name, before any training', async () => {
+  const teacher = OnnxModel.parse(net()), student = OnnxModel.parse(net());
+  const samples = train(teacher);
+  const refused = (features, re) => assert.rejects(matchFeatures(runner, student, teacher, samples, { features, exclude: new Set(['y']), check }),
+    (e) => e instanceof OnnxError && re.test(e.message));
+  await refused(['nope'], /"nope" is not computed/);
+  await refused(['y'], /"y" is already trained/);
+  await refused(-1, /features must be/);
+  for (const features of [[], -2, 1.5, ['']]) {
+    await assert.rejects(recover(student, teacher, samples, { ort: runner, features }), (e) => e instanceof OnnxError && /features must be/.test(e.message));
+  }
+  await assert.rejects(recover(student, teacher, samples, { ort: runner, features: 1, featureWeight: 0 }), /featureWeight must be > 0/);
+});
