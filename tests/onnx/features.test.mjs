@@ -3,12 +3,15 @@
 // with feature losses, and the refusals of names that cannot be matched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { build } from './build.mjs';
+import { build, CLI } from './build.mjs';
 
 build();
 const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('sparsekit-wasm/onnx');
-const { makeModel } = await import('./graphs.mjs');
+const { makeModel, tmpDir } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
@@ -95,4 +98,32 @@ test('features that cannot be matched are refused by name, before any training',
     await assert.rejects(recover(student, teacher, samples, { ort: runner, features }), (e) => e instanceof OnnxError && /features must be/.test(e.message));
   }
   await assert.rejects(recover(student, teacher, samples, { ort: runner, features: 1, featureWeight: 0 }), /featureWeight must be > 0/);
+});
+
+test('CLI: recover, prune … --recover and prune --prox take --features; a bad value exits 2 with no output', () => {
+  const dir = tmpDir('sk-features-');
+  const t = path.join(dir, 't.onnx'), p = path.join(dir, 'p.onnx'), out = path.join(dir, 'out.onnx');
+  const pruned = OnnxModel.parse(net());
+  pruneSparsity(pruned, { sparsity: 0.5 });
+  fs.writeFileSync(t, net()); fs.writeFileSync(p, pruned.encode());
+  const run = (args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  const common = ['--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--metric', 'y=generic', '-q', '--epochs', '1', '--batch', '4'];
+  let r = run(['recover', p, '--teacher', t, '--steps', 'distill', '--features', '2', ...common, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /features ar, sr/);
+  r = run(['recover', p, '--teacher', t, '--features', 'sr,ar', '--feature-weight', '0.5', '--steps', 'distill', ...common, '-o', out, '--report', path.join(dir, 'r.json')]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'r.json'), 'utf8')).distill.features.map((f) => f.name), ['sr', 'ar']);
+  fs.rmSync(out);
+  for (const bad of [['--features', 'a,'], ['--features', '-1'], ['--feature-weight', '0']]) {
+    r = run(['recover', p, '--teacher', t, ...bad, ...common, '-o', out]);
+    assert.equal(r.status, 2, `${bad.join(' ')}: ${r.stderr}`);
+    assert.equal(fs.existsSync(out), false);
+  }
+  r = run(['prune', t, '--sparsity', '0.5', '--recover', '--features', '1', '--steps', 'distill', ...common, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /features sr/);
+  r = run(['prune', t, '--prox', '--sparsity', '0.5', '--block', '2x2', '--features', '1', '--recover-epochs', '0', ...common, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /features: sr/);
 });

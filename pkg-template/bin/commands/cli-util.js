@@ -189,6 +189,29 @@ export function checkTrainingSets(calib, evalDir) {
 }
 
 /**
+ * The distillation options two training commands share: --features N|NAME,NAME (matched block
+ * outputs), --feature-weight W, --loss logits|kl.
+ * @param {{ features?: string, 'feature-weight'?: string, loss?: string }} values
+ * @returns {{ features?: number | string[], featureWeight?: number, softmaxLoss?: 'logits' | 'kl' }}
+ */
+export function distillFlags(values) {
+  /** @type {number | string[] | undefined} */
+  let features;
+  const f = values.features;
+  if (f !== undefined) {
+    if (/^\d+$/.test(f)) features = Number(f);
+    else {
+      features = f.split(',').map((x) => x.trim());
+      if (!f.trim() || features.some((x) => !x)) throw new UsageError(`--features takes a count or a list of tensor names (got "${f}")`);
+    }
+  }
+  const featureWeight = values['feature-weight'] === undefined ? undefined : num('feature-weight', values['feature-weight']);
+  if (featureWeight !== undefined && !(featureWeight > 0)) throw new UsageError(`--feature-weight must be > 0 (got ${featureWeight})`);
+  if (values.loss !== undefined && !['logits', 'kl'].includes(values.loss)) throw new UsageError(`--loss must be logits or kl (got "${values.loss}")`);
+  return { features, featureWeight, softmaxLoss: /** @type {'logits' | 'kl' | undefined} */ (values.loss) };
+}
+
+/**
  * Progress of a training run on stderr: a line at most every 2 s and at the end of each phase,
  * with the epoch, the loss, the fidelity, the ETA and the elapsed time; `extra` adds a field.
  * @template {{ phase: string, step: number, steps: number, epoch?: number, epochs?: number, loss?: number, fidelity?: number, eta?: number }} P

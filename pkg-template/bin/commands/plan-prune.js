@@ -152,7 +152,7 @@ async function search(values, file, out) {
 }
 
 /** Options of `prune … --recover` that go to recover (with their value), and those both steps get. */
-const RECOVER_ONLY = new Set(['--loss', '--epochs', '--minutes', '--lr', '--batch', '--checkpoint', '--resume', '--steps', '--eval', '--eval-count', '--metric', '--report']);
+const RECOVER_ONLY = new Set(['--loss', '--features', '--feature-weight', '--epochs', '--minutes', '--lr', '--batch', '--checkpoint', '--resume', '--steps', '--eval', '--eval-count', '--metric', '--report']);
 const WITH_VALUE = new Set([...RECOVER_ONLY, '-o', '--output', '--sparsity', '--nm', '--channels', '--block', '--round-to', '--scope', '--method', '--calib', '--calib-count', '--damp', '--recipe', '--min-fidelity', '--levels', '--objective', '--max-steps', '--save-recipe', '--table-samples', '--confidence']);
 
 /**

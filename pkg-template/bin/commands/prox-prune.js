@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, proxPrune } from '../../src/onnx/index.js';
 import { parseMetrics } from '../fidelity-cli.js';
-import { PROG, UsageError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible } from './cli-util.js';
+import { PROG, UsageError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible, distillFlags } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').ProxProgress} ProxProgress */
 
@@ -33,6 +33,10 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
   --eval DIR|synthetic    held-out samples for the fidelity (default: the training samples); --eval-count N (16)
   --metric OUTPUT=KIND    how to read an output for the fidelity (as prune --metric)
   --lr LR                 Adam's learning rate (default 1e-4); --batch B samples per step (default 8)
+  --loss logits|kl        loss of a Softmax-made classification / sequence output (as recover --loss)
+  --features N|A,B        also distill N matched block outputs of the student (cut points of its graph,
+                          evenly spaced; channel-pruned ones on their kept channels), or these tensors
+  --feature-weight W      total weight of those feature losses, each a relative MSE (default 1)
   --report R.json         write the report as JSON
   -q, --quiet             no progress lines`;
 
@@ -42,7 +46,7 @@ const OPTIONS = {
   epochs: { type: 'string' }, minutes: { type: 'string' }, 'recover-epochs': { type: 'string' }, 'recover-minutes': { type: 'string' }, ramp: { type: 'string' },
   calib: { type: 'string' }, 'calib-count': { type: 'string' }, eval: { type: 'string' }, 'eval-count': { type: 'string' },
   metric: { type: 'string', multiple: true }, lr: { type: 'string' }, batch: { type: 'string' }, report: { type: 'string' },
-  quiet: { type: 'boolean', short: 'q' },
+  loss: { type: 'string' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, quiet: { type: 'boolean', short: 'q' },
 };
 
 const MAX_SAMPLES = 512;
@@ -82,6 +86,7 @@ export async function main(args) {
     if (lr !== undefined && !(lr > 0)) throw new UsageError(`--lr must be > 0 (got ${lr})`);
     const batchSize = posInt('batch', values.batch, 8);
     checkTrainingSets(values.calib, values.eval);
+    const { features, featureWeight, softmaxLoss } = distillFlags(values);
 
     const model = await loadOnnx(file);
     const kinds = parseMetrics(values.metric, model);
@@ -94,7 +99,7 @@ export async function main(args) {
     let report;
     try {
       report = await proxPrune(model, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, scope, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, onProgress, signal: interrupt.signal,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, sparsity, block, scope, epochs, minutes, ramp, recoverEpochs, recoverMinutes, lr, batchSize, features, featureWeight, softmaxLoss, onProgress, signal: interrupt.signal,
       });
     } catch (e) {
       if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
@@ -107,6 +112,7 @@ export async function main(args) {
       fs.renameSync(tmp, values.report);
     }
     const last = report.history[report.history.length - 1];
+    if (report.features.length) console.log(`features: ${report.features.map((f) => f.name).join(', ')}`);
     console.log(`prox: ${report.steps} steps, ${report.history.length} epochs; blocks zero ${(100 * report.reached).toFixed(1)}% before the cut${last ? `, fidelity ${last.fidelity.toFixed(4)}` : ''}`);
     console.log(`cut to ${(100 * report.projected.sparsity).toFixed(1)}% of ${block.join('x')} blocks: fidelity ${report.projected.fidelity.toFixed(4)}`);
     if (report.recovered) console.log(`recovered: fidelity ${report.recovered.before.score.toFixed(4)} -> ${report.recovered.after.score.toFixed(4)}`);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, recover } from '../../src/onnx/index.js';
 import { parseMetrics } from '../fidelity-cli.js';
-import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible } from './cli-util.js';
+import { PROG, UsageError, RunError, runCommand, parse, num, posInt, loadOrt, samplesOf, checkTrainingSets, trainingProgress, interruptible, distillFlags } from './cli-util.js';
 
 /** @typedef {import('../../src/onnx/index.js').RecoverState} RecoverState */
 
@@ -32,6 +32,9 @@ export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o O
   --steps LIST            of stats,lsq,distill (default all three)
   --loss logits|kl        loss of a classification / sequence output made by a Softmax: MSE to the
                           teacher's logits (default) or KL of the probabilities
+  --features N|A,B        also distill N matched block outputs of the student (cut points of its graph,
+                          evenly spaced; channel-pruned ones on their kept channels), or these tensors
+  --feature-weight W      total weight of those feature losses, each a relative MSE (default 1)
   --checkpoint CKPT       save the state after every epoch (atomically)
   --resume CKPT           continue from a saved state
   --report R.json         write the report as JSON
@@ -43,7 +46,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' }, teacher: { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' },
   eval: { type: 'string' }, 'eval-count': { type: 'string' }, metric: { type: 'string', multiple: true }, epochs: { type: 'string' },
   minutes: { type: 'string' }, lr: { type: 'string' }, batch: { type: 'string' }, steps: { type: 'string' }, checkpoint: { type: 'string' },
-  resume: { type: 'string' }, loss: { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
+  resume: { type: 'string' }, loss: { type: 'string' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
 };
 
 const MAX_SAMPLES = 512;
@@ -124,8 +127,7 @@ export async function main(args) {
     const steps = values.steps === undefined ? undefined : values.steps.split(',').map((s) => s.trim());
     if (steps && (!steps.length || steps.some((s) => !['stats', 'lsq', 'distill'].includes(s)))) throw new UsageError(`--steps takes a list of stats, lsq, distill (got "${values.steps}")`);
     checkTrainingSets(values.calib, values.eval);
-    if (values.loss !== undefined && !['logits', 'kl'].includes(values.loss)) throw new UsageError(`--loss must be logits or kl (got "${values.loss}")`);
-    const softmaxLoss = /** @type {'logits' | 'kl' | undefined} */ (values.loss);
+    const { features, featureWeight, softmaxLoss } = distillFlags(values);
     const resume = values.resume ? readState(values.resume) : undefined;
 
     const [pruned, teacher] = [await loadOnnx(file), await loadOnnx(values.teacher)];
@@ -148,7 +150,7 @@ export async function main(args) {
     let report;
     try {
       report = await recover(pruned, teacher, samples, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, softmaxLoss, epochs, minutes, lr, batchSize,
+        ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, softmaxLoss, features, featureWeight, epochs, minutes, lr, batchSize,
         steps: /** @type {('stats' | 'lsq' | 'distill')[] | undefined} */ (steps), resume, onCheckpoint, onProgress, signal: interrupt.signal,
       });
     } catch (e) {
@@ -164,7 +166,7 @@ export async function main(args) {
     const judged = report.judgedOn === 'eval' ? `${evalSamples?.length} held-out samples` : `the ${samples.length} training samples (no --eval given)`;
     for (const s of report.closedForm) console.log(`${s.step}: ${s.layers} layers, fidelity ${s.before.toFixed(4)} -> ${s.after.toFixed(4)} ${s.applied ? 'kept' : 'rolled back'}${s.notes.length ? ` (${s.notes.join('; ')})` : ''}`);
     const d = report.distill;
-    if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}; ${d.params} parameters, state ${(d.stateBytes / 1e6).toFixed(1)} MB; losses ${Object.entries(d.losses).map(([k, v]) => `${k}: ${v.loss}`).join(', ')}`);
+    if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}; ${d.params} parameters, state ${(d.stateBytes / 1e6).toFixed(1)} MB; losses ${Object.entries(d.losses).map(([k, v]) => `${k}: ${v.loss}`).join(', ')}${d.features?.length ? `; features ${d.features.map((f) => (f.channels === f.teacherChannels ? f.name : `${f.name} (${f.channels} of ${f.teacherChannels} channels)`)).join(', ')}` : ''}`);
     console.log(`fidelity on ${judged}: ${report.before.score.toFixed(4)} -> ${report.after.score.toFixed(4)} (worst output ${report.after.worst}); ${(report.ms / 1000).toFixed(1)} s`);
     console.log(`wrote ${saved.model}`);
   });
