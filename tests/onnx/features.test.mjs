@@ -11,27 +11,12 @@ import { build, CLI } from './build.mjs';
 
 build();
 const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('sparsekit-wasm/onnx');
-const { makeModel, tmpDir } = await import('./graphs.mjs');
+const { tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 /** x -> conv 3x3 (16) -> Relu -> conv 1x1 (16) -> Add(ar, b) -> Relu -> conv 3x3 (8) -> y: one residual block. */
-const net = () => makeModel({
-  inputs: [['x', [1, 3, 10, 10]]], outputs: [['y', [1, 8, 10, 10]]], seed: 5,
-  inits: {
-    'a.w': { dims: [16, 3, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
-    'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
-    'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
-  },
-  nodes: [
-    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
-    ['Relu', ['a'], ['ar']],
-    ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
-    ['Add', ['ar', 'b'], ['s']],
-    ['Relu', ['s'], ['sr']],
-    ['Conv', ['sr', 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
-  ],
-});
+const net = () => convNet({ size: 10, seed: 5, skip: true });
 const check = () => {};
 const train = (m) => makeInputSet(m, { count: 16 });
 

@@ -184,6 +184,30 @@ export const convTranspose = (store) => makeModel({
   ],
 });
 
+/**
+ * The training tests' small network: x -> conv 3x3 (16) -> `act` -> conv 1x1 (16) -> [Add with the
+ * activation before it, when `skip`] -> Relu -> conv 3x3 (8) -> y, a dense output; every weight tiles
+ * into 4x4 blocks. Names: a, ar, b, then br (no skip) or s, sr (skip), y.
+ */
+export function convNet({ inChannels = 3, size = 12, seed = 3, act = 'Relu', skip = false } = {}) {
+  const last = skip ? 'sr' : 'br';
+  return makeModel({
+    inputs: [['x', [1, inChannels, size, size]]], outputs: [['y', [1, 8, size, size]]], seed,
+    inits: {
+      'a.w': { dims: [16, inChannels, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
+      'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
+      'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
+    },
+    nodes: [
+      ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+      [act, ['a'], ['ar']],
+      ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
+      ...(skip ? [['Add', ['ar', 'b'], ['s']], ['Relu', ['s'], ['sr']]] : [['Relu', ['b'], ['br']]]),
+      ['Conv', [last, 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
+    ],
+  });
+}
+
 export const GRAPHS = { residual, concat, depthwise, flattenGemm, mlp, unhandled, convTranspose };
 
 export function tmpDir(prefix = 'sk-onnx-') {

@@ -12,26 +12,12 @@ import { build, CLI } from './build.mjs';
 
 build();
 const { OnnxModel, makeInputSet, proxPrune, rampTarget, pruneSparsity, makeOrtRunner, runSet, compareSets, CancelledError } = await import('sparsekit-wasm/onnx');
-const { makeModel, tmpDir } = await import('./graphs.mjs');
+const { tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 /** x -> conv 3x3 (16) -> Relu -> conv 1x1 (16) -> Relu -> conv 3x3 (8) -> y: every weight tiles into 4x4 blocks. */
-const net = () => makeModel({
-  inputs: [['x', [1, 4, 10, 10]]], outputs: [['y', [1, 8, 10, 10]]], seed: 5,
-  inits: {
-    'a.w': { dims: [16, 4, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
-    'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
-    'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
-  },
-  nodes: [
-    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
-    ['Relu', ['a'], ['ar']],
-    ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
-    ['Relu', ['b'], ['br']],
-    ['Conv', ['br', 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
-  ],
-});
+const net = () => convNet({ inChannels: 4, size: 10, seed: 5 });
 
 const kinds = { y: 'generic' };
 

@@ -12,26 +12,12 @@ import { CLS } from '../e2e/helpers.mjs';
 
 build();
 const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('sparsekit-wasm/onnx');
-const { makeModel, tmpDir } = await import('./graphs.mjs');
+const { makeModel, tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
-/** x -> conv 3x3 (16) -> Relu -> conv 1x1 (16) -> Relu -> conv 3x3 (8) -> y: a dense output, read as values. */
-const net = (op = 'Relu') => makeModel({
-  inputs: [['x', [1, 3, 12, 12]]], outputs: [['y', [1, 8, 12, 12]]], seed: 3,
-  inits: {
-    'a.w': { dims: [16, 3, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
-    'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },
-    'c.w': { dims: [8, 16, 3, 3] }, 'c.b': { dims: [8], scale: 0.1 },
-  },
-  nodes: [
-    ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
-    [op, ['a'], ['ar']],
-    ['Conv', ['ar', 'b.w', 'b.b'], ['b']],
-    ['Relu', ['b'], ['br']],
-    ['Conv', ['br', 'c.w', 'c.b'], ['y'], { pads: [1, 1, 1, 1] }],
-  ],
-});
+/** x -> conv 3x3 (16) -> op -> conv 1x1 (16) -> Relu -> conv 3x3 (8) -> y: a dense output, read as values. */
+const net = (op = 'Relu') => convNet({ act: op });
 
 const kinds = { y: 'generic' };
 
