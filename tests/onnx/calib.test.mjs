@@ -185,3 +185,27 @@ test('calibratePrune: refused options change no weight; float16 weights; one pas
   assert.ok(pruned >= 2, 'cancelled after layers were pruned');
   assert.deepEqual(m2.prunable().map((w) => Array.from(m2.readFloat(w))), w2, 'a cancelled run puts the weights back');
 });
+
+test('PNG samples of a dense-prediction model with dynamic height and width keep their own size (rounded to 32, long side <= 960); a huge header is refused before decoding', async () => {
+  const d = path.join(dir, 'own-size');
+  fs.mkdirSync(d);
+  const rgba = (w, h) => Uint8Array.from({ length: w * h * 4 }, (_, i) => (i % 4 === 3 ? 255 : (i * 13) & 0xff));
+  fs.writeFileSync(path.join(d, 'a.png'), png(100, 50, 4, rgba(100, 50)));
+  fs.writeFileSync(path.join(d, 'b.png'), png(2000, 40, 4, rgba(2000, 40)));
+  const dense = O.OnnxModel.parse(G.makeModel({
+    inputs: [['x', ['N', 3, 'H', 'W']]], outputs: [['y', ['N', 1, 'H', 'W']]],
+    inits: { w: { dims: [1, 3, 1, 1] } }, nodes: [['Conv', ['x', 'w'], ['y']]],
+  }));
+  const s = await O.readCalibrationDir(d, dense);
+  assert.deepEqual(s.map((x) => x.feeds.x.dims), [[1, 3, 64, 96], [1, 3, 32, 960]]);
+  assert.deepEqual(O.pngShape(dense.inputs[0], dense, { h: 50, w: 100 }), [1, 3, 64, 96]);
+  // A fixed side stays; a classifier gets resolveInputShape's size.
+  const halfFixed = O.OnnxModel.parse(G.makeModel({
+    inputs: [['x', [1, 3, 48, 'W']]], outputs: [['y', [1, 1, 48, 'W']]],
+    inits: { w: { dims: [1, 3, 1, 1] } }, nodes: [['Conv', ['x', 'w'], ['y']]],
+  }));
+  assert.deepEqual(O.pngShape(halfFixed.inputs[0], halfFixed, { h: 50, w: 100 }), [1, 3, 48, 96]);
+  const huge = png(1, 1, 3, new Uint8Array(3));
+  huge.writeUInt32BE(1 << 14, 16); huge.writeUInt32BE(1 << 14, 20); // IHDR: 16384 × 16384, CRC left stale
+  assert.throws(() => O.decodePng(huge, (z) => zlib.inflateSync(z)), /more than the 67108864/);
+});

@@ -21,7 +21,7 @@ export { findLayers, captureGroups } from './calib/layers.js';
 export type { CalibLayer, StatsKind } from './calib/layers.js';
 export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';
 export type { Criterion, MethodUsed, Target, LayerStats, LayerPruneResult } from './calib/layer-prune.js';
-export { makeInputSet, genericTensor, resolveInputShape, checkGeneratedShape, MAX_GENERATED_ELEMENTS, isImageShape, isDensePrediction, ORT_TYPES, SEED_BASE } from './calib/inputs.js';
+export { makeInputSet, genericTensor, resolveInputShape, checkGeneratedShape, MAX_GENERATED_ELEMENTS, isImageShape, isDensePrediction, pngShape, MAX_PNG_SIDE, ORT_TYPES, SEED_BASE } from './calib/inputs.js';
 export type { FeedTensor, InputSample, InputSetOptions } from './calib/inputs.js';
 export { renderPage, documentTensor, toTensor, NORMALIZATIONS, PAGE_LAYOUTS } from './calib/doc-pages.js';
 export type { RenderedPage, RgbaImage, Normalization } from './calib/doc-pages.js';

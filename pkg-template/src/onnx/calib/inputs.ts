@@ -70,6 +70,29 @@ export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): 
   return dims.map((d, i) => (d == null ? (i === rank - 1 ? 64 : 16) : d));
 }
 
+/** Longest side a PNG sample keeps when a dense-prediction model leaves its size open (PaddleOCR det's default limit). */
+export const MAX_PNG_SIDE = 960;
+const round32 = (x: number) => Math.max(32, Math.round(x / 32) * 32);
+
+/**
+ * The input shape of one PNG sample. A dense-prediction model (a text detector, a segmenter) runs at
+ * the size of what it is given, so where its height or width is dynamic the image keeps its own
+ * size: scaled down to MAX_PNG_SIDE on its long side, each side rounded to a multiple of 32 (the
+ * strides of common backbones). A detector calibrated or recovered on pages squeezed to a default
+ * size fits the statistics of text at another scale. Other models (classifiers, recognisers of a
+ * fixed height) get the shape resolveInputShape gives them.
+ */
+export function pngShape(inp: ValueInfo, model: OnnxModel, img: { h: number; w: number }): number[] {
+  const shape = resolveInputShape(inp, model.outputs);
+  if (!isDensePrediction(model) || shape.length !== 4) return shape;
+  const open = (i: number) => !(typeof inp.dims[i] === 'number' && (inp.dims[i] as number) > 0);
+  if (!open(2) && !open(3)) return shape;
+  const scale = Math.min(1, MAX_PNG_SIDE / Math.max(img.h, img.w));
+  if (open(2)) shape[2] = round32(img.h * scale);
+  if (open(3)) shape[3] = round32(img.w * scale);
+  return shape;
+}
+
 /**
  * Elements one generated input tensor may hold (256 MiB of float32). A valid model may declare an
  * input of any size ([2^30, 2^30] loads: input shapes are declarations); generating it would be an

@@ -8,6 +8,9 @@ const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const bad = (what: string, msg: string) => new OnnxError('bad_calibration', `${what}: ${msg}`, 'invalid_value');
 
 /** Decodes a PNG into RGBA (alpha kept; callers composite it). */
+/** Pixels a decoded PNG may hold (8192 × 8192). */
+export const MAX_PNG_PIXELS = 1 << 26;
+
 export function decodePng(bytes: Uint8Array, inflate: (z: Uint8Array) => Uint8Array, what = 'png'): RgbaImage {
   if (bytes.length < 8 || SIGNATURE.some((b, i) => bytes[i] !== b)) throw bad(what, 'not a PNG file');
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -32,6 +35,8 @@ export function decodePng(bytes: Uint8Array, inflate: (z: Uint8Array) => Uint8Ar
   if (!ended) throw bad(what, 'the file ends before its IEND chunk: truncated');
   if (!w || !h || !idat.length) throw bad(what, 'no image data (IHDR / IDAT missing)');
   if (interlace) throw bad(what, 'interlaced PNG: save it without interlacing');
+  // Checked before anything the size implies is inflated or allocated (a header may claim any size).
+  if (w * h > MAX_PNG_PIXELS) throw bad(what, `${w}x${h} pixels is more than the ${MAX_PNG_PIXELS} a sample may hold`);
   const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[ctype];
   if (!channels || ![1, 2, 4, 8, 16].includes(depth)) throw bad(what, `colour type ${ctype} at ${depth} bits is not a valid PNG format`);
   const joined = new Uint8Array(idat.reduce((a, c) => a + c.length, 0));

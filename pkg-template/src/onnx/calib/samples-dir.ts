@@ -1,7 +1,9 @@
 // Node only: calibration samples read from a directory (loaded through index.ts's computed import,
 // so browser bundles never see node:fs). Layout, sorted by name:
 //   DIR/<sample>.npy            one sample of a single-input model (any batch size in the file)
-//   DIR/<sample>.png            one image for a single image input (resized to the input, normalised)
+//   DIR/<sample>.png            one image for a single image input (resized to the input, normalised;
+//                               for a dense-prediction model with dynamic height / width, at the
+//                               image's own size: see pngShape)
 //   DIR/<sample>/<input>.npy    one sample of a model with several inputs (or one): a file per input,
 //                               named after the input ('/', '\', ':' in the name written as '_')
 import fs from 'node:fs';
@@ -12,7 +14,7 @@ import { OnnxError } from '../errors.js';
 import { parseNpy, npyToFeed } from './npy.js';
 import { decodePng, resizeRgba } from './png.js';
 import { toTensor, type Normalization } from './doc-pages.js';
-import { checkGeneratedShape, isDensePrediction, isImageShape, resolveInputShape, type FeedTensor, type InputSample } from './inputs.js';
+import { checkGeneratedShape, isDensePrediction, isImageShape, pngShape, resolveInputShape, type FeedTensor, type InputSample } from './inputs.js';
 
 /** Options of {@link readCalibrationDir}. */
 export interface CalibrationDirOptions {
@@ -72,10 +74,12 @@ export function readCalibrationDir(dir: string, model: OnnxModel, opts: Calibrat
     if (ext === '.npy') {
       samples.push({ feeds: { [inp.name]: npyFeed(full, inp, e.name) }, source: e.name });
     } else {
-      const shape = resolveInputShape(inp, model.outputs);
+      const resolved = resolveInputShape(inp, model.outputs);
+      if (!isImageShape(resolved) || (inp.elemType !== 1)) throw bad(`${e.name}: PNG samples need a float32 image input (N, 1|3, H, W); input "${inp.name}" is [${inp.dims.join(', ')}]`);
+      const decoded = decodePng(fs.readFileSync(full), (z) => zlib.inflateSync(z), e.name);
+      const shape = pngShape(inp, model, decoded);
       checkGeneratedShape(inp.name, shape);
-      if (!isImageShape(shape) || (inp.elemType !== 1)) throw bad(`${e.name}: PNG samples need a float32 image input (N, 1|3, H, W); input "${inp.name}" is [${inp.dims.join(', ')}]`);
-      const img = resizeRgba(decodePng(fs.readFileSync(full), (z) => zlib.inflateSync(z), e.name), shape[2], shape[3]);
+      const img = resizeRgba(decoded, shape[2], shape[3]);
       samples.push({ feeds: { [inp.name]: { type: 'float32', data: toTensor(img, shape[1], normalization), dims: [1, ...shape.slice(1)] } }, source: e.name });
     }
   }
