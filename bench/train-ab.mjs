@@ -1,7 +1,7 @@
 // Bench only: an interleaved A/B of two builds of the package on the training step, in one Node
 // process (no PyTorch): each round times one step of build A, then one of build B, on the same
 // graph, batch and target as bench/train-step.mjs, so load swings hit both alike; the figure is
-// the ratio of the medians. It also checks that both builds' outputs after the timed steps are
+// the ratio of the medians and the median of the per-round ratios. It also checks that both builds' outputs after the timed steps are
 // equal bit for bit (a change that keeps every element's order of operations must pass).
 // Usage: node bench/train-ab.mjs PKG_A PKG_B [--rounds 8] [--models det,rec]
 // (PKG_* = package directories laid out as pkg/, e.g. a copy of pkg/ taken before a rebuild)
@@ -50,7 +50,9 @@ for (const name of which) {
   const same = outs[0].every((o, i) => o.length === outs[1][i].length && o.every((v, j) => v === outs[1][i][j]));
   console.log(JSON.stringify({
     model: name, a_ms: +median(ms[0]).toFixed(1), b_ms: +median(ms[1]).toFixed(1),
-    b_over_a: +(median(ms[1]) / median(ms[0])).toFixed(3), outputs_bit_equal: same,
+    b_over_a: +(median(ms[1]) / median(ms[0])).toFixed(3),
+    // per-round ratios (each round's two steps ran back to back): steadier under swinging load
+    b_over_a_paired: +median(ms[1].map((v, i) => v / ms[0][i])).toFixed(3), outputs_bit_equal: same,
     a_all: ms[0].map((v) => +v.toFixed(0)), b_all: ms[1].map((v) => +v.toFixed(0)),
     load_before: loadBefore, load_after: load(),
   }));
