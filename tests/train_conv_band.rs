@@ -111,7 +111,21 @@ fn banded_conv_matches_the_whole_matrix_path_bit_for_bit() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn bands_hold_whole_register_tiles_and_fit_the_budget() {
     for kk in [(1, 1), (1, 3), (2, 1), (3, 3), (5, 5), (2, 4), (7, 7)] {
-        let g = ConvGeom { c: 500, h: 40, w: 40, kh: kk.0, kw: kk.1, sh: 1, sw: 1, ph: 0, pw: 0, dh: 1, dw: 1, oh: 40 - kk.0 + 1, ow: 40 - kk.1 + 1 };
+        let g = ConvGeom {
+            c: 500,
+            h: 40,
+            w: 40,
+            kh: kk.0,
+            kw: kk.1,
+            sh: 1,
+            sw: 1,
+            ph: 0,
+            pw: 0,
+            dh: 1,
+            dw: 1,
+            oh: 40 - kk.0 + 1,
+            ow: 40 - kk.1 + 1,
+        };
         let cb = band_channels(&g);
         let rows = cb * kk.0 * kk.1;
         if g.is_identity() {

@@ -76,7 +76,10 @@ pub fn forward(g: &ConvGeom, p: &Padded, xp: &[f32], w: &[f32], y: &mut [f32]) {
         (0..g.kh).flat_map(|i| (0..g.kw).map(move |j| (i, j))).map(|(i, j)| (i * g.dh * p.cols + j * g.dw, w[i * g.kw + j])).collect();
     let ow4 = g.ow / 4 * 4;
     // (output offset, padded-plane offset) of every whole vector, row by row
-    let vecs: Vec<(usize, usize)> = (0..g.oh).flat_map(|oy| (0..ow4).step_by(4).map(move |ox| (oy, ox))).map(|(oy, ox)| (oy * g.ow + ox, oy * g.sh * p.cols + ox * g.sw)).collect();
+    let vecs: Vec<(usize, usize)> = (0..g.oh)
+        .flat_map(|oy| (0..ow4).step_by(4).map(move |ox| (oy, ox)))
+        .map(|(oy, ox)| (oy * g.ow + ox, oy * g.sh * p.cols + ox * g.sw))
+        .collect();
     for tile in vecs.chunks(VECS) {
         // one monomorphic loop per stride class and tile size, so the accumulators stay in registers
         macro_rules! run {

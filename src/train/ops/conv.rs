@@ -5,8 +5,8 @@
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::depthwise::{self, Padded};
 use crate::kernels::conv_band;
+use crate::kernels::depthwise::{self, Padded};
 use crate::kernels::im2col::ConvGeom;
 use crate::kernels::par;
 use crate::train::tensor::{Tensor, Value};
