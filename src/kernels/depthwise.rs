@@ -61,22 +61,78 @@ fn check(g: &ConvGeom, p: &Padded, xp: usize, w: usize, y: usize) {
     assert!(xp >= p.len(g) && w >= g.kh * g.kw && y >= g.cols(), "depthwise: buffers too short");
 }
 
+/// Output vectors of [`forward`] advanced together: independent accumulator chains, so a plane
+/// with short rows (4 x 4 outputs under a 5 x 5 kernel) is not bound by one chain's latency.
+const VECS: usize = 4;
+
 /// `y += conv(xp, w)` on one plane: `y` (`oh x ow`) holds the bias (or zeros) on entry.
+///
+/// Outputs go four at a time along a row (one vector each), [`VECS`] vectors at once, each kept
+/// in registers over all kernel offsets in row-major order (the order of the im2col + GEMM path)
+/// and stored once; the columns past the last multiple of 4 go one by one in the same order.
 pub fn forward(g: &ConvGeom, p: &Padded, xp: &[f32], w: &[f32], y: &mut [f32]) {
     check(g, p, xp.len(), w.len(), y.len());
+    let taps: Vec<(usize, f32)> =
+        (0..g.kh).flat_map(|i| (0..g.kw).map(move |j| (i, j))).map(|(i, j)| (i * g.dh * p.cols + j * g.dw, w[i * g.kw + j])).collect();
+    let ow4 = g.ow / 4 * 4;
+    // (output offset, padded-plane offset) of every whole vector, row by row
+    let vecs: Vec<(usize, usize)> = (0..g.oh)
+        .flat_map(|oy| (0..ow4).step_by(4).map(move |ox| (oy, ox)))
+        .map(|(oy, ox)| (oy * g.ow + ox, oy * g.sh * p.cols + ox * g.sw))
+        .collect();
+    for tile in vecs.chunks(VECS) {
+        // one monomorphic loop per stride class and tile size, so the accumulators stay in registers
+        macro_rules! run {
+            ($($n:literal)*) => {
+                match tile.len() {
+                    $($n => {
+                        let t: &[(usize, usize); $n] = tile.try_into().unwrap();
+                        match g.sw { 1 => vecs_fwd::<1, $n>(g, xp, &taps, t, y), 2 => vecs_fwd::<2, $n>(g, xp, &taps, t, y), _ => vecs_fwd::<0, $n>(g, xp, &taps, t, y) }
+                    })*
+                    _ => unreachable!("tiles hold 1..=VECS vectors"),
+                }
+            };
+        }
+        run!(1 2 3 4);
+    }
     for oy in 0..g.oh {
-        let yr = &mut y[oy * g.ow..][..g.ow];
-        for i in 0..g.kh {
-            for j in 0..g.kw {
-                let wv = w[i * g.kw + j];
-                let src = &xp[(oy * g.sh + i * g.dh) * p.cols + j * g.dw..];
-                if g.sw == 1 {
-                    yr.iter_mut().zip(&src[..g.ow]).for_each(|(y, &x)| *y += wv * x);
-                } else {
-                    yr.iter_mut().enumerate().for_each(|(ox, y)| *y += wv * src[ox * g.sw]);
+        for ox in ow4..g.ow {
+            let base = oy * g.sh * p.cols + ox * g.sw;
+            let yv = &mut y[oy * g.ow + ox];
+            for &(off, wv) in &taps {
+                *yv += wv * xp[base + off];
+            }
+        }
+    }
+}
+
+/// The tiles of [`forward`]: lane `l` of a vector at plane offset `b` reads `xp[b + off + l * sw]`;
+/// `SW` is the column stride as a constant (1, 2) or 0 for any other (read from `g`).
+#[inline(always)]
+fn vecs_fwd<const SW: usize, const NV: usize>(g: &ConvGeom, xp: &[f32], taps: &[(usize, f32)], tile: &[(usize, usize); NV], y: &mut [f32]) {
+    let sw = if SW == 0 { g.sw } else { SW };
+    let mut acc = [[0.0f32; 4]; NV];
+    for (a, &(yo, _)) in acc.iter_mut().zip(tile) {
+        *a = y[yo..yo + 4].try_into().unwrap();
+    }
+    for &(off, wv) in taps {
+        for (a, &(_, b)) in acc.iter_mut().zip(tile) {
+            let s = b + off;
+            if SW == 1 {
+                let v: &[f32; 4] = xp[s..s + 4].try_into().unwrap();
+                for l in 0..4 {
+                    a[l] += wv * v[l];
+                }
+            } else {
+                let v = &xp[s..s + 3 * sw + 1];
+                for l in 0..4 {
+                    a[l] += wv * v[l * sw];
                 }
             }
         }
+    }
+    for (a, &(yo, _)) in acc.iter().zip(tile) {
+        y[yo..yo + 4].copy_from_slice(a);
     }
 }
 

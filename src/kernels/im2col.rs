@@ -116,8 +116,14 @@ pub fn col2im_acc(g: &ConvGeom, col: &[f32], dx: &mut [f32]) {
                     let iy = oy * g.sh + i * g.dh - g.ph;
                     let row = &src[oy * g.ow..(oy + 1) * g.ow];
                     let dst = &mut img[iy * g.w..(iy + 1) * g.w];
-                    for ox in x0..x1 {
-                        dst[ox * g.sw + j * g.dw - g.pw] += row[ox];
+                    if g.sw == 1 {
+                        // one add per element either way; as slices the loop vectorizes
+                        let ix0 = x0 + j * g.dw - g.pw;
+                        dst[ix0..ix0 + (x1 - x0)].iter_mut().zip(&row[x0..x1]).for_each(|(d, &v)| *d += v);
+                    } else {
+                        for ox in x0..x1 {
+                            dst[ox * g.sw + j * g.dw - g.pw] += row[ox];
+                        }
                     }
                 }
             }

@@ -1,13 +1,14 @@
 //! Conv (2-D, grouped and depthwise, strides, pads, dilations, auto_pad) as im2col + GEMM on
-//! the kernels layer, one task per (image, group): every task writes its own output slice, so
-//! the bits do not depend on the thread count.
+//! the kernels layer (`kernels::conv_band`: a band of input channels at a time), one task per
+//! (image, group): every task writes its own output slice, so the bits do not depend on the
+//! thread count.
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::conv_band;
 use crate::kernels::depthwise::{self, Padded};
-use crate::kernels::gemm::{gemm_acc, Gemm};
-use crate::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
-use crate::kernels::par::{self, SharedMut};
+use crate::kernels::im2col::ConvGeom;
+use crate::kernels::par;
 use crate::train::tensor::{Tensor, Value};
 
 /// The attributes shared by Conv and ConvTranspose.
@@ -169,7 +170,6 @@ impl Kernel for Conv {
             });
             return Ok(vec![Value::F(y)]);
         }
-        let gemm = Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
         par::map_chunks_mut(&mut y.data, co * ohw, |t, ys| {
             let (ni, gi) = (t / p.g, t % p.g);
             if let Some(b) = b {
@@ -178,14 +178,7 @@ impl Kernel for Conv {
                 }
             }
             let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
-            let wg = &w.data[gi * co * ckk..][..co * ckk];
-            if gm.is_identity() {
-                gemm_acc(&gemm, wg, xs, ys);
-            } else {
-                let mut col = vec![0.0; ckk * ohw];
-                im2col(gm, xs, &mut col);
-                gemm_acc(&gemm, wg, &col, ys);
-            }
+            conv_band::forward(gm, co, &w.data[gi * co * ckk..][..co * ckk], xs, ys);
         });
         Ok(vec![Value::F(y)])
     }
@@ -213,60 +206,23 @@ impl Kernel for Conv {
         if p.depthwise() {
             return depthwise_backward(&p, x, w, &dy, need_x, has_b);
         }
-        // dX per (image, group): dcol = W_gᵀ · dY, then scattered back.
+        // dX per (image, group): the columns' gradient W_gᵀ · dY, scattered back band by band.
         let mut dx = Tensor::zeros(if need_x { &x.shape } else { &[0] })?;
-        let gx = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
         par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
             let (ni, gi) = (t / p.g, t % p.g);
             let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
-            let wg = &w.data[gi * co * ckk..][..co * ckk];
-            if gm.is_identity() {
-                gemm_acc(&gx, wg, dys, dxs);
-            } else {
-                let mut dcol = vec![0.0; ckk * ohw];
-                gemm_acc(&gx, wg, dys, &mut dcol);
-                col2im_acc(gm, &dcol, dxs);
-            }
+            conv_band::input_grad(gm, co, &w.data[gi * co * ckk..][..co * ckk], dys, dxs);
         });
 
-        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel. When dY_ng
-        // has fewer rows than the columns (a k x k kernel's im2col), dW_gᵀ = Σ col · dY_ngᵀ
-        // instead: the same products in the same order per element, but the transpose per
-        // image is of dY, not of the columns (dWᵀ is transposed once at the end).
+        // dW_g = sum over images of dY_ng · colᵀ, images in order; groups in parallel.
         let mut dw = Tensor::zeros(&w.shape)?;
-        let dy_side = co < ckk;
-        let gw = if dy_side {
-            Gemm { m: ckk, n: co, k: ohw, a_rs: ohw, a_ks: 1, ldb: co, ldc: co, upper: false }
-        } else {
-            Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false }
-        };
-        let dwp = SharedMut(dw.data.as_mut_ptr());
-        par::for_each_index(p.g, |gi| {
-            // SAFETY: group gi writes only its own rows gi*co..(gi+1)*co of dW.
-            let dwg = unsafe { std::slice::from_raw_parts_mut(dwp.get().add(gi * co * ckk), co * ckk) };
-            let mut col = vec![0.0; if gm.is_identity() { 0 } else { ckk * ohw }];
-            let mut t = vec![0.0; if dy_side { co * ohw } else { ckk * ohw }];
-            let mut dwt = vec![0.0; if dy_side { co * ckk } else { 0 }];
+        par::map_chunks_mut(&mut dw.data, co * ckk, |gi, dwg| {
+            let mut acc = conv_band::WeightGrad::new(gm, co);
             for ni in 0..p.n {
                 let xs = &x.data[(ni * p.g + gi) * xin..][..xin];
-                let dys = &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw];
-                let cols = if gm.is_identity() {
-                    xs
-                } else {
-                    im2col(gm, xs, &mut col);
-                    &col[..]
-                };
-                if dy_side {
-                    transpose(dys, co, ohw, &mut t);
-                    gemm_acc(&gw, cols, &t, &mut dwt);
-                } else {
-                    transpose(cols, ckk, ohw, &mut t);
-                    gemm_acc(&gw, dys, &t, dwg);
-                }
+                acc.add(xs, &dy.data[(ni * p.g + gi) * co * ohw..][..co * ohw], dwg);
             }
-            if dy_side {
-                transpose(&dwt, ckk, co, dwg);
-            }
+            acc.finish(dwg);
         });
 
         Ok(vec![need_x.then_some(dx), Some(dw), bias_grad(&p, &dy, has_b)?])
