@@ -34,7 +34,8 @@ async function channelsStudent(page) {
   return Number(await page.getByTestId('channels-summary').getAttribute('data-params-after'));
 }
 
-async function settings(page, { samples, heldOut, epochs, batch }) {
+async function settings(page, { samples, heldOut, epochs, batch, features = 0 }) {
+  await page.getByTestId('recover-features').fill(String(features));
   await page.getByTestId('recover-samples').fill(String(samples));
   await page.getByTestId('recover-heldout').fill(String(heldOut));
   await page.getByTestId('recover-epochs').fill(String(epochs));
@@ -45,7 +46,7 @@ test('recover card on cls after channel removal: live fidelity curve, no loss, a
   const { context, page, problems } = await playground.openPage('?model=none');
   const pAfter = await channelsStudent(page);
   assert.equal(await page.getByTestId('recover-source').inputValue(), 'channels', 'the channels card\'s model is offered first');
-  await settings(page, { samples: 8, heldOut: 4, epochs: 2, batch: 4 });
+  await settings(page, { samples: 8, heldOut: 4, epochs: 2, batch: 4, features: 2 });
   const t0 = Date.now();
   await page.getByTestId('recover-run').click();
   await finished(page);
@@ -63,7 +64,7 @@ test('recover card on cls after channel removal: live fidelity curve, no loss, a
   const afterScore = Number(await summary.getAttribute('data-after'));
   assert.ok(Math.abs(before - pts[0].f) < 1e-9, 'the first point is the pruned model\'s score');
   assert.ok(afterScore >= before - 1e-9, `held-out fidelity ${before} -> ${afterScore}`);
-  assert.match(await page.getByTestId('recover-steps').textContent(), /distillation: 2 epochs/);
+  assert.match(await page.getByTestId('recover-steps').textContent(), /distillation: 2 epochs.*2 matched block outputs/);
 
   // The download: the student's structure (removed channels stay removed), the page's fidelity.
   const file = path.join(tmpDir('sk-recover-'), 'cls.recovered.onnx');

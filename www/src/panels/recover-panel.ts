@@ -56,11 +56,13 @@ function readRequest(): RecoverRequest {
   const samples = Math.floor(num('recover-samples')), heldOut = Math.floor(num('recover-heldout'));
   if (!(samples >= 1 && heldOut >= 1)) throw new Error('Recovery needs at least one training and one held-out sample.');
   const epochs = Math.floor(num('recover-epochs')), minutes = num('recover-minutes'), lr = num('recover-lr'), batchSize = Math.floor(num('recover-batch'));
+  const features = num('recover-features');
   if (!(epochs >= 1)) throw new Error('Epochs must be at least 1.');
   if (!(minutes >= 0)) throw new Error('Minutes must be 0 (no time budget) or more.');
   if (!(lr > 0)) throw new Error('The learning rate must be positive.');
   if (!(batchSize >= 1)) throw new Error('The batch holds at least one sample.');
-  return { teacher: teacher.slice(), student: student.slice(), samples, heldOut, steps, epochs, minutes, lr, batchSize };
+  if (!(Number.isInteger(features) && features >= 0)) throw new Error('Matched blocks: a whole number, 0 for the outputs only.');
+  return { teacher: teacher.slice(), student: student.slice(), samples, heldOut, steps, epochs, minutes, lr, batchSize, features };
 }
 
 function setBusy(on: boolean, label = ''): void {
@@ -122,7 +124,7 @@ function renderCurve(): void {
 function stepLine(r: RecoverReport): string {
   const parts = r.closedForm.map((s) => `${s.step === 'stats' ? 'statistics correction' : 'least-squares refit'}: ${s.layers} layers, ${s.before.toFixed(4)} → ${s.after.toFixed(4)} ${s.applied ? 'kept' : 'rolled back'}${s.notes.length ? ` (${s.notes.join('; ')})` : ''}`);
   const d = r.distill;
-  if (d) parts.push(`distillation: ${d.epochs} epochs, ${d.steps} steps, best ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch} (stopped by ${d.stopped}), ${d.params.toLocaleString('en-US')} parameters trained, ${fmtBytes(d.stateBytes)} of state`);
+  if (d) parts.push(`distillation: ${d.epochs} epochs, ${d.steps} steps, best ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch} (stopped by ${d.stopped}), ${d.params.toLocaleString('en-US')} parameters trained, ${fmtBytes(d.stateBytes)} of state${d.features?.length ? `, ${d.features.length} matched block outputs (${d.features.map((f) => f.name).join(', ')})` : ''}`);
   return parts.join(' · ');
 }
 

@@ -163,6 +163,8 @@ export interface RecoverRequest {
   minutes: number;
   lr: number;
   batchSize: number;
+  /** Block outputs distilled besides the outputs (recover's `features`; 0: the outputs only). */
+  features: number;
 }
 
 export interface RecoverResult {

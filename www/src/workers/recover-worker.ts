@@ -24,7 +24,7 @@ serve<RecoverApi>({
     const evalSamples = makeInputSet(teacher, { count: Math.floor(msg.heldOut), set: 'heldOut' });
     const report = await recover(student, teacher, samples, {
       ort: runner, evalSamples, steps: msg.steps, epochs: msg.epochs, minutes: msg.minutes > 0 ? msg.minutes : undefined,
-      lr: msg.lr, batchSize: msg.batchSize, signal: ctx.signal, onProgress: (p) => ctx.progress(p),
+      lr: msg.lr, batchSize: msg.batchSize, features: msg.features, signal: ctx.signal, onProgress: (p) => ctx.progress(p),
     });
     const bytes = student.encode();
     ctx.transfer.push(bytes.buffer);

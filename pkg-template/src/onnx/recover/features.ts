@@ -25,6 +25,9 @@ import { ChannelStats, matchChannels } from './channel-stats.js';
 /** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
 export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
 
+/** Cut points probed for their dims when the features are picked automatically. */
+const PROBED = 256;
+
 /** Samples read to match channels and to measure a feature's scale. */
 const MATCH_SAMPLES = 16;
 
@@ -94,7 +97,8 @@ export async function matchFeatures(runner: ModelRunner, student: OnnxModel, tea
     }
   } else {
     if (opts.features === 0) return [];
-    candidates = cutPoints(student).filter((n) => inTeacher.has(n) && !opts.exclude.has(n));
+    // At most PROBED of them (evenly spaced) are probed: the probe returns every candidate at once.
+    candidates = spread(cutPoints(student).filter((n) => inTeacher.has(n) && !opts.exclude.has(n)), Math.max(PROBED, 4 * (opts.features as number)));
   }
   if (!candidates.length) return [];
 
