@@ -13,21 +13,8 @@ use wasm_bindgen_test::*;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32
-        })
-        .collect()
-}
-
-fn bits(a: &[f32]) -> Vec<u32> {
-    a.iter().map(|v| v.to_bits()).collect()
-}
+mod common;
+use common::{bits, data};
 
 /// (channels, h, w, kh, kw, strides, pads [t, l, b, r], dilations, output channels)
 type Case = (usize, usize, usize, usize, usize, [usize; 2], [usize; 4], [usize; 2], usize);
@@ -67,7 +54,8 @@ fn banded_conv_matches_the_whole_matrix_path_bit_for_bit() {
             banded += 1;
         }
         let seed = 10 * ci as u64;
-        let (x, w, gy, bias) = (data(n * xin, seed + 1), data(co * ckk, seed + 2), data(n * co * ohw, seed + 3), data(co, seed + 4));
+        let (x, w, gy, bias) =
+            (data(n * xin, seed + 1, 1.0), data(co * ckk, seed + 2, 1.0), data(n * co * ohw, seed + 3, 1.0), data(co, seed + 4, 1.0));
 
         let (mut want_y, mut want_dx, mut want_dw) = (vec![0.0; n * co * ohw], vec![0.0; n * xin], vec![0.0; co * ckk]);
         let (mut col, mut colt) = (vec![0.0; ckk * ohw], vec![0.0; ckk * ohw]);

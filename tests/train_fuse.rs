@@ -6,17 +6,8 @@
 
 use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
 
-fn data(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * scale
-        })
-        .collect()
-}
+mod common;
+use common::data;
 
 fn fl(name: &str, dims: &[usize], v: Vec<f32>) -> InitSpec {
     InitSpec { name: name.into(), dims: dims.to_vec(), floats: Some(v), ints: None }

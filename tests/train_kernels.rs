@@ -14,21 +14,8 @@ use wasm_bindgen_test::*;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32
-        })
-        .collect()
-}
-
-fn bits(a: &[f32]) -> Vec<u32> {
-    a.iter().map(|v| v.to_bits()).collect()
-}
+mod common;
+use common::{bits, data};
 
 /// Forward and parameter gradients (x, w) of a one-node graph, with output gradient `gy`.
 fn run(node: NodeSpec, x: (&[usize], &[f32]), w: (&[usize], &[f32]), gy_seed: u64) -> (Tensor, Vec<Tensor>) {
@@ -39,7 +26,7 @@ fn run(node: NodeSpec, x: (&[usize], &[f32]), w: (&[usize], &[f32]), gy_seed: u6
     let spec = GraphSpec { nodes: vec![node], inputs: vec![], outputs: vec!["y".into()], frozen: vec![] };
     let mut g = Graph::new(&spec, inits).unwrap();
     let y = g.forward(vec![]).unwrap().remove(0);
-    let gy = Tensor { shape: y.shape.clone(), data: data(y.len(), gy_seed) };
+    let gy = Tensor { shape: y.shape.clone(), data: data(y.len(), gy_seed, 1.0) };
     let grads = g.backward(vec![gy]).unwrap();
     (y, grads)
 }
@@ -51,8 +38,8 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
     let (n, c, h, w, co, g) = (2, 6, 9, 11, 8, 2);
     let gm = ConvGeom { c: c / g, h, w, kh: 3, kw: 3, sh: 2, sw: 1, ph: 1, pw: 2, dh: 1, dw: 2, oh: 0, ow: 0 };
     let gm = ConvGeom { oh: (h + 1 + 1 - 3) / 2 + 1, ow: (w + 2 + 2 - 5) + 1, ..gm };
-    let x = data(n * c * h * w, 1);
-    let wt = data(co * (c / g) * 9, 2);
+    let x = data(n * c * h * w, 1, 1.0);
+    let wt = data(co * (c / g) * 9, 2, 1.0);
     let attrs = [
         ("group", Attr::Int(g as i64)),
         ("strides", Attr::Ints(vec![2, 1])),
@@ -60,7 +47,7 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
         ("dilations", Attr::Ints(vec![1, 2])),
     ];
     let (y, grads) = run(NodeSpec::new("Conv", &["x", "w"], &["y"], &attrs), (&[n, c, h, w], &x), (&[co, c / g, 3, 3], &wt), 3);
-    let gy = data(y.len(), 3);
+    let gy = data(y.len(), 3, 1.0);
 
     let (cg, og, ckk, ohw, xin) = (c / g, co / g, gm.rows(), gm.cols(), (c / g) * h * w);
     assert_eq!(y.shape, vec![n, co, gm.oh, gm.ow]);
@@ -94,10 +81,10 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn matmul_matches_the_scalar_oracle_bit_for_bit() {
     let (m, k, nn) = (13, 37, 21);
-    let a = data(m * k, 4);
-    let b = data(k * nn, 5);
+    let a = data(m * k, 4, 1.0);
+    let b = data(k * nn, 5, 1.0);
     let (y, grads) = run(NodeSpec::new("MatMul", &["x", "w"], &["y"], &[]), (&[m, k], &a), (&[k, nn], &b), 6);
-    let gy = data(m * nn, 6);
+    let gy = data(m * nn, 6, 1.0);
     let mut want = vec![0.0; m * nn];
     gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false }, &a, &b, &mut want);
     assert_eq!(bits(&y.data), bits(&want));
@@ -133,7 +120,7 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
         let (oh, ow) = (out(h, kh, s[0], d[0], pads[0], pads[2]), out(w, kw, s[1], d[1], pads[1], pads[3]));
         let gm = ConvGeom { c: 1, h, w, kh, kw, sh: s[0], sw: s[1], ph: pads[0], pw: pads[1], dh: d[0], dw: d[1], oh, ow };
         let seed = 10 * ci as u64;
-        let (x, wt, bias) = (data(n * c * h * w, seed + 1), data(c * kh * kw, seed + 2), data(c, seed + 3));
+        let (x, wt, bias) = (data(n * c * h * w, seed + 1, 1.0), data(c * kh * kw, seed + 2, 1.0), data(c, seed + 3, 1.0));
         let attrs = [
             ("group", Attr::Int(c as i64)),
             ("strides", Attr::Ints(s.iter().map(|&v| v as i64).collect())),
@@ -154,7 +141,7 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
         let mut g = Graph::new(&spec, inits).unwrap();
         let y = g.forward(vec![]).unwrap().remove(0);
         assert_eq!(y.shape, vec![n, c, oh, ow], "case {ci}");
-        let gy = data(y.len(), seed + 4);
+        let gy = data(y.len(), seed + 4, 1.0);
         let grads = g.backward(vec![Tensor { shape: y.shape.clone(), data: gy.clone() }]).unwrap();
 
         let (kk, ohw, hw) = (kh * kw, oh * ow, h * w);
