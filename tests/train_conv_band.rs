@@ -13,8 +13,9 @@ use wasm_bindgen_test::*;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test_configure!(run_in_browser);
 
-mod common;
-use common::{bits, data};
+#[path = "support/kernel_data.rs"]
+mod kernel_data;
+use kernel_data::{bits, data};
 
 /// (channels, h, w, kh, kw, strides, pads [t, l, b, r], dilations, output channels)
 type Case = (usize, usize, usize, usize, usize, [usize; 2], [usize; 4], [usize; 2], usize);

@@ -6,8 +6,9 @@
 
 use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
 
-mod common;
-use common::data;
+#[path = "support/kernel_data.rs"]
+mod kernel_data;
+use kernel_data::data;
 
 fn fl(name: &str, dims: &[usize], v: Vec<f32>) -> InitSpec {
     InitSpec { name: name.into(), dims: dims.to_vec(), floats: Some(v), ints: None }

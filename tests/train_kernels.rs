@@ -14,8 +14,9 @@ use wasm_bindgen_test::*;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test_configure!(run_in_browser);
 
-mod common;
-use common::{bits, data};
+#[path = "support/kernel_data.rs"]
+mod kernel_data;
+use kernel_data::{bits, data};
 
 /// Forward and parameter gradients (x, w) of a one-node graph, with output gradient `gy`.
 fn run(node: NodeSpec, x: (&[usize], &[f32]), w: (&[usize], &[f32]), gy_seed: u64) -> (Tensor, Vec<Tensor>) {

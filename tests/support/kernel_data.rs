@@ -1,4 +1,4 @@
-//! Helpers the native training-kernel tests share (train_kernels, train_fuse, train_conv_band); each
+//! Inputs the native training-kernel tests share (train_kernels, train_fuse, train_conv_band); each
 //! test crate compiles this module and uses part of it, hence the dead-code allowance.
 #![allow(dead_code)]
 
