@@ -14,7 +14,7 @@ const { values: opt, positionals: [dir] } = parseArgs({ allowPositionals: true, 
 const recipe = JSON.parse(fs.readFileSync(path.join(dir, 'recipe.json'), 'utf8'));
 const load = (f) => parseNpy(new Uint8Array(fs.readFileSync(path.join(dir, f))));
 const x = load('train_x.npy'), t = load('train_t.npy');
-const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student.onnx'))), { [recipe.output]: recipe.kind });
+const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student.onnx'))), { [recipe.output]: recipe.kind }, 'logits');
 const trainer = new Trainer(setup.graph, { lr: recipe.lr, masked: true });
 trainer.setLosses(lossesOf(setup));
 // The .npy files are 1-D, the samples one after the other, each of its shape in recipe.shapes.

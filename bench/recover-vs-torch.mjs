@@ -104,14 +104,14 @@ for (const v of opt.variants.split(',')) {
   const model = OnnxModel.parse(bytes);
   await prune(model, await readCalibrationDir(dirs.calib, teacher, { limit: 16 }));
   await measure(v, 'pruned', model.encode(), { pruning: label });
-  const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH };
+  const base = { ort: runner, evalSamples: val, lr: LR, batchSize: BATCH, softmaxLoss: 'logits' }; // the loss recover-torch.py implements
   // --no-closed-form (rec: its closed-form steps take minutes and were rolled back in bench/recover-ocr.mjs's run): start = the pruned model
   const cf = opt['no-closed-form'] ? null : await recover(model, teacher, train, { ...base, steps: ['stats', 'lsq'] });
   const start = model.encode();
   if (cf) await measure(v, 'closed-form (start of both)', start, { pruning: label, valFidelity: cf.after.score });
 
   // What both engines train: the same tensors, losses and targets (the teacher's values of the trained tensor).
-  const setup = trainSetup(model, kinds);
+  const setup = trainSetup(model, kinds, 'logits');
   const probe = new Trainer(setup.graph);
   const trained = probe.paramNames;
   probe.free();

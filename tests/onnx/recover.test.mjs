@@ -37,6 +37,9 @@ test('the loss per output kind: logits or KL for a Softmax head, BCE for a Sigmo
   s = trainSetup(soft, { y: 'classification' }, 'kl');
   assert.deepEqual(s.trained.map((t) => [t.tensor, t.loss, t.axis]), [['y', 'kl', 1]]);
   assert.deepEqual(trainSetup(soft, { y: 'generic' }).trained.map((t) => t.loss), ['mse']);
+  // A sequence output: KL by default, the logits when asked.
+  assert.deepEqual(trainSetup(soft, { y: 'sequence' }).trained.map((t) => [t.tensor, t.loss, t.axis]), [['y', 'kl', 1]]);
+  assert.deepEqual(trainSetup(soft, { y: 'sequence' }, 'logits').trained.map((t) => [t.tensor, t.loss]), [['a', 'logits']]);
   assert.deepEqual(trainSetup(OnnxModel.parse(headed('Sigmoid')), { y: 'dense-map' }).trained.map((t) => t.loss), ['bce']);
   // only the linear layers' weights and biases train
   assert.deepEqual(s.graph.frozen, []);

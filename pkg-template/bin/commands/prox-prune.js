@@ -33,7 +33,8 @@ export const HELP = `Usage: ${PROG} prune IN.onnx -o OUT.onnx --sparsity S [--bl
   --eval DIR|synthetic    held-out samples for the fidelity (default: the training samples); --eval-count N (16)
   --metric OUTPUT=KIND    how to read an output for the fidelity (as prune --metric)
   --lr LR                 Adam's learning rate (default 1e-4); --batch B samples per step (default 8)
-  --loss logits|kl        loss of a Softmax-made classification / sequence output (as recover --loss)
+  --loss logits|kl        loss of a Softmax-made classification / sequence output (as recover --loss;
+                          default: logits for a classification, kl for a sequence)
   --features N|A,B        also distill N matched block outputs of the student (cut points of its graph,
                           evenly spaced; channel-pruned ones on their kept channels), or these tensors
   --feature-weight W      total weight of those feature losses, each a relative MSE (default 1)

@@ -31,7 +31,8 @@ export const HELP = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o O
   --batch B               samples per step (default 8)
   --steps LIST            of stats,lsq,distill (default all three)
   --loss logits|kl        loss of a classification / sequence output made by a Softmax: MSE to the
-                          teacher's logits (default) or KL of the probabilities
+                          teacher's logits or KL of the probabilities (default: logits for a
+                          classification output, kl for a sequence output)
   --features N|A,B        also distill N matched block outputs of the student (cut points of its graph,
                           evenly spaced; channel-pruned ones on their kept channels), or these tensors
   --feature-weight W      total weight of those feature losses, each a relative MSE (default 1)

@@ -1,9 +1,12 @@
 // What the student trains and towards what: its graph for the training core with the parameters
 // that may move (weights and biases of the linear layers and normalisations; every other float
-// constant frozen), and the loss per output by its kind. A classification or sequence output made by
-// a final Softmax is trained on its logits (the Softmax's input, against the teacher's logits: the
+// constant frozen), and the loss per output by its kind. A classification output made by a final
+// Softmax is trained on its logits by default (the Softmax's input, against the teacher's logits: the
 // high-temperature limit of distillation's KL, and a gradient that does not vanish on small
-// probabilities); every other output with the mean squared error of its values.
+// probabilities); a sequence output by the KL of its probabilities (over thousands of symbols per
+// step, the logits' MSE is dominated by symbols no input uses: PaddleOCR rec after channel removal
+// stays unreadable with it, and reads again with KL; bench/RESULTS.md); either can be asked for.
+// A Sigmoid map by binary cross-entropy; every other output by the mean squared error of its values.
 import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { NodeProto, OnnxModel } from '../model.js';
 import { trainGraph } from '../train/graph.js';
@@ -43,7 +46,7 @@ function trainable(model: OnnxModel): Set<string> {
 }
 
 /** The training setup of `student`; `kinds` per output name (the fidelity module's detection). */
-export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>, softmaxLoss: 'logits' | 'kl' = 'logits'): TrainSetup {
+export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>, softmaxLoss?: 'logits' | 'kl'): TrainSetup {
   const opset = Number((student.model.opset_import as { domain?: string; version: unknown }[]).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 13);
   const keep = trainable(student);
   const frozen: string[] = [];
@@ -61,7 +64,10 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
     const at = graph.nodes.findIndex((n) => n.outputs.includes(o));
     const node = graph.nodes[at];
     const probs = kind === 'classification' || kind === 'sequence';
-    if (probs && node?.opType === 'Softmax' && softmaxLoss === 'kl') {
+    // Default: KL for a sequence (a CTC head over a large alphabet, where the logits' MSE is spent on
+    // symbols no input uses), the logits for a classification.
+    const lossOf = softmaxLoss ?? (kind === 'sequence' ? 'kl' : 'logits');
+    if (probs && node?.opType === 'Softmax' && lossOf === 'kl') {
       const axis = node.attrs?.axis;
       trained.push({ output: o, tensor: o, kind, loss: 'kl', axis: typeof axis === 'number' ? axis : opset >= 13 ? -1 : 1 });
       return o;

@@ -69,8 +69,9 @@ export interface RecoverOptions extends FidelityOptions {
   /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
   ridge?: number;
   /**
-   * The loss of a classification / sequence output made by a final Softmax: 'logits' (default: MSE
-   * to the teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
+   * The loss of a classification / sequence output made by a final Softmax: 'logits' (MSE to the
+   * teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
+   * Default: 'logits' for a classification output, 'kl' for a sequence output.
    */
   softmaxLoss?: 'logits' | 'kl';
   /**
