@@ -81,10 +81,9 @@ export interface MatchOptions {
  * student, evenly spaced, among those that match.
  */
 export async function matchFeatures(runner: ModelRunner, student: OnnxModel, teacher: OnnxModel, samples: InputSample[], opts: MatchOptions): Promise<Feature[]> {
+  checkFeatureOptions({ features: opts.features, featureWeight: opts.weight });
   const named = Array.isArray(opts.features);
-  if (!named && !(Number.isInteger(opts.features) && (opts.features as number) >= 0)) throw bad(`features must be a count >= 0 or a list of tensor names (got ${String(opts.features)})`);
   const weightAll = opts.weight ?? 1;
-  if (!(Number.isFinite(weightAll) && weightAll > 0)) throw bad(`featureWeight must be > 0 (got ${weightAll})`);
   const produced = (m: OnnxModel) => new Set<string>((m.graph.node as { output: string[] }[]).flatMap((n) => n.output));
   const inStudent = produced(student), inTeacher = produced(teacher);
   let candidates: string[];
@@ -157,6 +156,26 @@ export async function matchFeatures(runner: ModelRunner, student: OnnxModel, tea
     features.push({ name: n, map, teacherChannels: t.channels, weight: weightAll / chosen.length / meanSq });
   }
   return features;
+}
+
+/** `features`: a count >= 0 or a non-empty list of names; `featureWeight` > 0 (checked before anything runs). */
+export function checkFeatureOptions(opts: { features?: number | string[]; featureWeight?: number }): void {
+  const f = opts.features;
+  if (f !== undefined && !(Array.isArray(f) ? f.length && f.every((n) => typeof n === 'string' && n) : Number.isInteger(f) && f >= 0)) {
+    throw bad(`features must be a count >= 0 or a non-empty list of tensor names (got ${JSON.stringify(f)})`);
+  }
+  if (opts.featureWeight !== undefined && !(Number.isFinite(opts.featureWeight) && opts.featureWeight > 0)) throw bad(`featureWeight must be > 0 (got ${opts.featureWeight})`);
+}
+
+/**
+ * The features `opts` asks for, matched between `student` and `teacher`, with the session that
+ * computes the teacher's values; undefined when none is asked for or none matches.
+ */
+export async function openFeatures(runner: ModelRunner, student: OnnxModel, teacher: OnnxModel, samples: InputSample[],
+  opts: { features?: number | string[]; featureWeight?: number }, exclude: Set<string>, check: () => void): Promise<FeatureTeacher | undefined> {
+  if (!opts.features) return undefined;
+  const features = await matchFeatures(runner, student, teacher, samples, { features: opts.features, weight: opts.featureWeight, exclude, check });
+  return features.length ? FeatureTeacher.open(runner, teacher, features) : undefined;
 }
 
 /** The teacher's values of the features, per batch: one onnxruntime session on the segment that computes them. */

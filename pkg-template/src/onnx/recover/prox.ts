@@ -22,8 +22,8 @@ import type { RecoverOptions, RecoverReport } from './types.js';
 import { lossesOf, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
-import { checkFeatureOptions, recover } from './recover.js';
-import { FeatureTeacher, describeFeatures, matchFeatures, withFeatures, type Feature } from './features.js';
+import { recover } from './recover.js';
+import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
 export interface ProxOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
@@ -195,10 +195,8 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const captured = new Map<string, Float32Array[]>(names.map((n) => [n, []]));
   await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
   const targets = setup.trained.map((t) => captured.get(t.tensor)!);
-  const features: Feature[] = opts.features ? await matchFeatures(runner, work, teacher, samples, {
-    features: opts.features, weight: opts.featureWeight, exclude: new Set(setup.trained.map((t) => t.tensor)), check,
-  }) : [];
-  const featureTeacher = features.length ? await FeatureTeacher.open(runner, teacher, features) : undefined;
+  const featureTeacher = await openFeatures(runner, work, teacher, samples, opts, new Set(setup.trained.map((t) => t.tensor)), check);
+  const features = featureTeacher?.features ?? [];
   const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.

@@ -21,7 +21,7 @@ import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
 import { trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
-import { FeatureTeacher, describeFeatures, matchFeatures } from './features.js';
+import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
@@ -39,15 +39,6 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   if (opts.resume && (opts.resume.version !== 1 || typeof opts.resume.params !== 'object')) throw bad('resume is not a recover checkpoint (version 1)');
   if (opts.softmaxLoss !== undefined && !['logits', 'kl'].includes(opts.softmaxLoss)) throw bad(`softmaxLoss must be logits or kl (got ${opts.softmaxLoss})`);
   checkFeatureOptions(opts);
-}
-
-/** `features`: a count >= 0 or a non-empty list of names; `featureWeight` > 0 (checked before anything runs). */
-export function checkFeatureOptions(opts: Pick<RecoverOptions, 'features' | 'featureWeight'>): void {
-  const f = opts.features;
-  if (f !== undefined && !(Array.isArray(f) ? f.length && f.every((n) => typeof n === 'string' && n) : Number.isInteger(f) && f >= 0)) {
-    throw bad(`features must be a count >= 0 or a non-empty list of tensor names (got ${JSON.stringify(f)})`);
-  }
-  if (opts.featureWeight !== undefined && !(Number.isFinite(opts.featureWeight) && opts.featureWeight > 0)) throw bad(`featureWeight must be > 0 (got ${opts.featureWeight})`);
 }
 
 /** The current values of `names` (to roll a step back). */
@@ -148,10 +139,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     // The student's setup was made from `work` before the closed-form steps: its initializer values
     // are copies, so it is made again from the model as it is now.
     const now_ = trainSetup(work, kinds, opts.softmaxLoss);
-    const features = opts.features ? await matchFeatures(runner, work, teacher, samples, {
-      features: opts.features, weight: opts.featureWeight, exclude: new Set(now_.trained.map((t) => t.tensor)), check,
-    }) : [];
-    const source = features.length ? await FeatureTeacher.open(runner, teacher, features) : undefined;
+    const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
     try {
       distilled = await distill(work, {
         setup: now_, samples, targets: now_.trained.map((t) => captured.get(t.tensor)!),
@@ -159,7 +147,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
         progress: (p) => emit('distill', p), features: source,
       }, opts);
     } finally { await source?.release(); }
-    distilled.features = describeFeatures(features);
+    distilled.features = describeFeatures(source?.features ?? []);
     for (const name of now_.graph.initializers.map((i) => i.name)) if (!(now_.graph.frozen ?? []).includes(name)) changed.add(name);
   }
 
