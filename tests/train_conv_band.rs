@@ -6,7 +6,7 @@
 //! On wasm32 with simd128 the same file checks the SIMD128 GEMM against the scalar oracle.
 
 use sparsekit_wasm::kernels::conv_band::{self, band_channels};
-use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm};
+use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
 use sparsekit_wasm::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::*;
@@ -67,12 +67,17 @@ fn banded_conv_matches_the_whole_matrix_path_bit_for_bit() {
             for (o, row) in ys.chunks_mut(ohw).enumerate() {
                 row.fill(bias[o]);
             }
-            gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false }, &w, &col, ys);
+            gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 }, &w, &col, ys);
             let mut dcol = vec![0.0; ckk * ohw];
-            gemm_acc_scalar(&Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false }, &w, gys, &mut dcol);
+            gemm_acc_scalar(
+                &Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK },
+                &w,
+                gys,
+                &mut dcol,
+            );
             col2im_acc(&g, &dcol, &mut want_dx[ni * xin..][..xin]);
             transpose(&col, ckk, ohw, &mut colt);
-            let bw = Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+            let bw = Gemm { m: co, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false, kc: SUM_CHUNK };
             gemm_acc_scalar(&bw, gys, &colt, &mut want_dw);
         }
 

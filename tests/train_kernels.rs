@@ -6,7 +6,7 @@
 //! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 //!   wasm-pack test --headless --chrome --mode no-install -- --test train_kernels`
 
-use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm};
+use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
 use sparsekit_wasm::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
 #[cfg(target_arch = "wasm32")]
@@ -60,15 +60,15 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
             let xs = &x[(ni * g + gi) * xin..][..xin];
             let ws = &wt[gi * og * ckk..][..og * ckk];
             im2col(&gm, xs, &mut col);
-            let f = Gemm { m: og, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
+            let f = Gemm { m: og, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
             gemm_acc_scalar(&f, ws, &col, &mut want_y[(ni * g + gi) * og * ohw..][..og * ohw]);
             let gys = &gy[(ni * g + gi) * og * ohw..][..og * ohw];
             let mut dcol = vec![0.0; ckk * ohw];
-            let bx = Gemm { m: ckk, n: ohw, k: og, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
+            let bx = Gemm { m: ckk, n: ohw, k: og, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
             gemm_acc_scalar(&bx, ws, gys, &mut dcol);
             col2im_acc(&gm, &dcol, &mut want_dx[(ni * g + gi) * xin..][..xin]);
             transpose(&col, ckk, ohw, &mut colt);
-            let bw = Gemm { m: og, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+            let bw = Gemm { m: og, n: ckk, k: ohw, a_rs: ohw, a_ks: 1, ldb: ckk, ldc: ckk, upper: false, kc: SUM_CHUNK };
             gemm_acc_scalar(&bw, gys, &colt, &mut want_dw[gi * og * ckk..][..og * ckk]);
         }
     }
@@ -81,21 +81,22 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn matmul_matches_the_scalar_oracle_bit_for_bit() {
-    let (m, k, nn) = (13, 37, 21);
+    // k and m past SUM_CHUNK: the forward and dB sum in several chunks
+    let (m, k, nn) = (150, 260, 21);
     let a = data(m * k, 4, 1.0);
     let b = data(k * nn, 5, 1.0);
     let (y, grads) = run(NodeSpec::new("MatMul", &["x", "w"], &["y"], &[]), (&[m, k], &a), (&[k, nn], &b), 6);
     let gy = data(m * nn, 6, 1.0);
     let mut want = vec![0.0; m * nn];
-    gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false }, &a, &b, &mut want);
+    gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false, kc: SUM_CHUNK }, &a, &b, &mut want);
     assert_eq!(bits(&y.data), bits(&want));
     // dA = gy · Bᵀ, dB = Aᵀ · gy
     let mut bt = vec![0.0; k * nn];
     transpose(&b, k, nn, &mut bt);
     let mut da = vec![0.0; m * k];
-    gemm_acc_scalar(&Gemm { m, n: k, k: nn, a_rs: nn, a_ks: 1, ldb: k, ldc: k, upper: false }, &gy, &bt, &mut da);
+    gemm_acc_scalar(&Gemm { m, n: k, k: nn, a_rs: nn, a_ks: 1, ldb: k, ldc: k, upper: false, kc: SUM_CHUNK }, &gy, &bt, &mut da);
     let mut db = vec![0.0; k * nn];
-    gemm_acc_scalar(&Gemm { m: k, n: nn, k: m, a_rs: 1, a_ks: k, ldb: nn, ldc: nn, upper: false }, &a, &gy, &mut db);
+    gemm_acc_scalar(&Gemm { m: k, n: nn, k: m, a_rs: 1, a_ks: k, ldb: nn, ldc: nn, upper: false, kc: SUM_CHUNK }, &a, &gy, &mut db);
     assert_eq!(bits(&grads[0].data), bits(&da), "dA");
     assert_eq!(bits(&grads[1].data), bits(&db), "dB");
 }
@@ -114,6 +115,8 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
         (3, 11, 14, 3, 7, [2, 1], [0, 3, 2, 3], [2, 1]),
         (2, 9, 10, 3, 3, [1, 1], [2, 2, 2, 2], [2, 3]),
         (2, 7, 8, 2, 2, [2, 2], [0, 0, 1, 1], [1, 1]),
+        // a plane of 460 outputs: dW sums it in four chunks of SUM_CHUNK
+        (2, 20, 23, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1]),
     ];
     for (ci, &(c, h, w, kh, kw, s, pads, d)) in cases.iter().enumerate() {
         let n = 2;
@@ -155,12 +158,17 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
                 im2col(&gm, xs, &mut col);
                 let ys = &mut want_y[t * ohw..][..ohw];
                 ys.fill(bias[ch]);
-                gemm_acc_scalar(&Gemm { m: 1, n: ohw, k: kk, a_rs: kk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false }, ws, &col, ys);
+                gemm_acc_scalar(&Gemm { m: 1, n: ohw, k: kk, a_rs: kk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 }, ws, &col, ys);
                 let mut dcol = vec![0.0; kk * ohw];
-                gemm_acc_scalar(&Gemm { m: kk, n: ohw, k: 1, a_rs: 1, a_ks: kk, ldb: ohw, ldc: ohw, upper: false }, ws, gys, &mut dcol);
+                gemm_acc_scalar(
+                    &Gemm { m: kk, n: ohw, k: 1, a_rs: 1, a_ks: kk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK },
+                    ws,
+                    gys,
+                    &mut dcol,
+                );
                 col2im_acc(&gm, &dcol, &mut want_dx[t * hw..][..hw]);
                 transpose(&col, kk, ohw, &mut colt);
-                let bw = Gemm { m: 1, n: kk, k: ohw, a_rs: ohw, a_ks: 1, ldb: kk, ldc: kk, upper: false };
+                let bw = Gemm { m: 1, n: kk, k: ohw, a_rs: ohw, a_ks: 1, ldb: kk, ldc: kk, upper: false, kc: SUM_CHUNK };
                 gemm_acc_scalar(&bw, gys, &colt, &mut want_dw[ch * kk..][..kk]);
             }
         }
@@ -170,4 +178,36 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
         assert_eq!(bits(at("x")), bits(&want_dx), "case {ci}: dx");
         assert_eq!(bits(at("w")), bits(&want_dw), "case {ci}: dw");
     }
+}
+
+/// The chunked GEMM (`kc > 0`) is its definition element by element: each chunk of `kc`
+/// products summed from zero in order, the chunk sums added to `c` in order. On a sum as long as
+/// a weight gradient's it is closer to the exact value than one running sum.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn chunked_gemm_is_its_definition_and_more_precise() {
+    let (m, n, k, kc) = (5, 7, 20_000, SUM_CHUNK);
+    let (a, b, c0) = (data(m * k, 7, 1.0), data(k * n, 8, 1.0), data(m * n, 9, 1.0));
+    let g = Gemm { m, n, k, a_rs: k, a_ks: 1, ldb: n, ldc: n, upper: false, kc };
+    let (mut got, mut run) = (c0.clone(), c0.clone());
+    gemm_acc_scalar(&g, &a, &b, &mut got);
+    gemm_acc_scalar(&Gemm { kc: 0, ..g }, &a, &b, &mut run);
+    let (mut err_chunked, mut err_running) = (0.0f64, 0.0f64);
+    for i in 0..m {
+        for j in 0..n {
+            let mut want = c0[i * n + j];
+            for p0 in (0..k).step_by(kc) {
+                let mut s = 0.0f32;
+                for p in p0..(p0 + kc).min(k) {
+                    s += a[i * k + p] * b[p * n + j];
+                }
+                want += s;
+            }
+            assert_eq!(got[i * n + j].to_bits(), want.to_bits(), "c[{i}][{j}]");
+            let exact = c0[i * n + j] as f64 + (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum::<f64>();
+            err_chunked += (got[i * n + j] as f64 - exact).powi(2);
+            err_running += (run[i * n + j] as f64 - exact).powi(2);
+        }
+    }
+    assert!(err_chunked * 4.0 < err_running, "squared error chunked {err_chunked:e}, running {err_running:e}");
 }

@@ -379,7 +379,8 @@ fn prox_write_bit_exact() {
 
 /// The calibration GEMM (`C += A·B`): SIMD128 against the scalar oracle for every remainder
 /// of the 4x8 register tile, strided `A` (the Hessian's `Xᵀ`), `upper` mode and NaN/∞ inputs,
-/// and the row-band split used by threads (`gemm_acc`) against one serial call.
+/// one running sum and chunked sums (chunks shorter than, equal to and longer than `k`), and
+/// the row-band split used by threads (`gemm_acc`) against one serial call.
 #[wasm_bindgen_test]
 fn gemm_bit_exact() {
     use sparsekit_wasm::kernels::gemm::{gemm_acc, gemm_acc_scalar, gemm_acc_simd, Gemm};
@@ -387,7 +388,7 @@ fn gemm_bit_exact() {
         [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)]
     {
         for transposed_a in [false, true] {
-            for upper in [false, true] {
+            for (upper, kc) in [false, true].into_iter().flat_map(|u| [0, 3, 16, 100].map(move |kc| (u, kc))) {
                 if upper && m != n {
                     continue;
                 }
@@ -396,7 +397,7 @@ fn gemm_bit_exact() {
                 let b = inputs(k * (n + 3), seed + 11);
                 let ldc = n + 2;
                 let c0 = inputs(m * ldc, seed + 23);
-                let g = Gemm { m, n, k, a_rs, a_ks, ldb: n + 3, ldc, upper };
+                let g = Gemm { m, n, k, a_rs, a_ks, ldb: n + 3, ldc, upper, kc };
                 let (mut x, mut y, mut z) = (c0.clone(), c0.clone(), c0.clone());
                 gemm_acc_scalar(&g, &a, &b, &mut x);
                 gemm_acc_simd(&g, &a, &b, &mut y);
@@ -404,7 +405,7 @@ fn gemm_bit_exact() {
                 for i in 0..x.len() {
                     assert!(
                         same(x[i], y[i]) && same(x[i], z[i]),
-                        "m{m} n{n} k{k} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}",
+                        "m{m} n{n} k{k} kc{kc} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}",
                         x[i],
                         y[i],
                         z[i]

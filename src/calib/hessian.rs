@@ -87,7 +87,7 @@ impl Hessian {
         let c = self.cols;
         let k = rows.len() / c;
         gram.fill(0.0);
-        let g = Gemm { m: c, n: c, k, a_rs: 1, a_ks: c, ldb: c, ldc: c, upper: true };
+        let g = Gemm { m: c, n: c, k, a_rs: 1, a_ks: c, ldb: c, ldc: c, upper: true, kc: 0 };
         gemm_acc(&g, rows, rows, gram);
         for i in 0..c {
             let (s, gr) = (&mut self.sum[i * c + i..(i + 1) * c], &gram[i * c + i..(i + 1) * c]);

@@ -183,7 +183,7 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
             let ub = &u[i1 * cols + i2..];
             if s1 == 1 {
                 // Columns contiguous: update the weights where they are.
-                let g = Gemm { m: rows, n: cols - i2, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: s0, upper: false };
+                let g = Gemm { m: rows, n: cols - i2, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: s0, upper: false, kc: 0 };
                 let start = i2;
                 gemm_acc(&g, &e, ub, &mut data[start..]);
             } else {
@@ -196,7 +196,7 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
                             tile[r * bs + c] = data[r * s0 + (j0 + c) * s1];
                         }
                     }
-                    let g = Gemm { m: rows, n: tw, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: bs, upper: false };
+                    let g = Gemm { m: rows, n: tw, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: bs, upper: false, kc: 0 };
                     gemm_acc(&g, &e, &u[i1 * cols + j0..], &mut tile);
                     for c in 0..tw {
                         for r in 0..rows {

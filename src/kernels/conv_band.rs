@@ -15,7 +15,7 @@
 //! weight-gradient element belongs to one row, so the bands partition its sums without
 //! reordering them. SIMD128 and scalar builds agree because `gemm` does.
 
-use super::gemm::{gemm_acc, Gemm};
+use super::gemm::{gemm_acc, Gemm, SUM_CHUNK};
 use super::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 
 /// Column floats per band: 128 KiB, a quarter of a core's L2 on the machines we measure, so
@@ -65,7 +65,7 @@ pub fn forward(g: &ConvGeom, co: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
     for c0 in (0..g.c).step_by(cb) {
         let nc = cb.min(g.c - c0);
         let cols = band(g, x, c0, nc, &mut col);
-        let gemm = Gemm { m: co, n: ohw, k: nc * kk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false };
+        let gemm = Gemm { m: co, n: ohw, k: nc * kk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
         gemm_acc(&gemm, &w[c0 * kk..], cols, y);
     }
 }
@@ -76,7 +76,7 @@ pub fn input_grad(g: &ConvGeom, co: usize, w: &[f32], dy: &[f32], dx: &mut [f32]
     check(g, co, w.len(), dx.len(), dy.len());
     let (kk, ckk, ohw, hw) = (g.kh * g.kw, g.rows(), g.cols(), g.h * g.w);
     if g.is_identity() {
-        let gemm = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
+        let gemm = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
         return gemm_acc(&gemm, w, dy, dx);
     }
     let cb = band_channels(g);
@@ -86,7 +86,7 @@ pub fn input_grad(g: &ConvGeom, co: usize, w: &[f32], dy: &[f32], dx: &mut [f32]
         let rows = nc * kk;
         let dcol = &mut dcol[..rows * ohw];
         dcol.fill(0.0);
-        let gemm = Gemm { m: rows, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false };
+        let gemm = Gemm { m: rows, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
         gemm_acc(&gemm, &w[c0 * kk..], dy, dcol);
         col2im_acc(&ConvGeom { c: nc, ..*g }, dcol, &mut dx[c0 * hw..]);
     }
@@ -138,11 +138,11 @@ impl WeightGrad {
             let rows = nc * kk;
             let cols = band(&g, x, c0, nc, &mut self.col);
             if self.dy_side {
-                let gemm = Gemm { m: rows, n: co, k: ohw, a_rs: ohw, a_ks: 1, ldb: co, ldc: co, upper: false };
+                let gemm = Gemm { m: rows, n: co, k: ohw, a_rs: ohw, a_ks: 1, ldb: co, ldc: co, upper: false, kc: SUM_CHUNK };
                 gemm_acc(&gemm, cols, &self.t, &mut self.dwt[c0 * kk * co..]);
             } else {
                 transpose(cols, rows, ohw, &mut self.t);
-                let gemm = Gemm { m: co, n: rows, k: ohw, a_rs: ohw, a_ks: 1, ldb: rows, ldc: ckk, upper: false };
+                let gemm = Gemm { m: co, n: rows, k: ohw, a_rs: ohw, a_ks: 1, ldb: rows, ldc: ckk, upper: false, kc: SUM_CHUNK };
                 gemm_acc(&gemm, dy, &self.t, &mut dw[c0 * kk..]);
             }
         }

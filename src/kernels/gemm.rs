@@ -1,11 +1,20 @@
 //! The GEMM-shaped kernel of calibration: `C += A · B`, used for the Hessian update (`A = Xᵀ`,
 //! `B = X`, upper triangle only) and for SparseGPT's lazy block update (`A = -E`, `B = U`).
 //!
-//! Contract shared by the scalar oracle and the SIMD128 path: every computed element is
-//! `c = c + a_p * b_p` for `p = 0, 1, .., k-1` in that order, with a separate f32 multiply and
-//! add (no fused multiply-add). Any tiling that keeps this per-element order gives the same
-//! bits, so the SIMD path, the scalar path and any split over rows (threads) agree exactly.
-//! Subtracting is adding a negated `A`: `c + (-a) * b` is bit-identical to `c - a * b`.
+//! Contract shared by the scalar oracle and the SIMD128 path, with a separate f32 multiply and
+//! add (no fused multiply-add) throughout: with `kc == 0` every computed element is
+//! `c = c + a_p * b_p` for `p = 0, 1, .., k-1` in that order; with `kc > 0` the products are
+//! summed in chunks of `kc` consecutive `p` (the last may be shorter), each chunk from zero in
+//! order, and each chunk's sum is added to `c` in chunk order. Any tiling that keeps this
+//! per-element order gives the same bits, so the SIMD path, the scalar path and any split over
+//! rows (threads) agree exactly. Subtracting is adding a negated `A`: `c + (-a) * b` is
+//! bit-identical to `c - a * b`.
+//!
+//! Why chunks: one running f32 sum of `k` products carries an error that grows with `k`; the
+//! training core's weight gradients sum over every output pixel of a batch (`k` in the tens of
+//! thousands), and a chunked sum's error grows with `kc + k / kc` instead, for one extra add per
+//! element and chunk. Calls that split one sum over several calls (the banded convolution's
+//! forward) keep `kc == 0`, whose bits do not depend on where the split falls.
 
 use super::par::{self, SharedMut};
 
@@ -25,7 +34,13 @@ pub struct Gemm {
     pub ldb: usize,
     pub ldc: usize,
     pub upper: bool,
+    /// Products per partial sum (see the module's contract); 0 for one running sum.
+    pub kc: usize,
 }
+
+/// The chunk length of the training core's long sums (weight gradients, MatMul): about the
+/// square root of the longest sums it meets, which balances the two levels' errors.
+pub const SUM_CHUNK: usize = 128;
 
 impl Gemm {
     /// First column row `i` receives.
@@ -35,6 +50,16 @@ impl Gemm {
             (i / 4 * 4).min(self.n)
         } else {
             0
+        }
+    }
+
+    /// The chunk length, and whether each chunk sums from zero (`kc > 0`) or continues `c`.
+    #[inline(always)]
+    fn chunking(&self) -> (usize, bool) {
+        if self.kc == 0 {
+            (self.k.max(1), false)
+        } else {
+            (self.kc, true)
         }
     }
 
@@ -51,18 +76,30 @@ impl Gemm {
     }
 }
 
-/// The portable oracle: one element at a time, `p` in order.
+/// The portable oracle: one row at a time, `p` in order within each chunk.
 pub fn gemm_acc_scalar(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     g.check(a, b, c);
+    let (kc, fresh) = g.chunking();
+    let mut part = vec![0.0f32; if fresh { g.n } else { 0 }];
     for i in 0..g.m {
-        let row = &mut c[i * g.ldc..i * g.ldc + g.n];
-        for p in 0..g.k {
-            let av = a[i * g.a_rs + p * g.a_ks];
-            let brow = &b[p * g.ldb..p * g.ldb + g.n];
-            // p outer, j inner: each element still sees p in order (and natively this
-            // autovectorizes without changing any element's sequence of operations).
-            for j in g.col_start(i)..g.n {
-                row[j] += av * brow[j];
+        let j0 = g.col_start(i);
+        let row = &mut c[i * g.ldc + j0..i * g.ldc + g.n];
+        for p0 in (0..g.k).step_by(kc) {
+            let acc: &mut [f32] = if fresh { &mut part[j0..] } else { &mut *row };
+            if fresh {
+                acc.fill(0.0);
+            }
+            for p in p0..(p0 + kc).min(g.k) {
+                let av = a[i * g.a_rs + p * g.a_ks];
+                let brow = &b[p * g.ldb + j0..p * g.ldb + g.n];
+                // p outer, j inner: each element still sees p in order (and natively this
+                // autovectorizes without changing any element's sequence of operations).
+                for (x, &bv) in acc.iter_mut().zip(brow) {
+                    *x += av * bv;
+                }
+            }
+            if fresh {
+                row.iter_mut().zip(&part[j0..]).for_each(|(r, &s)| *r += s);
             }
         }
     }
@@ -82,10 +119,36 @@ mod simd {
         v128_store(p as *mut v128, v)
     }
 
+    /// A chunk's accumulator: zero when chunks sum from zero, else `c` itself.
+    #[inline(always)]
+    unsafe fn open(fresh: bool, p: *const f32) -> v128 {
+        if fresh {
+            f32x4_splat(0.0)
+        } else {
+            ld(p)
+        }
+    }
+    /// Ends a chunk: its sum added to `c`, or the running sum stored back.
+    #[inline(always)]
+    unsafe fn close(fresh: bool, p: *mut f32, acc: v128) {
+        st(p, if fresh { f32x4_add(ld(p), acc) } else { acc })
+    }
+    /// One element's chunk, for the columns left over from the vectors.
+    #[inline(always)]
+    unsafe fn lane(g: &Gemm, fresh: bool, ar: *const f32, b: *const f32, cp: *mut f32, j: usize, chunk: core::ops::Range<usize>) {
+        let mut s = if fresh { 0.0 } else { *cp };
+        for p in chunk {
+            s += *ar.add(p * g.a_ks) * *b.add(p * g.ldb + j);
+        }
+        *cp = if fresh { *cp + s } else { s };
+    }
+
     /// Register tile of 4 rows x 8 columns (8 accumulators), then 4 x 4, then single columns;
-    /// leftover rows go one at a time with 4-wide vectors.
+    /// leftover rows go one at a time with 4-wide vectors. Each tile runs the chunks of `p`
+    /// one after another (one chunk of all `k` when `kc == 0`).
     pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
         g.check(a, b, c);
+        let (kc, fresh) = g.chunking();
         let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
         let m4 = g.m / 4 * 4;
         // SAFETY: `check` bounds every index below (i < m, j < n, p < k).
@@ -96,52 +159,54 @@ mod simd {
                 let cr = [c.add(i * g.ldc), c.add((i + 1) * g.ldc), c.add((i + 2) * g.ldc), c.add((i + 3) * g.ldc)];
                 let mut j = g.col_start(i);
                 while j + 8 <= g.n {
-                    let mut acc = [[f32x4_splat(0.0); 2]; 4];
-                    for r in 0..4 {
-                        acc[r][0] = ld(cr[r].add(j));
-                        acc[r][1] = ld(cr[r].add(j + 4));
-                    }
-                    for p in 0..g.k {
-                        let bp = b.add(p * g.ldb + j);
-                        let b0 = ld(bp);
-                        let b1 = ld(bp.add(4));
-                        let off = p * g.a_ks;
+                    for p0 in (0..g.k).step_by(kc) {
+                        let mut acc = [[f32x4_splat(0.0); 2]; 4];
                         for r in 0..4 {
-                            let av = f32x4_splat(*ar[r].add(off));
-                            acc[r][0] = f32x4_add(acc[r][0], f32x4_mul(av, b0));
-                            acc[r][1] = f32x4_add(acc[r][1], f32x4_mul(av, b1));
+                            acc[r][0] = open(fresh, cr[r].add(j));
+                            acc[r][1] = open(fresh, cr[r].add(j + 4));
                         }
-                    }
-                    for r in 0..4 {
-                        st(cr[r].add(j), acc[r][0]);
-                        st(cr[r].add(j + 4), acc[r][1]);
+                        for p in p0..(p0 + kc).min(g.k) {
+                            let bp = b.add(p * g.ldb + j);
+                            let b0 = ld(bp);
+                            let b1 = ld(bp.add(4));
+                            let off = p * g.a_ks;
+                            for r in 0..4 {
+                                let av = f32x4_splat(*ar[r].add(off));
+                                acc[r][0] = f32x4_add(acc[r][0], f32x4_mul(av, b0));
+                                acc[r][1] = f32x4_add(acc[r][1], f32x4_mul(av, b1));
+                            }
+                        }
+                        for r in 0..4 {
+                            close(fresh, cr[r].add(j), acc[r][0]);
+                            close(fresh, cr[r].add(j + 4), acc[r][1]);
+                        }
                     }
                     j += 8;
                 }
                 if j + 4 <= g.n {
-                    let mut acc = [f32x4_splat(0.0); 4];
-                    for r in 0..4 {
-                        acc[r] = ld(cr[r].add(j));
-                    }
-                    for p in 0..g.k {
-                        let b0 = ld(b.add(p * g.ldb + j));
-                        let off = p * g.a_ks;
+                    for p0 in (0..g.k).step_by(kc) {
+                        let mut acc = [f32x4_splat(0.0); 4];
                         for r in 0..4 {
-                            acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_splat(*ar[r].add(off)), b0));
+                            acc[r] = open(fresh, cr[r].add(j));
                         }
-                    }
-                    for r in 0..4 {
-                        st(cr[r].add(j), acc[r]);
+                        for p in p0..(p0 + kc).min(g.k) {
+                            let b0 = ld(b.add(p * g.ldb + j));
+                            let off = p * g.a_ks;
+                            for r in 0..4 {
+                                acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_splat(*ar[r].add(off)), b0));
+                            }
+                        }
+                        for r in 0..4 {
+                            close(fresh, cr[r].add(j), acc[r]);
+                        }
                     }
                     j += 4;
                 }
                 while j < g.n {
                     for r in 0..4 {
-                        let mut s = *cr[r].add(j);
-                        for p in 0..g.k {
-                            s += *ar[r].add(p * g.a_ks) * *b.add(p * g.ldb + j);
+                        for p0 in (0..g.k).step_by(kc) {
+                            lane(g, fresh, ar[r], b, cr[r].add(j), j, p0..(p0 + kc).min(g.k));
                         }
-                        *cr[r].add(j) = s;
                     }
                     j += 1;
                 }
@@ -152,19 +217,19 @@ mod simd {
                 let cr = c.add(i * g.ldc);
                 let mut j = g.col_start(i);
                 while j + 4 <= g.n {
-                    let mut acc = ld(cr.add(j));
-                    for p in 0..g.k {
-                        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(*ar.add(p * g.a_ks)), ld(b.add(p * g.ldb + j))));
+                    for p0 in (0..g.k).step_by(kc) {
+                        let mut acc = open(fresh, cr.add(j));
+                        for p in p0..(p0 + kc).min(g.k) {
+                            acc = f32x4_add(acc, f32x4_mul(f32x4_splat(*ar.add(p * g.a_ks)), ld(b.add(p * g.ldb + j))));
+                        }
+                        close(fresh, cr.add(j), acc);
                     }
-                    st(cr.add(j), acc);
                     j += 4;
                 }
                 while j < g.n {
-                    let mut s = *cr.add(j);
-                    for p in 0..g.k {
-                        s += *ar.add(p * g.a_ks) * *b.add(p * g.ldb + j);
+                    for p0 in (0..g.k).step_by(kc) {
+                        lane(g, fresh, ar, b, cr.add(j), j, p0..(p0 + kc).min(g.k));
                     }
-                    *cr.add(j) = s;
                     j += 1;
                 }
                 i += 1;

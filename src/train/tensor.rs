@@ -246,23 +246,22 @@ pub fn reduce_owned(g: Tensor, shape: &[usize]) -> Result<Tensor> {
 }
 
 fn reduce_into(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let mut r = Tensor::zeros(shape)?;
+    let r = Tensor::zeros(shape)?;
+    // f64 sums: a per-channel operand's gradient sums a whole batch of planes.
+    let mut acc = vec![0.0f64; r.len()];
     let s = broadcast_strides(shape, &g.shape);
     let zero = vec![0; g.shape.len()];
     for_each_run(&g.shape, &s, &zero, |o, a, _, len, ia, _| {
         let gs = &g.data[o..o + len];
         if ia == 0 {
-            let acc = &mut r.data[a];
-            for &v in gs {
-                *acc += v;
-            }
+            acc[a] += gs.iter().map(|&v| v as f64).sum::<f64>();
         } else if ia == 1 {
-            r.data[a..a + len].iter_mut().zip(gs).for_each(|(x, &v)| *x += v);
+            acc[a..a + len].iter_mut().zip(gs).for_each(|(x, &v)| *x += v as f64);
         } else {
-            gs.iter().enumerate().for_each(|(k, &v)| r.data[a + k * ia] += v);
+            gs.iter().enumerate().for_each(|(k, &v)| acc[a + k * ia] += v as f64);
         }
     });
-    Ok(r)
+    Ok(Tensor { shape: r.shape, data: acc.into_iter().map(|v| v as f32).collect() })
 }
 
 /// [`for_each_run`] writing `y` (of shape `out`) run by run, the runs split into contiguous

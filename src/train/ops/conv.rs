@@ -229,19 +229,20 @@ impl Kernel for Conv {
     }
 }
 
-/// The bias gradient: per channel, images in order, each image's plane summed in order.
+/// The bias gradient: per channel, images in order, each image's plane summed in order, in f64.
 fn bias_grad(p: &Plan, dy: &Tensor, has_b: bool) -> Result<Option<Tensor>> {
     if !has_b {
         return Ok(None);
     }
     let (c, ohw) = (p.cout_g * p.g, p.geom.cols());
-    let mut db = Tensor::zeros(&[c])?;
+    let db = Tensor::zeros(&[c])?;
+    let mut acc = vec![0.0f64; c];
     for ni in 0..p.n {
-        for (ci, acc) in db.data.iter_mut().enumerate() {
-            *acc += dy.data[(ni * c + ci) * ohw..][..ohw].iter().sum::<f32>();
+        for (ci, a) in acc.iter_mut().enumerate() {
+            *a += dy.data[(ni * c + ci) * ohw..][..ohw].iter().map(|&v| v as f64).sum::<f64>();
         }
     }
-    Ok(Some(db))
+    Ok(Some(Tensor { shape: db.shape, data: acc.into_iter().map(|v| v as f32).collect() }))
 }
 
 /// Depthwise backward without columns (`kernels::depthwise`): dX one task per (image,

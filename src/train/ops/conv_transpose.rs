@@ -4,7 +4,7 @@
 use super::conv::ConvAttrs;
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::kernels::gemm::{gemm_acc, Gemm, SUM_CHUNK};
 use crate::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 use crate::kernels::par::{self, SharedMut};
 use crate::train::tensor::{Tensor, Value};
@@ -92,7 +92,7 @@ impl Kernel for ConvTranspose {
             }
         }
         let mut y = Tensor::zeros(&[p.n, cout, gm.h, gm.w])?;
-        let gc = Gemm { m: ckk, n: hw_in, k: p.cin_g, a_rs: 1, a_ks: ckk, ldb: hw_in, ldc: hw_in, upper: false };
+        let gc = Gemm { m: ckk, n: hw_in, k: p.cin_g, a_rs: 1, a_ks: ckk, ldb: hw_in, ldc: hw_in, upper: false, kc: SUM_CHUNK };
         par::map_chunks_mut(&mut y.data, out_g, |t, ys| {
             let (ni, gi) = (t / p.g, t % p.g);
             let xs = &x.data[(ni * p.g + gi) * p.cin_g * hw_in..][..p.cin_g * hw_in];
@@ -119,7 +119,7 @@ impl Kernel for ConvTranspose {
         let xin = p.cin_g * hw_in;
         // dX_ng = W_g · im2col(dY_ng)
         let mut dx = Tensor::zeros(&x.shape)?;
-        let gx = Gemm { m: p.cin_g, n: hw_in, k: ckk, a_rs: ckk, a_ks: 1, ldb: hw_in, ldc: hw_in, upper: false };
+        let gx = Gemm { m: p.cin_g, n: hw_in, k: ckk, a_rs: ckk, a_ks: 1, ldb: hw_in, ldc: hw_in, upper: false, kc: SUM_CHUNK };
         par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
             let (ni, gi) = (t / p.g, t % p.g);
             let mut col = vec![0.0; ckk * hw_in];
@@ -128,7 +128,7 @@ impl Kernel for ConvTranspose {
         });
         // dW_g += X_ng · im2col(dY_ng)ᵀ, images in order
         let mut dw = Tensor::zeros(&w.shape)?;
-        let gw = Gemm { m: p.cin_g, n: ckk, k: hw_in, a_rs: hw_in, a_ks: 1, ldb: ckk, ldc: ckk, upper: false };
+        let gw = Gemm { m: p.cin_g, n: ckk, k: hw_in, a_rs: hw_in, a_ks: 1, ldb: ckk, ldc: ckk, upper: false, kc: SUM_CHUNK };
         let dwp = SharedMut(dw.data.as_mut_ptr());
         par::for_each_index(p.g, |gi| {
             // SAFETY: group gi writes only its rows of dW.
@@ -142,14 +142,15 @@ impl Kernel for ConvTranspose {
         });
         let db = if has_b {
             let cout = gm.c * p.g;
-            let mut db = Tensor::zeros(&[cout])?;
+            let db = Tensor::zeros(&[cout])?;
             let hw = gm.h * gm.w;
+            let mut acc = vec![0.0f64; cout];
             for ni in 0..p.n {
-                for (c, acc) in db.data.iter_mut().enumerate() {
-                    *acc += dy.data[(ni * cout + c) * hw..][..hw].iter().sum::<f32>();
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a += dy.data[(ni * cout + c) * hw..][..hw].iter().map(|&v| v as f64).sum::<f64>();
                 }
             }
-            Some(db)
+            Some(Tensor { shape: db.shape, data: acc.into_iter().map(|v| v as f32).collect() })
         } else {
             None
         };

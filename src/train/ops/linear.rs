@@ -2,7 +2,7 @@
 
 use super::{fin, fin_opt, gout0, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::gemm::{gemm_acc, Gemm as G};
+use crate::kernels::gemm::{gemm_acc, Gemm as G, SUM_CHUNK};
 use crate::kernels::im2col::transpose;
 use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, reduce_to, Tensor, Value};
 
@@ -10,7 +10,7 @@ use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, 
 /// `k x n` (`b` stored `k x n`, or `n x k` when `tb`).
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_acc(a: &[f32], ta: bool, b: &[f32], tb: bool, m: usize, k: usize, n: usize, out: &mut [f32]) {
-    let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false };
+    let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false, kc: SUM_CHUNK };
     if tb {
         let mut bt = vec![0.0; k * n];
         transpose(b, n, k, &mut bt);

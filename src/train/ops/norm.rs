@@ -51,17 +51,19 @@ impl Kernel for BatchNorm {
         let (s, m) = (fin(ins, 1, "")?, fin(ins, 3, "")?);
         let g = gout0(gouts, outs[0].shape())?;
         let mut dx = g.clone();
-        let (mut ds, mut db) = (Tensor::zeros(&[c])?, Tensor::zeros(&[c])?);
+        // The per-channel sums run over every pixel of the batch: f64 accumulators.
+        let (mut ds, mut db) = (vec![0.0f64; c], vec![0.0f64; c]);
         for (r, row) in dx.data.chunks_mut(inner.max(1)).enumerate() {
             let ch = r % c;
             let xr = &x.data[r * inner..][..inner];
             for (i, v) in row.iter_mut().enumerate() {
-                ds.data[ch] += *v * (xr[i] - m.data[ch]) * inv[ch];
-                db.data[ch] += *v;
+                ds[ch] += (*v * (xr[i] - m.data[ch]) * inv[ch]) as f64;
+                db[ch] += *v as f64;
                 *v *= inv[ch] * s.data[ch];
             }
         }
-        Ok(vec![Some(dx), Some(ds), Some(db), None, None])
+        let f32s = |v: Vec<f64>| Tensor { shape: vec![c], data: v.into_iter().map(|x| x as f32).collect() };
+        Ok(vec![Some(dx), Some(f32s(ds)), Some(f32s(db)), None, None])
     }
 }
 
@@ -132,7 +134,7 @@ impl Kernel for LayerNorm {
         let bt = fin_opt(ins, 2, "LayerNormalization")?;
         let g = gout0(gouts, outs[0].shape())?;
         let mut dx = Tensor::zeros(&x.shape)?;
-        let (mut ds, mut db) = (vec![0.0f32; d], vec![0.0f32; d]);
+        let (mut ds, mut db) = (vec![0.0f64; d], vec![0.0f64; d]);
         for r in 0..rows {
             let xr = &x.data[r * d..][..d];
             let gr = &g.data[r * d..][..d];
@@ -143,11 +145,15 @@ impl Kernel for LayerNorm {
             let m2 = gh.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / d as f64;
             for i in 0..d {
                 dx.data[r * d + i] = (inv * (gh[i] - m1 - xh[i] * m2)) as f32;
-                ds[i] += gr[i] * xh[i] as f32;
-                db[i] += gr[i];
+                ds[i] += gr[i] as f64 * xh[i];
+                db[i] += gr[i] as f64;
             }
         }
-        let fold = |v: Vec<f32>, t: &Tensor| Tensor { shape: t.shape.clone(), data: if t.len() == 1 { vec![v.iter().sum()] } else { v } };
+        // Summed over rows (and over the row for a scalar scale) in f64, rounded once.
+        let fold = |v: Vec<f64>, t: &Tensor| Tensor {
+            shape: t.shape.clone(),
+            data: if t.len() == 1 { vec![v.iter().sum::<f64>() as f32] } else { v.into_iter().map(|x| x as f32).collect() },
+        };
         Ok(vec![Some(dx), Some(fold(ds, st)), bt.map(|t| fold(db, t))])
     }
 }

@@ -1,0 +1,41 @@
+// Where does the training core's forward lose precision? Runs the student of a folder written by
+// bench/recover-vs-torch.mjs on its first training batch with every intermediate tensor of the
+// training graph as an output, and writes them to DIR/precision-ours.json for
+// bench/forward-precision.py, which compares them and PyTorch's (float32) with PyTorch in float64.
+//   node bench/forward-precision.mjs bench/out/recover-vs-torch/cls-ch && python bench/forward-precision.py bench/out/recover-vs-torch/cls-ch
+import fs from 'node:fs';
+import path from 'node:path';
+import { Trainer } from 'sparsekit-wasm';
+import { OnnxModel, parseNpy, trainSetup } from 'sparsekit-wasm/onnx';
+
+const dir = process.argv[2];
+const recipe = JSON.parse(fs.readFileSync(path.join(dir, 'recipe.json'), 'utf8'));
+const x = parseNpy(new Uint8Array(fs.readFileSync(path.join(dir, 'train_x.npy'))));
+const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student.onnx'))), { [recipe.output]: recipe.kind }, 'logits');
+// Every float tensor a node of the training graph computes: the trainer refuses an integer (shape)
+// tensor as an output by name, so those are dropped one by one.
+let names = [...new Set(setup.graph.nodes.flatMap((n) => n.outputs))];
+const idx = recipe.order[0][0];
+const size = (dims) => dims.reduce((p, d) => p * d, 1);
+const offs = recipe.shapes.train_x.reduce((a, d) => [...a, a.at(-1) + size(d)], [0]);
+const parts = idx.map((k) => x.data.subarray(offs[k], offs[k + 1]));
+const values = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+parts.reduce((o, p) => (values.set(p, o), o + p.length), 0);
+const out = {};
+let trainer, res;
+for (;;) {
+  trainer = new Trainer({ ...setup.graph, outputs: names }, { lr: 0 });
+  try {
+    res = trainer.forward([{ values, shape: [idx.length, ...recipe.shapes.train_x[idx[0]]] }]);
+    break;
+  } catch (e) {
+    trainer.free();
+    const m = /value (\S+) is not a float tensor/.exec(String(e.message));
+    if (!m) throw e;
+    names = names.filter((n) => n !== m[1]);
+  }
+}
+names.forEach((n, i) => { out[n] = { shape: res[i].shape, values: Array.from(res[i].values) }; });
+trainer.free();
+fs.writeFileSync(path.join(dir, 'precision-ours.json'), JSON.stringify({ batch: idx, order: names, tensors: out }));
+console.error(`ours: ${names.length} tensors of the first batch (${idx.length} samples) -> ${path.join(dir, 'precision-ours.json')}`);

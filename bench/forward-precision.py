@@ -1,0 +1,70 @@
+"""Python side of bench/forward-precision.mjs: per intermediate tensor of the first training batch,
+the relative L2 error against PyTorch in float64 of ours (the training core, DIR/precision-ours.json)
+and of PyTorch in float32 (oneDNN), in node order, so the op where ours departs is visible.
+
+  python bench/forward-precision.py DIR [--all]   (default: the 40 tensors with the largest ratio + every 10th)
+Bench only (torch + onnx2torch in /work/venv).
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx2torch import convert
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("recover_torch", os.path.join(HERE, "recover-torch.py"))
+rt = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rt)
+
+folder = sys.argv[1]
+recipe = json.load(open(os.path.join(folder, "recipe.json")))
+ours = json.load(open(os.path.join(folder, "precision-ours.json")))
+idx = ours["batch"]
+xs = rt.samples(folder, "train_x", recipe["shapes"])
+x = torch.stack([xs[k] for k in idx])
+m = rt.prepared(onnx.load(os.path.join(folder, "student.onnx")), recipe, list(x.shape))
+made = {o for n in m.graph.node for o in n.output}
+names = [n for n in ours["order"] if n in made]
+# The outputs keep the inferred types (onnx2torch reads ranks from them).
+typed = {v.name: v for v in list(m.graph.value_info) + list(m.graph.output)}
+names = [n for n in names if n in typed]
+outs = [typed[n] for n in names]
+del m.graph.output[:]
+m.graph.output.extend(outs)
+torch.set_num_threads(1)
+net32 = convert(m).eval()
+net64 = convert(m).eval().double()
+with torch.no_grad():
+    r32 = net32(x)
+    r64 = net64(x.double())
+r32 = r32 if isinstance(r32, (list, tuple)) else [r32]
+r64 = r64 if isinstance(r64, (list, tuple)) else [r64]
+ops = {o: n.op_type for n in m.graph.node for o in n.output}
+rows = []
+for k, n in enumerate(names):
+    ref = r64[k].numpy().ravel()
+    t32 = r32[k].numpy().astype(np.float64).ravel()
+    o = np.asarray(ours["tensors"][n]["values"], dtype=np.float64)
+    if o.size != ref.size:
+        print(f"{n}: ours {o.size} values, torch {ref.size}", file=sys.stderr)
+        continue
+    den = np.linalg.norm(ref) or 1.0
+    eo, et = np.linalg.norm(o - ref) / den, np.linalg.norm(t32 - ref) / den
+    rows.append((k, n, ops.get(n, "?"), eo, et))
+print(f"{len(rows)} tensors compared of {len(ours['order'])} ({folder}, batch of {len(idx)})")
+print(f"{'#':>4} {'tensor':<28} {'op':<20} {'ours':>9} {'torch32':>9} {'ratio':>7}  ours' growth from the previous row")
+prev = None
+show = set(range(0, len(rows), 10)) | {len(rows) - 1}
+if "--all" in sys.argv:
+    show = set(range(len(rows)))
+else:
+    show |= set(sorted(range(len(rows)), key=lambda i: -(rows[i][3] / max(rows[i][4], 1e-12)))[:40])
+for i, (k, n, op, eo, et) in enumerate(rows):
+    if i in show:
+        growth = f"{eo / prev:.2f}x" if prev else ""
+        print(f"{k:>4} {n[:28]:<28} {op[:20]:<20} {eo:9.2e} {et:9.2e} {eo / max(et, 1e-12):7.2f}  {growth}")
+    prev = eo
