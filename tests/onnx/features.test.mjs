@@ -65,19 +65,29 @@ test('the teacher runs a batch stacked in one onnxruntime call when its batch di
   const samples = train(teacher);
   const fs = await matchFeatures(runner, student, teacher, samples, { features: 4, exclude: new Set(['y']), check });
   assert.ok(fs.some((f) => f.map), 'a feature is gathered on kept channels');
-  const stacked = await FeatureTeacher.open(runner, teacher, fs), single = await FeatureTeacher.open(runner, teacher, fs, { stack: false });
+  const stacked = await FeatureTeacher.open(runner, teacher, fs, { stack: 'always' }), single = await FeatureTeacher.open(runner, teacher, fs, { stack: 'never' });
+  const auto = await FeatureTeacher.open(runner, teacher, fs);
   try {
     assert.equal(stacked.batching.mode, 'undecided');
     assert.equal(single.batching.mode, 'per-sample');
     let same = 0, all = 0;
-    // The first batch of 2+ settles it (a batch of one runs alone and settles nothing); then one call per batch.
-    for (const idx of [[9], [2, 5, 7, 1], [0, 3, 4, 6, 8, 10, 11, 12], [13, 14]]) {
-      const got = await stacked.batch(samples, idx), want = await single.batch(samples, idx);
+    // The first batch of 2+ settles 'always' (a batch of one runs alone and settles nothing); then one call per batch.
+    // 'auto' times both ways on a warm-up and two more batches, then keeps the faster: either way, the same values.
+    const batches = [[9], [2, 5, 7, 1], [0, 3, 4, 6, 8, 10, 11, 12], [13, 14], [15, 2, 3], [4, 1]];
+    for (const [b, idx] of batches.entries()) {
+      const got = await stacked.batch(samples, idx), want = await single.batch(samples, idx), mid = await auto.batch(samples, idx);
       assert.equal(stacked.batching.mode, idx.length === 1 ? 'undecided' : 'stacked', `after [${idx}]: ${JSON.stringify(stacked.batching)}`);
-      fs.forEach((f, j) => { same += agreeing(got[j], want[j], `${f.name} of [${idx}]`); all += got[j].length; });
+      assert.equal(auto.batching.mode === 'undecided', b < 3, `auto after batch ${b}: ${JSON.stringify(auto.batching)}`);
+      fs.forEach((f, j) => {
+        same += agreeing(got[j], want[j], `${f.name} of [${idx}]`); all += got[j].length;
+        assert.deepEqual(mid[j], want[j], `auto: ${f.name} of [${idx}]`);
+      });
     }
-    t.diagnostic(`stacked vs per-sample: ${same}/${all} values bit-equal`);
-  } finally { await stacked.release(); await single.release(); }
+    if (auto.batching.mode === 'per-sample') assert.match(auto.batching.why, /one run per batch was slower/);
+    t.diagnostic(`stacked vs per-sample: ${same}/${all} values bit-equal; auto settled on ${JSON.stringify(auto.batching)}`);
+    assert.equal(same, all, 'stacked runs are kept only when bit-equal');
+    await assert.rejects(FeatureTeacher.open(runner, teacher, fs, { stack: true }), (e) => e instanceof OnnxError && /stack must be auto, always or never/.test(e.message));
+  } finally { await stacked.release(); await single.release(); await auto.release(); }
 });
 
 test('the teacher runs one sample at a time when its batch dim is fixed, or when stacking loses or mixes the samples', async () => {
@@ -85,7 +95,7 @@ test('the teacher runs one sample at a time when its batch dim is fixed, or when
     const teacher = OnnxModel.parse(bytes);
     const samples = train(teacher);
     const fs = await matchFeatures(runner, teacher, teacher, samples, { features: names, exclude: new Set(['y']), check });
-    const ft = await FeatureTeacher.open(runner, teacher, fs), ref = await FeatureTeacher.open(runner, teacher, fs, { stack: false });
+    const ft = await FeatureTeacher.open(runner, teacher, fs, { stack: 'always' }), ref = await FeatureTeacher.open(runner, teacher, fs, { stack: 'never' });
     try {
       for (const idx of [[1, 4, 2], [0, 3, 5, 6]]) {
         const got = await ft.batch(samples, idx), want = await ref.batch(samples, idx);

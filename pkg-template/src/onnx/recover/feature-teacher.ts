@@ -1,16 +1,18 @@
 // The teacher's values of the matched features (features.ts), per training batch: one onnxruntime
 // session on the segment of the teacher that computes them. A training batch holds samples of one
-// input shape, each with a batch axis of 1 (batches.ts), so the segment runs the batch's inputs
-// stacked along axis 0 in one call where the teacher takes a batch of N: one call instead of N
-// keeps onnxruntime's per-run overhead and its small per-sample GEMMs off a training step (figures:
-// bench/feature-teacher.mjs). Whether it takes N is settled once:
+// input shape, each with a batch axis of 1 (batches.ts), so the segment can run the batch's inputs
+// stacked along axis 0 in one call instead of one call per sample. Whether that pays depends on the
+// model: onnxruntime's per-call cost against the cache misses of N samples' activations at once
+// (PaddleOCR cls gains, rec at batch 8 runs slower stacked; bench/feature-teacher.mjs). So stacking
+// is settled once, on the first batches of two or more samples, and only ever changes the speed:
 // - an input the teacher declares with a fixed first dim (dim_value, e.g. an export at batch 1)
 //   cannot take N: every batch runs one sample at a time;
-// - otherwise the first batch of two or more samples runs both ways, and stacking is kept only if it
-//   gives every feature with N on axis 0 and the per-sample values (within rounding): a graph whose
-//   dynamic batch axis is folded into another one (a Reshape to a fixed 1) fails or mixes samples,
-//   and is caught there, once.
+// - otherwise those batches run both ways; stacking is kept only if every feature comes back with N
+//   on axis 0 and exactly the per-sample values (a graph that folds its batch axis into a fixed
+//   Reshape fails, or mixes samples, and is caught there), and, by default, only if it was faster
+//   (the first batch warms both paths up, the next PROBE_TIMED are timed).
 import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
 import { asF32 } from '../calib/tensor.js';
 import { indexGraph, segmentModel, segmentNodes } from '../calib/graph-cut.js';
 import { isFixedDim, type FeedTensor, type InputSample } from '../calib/inputs.js';
@@ -20,19 +22,28 @@ import type { Feature } from './features.js';
 /** How a batch runs: not settled yet, stacked in one call, or one call per sample (with why). */
 export type TeacherBatching = { mode: 'undecided' } | { mode: 'stacked' } | { mode: 'per-sample'; why: string };
 
-/** Stacked and per-sample values must agree this closely, relative to |value| + the tensor's RMS (rounding only). */
-const AGREE = 1e-5;
+/** Batches timed both ways (after a warm-up batch) before the default policy settles. */
+const PROBE_TIMED = 2;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 export interface FeatureTeacherOptions {
-  /** false: one onnxruntime call per sample always (the activations of one sample at a time). Default true. */
-  stack?: boolean;
+  /**
+   * 'auto' (default): one call per batch where it gives the per-sample values and was faster on the
+   * first batches; 'always': wherever it gives the per-sample values; 'never': one call per sample
+   * (the activations of one sample at a time).
+   */
+  stack?: 'auto' | 'always' | 'never';
 }
 
 /** The teacher's values of the features, per batch (see the file comment). */
 export class FeatureTeacher {
   private state: TeacherBatching;
+  /** While undecided: probe batches run, and the time of the timed ones each way (ms). */
+  private readonly probe = { batches: 0, single: 0, stacked: 0 };
 
-  private constructor(private readonly session: RunnerSession, private readonly feeds: string[], readonly features: Feature[], state: TeacherBatching) {
+  private constructor(private readonly session: RunnerSession, private readonly feeds: string[], readonly features: Feature[],
+    private readonly policy: NonNullable<FeatureTeacherOptions['stack']>, state: TeacherBatching) {
     this.state = state;
   }
 
@@ -42,11 +53,13 @@ export class FeatureTeacher {
     const nodes = segmentNodes(ix, names, (v) => ix.feeds.has(v));
     const feeds = [...new Set(nodes.flatMap((i) => ix.inputs[i]).filter((x) => ix.feeds.has(x)))];
     const fixed = teacher.inputs.find((i) => feeds.includes(i.name) && (i.rank === 0 || isFixedDim(i.dims[0])));
-    const state: TeacherBatching = opts.stack === false ? { mode: 'per-sample', why: 'asked for' }
+    const stack = opts.stack ?? 'auto';
+    if (!['auto', 'always', 'never'].includes(stack)) throw new OnnxError('bad_calibration', `stack must be auto, always or never (got ${String(stack)})`, 'invalid_value');
+    const state: TeacherBatching = stack === 'never' ? { mode: 'per-sample', why: 'asked for' }
       : fixed ? { mode: 'per-sample', why: `input "${fixed.name}" is declared with ${fixed.rank ? `a fixed batch dim ${fixed.dims[0]}` : 'no batch axis'}` }
         : { mode: 'undecided' };
     const session = await runner.createSession(segmentModel(teacher, ix, nodes, [], names));
-    return new FeatureTeacher(session, feeds, features, state);
+    return new FeatureTeacher(session, feeds, features, stack, state);
   }
 
   /** How batches run now (settled on the first batch of two or more samples). */
@@ -62,14 +75,31 @@ export class FeatureTeacher {
       this.state = { mode: 'per-sample', why: `a batch of ${idx.length} at another input shape did not keep the batch axis` };
       return this.perSample(samples, idx);
     }
-    // Undecided: the per-sample values are this batch's result and the reference the stacked run must meet.
+    return this.probeBatch(samples, idx);
+  }
+
+  /** Undecided: the per-sample values are the result, and the reference the stacked run must give exactly. */
+  private async probeBatch(samples: InputSample[], idx: number[]): Promise<Float32Array[]> {
+    const t0 = now();
     const want = await this.perSample(samples, idx);
+    const t1 = now();
     let got: Float32Array[] | undefined;
     let why = 'the features lose the batch axis';
-    try { got = await this.stacked(samples, idx); } catch (e) { why = `onnxruntime refuses a batch of ${idx.length} (${(e as Error).message.split('\n')[0]})`; }
-    const off = got ? this.features.findIndex((_, j) => !agree(got![j], want[j])) : -1;
-    if (got && off < 0) this.state = { mode: 'stacked' };
-    else this.state = { mode: 'per-sample', why: got ? `stacked values of "${this.features[off].name}" differ from per-sample ones` : why };
+    try { got = await this.stacked(samples, idx); } catch (e) { why = `onnxruntime refuses a batch of ${idx.length} (${String((e as Error)?.message ?? e).split('\n')[0]})`; }
+    const t2 = now();
+    const off = got ? this.features.findIndex((_, j) => !same(got![j], want[j])) : -1;
+    if (!got || off >= 0) {
+      this.state = { mode: 'per-sample', why: got ? `stacked values of "${this.features[off].name}" differ from per-sample ones` : why };
+    } else if (this.policy === 'always') {
+      this.state = { mode: 'stacked' };
+    } else if (this.probe.batches++ > 0) {
+      this.probe.single += t1 - t0; this.probe.stacked += t2 - t1;
+      if (this.probe.batches > PROBE_TIMED) {
+        const { single, stacked } = this.probe;
+        this.state = stacked < single ? { mode: 'stacked' }
+          : { mode: 'per-sample', why: `one run per batch was slower (${stacked.toFixed(0)} ms against ${single.toFixed(0)} ms over ${PROBE_TIMED} batches)` };
+      }
+    }
     return want;
   }
 
@@ -146,12 +176,9 @@ function concat(parts: Float32Array[]): Float32Array {
   return out;
 }
 
-/** Whether `got` matches `want` in length and, element by element, up to rounding (AGREE). */
-function agree(got: Float32Array, want: Float32Array): boolean {
+/** Whether `got` holds exactly `want`'s values (NaN matching NaN): which way a batch runs never changes the training. */
+function same(got: Float32Array, want: Float32Array): boolean {
   if (got.length !== want.length) return false;
-  let sq = 0;
-  for (const v of want) sq += v * v;
-  const rms = Math.sqrt(sq / Math.max(1, want.length));
-  for (let i = 0; i < want.length; i++) if (!(Math.abs(got[i] - want[i]) <= AGREE * (Math.abs(want[i]) + rms))) return false;
+  for (let i = 0; i < want.length; i++) if (got[i] !== want[i] && !(got[i] !== got[i] && want[i] !== want[i])) return false;
   return true;
 }
