@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 
 build();
 const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('sparsekit-wasm/onnx');
-const { tmpDir, convNet } = await import('./graphs.mjs');
+const { tmpDir, convNet, makeModel } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
@@ -46,6 +46,80 @@ test('a channel-pruned tensor is matched on its kept channels: the teacher value
     assert.equal(got.length, want.length);
     got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-5 * (1 + Math.abs(want[i])), `${i}: ${v} vs ${want[i]}`));
   } finally { await ft.release(); }
+});
+
+/** Per feature, how many values of `got` equal `want` bit for bit, after checking they agree within 1e-5 relative. */
+function agreeing(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: lengths`);
+  let same = 0;
+  got.forEach((v, i) => {
+    assert.ok(Math.abs(v - want[i]) <= 1e-5 * (1 + Math.abs(want[i])), `${what}[${i}]: ${v} vs ${want[i]}`);
+    if (Object.is(v, want[i])) same++;
+  });
+  return same;
+}
+
+test('the teacher runs a batch stacked in one onnxruntime call when its batch dim is dynamic: the per-sample values', async (t) => {
+  const teacher = OnnxModel.parse(convNet({ size: 10, seed: 5, skip: true, batch: 'N' })), student = OnnxModel.parse(teacher.encode());
+  removeChannels(student, { fraction: 0.5, roundTo: 1 });
+  const samples = train(teacher);
+  const fs = await matchFeatures(runner, student, teacher, samples, { features: 4, exclude: new Set(['y']), check });
+  assert.ok(fs.some((f) => f.map), 'a feature is gathered on kept channels');
+  const stacked = await FeatureTeacher.open(runner, teacher, fs, { stack: 'always' }), single = await FeatureTeacher.open(runner, teacher, fs, { stack: 'never' });
+  const auto = await FeatureTeacher.open(runner, teacher, fs);
+  try {
+    assert.equal(stacked.batching.mode, 'undecided');
+    assert.equal(single.batching.mode, 'per-sample');
+    let same = 0, all = 0;
+    // The first batch of 2+ settles 'always' (a batch of one runs alone and settles nothing); then one call per batch.
+    // 'auto' times both ways on a warm-up and two more batches, then keeps the faster: either way, the same values.
+    const batches = [[9], [2, 5, 7, 1], [0, 3, 4, 6, 8, 10, 11, 12], [13, 14], [15, 2, 3], [4, 1]];
+    for (const [b, idx] of batches.entries()) {
+      const got = await stacked.batch(samples, idx), want = await single.batch(samples, idx), mid = await auto.batch(samples, idx);
+      assert.equal(stacked.batching.mode, idx.length === 1 ? 'undecided' : 'stacked', `after [${idx}]: ${JSON.stringify(stacked.batching)}`);
+      assert.equal(auto.batching.mode === 'undecided', b < 3, `auto after batch ${b}: ${JSON.stringify(auto.batching)}`);
+      fs.forEach((f, j) => {
+        same += agreeing(got[j], want[j], `${f.name} of [${idx}]`); all += got[j].length;
+        assert.deepEqual(mid[j], want[j], `auto: ${f.name} of [${idx}]`);
+      });
+    }
+    if (auto.batching.mode === 'per-sample') assert.match(auto.batching.why, /one run per batch was slower/);
+    t.diagnostic(`stacked vs per-sample: ${same}/${all} values bit-equal; auto settled on ${JSON.stringify(auto.batching)}`);
+    assert.equal(same, all, 'stacked runs are kept only when bit-equal');
+    await assert.rejects(FeatureTeacher.open(runner, teacher, fs, { stack: true }), (e) => e instanceof OnnxError && /stack must be auto, always or never/.test(e.message));
+  } finally { await stacked.release(); await single.release(); await auto.release(); }
+});
+
+test('the teacher runs one sample at a time when its batch dim is fixed, or when stacking loses or mixes the samples', async () => {
+  const check1 = async (bytes, names, why) => {
+    const teacher = OnnxModel.parse(bytes);
+    const samples = train(teacher);
+    const fs = await matchFeatures(runner, teacher, teacher, samples, { features: names, exclude: new Set(['y']), check });
+    const ft = await FeatureTeacher.open(runner, teacher, fs, { stack: 'always' }), ref = await FeatureTeacher.open(runner, teacher, fs, { stack: 'never' });
+    try {
+      for (const idx of [[1, 4, 2], [0, 3, 5, 6]]) {
+        const got = await ft.batch(samples, idx), want = await ref.batch(samples, idx);
+        fs.forEach((f, j) => assert.deepEqual(got[j], want[j], `${f.name} of [${idx}]`));
+        assert.equal(ft.batching.mode, 'per-sample');
+        assert.match(ft.batching.why, why);
+      }
+    } finally { await ft.release(); await ref.release(); }
+  };
+  // Declared batch 1 (an export at a fixed batch): settled when opened.
+  await check1(convNet({ size: 10, seed: 5, skip: true }), ['ar', 'sr'], /input "x" is declared with a fixed batch dim 1/);
+  // Dynamic batch, folded by Reshapes with a fixed 1 / 16: the batched outputs lose the batch axis, or keep it and mix samples.
+  const folded = (mix) => makeModel({
+    inputs: [['x', ['N', 3, 8, 8]]], outputs: [['y', ['N', 16, 64]]], seed: 3,
+    inits: { 'a.w': { dims: [16, 3, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 }, shape: { dims: [3], int64: mix ? [16, -1, 64] : [1, 16, -1] } },
+    nodes: [
+      ['Conv', ['x', 'a.w', 'a.b'], ['a'], { pads: [1, 1, 1, 1] }],
+      ['Reshape', ['a', 'shape'], ['r']],
+      ...(mix ? [['Transpose', ['r'], ['t'], { perm: [1, 0, 2] }]] : [['Identity', ['r'], ['t']]]),
+      ['Relu', ['t'], ['y']],
+    ],
+  });
+  await check1(folded(false), ['t'], /lose the batch axis/);
+  await check1(folded(true), ['t'], /stacked values of "t" differ/);
 });
 
 /** The student with "name" as its output (a copy). */

@@ -187,12 +187,13 @@ export const convTranspose = (store) => makeModel({
 /**
  * The training tests' small network: x -> conv 3x3 (16) -> `act` -> conv 1x1 (16) -> [Add with the
  * activation before it, when `skip`] -> Relu -> conv 3x3 (8) -> y, a dense output; every weight tiles
- * into 4x4 blocks. Names: a, ar, b, then br (no skip) or s, sr (skip), y.
+ * into 4x4 blocks. Names: a, ar, b, then br (no skip) or s, sr (skip), y. `batch`: the declared
+ * batch dim of x and y (a number, or a name for a dynamic one).
  */
-export function convNet({ inChannels = 3, size = 12, seed = 3, act = 'Relu', skip = false } = {}) {
+export function convNet({ inChannels = 3, size = 12, seed = 3, act = 'Relu', skip = false, batch = 1 } = {}) {
   const last = skip ? 'sr' : 'br';
   return makeModel({
-    inputs: [['x', [1, inChannels, size, size]]], outputs: [['y', [1, 8, size, size]]], seed,
+    inputs: [['x', [batch, inChannels, size, size]]], outputs: [['y', [batch, 8, size, size]]], seed,
     inits: {
       'a.w': { dims: [16, inChannels, 3, 3] }, 'a.b': { dims: [16], scale: 0.1 },
       'b.w': { dims: [16, 16, 1, 1] }, 'b.b': { dims: [16], scale: 0.1 },

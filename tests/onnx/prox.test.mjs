@@ -11,7 +11,7 @@ import ort from 'onnxruntime-node';
 import { build, CLI } from './build.mjs';
 
 build();
-const { OnnxModel, makeInputSet, proxPrune, rampTarget, pruneSparsity, makeOrtRunner, runSet, compareSets, CancelledError } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, proxPrune, recover, rampTarget, pruneSparsity, makeOrtRunner, runSet, compareSets, CancelledError, OnnxError } = await import('sparsekit-wasm/onnx');
 const { tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -89,6 +89,14 @@ test('proxPrune: an abort leaves the model as it was; bad options are refused be
   assert.deepEqual(Buffer.from(model.encode()), Buffer.from(OnnxModel.parse(bytes).encode()), 'the model is untouched');
   await assert.rejects(proxPrune(model, samples, { ort: runner, sparsity: 1 }), /sparsity must be in \(0, 1\)/);
   await assert.rejects(proxPrune(model, samples, { ort: runner, sparsity: 0.5, block: [0, 4] }), /block must be two positive integers/);
+  // An unknown loss is refused as recover refuses it (the same typed error), before any run.
+  const phases = [];
+  for (const fn of [(o) => proxPrune(model, samples, { ort: runner, sparsity: 0.5, ...o }), (o) => recover(model, model, samples, { ort: runner, ...o })]) {
+    await assert.rejects(fn({ softmaxLoss: 'mse', epochs: 1, onProgress: (p) => phases.push(p.phase) }),
+      (e) => e instanceof OnnxError && e.reason === 'bad_calibration' && e.code === 'invalid_value' && /softmaxLoss must be logits or kl \(got mse\)/.test(e.message));
+  }
+  assert.deepEqual(phases, [], 'refused before anything ran');
+  assert.deepEqual(Buffer.from(model.encode()), Buffer.from(OnnxModel.parse(bytes).encode()), 'the model is untouched');
 });
 
 test('CLI prune --prox: writes the model at the target block sparsity; usage errors exit 2 with no file', () => {

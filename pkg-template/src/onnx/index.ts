@@ -99,5 +99,5 @@ export { LatencyProbe } from './search/latency.js';
 export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 // Recovery after pruning: statistics correction, least-squares refit, distillation (recover/).
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
-export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature } from './recover/index.js';
+export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';

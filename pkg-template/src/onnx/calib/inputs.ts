@@ -39,6 +39,9 @@ export const isDensePrediction = (model: OnnxModel): boolean => model.outputs.so
 const STRIDE = 32;
 const roundUp = (x: number) => Math.max(STRIDE, Math.ceil(x / STRIDE) * STRIDE);
 
+/** Whether a declared dim is a fixed size (a dim_value > 0); a dim_param, '?' or 0 leaves it to the feed. */
+export const isFixedDim = (d: number | string | undefined): d is number => typeof d === 'number' && d > 0;
+
 /**
  * Concrete dims for an input whose graph leaves some dynamic: batch 1; images (rank 4, 1 or 3
  * channels) get sizes that common backbones accept:
@@ -53,7 +56,7 @@ const roundUp = (x: number) => Math.max(STRIDE, Math.ceil(x / STRIDE) * STRIDE);
  * change it; when a run fails there it retries 320x320, then 640x640.
  */
 export function resolveInputShape(input: ValueInfo, outputs: ValueInfo[] = []): number[] {
-  const dims: (number | null)[] = input.dims.map((d) => (typeof d === 'number' && d > 0 ? d : null));
+  const dims: (number | null)[] = input.dims.map((d) => (isFixedDim(d) ? d : null));
   const rank = dims.length;
   if (rank === 0) return [];
   if (dims[0] == null) dims[0] = 1;
@@ -85,7 +88,7 @@ const round32 = (x: number) => Math.max(32, Math.round(x / 32) * 32);
 export function pngShape(inp: ValueInfo, model: OnnxModel, img: { h: number; w: number }): number[] {
   const shape = resolveInputShape(inp, model.outputs);
   if (!isDensePrediction(model) || shape.length !== 4) return shape;
-  const open = (i: number) => !(typeof inp.dims[i] === 'number' && (inp.dims[i] as number) > 0);
+  const open = (i: number) => !isFixedDim(inp.dims[i]);
   if (!open(2) && !open(3)) return shape;
   const scale = Math.min(1, MAX_PNG_SIDE / Math.max(img.h, img.w));
   if (open(2)) shape[2] = round32(img.h * scale);

@@ -8,7 +8,8 @@ import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
 import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
-import { withFeatures, type FeatureTeacher } from './features.js';
+import { withFeatures } from './features.js';
+import type { FeatureTeacher } from './feature-teacher.js';
 
 export interface DistillContext {
   setup: TrainSetup;

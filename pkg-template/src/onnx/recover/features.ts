@@ -10,17 +10,18 @@
 // the student's channel c is the teacher's channel map[c], found as the closed-form steps find it
 // (channel removal keeps the order; the increasing map of highest correlation). Each feature's MSE
 // is divided by the teacher tensor's mean square, so a feature's loss reads as a relative error
-// whatever the tensor's scale. The teacher's values are computed per batch (onnxruntime on a
-// segment that ends at the features), so memory stays one batch whatever the number of samples.
+// whatever the tensor's scale. The teacher's values are computed per batch (feature-teacher.ts:
+// onnxruntime on a segment that ends at the features), so memory stays one batch whatever the
+// number of samples.
 import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { capture } from '../calib/sweep.js';
-import { asF32 } from '../calib/tensor.js';
-import { indexGraph, segmentModel, segmentNodes } from '../calib/graph-cut.js';
-import type { ModelRunner, RunnerSession } from '../calib/ort-runner.js';
-import type { FeedTensor, InputSample } from '../calib/inputs.js';
+import { indexGraph } from '../calib/graph-cut.js';
+import type { ModelRunner } from '../calib/ort-runner.js';
+import type { InputSample } from '../calib/inputs.js';
 import { ChannelStats, matchChannels } from './channel-stats.js';
+import { FeatureTeacher } from './feature-teacher.js';
 
 /** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
 export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
@@ -176,48 +177,6 @@ export async function openFeatures(runner: ModelRunner, student: OnnxModel, teac
   if (!opts.features) return undefined;
   const features = await matchFeatures(runner, student, teacher, samples, { features: opts.features, weight: opts.featureWeight, exclude, check });
   return features.length ? FeatureTeacher.open(runner, teacher, features) : undefined;
-}
-
-/** The teacher's values of the features, per batch: one onnxruntime session on the segment that computes them. */
-export class FeatureTeacher {
-  private constructor(private readonly session: RunnerSession, private readonly feeds: string[], readonly features: Feature[]) {}
-
-  static async open(runner: ModelRunner, teacher: OnnxModel, features: Feature[]): Promise<FeatureTeacher> {
-    const ix = indexGraph(teacher);
-    const names = features.map((f) => f.name);
-    const nodes = segmentNodes(ix, names, (v) => ix.feeds.has(v));
-    const feeds = [...new Set(nodes.flatMap((i) => ix.inputs[i]).filter((x) => ix.feeds.has(x)))];
-    const session = await runner.createSession(segmentModel(teacher, ix, nodes, [], names));
-    return new FeatureTeacher(session, feeds, features);
-  }
-
-  /** Per feature, the teacher's values on samples `idx`, stacked along the batch axis, on the student's channels. */
-  async batch(samples: InputSample[], idx: number[]): Promise<Float32Array[]> {
-    const parts: Float32Array[][] = this.features.map(() => []);
-    for (const k of idx) {
-      const feeds: Record<string, FeedTensor> = {};
-      for (const n of this.feeds) feeds[n] = samples[k].feeds[n];
-      const res = await this.session.run(feeds, this.features.map((f) => f.name));
-      this.features.forEach((f, j) => parts[j].push(gather(asF32(res[f.name]), res[f.name].dims, f)));
-    }
-    return parts.map((p) => {
-      const out = new Float32Array(p.reduce((a, x) => a + x.length, 0));
-      let o = 0;
-      for (const x of p) { out.set(x, o); o += x.length; }
-      return out;
-    });
-  }
-
-  release(): Promise<void> { return this.session.release(); }
-}
-
-/** The teacher's tensor of one sample on the student's channels (axis 1). */
-function gather(x: Float32Array, dims: number[], f: Feature): Float32Array {
-  if (!f.map) return Float32Array.from(x);
-  const inner = dims.slice(2).reduce((a, b) => a * b, 1);
-  const out = new Float32Array(f.map.length * inner);
-  f.map.forEach((c, s) => out.set(x.subarray(c * inner, (c + 1) * inner), s * inner));
-  return out;
 }
 
 /** The trainer's graph and losses with the features after the outputs (MSE, each with its weight). */

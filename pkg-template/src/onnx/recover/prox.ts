@@ -19,7 +19,7 @@ import type { InputSample } from '../calib/inputs.js';
 import { fidelity } from '../fidelity/index.js';
 import type { OutputKind, Outputs } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
-import { lossesOf, trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, lossesOf, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
@@ -172,6 +172,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
   const scope = opts.scope ?? 'layer';
   if (scope !== 'layer' && scope !== 'global') throw bad(`scope must be 'layer' or 'global' (got ${String(scope)})`);
+  checkSoftmaxLoss(opts.softmaxLoss);
   checkFeatureOptions(opts);
   const t0 = now();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };

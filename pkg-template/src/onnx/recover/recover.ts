@@ -19,7 +19,7 @@ import { fitLayers, type FitLayer } from './layers.js';
 import { ChannelStats } from './channel-stats.js';
 import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
-import { trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 
@@ -37,7 +37,7 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   if (opts.ridge !== undefined && !(opts.ridge >= 0)) throw bad(`ridge must be >= 0 (got ${opts.ridge})`);
   for (const s of opts.steps ?? []) if (!['stats', 'lsq', 'distill'].includes(s)) throw bad(`unknown step "${s}" (stats, lsq, distill)`);
   if (opts.resume && (opts.resume.version !== 1 || typeof opts.resume.params !== 'object')) throw bad('resume is not a recover checkpoint (version 1)');
-  if (opts.softmaxLoss !== undefined && !['logits', 'kl'].includes(opts.softmaxLoss)) throw bad(`softmaxLoss must be logits or kl (got ${opts.softmaxLoss})`);
+  checkSoftmaxLoss(opts.softmaxLoss);
   checkFeatureOptions(opts);
 }
 

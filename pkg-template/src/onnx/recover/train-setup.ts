@@ -9,6 +9,7 @@
 // A Sigmoid map by binary cross-entropy; every other output by the mean squared error of its values.
 import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { NodeProto, OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
 import { trainGraph } from '../train/graph.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { LossName } from './types.js';
@@ -43,6 +44,11 @@ function trainable(model: OnnxModel): Set<string> {
     }
   }
   return out;
+}
+
+/** The losses `softmaxLoss` may name; recover and proxPrune refuse any other value before anything runs. */
+export function checkSoftmaxLoss(v: unknown): void {
+  if (v !== undefined && v !== 'logits' && v !== 'kl') throw new OnnxError('bad_calibration', `softmaxLoss must be logits or kl (got ${String(v)})`, 'invalid_value');
 }
 
 /** The training setup of `student`; `kinds` per output name (the fidelity module's detection). */
