@@ -1,6 +1,6 @@
 """PyTorch side of bench/recover-vs-torch.mjs: the same distillation as recover() on the same start.
 
-  python bench/recover-torch.py DIR [--diverge [--per-tensor]] [--no-mkldnn]
+  python bench/recover-torch.py DIR [--diverge [--per-tensor]] [--no-mkldnn] [--per-epoch]
 
 DIR (written by the node side) holds student.onnx (the pruned model after recover()'s closed-form
 steps), recipe.json (trained tensors, loss, lr, batch, Adam constants, the batch order of every
@@ -9,7 +9,8 @@ val_x.npy / val_ref.npy (validation inputs and the teacher's outputs). The stude
 onnx2torch (the tricks of bench/train-torch.py), trained with Adam on exactly the recipe's tensors
 (their zeros held at zero: gradients and weights masked), scored after each epoch by the package's fidelity
 to the teacher on the validation set (classification: top-1 agreement; sequence: 1 - CER of the greedy decodes), and the best epoch's
-values are written back into student.onnx's own tensors -> DIR/student-torch.onnx, DIR/torch.json.
+values are written back into student.onnx's own tensors -> DIR/student-torch.onnx, DIR/torch.json (with
+--per-epoch also every epoch's values -> DIR/student-torch-eN.onnx).
 Bench only (needs torch + onnx2torch in /work/venv).
 """
 import copy
@@ -237,6 +238,23 @@ def diverge(folder, net, params, masks, tx, tt_, recipe, where):
     compare(snap(), ours["last"], f"after step {len(losses)}")
 
 
+def write_back(student, recipe, tensors, file):
+    """`tensors` (recipe["trained"] order) into a copy of student.onnx's own tensors (initializers or
+    Constant nodes), saved as `file`."""
+    m = copy.deepcopy(student)
+    values = {n: b.detach().numpy() for n, b in zip(recipe["trained"], tensors)}
+    for init in m.graph.initializer:
+        if init.name in values:
+            init.CopyFrom(onnx.numpy_helper.from_array(values.pop(init.name).reshape(onnx.numpy_helper.to_array(init).shape), init.name))
+    for node in m.graph.node:
+        if node.op_type == "Constant" and node.output[0] in values:
+            t = node.attribute[0].t
+            t.CopyFrom(onnx.numpy_helper.from_array(values.pop(node.output[0]).reshape(onnx.numpy_helper.to_array(t).shape), node.output[0]))
+    if values:
+        raise SystemExit(f"not written back: {list(values)[:5]}")
+    onnx.save(m, file)
+
+
 def main(folder):
     torch.set_num_threads(1)
     # --no-mkldnn: torch's own convolution kernels instead of oneDNN's: the same arithmetic rounded in
@@ -298,22 +316,13 @@ def main(folder):
         score, _ = validate(net, kind, vx, vref)
         history.append({"epoch": epoch, "loss": total / n, "fidelity": score})
         print(f"  torch epoch {epoch} loss {total / n:.5f} val {score:.4f}", file=sys.stderr, flush=True)
+        if "--per-epoch" in sys.argv:  # every epoch's parameters, for held-out figures per epoch
+            write_back(student, recipe, params, os.path.join(folder, f"student-torch-e{epoch}.onnx"))
         if score >= best_score:  # a tie goes to the later epoch, as recover() does
             best, best_score, best_epoch = [p.detach().clone() for p in params], score, epoch
     seconds = time.perf_counter() - t0
 
-    # The best values back into student.onnx's own tensors (initializers or Constant nodes).
-    values = {n: b.numpy() for n, b in zip(recipe["trained"], best)}
-    for init in student.graph.initializer:
-        if init.name in values:
-            init.CopyFrom(onnx.numpy_helper.from_array(values.pop(init.name).reshape(onnx.numpy_helper.to_array(init).shape), init.name))
-    for node in student.graph.node:
-        if node.op_type == "Constant" and node.output[0] in values:
-            t = node.attribute[0].t
-            t.CopyFrom(onnx.numpy_helper.from_array(values.pop(node.output[0]).reshape(onnx.numpy_helper.to_array(t).shape), node.output[0]))
-    if values:
-        raise SystemExit(f"not written back: {list(values)[:5]}")
-    onnx.save(student, os.path.join(folder, "student-torch.onnx"))
+    write_back(student, recipe, best, os.path.join(folder, "student-torch.onnx"))
     json.dump({"steps": steps, "bestEpoch": best_epoch, "bestScore": best_score, "startScore": start_score, "startLogitDiff": start_diff, "history": history,
                "seconds": seconds, "convertSeconds": conv_s, "params": sum(p.numel() for p in params), "threads": torch.get_num_threads()},
               open(os.path.join(folder, "torch.json"), "w"))

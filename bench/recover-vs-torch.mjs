@@ -9,8 +9,12 @@
 // fidelity against the teacher there. One thread each (the single-threaded wasm; torch.set_num_threads(1)).
 // The variants of one run are of one model (cls, or rec-50: its closed-form steps skipped with --no-closed-form).
 //   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24 | rec-50] [--epochs 10] [--lr 3e-4] [--batch 8] [--train 256]
-//        [--seeds 1,2] [--noise] [--no-closed-form] [--eval-count 64] [--write]
+//        [--seeds 1,2] [--noise] [--no-closed-form] [--eval-count 64] [--per-epoch] [--write]
 // --eval-count: held-out samples of the task metric (cls: 512 makes one crop 0.2 points).
+// --per-epoch: also every epoch's parameters of every engine measured on the held-out set, and the
+// engines compared pair by pair (same order seed, same epoch): which epoch the 32-sample validation
+// keeps is itself a coin toss between near-equal epochs, and one snapshot of a trajectory moves
+// with rounding alone, so the single kept model of each run is a noisy sample of an engine's quality.
 // Writes bench/out/recover-vs-torch-<model>.json; --write puts the table in bench/RESULTS.md between
 // <!-- recover-torch-<model>:begin --> and <!-- recover-torch-<model>:end -->.
 import fs from 'node:fs';
@@ -31,7 +35,7 @@ const { values: opt } = parseArgs({
   options: {
     variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
     batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
-    python: { type: 'string', default: '/work/venv/bin/python' }, 'eval-count': { type: 'string', default: '64' }, 'no-closed-form': { type: 'boolean', default: false },
+    python: { type: 'string', default: '/work/venv/bin/python' }, 'per-epoch': { type: 'boolean', default: false }, 'eval-count': { type: 'string', default: '64' }, 'no-closed-form': { type: 'boolean', default: false },
   },
 });
 const EPOCHS = Number(opt.epochs), LR = Number(opt.lr), BATCH = Number(opt.batch), TRAIN = Number(opt.train);
@@ -80,6 +84,8 @@ const kinds = Object.fromEntries(fidelity(valRef, valRef).outputs.map((o) => [o.
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
 
 const rows = [];
+/** --per-epoch: { variant, engine, seed, epoch, metric, fine } of every epoch's parameters. */
+const epochRows = [];
 /** Zero values among the model's float constants (the sparsity both sides must keep). */
 const zerosOf = (modelBytes) => {
   const m = OnnxModel.parse(modelBytes);
@@ -87,12 +93,17 @@ const zerosOf = (modelBytes) => {
   for (const c of m.constants().values()) if (c.tensor.data_type === 1) for (const x of m.readFloat(c.tensor)) if (x === 0) z++;
   return z;
 };
-const measure = async (variant, stage, modelBytes, extra = {}) => {
+/** The held-out task metric and the finer fidelity figure of a model. */
+const heldOut = async (modelBytes) => {
   const r = await evaluateOcr(runner, modelBytes, KEY, evalSet, evalSamples, original.outputs);
   const fid = await evaluate(teacher, modelBytes, evalSamples, { ort: runner });
   // cls: accuracy and the mean KL to the teacher; rec: CER and the per-step argmax agreement with the teacher
   const [metric, fine] = KEY === 'cls' ? [r.metrics.acc, fid.outputs[0].metrics.meanKL] : [r.metrics.cer, fid.outputs[0].metrics.stepAgreement];
-  const row = { variant, stage, metric, fidelity: fid.score, fine, zeros: zerosOf(modelBytes), load: os.loadavg()[0], ...extra };
+  return { metric, fine, fidelity: fid.score };
+};
+const measure = async (variant, stage, modelBytes, extra = {}) => {
+  const { metric, fine, fidelity: fid } = await heldOut(modelBytes);
+  const row = { variant, stage, metric, fidelity: fid, fine, zeros: zerosOf(modelBytes), load: os.loadavg()[0], ...extra };
   rows.push(row);
   console.error(`[${variant}] ${stage}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * row.metric).toFixed(1)}% fidelity ${row.fidelity.toFixed(4)} (${row.fine.toExponential(2)}) zeros ${row.zeros} (load ${row.load.toFixed(1)})`);
 };
@@ -143,18 +154,34 @@ for (const v of opt.variants.split(',')) {
     const ours = OnnxModel.parse(start);
     let t0 = Date.now();
     let ends = 0; // each epoch's last step is reported twice: after the step, then with its validation score
+    const oursEpochs = [];
+    const snapshot = (params) => {
+      const m = OnnxModel.parse(start);
+      const consts = m.constants();
+      for (const [name, vals] of Object.entries(params)) m.writeFloat(consts.get(name).tensor, vals);
+      return m.encode();
+    };
     const d = await recover(ours, teacher, train, { ...base, steps: ['distill'], epochs: EPOCHS, seed,
+      ...(opt['per-epoch'] ? { onCheckpoint: (st) => { oursEpochs.push(snapshot(st.params)); } } : {}),
       onProgress: (p) => { if (p.phase === 'distill' && p.step === p.steps && ++ends % 2 === 0) console.error(`  ours epoch ${p.epoch} loss ${p.loss.toFixed(5)} val ${p.fidelity?.toFixed(4)}`); } });
     const oursS = (Date.now() - t0) / 1000;
     fs.writeFileSync(path.join(out, `student-ours-s${seed}.onnx`), ours.encode());
 
     // PyTorch: one thread, the same recipe from the folder.
     t0 = Date.now();
-    const py = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const perEpochArg = opt['per-epoch'] ? ['--per-epoch'] : [];
+    const torchEpochs = () => Array.from({ length: EPOCHS }, (_, e) => {
+      const f = path.join(out, `student-torch-e${e + 1}.onnx`);
+      const b = fs.readFileSync(f);
+      fs.rmSync(f);
+      return b;
+    });
+    const py = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, ...perEpochArg], { stdio: ['ignore', 'inherit', 'inherit'] });
     if (py.status !== 0) throw new Error(`recover-torch.py failed (${py.status})`);
     const torchS = (Date.now() - t0) / 1000;
     const tj = JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8'));
     const torchBytes = fs.readFileSync(path.join(out, 'student-torch.onnx'));
+    const perEpoch = { ours: oursEpochs, torch: opt['per-epoch'] ? torchEpochs() : [] };
     fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}.onnx`));
     // --noise: torch again without oneDNN (its own convolution kernels), the same recipe rounded in
     // another order: how far the result moves from float rounding alone (the kind of difference
@@ -162,17 +189,25 @@ for (const v of opt.variants.split(',')) {
     let noise = null;
     if (opt.noise) {
       const t2 = Date.now();
-      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, '--no-mkldnn'], { stdio: ['ignore', 'inherit', 'inherit'] });
+      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, '--no-mkldnn', ...perEpochArg], { stdio: ['ignore', 'inherit', 'inherit'] });
       if (py2.status !== 0) throw new Error(`recover-torch.py --no-mkldnn failed (${py2.status})`);
       noise = { json: JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8')), bytes: fs.readFileSync(path.join(out, 'student-torch.onnx')), wall: (Date.now() - t2) / 1000 };
       fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}-nomkldnn.onnx`));
+      if (opt['per-epoch']) perEpoch['torch-nomkldnn'] = torchEpochs();
+    }
+    for (const [engine, models] of Object.entries(perEpoch)) {
+      for (const [e, b] of models.entries()) {
+        const r = await heldOut(b);
+        epochRows.push({ variant: v, engine, seed, epoch: e + 1, ...r });
+        console.error(`  [${v}] ${engine} seed ${seed} epoch ${e + 1}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * r.metric).toFixed(1)}% ${r.fine.toExponential(3)}`);
+      }
     }
 
     const dd = d.distill;
     await measure(v, `ours distilled, order seed ${seed}`, ours.encode(), { pruning: label, seed, steps: dd.steps, bestEpoch: dd.bestEpoch, valFidelity: dd.bestScore, history: dd.history, params: dd.params, seconds: dd.ms / 1000, wall: oursS });
     await measure(v, `PyTorch distilled, order seed ${seed}`, torchBytes, { pruning: label, seed, steps: tj.steps, bestEpoch: tj.bestEpoch, valFidelity: tj.bestScore, history: tj.history, params: tj.params, seconds: tj.seconds, wall: torchS, startDiff: tj.startLogitDiff, torchStart: tj.startScore });
     if (noise) await measure(v, `PyTorch without oneDNN (noise floor), order seed ${seed}`, noise.bytes, { pruning: label, seed, steps: noise.json.steps, bestEpoch: noise.json.bestEpoch, valFidelity: noise.json.bestScore, history: noise.json.history, params: noise.json.params, seconds: noise.json.seconds, wall: noise.wall });
-    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows }, null, 2));
+    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows, epochRows }, null, 2));
   }
 }
 
@@ -184,13 +219,44 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order). \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order). \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
 console.log(md);
+// --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
+// the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
+let epochMd = '';
+if (epochRows.length) {
+  const up = KEY === 'cls'; // the task metric: accuracy (higher is better) or CER (lower)
+  const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
+  const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |`, '|---|---|---|---:|---|---:|---|'];
+  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
+    for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
+      const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
+      const ref = new Map(of('torch').map((r) => [`${r.seed}/${r.epoch}`, r]));
+      for (const engine of ['ours', 'torch', 'torch-nomkldnn']) {
+        const rs = of(engine);
+        if (!rs.length) continue;
+        const cmp = (key, better) => {
+          if (engine === 'torch') return '–';
+          const d = rs.map((r) => r[key] - ref.get(`${r.seed}/${r.epoch}`)[key]);
+          const b = d.filter((x) => (better ? x > 0 : x < 0)).length, w = d.filter((x) => (better ? x < 0 : x > 0)).length;
+          const m = mean(d);
+          return `${key === 'metric' ? `${m >= 0 ? '+' : ''}${(100 * m).toFixed(2)} points` : `${m >= 0 ? '+' : ''}${m.toExponential(1)}`} (${b} / ${d.length - b - w} / ${w})`;
+        };
+        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN' }[engine];
+        lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |`);
+      }
+    }
+  }
+  epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n`;
+  console.error(epochMd);
+}
+
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');
   const prev = fs.readFileSync(file, 'utf8');
   const [b, e] = [`<!-- recover-torch-${KEY}:begin -->`, `<!-- recover-torch-${KEY}:end -->`];
-  const section = `${b}\n### ${KEY}\n\n${md}\n${e}`;
+  const section = `${b}\n### ${KEY}\n\n${md}${epochMd}\n${e}`;
   const at = prev.indexOf(b), end = prev.indexOf(e);
   fs.writeFileSync(file, at >= 0 && end > at ? `${prev.slice(0, at)}${section}${prev.slice(end + e.length)}` : `${prev.trimEnd()}\n\n${section}\n`);
 }

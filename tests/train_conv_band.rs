@@ -70,7 +70,7 @@ fn banded_conv_matches_the_whole_matrix_path_bit_for_bit() {
             gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 }, &w, &col, ys);
             let mut dcol = vec![0.0; ckk * ohw];
             gemm_acc_scalar(
-                &Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK },
+                &Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: 0 },
                 &w,
                 gys,
                 &mut dcol,

@@ -64,7 +64,7 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
             gemm_acc_scalar(&f, ws, &col, &mut want_y[(ni * g + gi) * og * ohw..][..og * ohw]);
             let gys = &gy[(ni * g + gi) * og * ohw..][..og * ohw];
             let mut dcol = vec![0.0; ckk * ohw];
-            let bx = Gemm { m: ckk, n: ohw, k: og, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
+            let bx = Gemm { m: ckk, n: ohw, k: og, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
             gemm_acc_scalar(&bx, ws, gys, &mut dcol);
             col2im_acc(&gm, &dcol, &mut want_dx[(ni * g + gi) * xin..][..xin]);
             transpose(&col, ckk, ohw, &mut colt);
@@ -81,20 +81,20 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn matmul_matches_the_scalar_oracle_bit_for_bit() {
-    // k and m past SUM_CHUNK: the forward and dB sum in several chunks
+    // m past SUM_CHUNK: dB (a sum over the rows) in two chunks; the forward and dA one running sum
     let (m, k, nn) = (150, 260, 21);
     let a = data(m * k, 4, 1.0);
     let b = data(k * nn, 5, 1.0);
     let (y, grads) = run(NodeSpec::new("MatMul", &["x", "w"], &["y"], &[]), (&[m, k], &a), (&[k, nn], &b), 6);
     let gy = data(m * nn, 6, 1.0);
     let mut want = vec![0.0; m * nn];
-    gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false, kc: SUM_CHUNK }, &a, &b, &mut want);
+    gemm_acc_scalar(&Gemm { m, n: nn, k, a_rs: k, a_ks: 1, ldb: nn, ldc: nn, upper: false, kc: 0 }, &a, &b, &mut want);
     assert_eq!(bits(&y.data), bits(&want));
     // dA = gy · Bᵀ, dB = Aᵀ · gy
     let mut bt = vec![0.0; k * nn];
     transpose(&b, k, nn, &mut bt);
     let mut da = vec![0.0; m * k];
-    gemm_acc_scalar(&Gemm { m, n: k, k: nn, a_rs: nn, a_ks: 1, ldb: k, ldc: k, upper: false, kc: SUM_CHUNK }, &gy, &bt, &mut da);
+    gemm_acc_scalar(&Gemm { m, n: k, k: nn, a_rs: nn, a_ks: 1, ldb: k, ldc: k, upper: false, kc: 0 }, &gy, &bt, &mut da);
     let mut db = vec![0.0; k * nn];
     gemm_acc_scalar(&Gemm { m: k, n: nn, k: m, a_rs: 1, a_ks: k, ldb: nn, ldc: nn, upper: false, kc: SUM_CHUNK }, &a, &gy, &mut db);
     assert_eq!(bits(&grads[0].data), bits(&da), "dA");
@@ -115,7 +115,7 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
         (3, 11, 14, 3, 7, [2, 1], [0, 3, 2, 3], [2, 1]),
         (2, 9, 10, 3, 3, [1, 1], [2, 2, 2, 2], [2, 3]),
         (2, 7, 8, 2, 2, [2, 2], [0, 0, 1, 1], [1, 1]),
-        // a plane of 460 outputs: dW sums it in four chunks of SUM_CHUNK
+        // a plane of 20 rows of 23 outputs: dW sums it a row at a time
         (2, 20, 23, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1]),
     ];
     for (ci, &(c, h, w, kh, kw, s, pads, d)) in cases.iter().enumerate() {
@@ -168,7 +168,7 @@ fn depthwise_conv_matches_the_im2col_oracle_bit_for_bit() {
                 );
                 col2im_acc(&gm, &dcol, &mut want_dx[t * hw..][..hw]);
                 transpose(&col, kk, ohw, &mut colt);
-                let bw = Gemm { m: 1, n: kk, k: ohw, a_rs: ohw, a_ks: 1, ldb: kk, ldc: kk, upper: false, kc: SUM_CHUNK };
+                let bw = Gemm { m: 1, n: kk, k: ohw, a_rs: ohw, a_ks: 1, ldb: kk, ldc: kk, upper: false, kc: ow };
                 gemm_acc_scalar(&bw, gys, &colt, &mut want_dw[ch * kk..][..kk]);
             }
         }

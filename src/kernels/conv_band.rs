@@ -76,7 +76,7 @@ pub fn input_grad(g: &ConvGeom, co: usize, w: &[f32], dy: &[f32], dx: &mut [f32]
     check(g, co, w.len(), dx.len(), dy.len());
     let (kk, ckk, ohw, hw) = (g.kh * g.kw, g.rows(), g.cols(), g.h * g.w);
     if g.is_identity() {
-        let gemm = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
+        let gemm = Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
         return gemm_acc(&gemm, w, dy, dx);
     }
     let cb = band_channels(g);
@@ -86,7 +86,7 @@ pub fn input_grad(g: &ConvGeom, co: usize, w: &[f32], dy: &[f32], dx: &mut [f32]
         let rows = nc * kk;
         let dcol = &mut dcol[..rows * ohw];
         dcol.fill(0.0);
-        let gemm = Gemm { m: rows, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: SUM_CHUNK };
+        let gemm = Gemm { m: rows, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
         gemm_acc(&gemm, &w[c0 * kk..], dy, dcol);
         col2im_acc(&ConvGeom { c: nc, ..*g }, dcol, &mut dx[c0 * hw..]);
     }

@@ -8,10 +8,9 @@
 //! then `+ w_p * x_p` for kernel offsets `p` in row-major order (a padded `x_p` is a stored
 //! zero, as in the column matrix); an input gradient sums `w_p * dy_o` over `p` outer, output
 //! pixels `o` inner (col2im's order); a weight gradient sums `dy_o * x_p` over `o` in order,
-//! in the GEMM's chunks of `kc = SUM_CHUNK` output pixels. Plain loops (no SIMD intrinsics): the compiler vectorizes them across
+//! one output row per chunk (the GEMM's chunked sums with `kc = ow`). Plain loops (no SIMD intrinsics): the compiler vectorizes them across
 //! output pixels or kernel columns, each lane an element of its own, so every build agrees.
 
-use super::gemm::SUM_CHUNK;
 use super::im2col::ConvGeom;
 
 /// Extra zeros after a padded plane: [`weight_grad`] reads four kernel columns at a time and
@@ -196,20 +195,17 @@ pub fn weight_grad(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], dw: &mut [f
 }
 
 /// The chains of [`weight_grad`]: lane `l` of group `q` reads `xp[base + off[q] + l * dw]`.
-/// `LS == 1` is the common unit dilation, as a constant so the four lanes are one load. The
-/// output pixels are summed in chunks of [`SUM_CHUNK`], each from zero and then added to `acc`:
-/// the GEMM's chunked contract, so that a long plane's sum keeps its precision and the bits stay
-/// the column path's (`dW += dY · colᵀ` with `kc = SUM_CHUNK`).
+/// `LS == 1` is the common unit dilation, as a constant so the four lanes are one load. Each
+/// output row is summed from zero and then added to `acc`: the GEMM's chunked contract with
+/// `kc = ow`, so that a large plane's sum keeps its precision, the inner loop stays one row,
+/// and the bits are the column path's (`dW += dY · colᵀ` with `kc = ow`).
 #[inline(always)]
 fn sums<const LS: usize, const NQ: usize>(g: &ConvGeom, p: &Padded, xp: &[f32], dy: &[f32], off: &[usize; NQ], acc: &mut [[f32; 4]; NQ]) {
     let ls = if LS == 1 { 1 } else { g.dw };
-    let ohw = g.oh * g.ow;
-    let mut o0 = 0;
-    while o0 < ohw {
-        let o1 = (o0 + SUM_CHUNK).min(ohw);
-        let (mut oy, mut ox) = (o0 / g.ow, o0 % g.ow);
+    for oy in 0..g.oh {
+        let dyr = &dy[oy * g.ow..][..g.ow];
         let mut a = [[0.0f32; 4]; NQ];
-        for &d in &dy[o0..o1] {
+        for (ox, &d) in dyr.iter().enumerate() {
             let base = oy * g.sh * p.cols + ox * g.sw;
             for q in 0..NQ {
                 let s = base + off[q];
@@ -224,16 +220,11 @@ fn sums<const LS: usize, const NQ: usize>(g: &ConvGeom, p: &Padded, xp: &[f32], 
                     }
                 }
             }
-            ox += 1;
-            if ox == g.ow {
-                (ox, oy) = (0, oy + 1);
-            }
         }
         for q in 0..NQ {
             for l in 0..4 {
                 acc[q][l] += a[q][l];
             }
         }
-        o0 = o1;
     }
 }

@@ -92,7 +92,7 @@ impl Kernel for ConvTranspose {
             }
         }
         let mut y = Tensor::zeros(&[p.n, cout, gm.h, gm.w])?;
-        let gc = Gemm { m: ckk, n: hw_in, k: p.cin_g, a_rs: 1, a_ks: ckk, ldb: hw_in, ldc: hw_in, upper: false, kc: SUM_CHUNK };
+        let gc = Gemm { m: ckk, n: hw_in, k: p.cin_g, a_rs: 1, a_ks: ckk, ldb: hw_in, ldc: hw_in, upper: false, kc: 0 };
         par::map_chunks_mut(&mut y.data, out_g, |t, ys| {
             let (ni, gi) = (t / p.g, t % p.g);
             let xs = &x.data[(ni * p.g + gi) * p.cin_g * hw_in..][..p.cin_g * hw_in];
@@ -119,7 +119,7 @@ impl Kernel for ConvTranspose {
         let xin = p.cin_g * hw_in;
         // dX_ng = W_g · im2col(dY_ng)
         let mut dx = Tensor::zeros(&x.shape)?;
-        let gx = Gemm { m: p.cin_g, n: hw_in, k: ckk, a_rs: ckk, a_ks: 1, ldb: hw_in, ldc: hw_in, upper: false, kc: SUM_CHUNK };
+        let gx = Gemm { m: p.cin_g, n: hw_in, k: ckk, a_rs: ckk, a_ks: 1, ldb: hw_in, ldc: hw_in, upper: false, kc: 0 };
         par::map_chunks_mut(&mut dx.data, xin, |t, dxs| {
             let (ni, gi) = (t / p.g, t % p.g);
             let mut col = vec![0.0; ckk * hw_in];

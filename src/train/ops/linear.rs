@@ -7,10 +7,12 @@ use crate::kernels::im2col::transpose;
 use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, reduce_to, Tensor, Value};
 
 /// `out += A' · B'` with `A'` `m x k` (`a` stored `m x k`, or `k x m` when `ta`) and `B'`
-/// `k x n` (`b` stored `k x n`, or `n x k` when `tb`).
+/// `k x n` (`b` stored `k x n`, or `n x k` when `tb`); `kc` as in `kernels::gemm`: a depth over
+/// features is one running sum (0), a depth over the rows of a batch (a weight gradient) is
+/// summed in chunks of `SUM_CHUNK`.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_acc(a: &[f32], ta: bool, b: &[f32], tb: bool, m: usize, k: usize, n: usize, out: &mut [f32]) {
-    let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false, kc: SUM_CHUNK };
+pub fn matmul_acc(a: &[f32], ta: bool, b: &[f32], tb: bool, m: usize, k: usize, n: usize, kc: usize, out: &mut [f32]) {
+    let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false, kc };
     if tb {
         let mut bt = vec![0.0; k * n];
         transpose(b, n, k, &mut bt);
@@ -52,7 +54,7 @@ impl Kernel for Gemm {
         let (a, b) = (fin(ins, 0, "Gemm")?, fin(ins, 1, "Gemm")?);
         let (m, k, n) = self.dims(a, b)?;
         let mut y = Tensor::zeros(&[m, n])?;
-        matmul_acc(&a.data, self.ta, &b.data, self.tb, m, k, n, &mut y.data);
+        matmul_acc(&a.data, self.ta, &b.data, self.tb, m, k, n, 0, &mut y.data);
         if self.alpha != 1.0 {
             y.data.iter_mut().for_each(|v| *v *= self.alpha);
         }
@@ -84,16 +86,16 @@ impl Kernel for Gemm {
             // dA = B' · gᵀ (k x m)
             let mut gt = vec![0.0; m * n];
             transpose(&g.data, m, n, &mut gt);
-            matmul_acc(&b.data, self.tb, &gt, false, k, n, m, &mut da.data);
+            matmul_acc(&b.data, self.tb, &gt, false, k, n, m, 0, &mut da.data);
         } else {
-            matmul_acc(&g.data, false, &b.data, !self.tb, m, n, k, &mut da.data);
+            matmul_acc(&g.data, false, &b.data, !self.tb, m, n, k, 0, &mut da.data);
         }
         let mut db = Tensor::zeros(&b.shape)?;
         if self.tb {
             // dB = gᵀ · A' (n x k)
-            matmul_acc(&g.data, true, &a.data, self.ta, n, m, k, &mut db.data);
+            matmul_acc(&g.data, true, &a.data, self.ta, n, m, k, SUM_CHUNK, &mut db.data);
         } else {
-            matmul_acc(&a.data, !self.ta, &g.data, false, k, m, n, &mut db.data);
+            matmul_acc(&a.data, !self.ta, &g.data, false, k, m, n, SUM_CHUNK, &mut db.data);
         }
         Ok(vec![Some(da), Some(db), dc])
     }
@@ -143,7 +145,7 @@ impl Kernel for MatMul {
         let mut y = Tensor::zeros(&p.out)?;
         let (mk, kn, mn) = (p.m * p.k, p.k * p.n, p.m * p.n);
         for_each_bcast2(&p.batch, &p.sa, &p.sb, |o, i, j| {
-            matmul_acc(&a.data[i * mk..][..mk], false, &b.data[j * kn..][..kn], false, p.m, p.k, p.n, &mut y.data[o * mn..][..mn]);
+            matmul_acc(&a.data[i * mk..][..mk], false, &b.data[j * kn..][..kn], false, p.m, p.k, p.n, 0, &mut y.data[o * mn..][..mn]);
         });
         Ok(vec![Value::F(y)])
     }
@@ -156,8 +158,8 @@ impl Kernel for MatMul {
         let (mk, kn, mn) = (p.m * p.k, p.k * p.n, p.m * p.n);
         for_each_bcast2(&p.batch, &p.sa, &p.sb, |o, i, j| {
             let go = &g.data[o * mn..][..mn];
-            matmul_acc(go, false, &b.data[j * kn..][..kn], true, p.m, p.n, p.k, &mut da.data[i * mk..][..mk]);
-            matmul_acc(&a.data[i * mk..][..mk], true, go, false, p.k, p.m, p.n, &mut db.data[j * kn..][..kn]);
+            matmul_acc(go, false, &b.data[j * kn..][..kn], true, p.m, p.n, p.k, 0, &mut da.data[i * mk..][..mk]);
+            matmul_acc(&a.data[i * mk..][..mk], true, go, false, p.k, p.m, p.n, SUM_CHUNK, &mut db.data[j * kn..][..kn]);
         });
         Ok(vec![Some(da), Some(db)])
     }
