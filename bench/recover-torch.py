@@ -1,6 +1,6 @@
 """PyTorch side of bench/recover-vs-torch.mjs: the same distillation as recover() on the same start.
 
-  python bench/recover-torch.py DIR [--diverge [--per-tensor]] [--no-mkldnn] [--per-epoch]
+  python bench/recover-torch.py DIR [--diverge [--per-tensor]] [--no-mkldnn | --f64] [--per-epoch]
 
 DIR (written by the node side) holds student.onnx (the pruned model after recover()'s closed-form
 steps), recipe.json (trained tensors, loss, lr, batch, Adam constants, the batch order of every
@@ -11,6 +11,9 @@ onnx2torch (the tricks of bench/train-torch.py), trained with Adam on exactly th
 to the teacher on the validation set (classification: top-1 agreement; sequence: 1 - CER of the greedy decodes), and the best epoch's
 values are written back into student.onnx's own tensors -> DIR/student-torch.onnx, DIR/torch.json (with
 --per-epoch also every epoch's values -> DIR/student-torch-eN.onnx).
+--f64 trains in float64 from the same float32 start (the recipe with rounding ~1e-16 instead of
+~1e-7: the reference the float32 engines are measured against); its values are written back
+rounded to float32.
 Bench only (needs torch + onnx2torch in /work/venv).
 """
 import copy
@@ -242,7 +245,7 @@ def write_back(student, recipe, tensors, file):
     """`tensors` (recipe["trained"] order) into a copy of student.onnx's own tensors (initializers or
     Constant nodes), saved as `file`."""
     m = copy.deepcopy(student)
-    values = {n: b.detach().numpy() for n, b in zip(recipe["trained"], tensors)}
+    values = {n: b.detach().float().numpy() for n, b in zip(recipe["trained"], tensors)}
     for init in m.graph.initializer:
         if init.name in values:
             init.CopyFrom(onnx.numpy_helper.from_array(values.pop(init.name).reshape(onnx.numpy_helper.to_array(init).shape), init.name))
@@ -266,6 +269,9 @@ def main(folder):
     shapes = recipe["shapes"]
     tx, tt_ = samples(folder, "train_x", shapes), samples(folder, "train_t", shapes)
     vx, vref = samples(folder, "val_x", shapes), samples(folder, "val_ref", shapes)
+    f64 = "--f64" in sys.argv
+    if f64:
+        tx, tt_, vx = ([x.double() for x in xs] for xs in (tx, tt_, vx))
     kind = recipe["kind"]
     batch = recipe["batch"]
     student = onnx.load(os.path.join(folder, "student.onnx"))
@@ -274,12 +280,14 @@ def main(folder):
     where = locate(model, recipe["trained"])
     net = convert(model)
     net.eval()  # BatchNormalization in its inference form, as the training core has it
+    if f64:
+        net.double()
     for p in net.parameters():
         p.requires_grad_(False)
     params = [as_parameter(net, where[n]) for n in recipe["trained"]]
     for p in params:
         p.requires_grad_(True)
-    masks = [(p.detach() != 0).float() for p in params]
+    masks = [(p.detach() != 0).to(p.dtype) for p in params]
     conv_s = time.perf_counter() - t_conv
 
     if "--diverge" in sys.argv:
@@ -292,7 +300,7 @@ def main(folder):
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     sess = ort.InferenceSession(trained_graph(student, recipe).SerializeToString(), so, providers=["CPUExecutionProvider"])
     y_ort = [sess.run(None, {student.graph.input[0].name: x.unsqueeze(0).numpy()})[0] for x in vx]
-    start_diff = max(float(np.abs(a.reshape(b.shape) - b.numpy()).max()) for a, b in zip(y_ort, y0))
+    start_diff = max(float(np.abs(a.reshape(b.shape) - b.float().numpy()).max()) for a, b in zip(y_ort, y0))
     a = recipe["adam"]
     opt = torch.optim.Adam(params, lr=recipe["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"], weight_decay=a["weightDecay"])
     best = [p.detach().clone() for p in params]
@@ -324,7 +332,7 @@ def main(folder):
 
     write_back(student, recipe, best, os.path.join(folder, "student-torch.onnx"))
     json.dump({"steps": steps, "bestEpoch": best_epoch, "bestScore": best_score, "startScore": start_score, "startLogitDiff": start_diff, "history": history,
-               "seconds": seconds, "convertSeconds": conv_s, "params": sum(p.numel() for p in params), "threads": torch.get_num_threads()},
+               "seconds": seconds, "convertSeconds": conv_s, "params": sum(p.numel() for p in params), "threads": torch.get_num_threads(), "dtype": str(params[0].dtype)},
               open(os.path.join(folder, "torch.json"), "w"))
 
 

@@ -9,7 +9,13 @@
 // fidelity against the teacher there. One thread each (the single-threaded wasm; torch.set_num_threads(1)).
 // The variants of one run are of one model (cls, or rec-50: its closed-form steps skipped with --no-closed-form).
 //   node bench/recover-vs-torch.mjs [--variants cls-ch,cls-24 | rec-50] [--epochs 10] [--lr 3e-4] [--batch 8] [--train 256]
-//        [--seeds 1,2] [--noise] [--no-closed-form] [--eval-count 64] [--per-epoch] [--write]
+//        [--seeds 1,2] [--noise] [--f64] [--no-closed-form] [--eval-count 64] [--per-epoch] [--tag T] [--write]
+// --noise: PyTorch again with its own convolution kernels instead of oneDNN's (rounding in another order).
+// --f64: PyTorch again in float64 from the same start: the recipe with rounding ~1e-16, the reference
+// both float32 engines are measured against; with --per-epoch, every float32 snapshot's distance to
+// the float64 one of the same seed and epoch (relative L2 over the trained tensors) says which engine
+// follows the exact recipe more closely.
+// --tag: a separate output folder and json (two runs side by side on the two cores).
 // --eval-count: held-out samples of the task metric (cls: 512 makes one crop 0.2 points).
 // --per-epoch: also every epoch's parameters of every engine measured on the held-out set, and the
 // engines compared pair by pair (same order seed, same epoch): which epoch the 32-sample validation
@@ -36,6 +42,7 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
     batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
     python: { type: 'string', default: '/work/venv/bin/python' }, 'per-epoch': { type: 'boolean', default: false }, 'eval-count': { type: 'string', default: '64' }, 'no-closed-form': { type: 'boolean', default: false },
+    f64: { type: 'boolean', default: false }, tag: { type: 'string', default: '' },
   },
 });
 const EPOCHS = Number(opt.epochs), LR = Number(opt.lr), BATCH = Number(opt.batch), TRAIN = Number(opt.train);
@@ -110,7 +117,7 @@ const measure = async (variant, stage, modelBytes, extra = {}) => {
 
 for (const v of opt.variants.split(',')) {
   const [label, prune] = VARIANTS[v];
-  const out = path.join(ROOT, 'bench/out/recover-vs-torch', v);
+  const out = path.join(ROOT, 'bench/out/recover-vs-torch', opt.tag ? `${v}-${opt.tag}` : v);
   fs.mkdirSync(out, { recursive: true });
   const model = OnnxModel.parse(bytes);
   await prune(model, await readCalibrationDir(dirs.calib, teacher, { limit: 16 }));
@@ -183,31 +190,47 @@ for (const v of opt.variants.split(',')) {
     const torchBytes = fs.readFileSync(path.join(out, 'student-torch.onnx'));
     const perEpoch = { ours: oursEpochs, torch: opt['per-epoch'] ? torchEpochs() : [] };
     fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}.onnx`));
-    // --noise: torch again without oneDNN (its own convolution kernels), the same recipe rounded in
-    // another order: how far the result moves from float rounding alone (the kind of difference
-    // there is between the two engines).
-    let noise = null;
-    if (opt.noise) {
+    // The other PyTorch runs of the same recipe: --noise, without oneDNN (its own convolution kernels;
+    // the same recipe rounded in another order: how far the result moves from float rounding alone,
+    // the kind of difference there is between the two engines); --f64, in float64 (the reference).
+    const extra = {};
+    for (const [on, engine, flag] of [[opt.noise, 'torch-nomkldnn', '--no-mkldnn'], [opt.f64, 'torch-f64', '--f64']]) {
+      if (!on) continue;
       const t2 = Date.now();
-      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, '--no-mkldnn', ...perEpochArg], { stdio: ['ignore', 'inherit', 'inherit'] });
-      if (py2.status !== 0) throw new Error(`recover-torch.py --no-mkldnn failed (${py2.status})`);
-      noise = { json: JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8')), bytes: fs.readFileSync(path.join(out, 'student-torch.onnx')), wall: (Date.now() - t2) / 1000 };
-      fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}-nomkldnn.onnx`));
-      if (opt['per-epoch']) perEpoch['torch-nomkldnn'] = torchEpochs();
+      const py2 = spawnSync(opt.python, [path.join(ROOT, 'bench/recover-torch.py'), out, flag, ...perEpochArg], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (py2.status !== 0) throw new Error(`recover-torch.py ${flag} failed (${py2.status})`);
+      extra[engine] = { json: JSON.parse(fs.readFileSync(path.join(out, 'torch.json'), 'utf8')), bytes: fs.readFileSync(path.join(out, 'student-torch.onnx')), wall: (Date.now() - t2) / 1000 };
+      fs.renameSync(path.join(out, 'student-torch.onnx'), path.join(out, `student-torch-s${seed}${flag.replace('--', '-')}.onnx`));
+      if (opt['per-epoch']) perEpoch[engine] = torchEpochs();
     }
+    // Each snapshot's trained tensors against the float64 run's of the same epoch (relative L2).
+    const trainedOf = (b) => {
+      const m = OnnxModel.parse(b), consts = m.constants();
+      return trained.map((n) => m.readFloat(consts.get(n).tensor));
+    };
+    const drift = (b, ref) => {
+      let d = 0, r = 0;
+      for (const [k, xs] of trainedOf(b).entries()) for (let i = 0; i < xs.length; i++) { d += (xs[i] - ref[k][i]) ** 2; r += ref[k][i] ** 2; }
+      return Math.sqrt(d / r);
+    };
+    const exactEpochs = perEpoch['torch-f64']?.map(trainedOf);
     for (const [engine, models] of Object.entries(perEpoch)) {
       for (const [e, b] of models.entries()) {
         const r = await heldOut(b);
+        if (exactEpochs) r.drift = drift(b, exactEpochs[e]);
         epochRows.push({ variant: v, engine, seed, epoch: e + 1, ...r });
-        console.error(`  [${v}] ${engine} seed ${seed} epoch ${e + 1}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * r.metric).toFixed(1)}% ${r.fine.toExponential(3)}`);
+        console.error(`  [${v}] ${engine} seed ${seed} epoch ${e + 1}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * r.metric).toFixed(1)}% ${r.fine.toExponential(3)}${exactEpochs ? ` drift ${r.drift.toExponential(2)}` : ''}`);
       }
     }
 
     const dd = d.distill;
     await measure(v, `ours distilled, order seed ${seed}`, ours.encode(), { pruning: label, seed, steps: dd.steps, bestEpoch: dd.bestEpoch, valFidelity: dd.bestScore, history: dd.history, params: dd.params, seconds: dd.ms / 1000, wall: oursS });
     await measure(v, `PyTorch distilled, order seed ${seed}`, torchBytes, { pruning: label, seed, steps: tj.steps, bestEpoch: tj.bestEpoch, valFidelity: tj.bestScore, history: tj.history, params: tj.params, seconds: tj.seconds, wall: torchS, startDiff: tj.startLogitDiff, torchStart: tj.startScore });
-    if (noise) await measure(v, `PyTorch without oneDNN (noise floor), order seed ${seed}`, noise.bytes, { pruning: label, seed, steps: noise.json.steps, bestEpoch: noise.json.bestEpoch, valFidelity: noise.json.bestScore, history: noise.json.history, params: noise.json.params, seconds: noise.json.seconds, wall: noise.wall });
-    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows, epochRows }, null, 2));
+    for (const [engine, x] of Object.entries(extra)) {
+      const stage = engine === 'torch-f64' ? `PyTorch in float64 (reference), order seed ${seed}` : `PyTorch without oneDNN (noise floor), order seed ${seed}`;
+      await measure(v, stage, x.bytes, { pruning: label, seed, steps: x.json.steps, bestEpoch: x.json.bestEpoch, valFidelity: x.json.bestScore, history: x.json.history, params: x.json.params, seconds: x.json.seconds, wall: x.wall });
+    }
+    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}${opt.tag ? `-${opt.tag}` : ''}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows, epochRows }, null, 2));
   }
 }
 
@@ -219,7 +242,7 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order). \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
 console.log(md);
 // --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
 // the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
@@ -228,12 +251,14 @@ if (epochRows.length) {
   const up = KEY === 'cls'; // the task metric: accuracy (higher is better) or CER (lower)
   const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
   const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |`, '|---|---|---|---:|---|---:|---|'];
+  const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
+  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ' distance to float64: median (max) |' : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---:|' : ''}`];
+  const median = (a) => { const b = [...a].sort((x, y) => x - y); return b.length % 2 ? b[b.length >> 1] : (b[b.length / 2 - 1] + b[b.length / 2]) / 2; };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
       const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
       const ref = new Map(of('torch').map((r) => [`${r.seed}/${r.epoch}`, r]));
-      for (const engine of ['ours', 'torch', 'torch-nomkldnn']) {
+      for (const engine of ['ours', 'torch', 'torch-nomkldnn', 'torch-f64']) {
         const rs = of(engine);
         if (!rs.length) continue;
         const cmp = (key, better) => {
@@ -243,8 +268,9 @@ if (epochRows.length) {
           const m = mean(d);
           return `${key === 'metric' ? `${m >= 0 ? '+' : ''}${(100 * m).toFixed(2)} points` : `${m >= 0 ? '+' : ''}${m.toExponential(1)}`} (${b} / ${d.length - b - w} / ${w})`;
         };
-        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN' }[engine];
-        lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |`);
+        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN', 'torch-f64': 'PyTorch float64' }[engine];
+        const dr = exact ? ` ${engine === 'torch-f64' ? '–' : `${median(rs.map((r) => r.drift)).toExponential(1)} (${Math.max(...rs.map((r) => r.drift)).toExponential(1)})`} |` : '';
+        lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |${dr}`);
       }
     }
   }
