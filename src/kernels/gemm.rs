@@ -1,5 +1,6 @@
-//! The GEMM-shaped kernel of calibration: `C += A · B`, used for the Hessian update (`A = Xᵀ`,
-//! `B = X`, upper triangle only) and for SparseGPT's lazy block update (`A = -E`, `B = U`).
+//! The GEMM kernel, `C += A · B`: calibration's Hessian update (`A = Xᵀ`, `B = X`, upper
+//! triangle only) and SparseGPT's lazy block update (`A = -E`, `B = U`), and the training core's
+//! matrix products (Gemm / MatMul, ConvTranspose, and through `conv_band` the convolutions).
 //!
 //! Contract shared by the scalar oracle and the SIMD128 path, with a separate f32 multiply and
 //! add (no fused multiply-add) throughout: with `kc == 0` every computed element is

@@ -9,7 +9,7 @@ use crate::kernels::conv_band;
 use crate::kernels::depthwise::{self, Padded};
 use crate::kernels::im2col::ConvGeom;
 use crate::kernels::par;
-use crate::train::tensor::{Tensor, Value};
+use crate::train::tensor::{reduce_to, Tensor, Value};
 
 /// The attributes shared by Conv and ConvTranspose.
 #[derive(Debug, Clone)]
@@ -225,24 +225,18 @@ impl Kernel for Conv {
             acc.finish(dwg);
         });
 
-        Ok(vec![need_x.then_some(dx), Some(dw), bias_grad(&p, &dy, has_b)?])
+        Ok(vec![need_x.then_some(dx), Some(dw), has_b.then(|| bias_grad(&dy)).transpose()?])
     }
 }
 
-/// The bias gradient: per channel, images in order, each image's plane summed in order, in f64.
-fn bias_grad(p: &Plan, dy: &Tensor, has_b: bool) -> Result<Option<Tensor>> {
-    if !has_b {
-        return Ok(None);
-    }
-    let (c, ohw) = (p.cout_g * p.g, p.geom.cols());
-    let db = Tensor::zeros(&[c])?;
-    let mut acc = vec![0.0f64; c];
-    for ni in 0..p.n {
-        for (ci, a) in acc.iter_mut().enumerate() {
-            *a += dy.data[(ni * c + ci) * ohw..][..ohw].iter().map(|&v| v as f64).sum::<f64>();
-        }
-    }
-    Ok(Some(Tensor { shape: db.shape, data: acc.into_iter().map(|v| v as f32).collect() }))
+/// The bias gradient of a convolution's output `dy` (`[n, c, spatial...]`): per channel, the
+/// adjoint of broadcasting the bias over the images and the plane (`reduce_to`, summed in f64).
+pub(super) fn bias_grad(dy: &Tensor) -> Result<Tensor> {
+    let mut per_channel = vec![1; dy.shape.len()];
+    per_channel[1] = dy.shape[1];
+    let mut db = reduce_to(dy, &per_channel)?;
+    db.shape = vec![dy.shape[1]];
+    Ok(db)
 }
 
 /// Depthwise backward without columns (`kernels::depthwise`): dX one task per (image,
@@ -271,5 +265,5 @@ fn depthwise_backward(p: &Plan, x: &Tensor, w: &Tensor, dy: &Tensor, need_x: boo
             depthwise::weight_grad(gm, &pad, &xp, &dy.data[t * ohw..][..ohw], dws);
         }
     });
-    Ok(vec![dx, Some(dw), bias_grad(p, dy, has_b)?])
+    Ok(vec![dx, Some(dw), has_b.then(|| bias_grad(dy)).transpose()?])
 }

@@ -1,7 +1,7 @@
 //! ConvTranspose (2-D, groups, strides, pads, dilations, output_padding) as the adjoint of
 //! Conv: `col = W_gᵀ · X_ng`, scattered by col2im into the output; the backward is a Conv.
 
-use super::conv::ConvAttrs;
+use super::conv::{bias_grad, ConvAttrs};
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::kernels::gemm::{gemm_acc, Gemm, SUM_CHUNK};
@@ -140,20 +140,7 @@ impl Kernel for ConvTranspose {
                 gemm_acc(&gw, &x.data[(ni * p.g + gi) * xin..][..xin], &colt, dwg);
             }
         });
-        let db = if has_b {
-            let cout = gm.c * p.g;
-            let db = Tensor::zeros(&[cout])?;
-            let hw = gm.h * gm.w;
-            let mut acc = vec![0.0f64; cout];
-            for ni in 0..p.n {
-                for (c, a) in acc.iter_mut().enumerate() {
-                    *a += dy.data[(ni * cout + c) * hw..][..hw].iter().map(|&v| v as f64).sum::<f64>();
-                }
-            }
-            Some(Tensor { shape: db.shape, data: acc.into_iter().map(|v| v as f32).collect() })
-        } else {
-            None
-        };
+        let db = has_b.then(|| bias_grad(&dy)).transpose()?;
         Ok(vec![Some(dx), Some(dw), db])
     }
 }
