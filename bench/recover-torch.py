@@ -299,7 +299,7 @@ def main(folder):
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     sess = ort.InferenceSession(trained_graph(student, recipe).SerializeToString(), so, providers=["CPUExecutionProvider"])
-    y_ort = [sess.run(None, {student.graph.input[0].name: x.unsqueeze(0).numpy()})[0] for x in vx]
+    y_ort = [sess.run(None, {student.graph.input[0].name: x.unsqueeze(0).float().numpy()})[0] for x in vx]
     start_diff = max(float(np.abs(a.reshape(b.shape) - b.float().numpy()).max()) for a, b in zip(y_ort, y0))
     a = recipe["adam"]
     opt = torch.optim.Adam(params, lr=recipe["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"], weight_decay=a["weightDecay"])

