@@ -54,7 +54,7 @@ if (merged) {
       if (m[k] !== want) throw new Error(`--merge: a run with ${k} ${m[k]}, the options say ${want}`);
     }
   }
-  opt.seeds = merged.flatMap((m) => m.seeds).join(',');
+  opt.seeds = [...new Set(merged.flatMap((m) => m.seeds))].sort((a, b) => a - b).join(',');
 }
 const EPOCHS = Number(opt.epochs), LR = Number(opt.lr), BATCH = Number(opt.batch), TRAIN = Number(opt.train);
 const SEEDS = opt.seeds.split(',').map(Number);
@@ -127,7 +127,12 @@ const measure = async (variant, stage, modelBytes, extra = {}) => {
 };
 
 if (merged) {
-  for (const m of merged) { rows.push(...m.rows); epochRows.push(...m.epochRows); }
+  // The variants asked for; a row that a later file has too (same variant, stage or engine, seed,
+  // epoch: the same run again, deterministic) is kept once, from the later file.
+  const wanted = new Set(opt.variants.split(','));
+  const last = (list, key) => [...new Map(list.filter((r) => wanted.has(r.variant)).map((r) => [key(r), r])).values()];
+  rows.push(...last(merged.flatMap((m) => m.rows), (r) => `${r.variant}/${r.stage}`));
+  epochRows.push(...last(merged.flatMap((m) => m.epochRows), (r) => `${r.variant}/${r.engine}/${r.seed}/${r.epoch}`));
 }
 for (const v of merged ? [] : opt.variants.split(',')) {
   const [label, prune] = VARIANTS[v];
@@ -222,16 +227,23 @@ for (const v of merged ? [] : opt.variants.split(',')) {
       const m = OnnxModel.parse(b), consts = m.constants();
       return trained.map((n) => m.readFloat(consts.get(n).tensor));
     };
+    // Overall, and per tensor (the overall figure is the large weights'; a bias or scale can differ alone).
     const drift = (b, ref) => {
       let d = 0, r = 0;
-      for (const [k, xs] of trainedOf(b).entries()) for (let i = 0; i < xs.length; i++) { d += (xs[i] - ref[k][i]) ** 2; r += ref[k][i] ** 2; }
-      return Math.sqrt(d / r);
+      const perTensor = {};
+      for (const [k, xs] of trainedOf(b).entries()) {
+        let dk = 0, rk = 0;
+        for (let i = 0; i < xs.length; i++) { dk += (xs[i] - ref[k][i]) ** 2; rk += ref[k][i] ** 2; }
+        perTensor[trained[k]] = Math.sqrt(dk / Math.max(rk, 1e-300));
+        d += dk; r += rk;
+      }
+      return { drift: Math.sqrt(d / r), perTensor };
     };
     const exactEpochs = perEpoch['torch-f64']?.map(trainedOf);
     for (const [engine, models] of Object.entries(perEpoch)) {
       for (const [e, b] of models.entries()) {
         const r = await heldOut(b);
-        if (exactEpochs) r.drift = drift(b, exactEpochs[e]);
+        if (exactEpochs) { const dr = drift(b, exactEpochs[e]); r.drift = dr.drift; r.driftPerTensor = dr.perTensor; }
         epochRows.push({ variant: v, engine, seed, epoch: e + 1, ...r });
         console.error(`  [${v}] ${engine} seed ${seed} epoch ${e + 1}: ${KEY === 'cls' ? 'acc' : 'CER'} ${(100 * r.metric).toFixed(1)}% ${r.fine.toExponential(3)}${exactEpochs ? ` drift ${r.drift.toExponential(2)}` : ''}`);
       }
@@ -256,7 +268,7 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`, ${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
 console.log(md);
 // --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
 // the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
@@ -266,29 +278,56 @@ if (epochRows.length) {
   const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
   const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
-  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ' distance to float64: median (max) |' : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---:|' : ''}`];
+  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
   const median = (a) => { const b = [...a].sort((x, y) => x - y); return b.length % 2 ? b[b.length >> 1] : (b[b.length / 2 - 1] + b[b.length / 2]) / 2; };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
       const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
-      const ref = new Map(of('torch').map((r) => [`${r.seed}/${r.epoch}`, r]));
+      const refOf = (engine) => new Map(of(engine).map((r) => [`${r.seed}/${r.epoch}`, r]));
+      const refs = { torch: refOf('torch'), 'torch-f64': refOf('torch-f64') };
       for (const engine of ['ours', 'torch', 'torch-nomkldnn', 'torch-f64']) {
         const rs = of(engine);
         if (!rs.length) continue;
-        const cmp = (key, better) => {
-          if (engine === 'torch') return '–';
-          const d = rs.map((r) => r[key] - ref.get(`${r.seed}/${r.epoch}`)[key]);
+        const cmp = (key, better, against = 'torch') => {
+          if (engine === against) return '–';
+          // pairs only where the reference ran (--noise / --f64 runs can cover fewer seeds)
+          const d = rs.filter((r) => refs[against].has(`${r.seed}/${r.epoch}`)).map((r) => r[key] - refs[against].get(`${r.seed}/${r.epoch}`)[key]);
+          if (!d.length) return '–';
           const b = d.filter((x) => (better ? x > 0 : x < 0)).length, w = d.filter((x) => (better ? x < 0 : x > 0)).length;
           const m = mean(d);
           return `${key === 'metric' ? `${m >= 0 ? '+' : ''}${(100 * m).toFixed(2)} points` : `${m >= 0 ? '+' : ''}${m.toExponential(1)}`} (${b} / ${d.length - b - w} / ${w})`;
         };
         const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN', 'torch-f64': 'PyTorch float64' }[engine];
-        const dr = exact ? ` ${engine === 'torch-f64' ? '–' : `${median(rs.map((r) => r.drift)).toExponential(1)} (${Math.max(...rs.map((r) => r.drift)).toExponential(1)})`} |` : '';
+        const dr = exact ? ` ${cmp('metric', up, 'torch-f64')} | ${engine === 'torch-f64' || !rs.some((r) => r.drift !== undefined) ? '–' : `${median(rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)} (${Math.max(...rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)})`} |` : '';
         lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |${dr}`);
       }
     }
   }
-  epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n`;
+  // The late epochs seed by seed: each engine's mean difference to a reference run of the same seed.
+  const late = Math.ceil(EPOCHS / 2) + 1, seeds = [...new Set(epochRows.map((r) => r.seed))].sort((a, b) => a - b);
+  const perSeed = [];
+  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
+    const at = (engine, seed) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.seed === seed && r.epoch >= late);
+    for (const [engine, against] of [['ours', 'torch'], ['torch-nomkldnn', 'torch'], ['ours', 'torch-f64'], ['torch', 'torch-f64'], ['torch-nomkldnn', 'torch-f64']]) {
+      const both = seeds.filter((sd) => at(engine, sd).length && at(against, sd).length);
+      if (!both.length) continue;
+      const d = both.map((sd) => mean(at(engine, sd).map((r) => r.metric - at(against, sd).find((q) => q.epoch === r.epoch).metric)));
+      const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
+      const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length].map((k) => (up ? k : d.length - k - d.filter((x) => x === 0).length));
+      perSeed.push(`- ${v}, ${engine} − ${against}: ${d.map((x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`).join(' / ')} points (seeds ${both.join(', ')}); mean ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * sd / Math.sqrt(d.length)).toFixed(2)} (standard error), better on ${hi} seeds, worse on ${lo}`);
+    }
+  }
+  // Per tensor (--f64 runs that kept it): the median over trained tensors and seeds, early and last.
+  const tensorDrift = [];
+  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
+    for (const engine of ['ours', 'torch', 'torch-nomkldnn']) {
+      const at = (ep) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch === ep && r.driftPerTensor).flatMap((r) => Object.values(r.driftPerTensor));
+      const eps = [1, 2, 3, EPOCHS].filter((ep) => at(ep).length);
+      if (eps.length) tensorDrift.push(`- ${v}, ${engine}: ${eps.map((ep) => `epoch ${ep} ${median(at(ep)).toExponential(1)}`).join(', ')} (${new Set(epochRows.filter((r) => r.variant === v && r.engine === engine && r.driftPerTensor).map((r) => r.seed)).size} seeds)`);
+    }
+  }
+  if (tensorDrift.length) perSeed.push('', 'Each trained tensor\'s distance to float64 (relative L2), the median over the tensors and seeds:', '', ...tensorDrift);
+  epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n\nEpochs ${late}–${EPOCHS}, seed by seed (${up ? 'accuracy' : 'CER'}, mean difference to the reference run of the same seed):\n\n${perSeed.join('\n')}\n`;
   console.error(epochMd);
 }
 
