@@ -16,6 +16,7 @@
 // the float64 one of the same seed and epoch (relative L2 over the trained tensors) says which engine
 // follows the exact recipe more closely.
 // --tag: a separate output folder and json (two runs side by side on the two cores).
+// --pkg DIR: the package build that prunes and trains ours (default: the project's pkg/).
 // --merge A.json,B.json: no runs; the tables of saved runs (their seeds together) from their json,
 // with the other options as those runs had them (epochs, lr, batch and train are checked).
 // --eval-count: held-out samples of the task metric (cls: 512 makes one crop 0.2 points).
@@ -30,11 +31,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ort from 'onnxruntime-node';
-import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } from 'sparsekit-wasm/onnx';
-import { Trainer } from 'sparsekit-wasm';
-import { epochBatches } from '../pkg/src/onnx/recover/batches.js';
 import { renderText } from './ocr-text.mjs';
 import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
 
@@ -44,9 +42,16 @@ const { values: opt } = parseArgs({
     variants: { type: 'string', default: 'cls-ch,cls-24' }, epochs: { type: 'string', default: '10' }, lr: { type: 'string', default: '3e-4' },
     batch: { type: 'string', default: '8' }, train: { type: 'string', default: '256' }, seeds: { type: 'string', default: '1' }, noise: { type: 'boolean', default: false }, write: { type: 'boolean', default: false },
     python: { type: 'string', default: '/work/venv/bin/python' }, 'per-epoch': { type: 'boolean', default: false }, 'eval-count': { type: 'string', default: '64' }, 'no-closed-form': { type: 'boolean', default: false },
-    f64: { type: 'boolean', default: false }, tag: { type: 'string', default: '' }, merge: { type: 'string', default: '' },
+    f64: { type: 'boolean', default: false }, tag: { type: 'string', default: '' }, merge: { type: 'string', default: '' }, pkg: { type: 'string', default: '' },
   },
 });
+// --pkg DIR: another build of the package prunes and trains ours (e.g. one with a different
+// rounding, to see how far ours moves from rounding alone); the measuring code stays the project's.
+const PKG = opt.pkg ? path.resolve(opt.pkg) : path.join(ROOT, 'pkg');
+const pkgFile = (f) => import(pathToFileURL(path.join(PKG, f)).href);
+const { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } = await pkgFile('src/onnx/index.js');
+const { Trainer } = await pkgFile('src/node.js');
+const { epochBatches } = await pkgFile('src/onnx/recover/batches.js');
 const merged = opt.merge ? opt.merge.split(',').map((f) => JSON.parse(fs.readFileSync(f, 'utf8'))) : null;
 if (merged) {
   for (const m of merged) {
@@ -268,7 +273,7 @@ for (const r of rows) {
   table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
+const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt.pkg ? ` --pkg ${opt.pkg}` : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
 console.log(md);
 // --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
 // the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
