@@ -19,6 +19,7 @@
 // --pkg DIR: the package build that prunes and trains ours (default: the project's pkg/).
 // --merge A.json,B.json: no runs; the tables of saved runs (their seeds together) from their json,
 // with the other options as those runs had them (epochs, lr, batch and train are checked).
+// A.json=NAME takes only that run's ours, named NAME (its PyTorch rows repeat another file's).
 // --eval-count: held-out samples of the task metric (cls: 512 makes one crop 0.2 points).
 // --per-epoch: also every epoch's parameters of every engine measured on the held-out set, and the
 // engines compared pair by pair (same order seed, same epoch): which epoch the 32-sample validation
@@ -52,7 +53,16 @@ const pkgFile = (f) => import(pathToFileURL(path.join(PKG, f)).href);
 const { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } = await pkgFile('src/onnx/index.js');
 const { Trainer } = await pkgFile('src/node.js');
 const { epochBatches } = await pkgFile('src/onnx/recover/batches.js');
-const merged = opt.merge ? opt.merge.split(',').map((f) => JSON.parse(fs.readFileSync(f, 'utf8'))) : null;
+// FILE=NAME: that run's "ours" is named NAME (a --pkg run beside the project's build)
+const merged = opt.merge ? opt.merge.split(',').map((spec) => {
+  const [f, name] = spec.split('=');
+  const m = JSON.parse(fs.readFileSync(f, 'utf8'));
+  if (name) {
+    m.rows = m.rows.filter((r) => !r.stage.startsWith('PyTorch')).map((r) => ({ ...r, stage: r.stage.replace(/^ours/, name) }));
+    m.epochRows = m.epochRows.filter((r) => r.engine === 'ours').map((r) => ({ ...r, engine: name }));
+  }
+  return m;
+}) : null;
 if (merged) {
   for (const m of merged) {
     for (const [k, want] of [['epochs', Number(opt.epochs)], ['lr', Number(opt.lr)], ['batch', Number(opt.batch)], ['train', Number(opt.train)]]) {
@@ -282,6 +292,8 @@ if (epochRows.length) {
   const up = KEY === 'cls'; // the task metric: accuracy (higher is better) or CER (lower)
   const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
   const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+  // ours and any renamed build of it first, then PyTorch's runs
+  const ENGINES = [...new Set(epochRows.map((r) => r.engine))].sort((a, b) => Number(a.startsWith('torch')) - Number(b.startsWith('torch')) || (a === 'torch' ? -1 : b === 'torch' ? 1 : a.localeCompare(b)));
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
   const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
   const median = (a) => { const b = [...a].sort((x, y) => x - y); return b.length % 2 ? b[b.length >> 1] : (b[b.length / 2 - 1] + b[b.length / 2]) / 2; };
@@ -290,7 +302,7 @@ if (epochRows.length) {
       const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
       const refOf = (engine) => new Map(of(engine).map((r) => [`${r.seed}/${r.epoch}`, r]));
       const refs = { torch: refOf('torch'), 'torch-f64': refOf('torch-f64') };
-      for (const engine of ['ours', 'torch', 'torch-nomkldnn', 'torch-f64']) {
+      for (const engine of ENGINES) {
         const rs = of(engine);
         if (!rs.length) continue;
         const cmp = (key, better, against = 'torch') => {
@@ -302,7 +314,7 @@ if (epochRows.length) {
           const m = mean(d);
           return `${key === 'metric' ? `${m >= 0 ? '+' : ''}${(100 * m).toFixed(2)} points` : `${m >= 0 ? '+' : ''}${m.toExponential(1)}`} (${b} / ${d.length - b - w} / ${w})`;
         };
-        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN', 'torch-f64': 'PyTorch float64' }[engine];
+        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN', 'torch-f64': 'PyTorch float64' }[engine] ?? engine;
         const dr = exact ? ` ${cmp('metric', up, 'torch-f64')} | ${engine === 'torch-f64' || !rs.some((r) => r.drift !== undefined) ? '–' : `${median(rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)} (${Math.max(...rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)})`} |` : '';
         lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |${dr}`);
       }
@@ -313,7 +325,7 @@ if (epochRows.length) {
   const perSeed = [];
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     const at = (engine, seed) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.seed === seed && r.epoch >= late);
-    for (const [engine, against] of [['ours', 'torch'], ['torch-nomkldnn', 'torch'], ['ours', 'torch-f64'], ['torch', 'torch-f64'], ['torch-nomkldnn', 'torch-f64']]) {
+    for (const [engine, against] of ['torch', 'torch-f64'].flatMap((ref) => ENGINES.filter((e) => e !== ref && e !== 'torch-f64').map((e) => [e, ref]))) {
       const both = seeds.filter((sd) => at(engine, sd).length && at(against, sd).length);
       if (!both.length) continue;
       const d = both.map((sd) => mean(at(engine, sd).map((r) => r.metric - at(against, sd).find((q) => q.epoch === r.epoch).metric)));
@@ -325,11 +337,23 @@ if (epochRows.length) {
   // Per tensor (--f64 runs that kept it): the median over trained tensors and seeds, early and last.
   const tensorDrift = [];
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
-    for (const engine of ['ours', 'torch', 'torch-nomkldnn']) {
+    for (const engine of ENGINES.filter((e) => e !== 'torch-f64')) {
       const at = (ep) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch === ep && r.driftPerTensor).flatMap((r) => Object.values(r.driftPerTensor));
       const eps = [1, 2, 3, EPOCHS].filter((ep) => at(ep).length);
       if (eps.length) tensorDrift.push(`- ${v}, ${engine}: ${eps.map((ep) => `epoch ${ep} ${median(at(ep)).toExponential(1)}`).join(', ')} (${new Set(epochRows.filter((r) => r.variant === v && r.engine === engine && r.driftPerTensor).map((r) => r.seed)).size} seeds)`);
     }
+  }
+  // With more than one build of ours (--pkg runs merged), each seed's mean over our builds against
+  // the mean over PyTorch's runs of the same seed: two rounding families, each averaged.
+  const ours = ENGINES.filter((e) => !e.startsWith('torch')), theirs = ENGINES.filter((e) => e.startsWith('torch'));
+  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
+    const lateMean = (engine, sd) => mean(epochRows.filter((r) => r.variant === v && r.engine === engine && r.seed === sd && r.epoch >= late).map((r) => r.metric));
+    const has = (engine, sd) => epochRows.some((r) => r.variant === v && r.engine === engine && r.seed === sd);
+    const full = seeds.filter((sd) => [...ours, ...theirs].every((e) => has(e, sd)));
+    if (ours.length < 2 || !full.length) continue;
+    const d = full.map((sd) => mean(ours.map((e) => lateMean(e, sd))) - mean(theirs.map((e) => lateMean(e, sd))));
+    const sdv = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
+    perSeed.push(`- ${v}, mean of ${ours.join(' + ')} − mean of ${theirs.join(' + ')}: ${d.map((x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`).join(' / ')} points (seeds ${full.join(', ')}); mean ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * sdv / Math.sqrt(d.length)).toFixed(2)}`);
   }
   if (tensorDrift.length) perSeed.push('', 'Each trained tensor\'s distance to float64 (relative L2), the median over the tensors and seeds:', '', ...tensorDrift);
   epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n\nEpochs ${late}–${EPOCHS}, seed by seed (${up ? 'accuracy' : 'CER'}, mean difference to the reference run of the same seed):\n\n${perSeed.join('\n')}\n`;
