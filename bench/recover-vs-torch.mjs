@@ -36,6 +36,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ort from 'onnxruntime-node';
 import { renderText } from './ocr-text.mjs';
 import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -296,7 +297,12 @@ if (epochRows.length) {
   const ENGINES = [...new Set(epochRows.map((r) => r.engine))].sort((a, b) => Number(a.startsWith('torch')) - Number(b.startsWith('torch')) || (a === 'torch' ? -1 : b === 'torch' ? 1 : a.localeCompare(b)));
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
   const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
-  const median = (a) => { const b = [...a].sort((x, y) => x - y); return b.length % 2 ? b[b.length >> 1] : (b[b.length / 2 - 1] + b[b.length / 2]) / 2; };
+  const points = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`;
+  /** Per-seed differences `d`: each in points, and their mean ± standard error. */
+  const perSeedFigures = (d) => {
+    const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
+    return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * sd / Math.sqrt(d.length)).toFixed(2)}`];
+  };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
       const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
@@ -329,9 +335,9 @@ if (epochRows.length) {
       const both = seeds.filter((sd) => at(engine, sd).length && at(against, sd).length);
       if (!both.length) continue;
       const d = both.map((sd) => mean(at(engine, sd).map((r) => r.metric - at(against, sd).find((q) => q.epoch === r.epoch).metric)));
-      const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
+      const [each, meanSe] = perSeedFigures(d);
       const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length].map((k) => (up ? k : d.length - k - d.filter((x) => x === 0).length));
-      perSeed.push(`- ${v}, ${engine} − ${against}: ${d.map((x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`).join(' / ')} points (seeds ${both.join(', ')}); mean ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * sd / Math.sqrt(d.length)).toFixed(2)} (standard error), better on ${hi} seeds, worse on ${lo}`);
+      perSeed.push(`- ${v}, ${engine} − ${against}: ${each} points (seeds ${both.join(', ')}); mean ${meanSe} (standard error), better on ${hi} seeds, worse on ${lo}`);
     }
   }
   // Per tensor (--f64 runs that kept it): the median over trained tensors and seeds, early and last.
@@ -352,8 +358,8 @@ if (epochRows.length) {
     const full = seeds.filter((sd) => [...ours, ...theirs].every((e) => has(e, sd)));
     if (ours.length < 2 || !full.length) continue;
     const d = full.map((sd) => mean(ours.map((e) => lateMean(e, sd))) - mean(theirs.map((e) => lateMean(e, sd))));
-    const sdv = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
-    perSeed.push(`- ${v}, mean of ${ours.join(' + ')} − mean of ${theirs.join(' + ')}: ${d.map((x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`).join(' / ')} points (seeds ${full.join(', ')}); mean ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * sdv / Math.sqrt(d.length)).toFixed(2)}`);
+    const [each, meanSe] = perSeedFigures(d);
+    perSeed.push(`- ${v}, mean of ${ours.join(' + ')} − mean of ${theirs.join(' + ')}: ${each} points (seeds ${full.join(', ')}); mean ${meanSe}`);
   }
   if (tensorDrift.length) perSeed.push('', 'Each trained tensor\'s distance to float64 (relative L2), the median over the tensors and seeds:', '', ...tensorDrift);
   epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n\nEpochs ${late}–${EPOCHS}, seed by seed (${up ? 'accuracy' : 'CER'}, mean difference to the reference run of the same seed):\n\n${perSeed.join('\n')}\n`;
