@@ -1,8 +1,11 @@
 // Where does the training core's forward lose precision? Runs the student of a folder written by
 // bench/recover-vs-torch.mjs on its first training batch with every intermediate tensor of the
-// training graph as an output, and writes them to DIR/precision-ours.json for
+// training graph as an output, and writes them to DIR/precision-ours.f32 (the values one tensor after
+// the other) with their names, shapes and offsets in DIR/precision-ours.json, for
 // bench/forward-precision.py, which compares them and PyTorch's (float32) with PyTorch in float64.
-//   node bench/forward-precision.mjs bench/out/recover-vs-torch/cls-ch && python bench/forward-precision.py bench/out/recover-vs-torch/cls-ch
+// Raw float32 rather than JSON numbers: rec's tensors of one batch are past what JSON.stringify can hold.
+//   node bench/forward-precision.mjs bench/out/recover-vs-torch/cls-ch [--samples K] && python bench/forward-precision.py bench/out/recover-vs-torch/cls-ch
+// --samples K: only the batch's first K samples (default: the whole batch).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Trainer } from 'sparsekit-wasm';
@@ -15,7 +18,8 @@ const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student
 // Every float tensor a node of the training graph computes: the trainer refuses an integer (shape)
 // tensor as an output by name, so those are dropped one by one.
 let names = [...new Set(setup.graph.nodes.flatMap((n) => n.outputs))];
-const idx = recipe.order[0][0];
+const k = process.argv.indexOf('--samples');
+const idx = recipe.order[0][0].slice(0, k > 0 ? Number(process.argv[k + 1]) : undefined);
 const size = (dims) => dims.reduce((p, d) => p * d, 1);
 const offs = recipe.shapes.train_x.reduce((a, d) => [...a, a.at(-1) + size(d)], [0]);
 const parts = idx.map((k) => x.data.subarray(offs[k], offs[k + 1]));
@@ -35,7 +39,11 @@ for (;;) {
     names = names.filter((n) => n !== m[1]);
   }
 }
-names.forEach((n, i) => { out[n] = { shape: res[i].shape, values: Array.from(res[i].values) }; });
+let offset = 0;
+names.forEach((n, i) => { out[n] = { shape: res[i].shape, offset, length: res[i].values.length }; offset += res[i].values.length; });
+const all = new Float32Array(offset);
+names.forEach((n, i) => all.set(res[i].values, out[n].offset));
 trainer.free();
+fs.writeFileSync(path.join(dir, 'precision-ours.f32'), all);
 fs.writeFileSync(path.join(dir, 'precision-ours.json'), JSON.stringify({ batch: idx, order: names, tensors: out }));
 console.error(`ours: ${names.length} tensors of the first batch (${idx.length} samples) -> ${path.join(dir, 'precision-ours.json')}`);

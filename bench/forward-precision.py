@@ -1,8 +1,10 @@
 """Python side of bench/forward-precision.mjs: per intermediate tensor of the first training batch,
-the relative L2 error against PyTorch in float64 of ours (the training core, DIR/precision-ours.json)
+the relative L2 error against PyTorch in float64 of ours (the training core, DIR/precision-ours.json + .f32)
 and of PyTorch in float32 (oneDNN), in node order, so the op where ours departs is visible.
 
-  python bench/forward-precision.py DIR [--all]   (default: the 40 tensors with the largest ratio + every 10th)
+  python bench/forward-precision.py DIR [--all] [--kinks]   (default: the 40 tensors with the largest ratio + every 10th)
+--kinks: per piecewise-linear op (Clip, Relu, HardSigmoid), how many of its outputs ours and PyTorch
+put on the other side of a bound than float64 does: each is a derivative taken from the wrong piece.
 Bench only (torch + onnx2torch in /work/venv).
 """
 import importlib.util
@@ -23,6 +25,7 @@ spec.loader.exec_module(rt)
 folder = sys.argv[1]
 recipe = json.load(open(os.path.join(folder, "recipe.json")))
 ours = json.load(open(os.path.join(folder, "precision-ours.json")))
+values = np.fromfile(os.path.join(folder, "precision-ours.f32"), dtype="<f4")
 idx = ours["batch"]
 xs = rt.samples(folder, "train_x", recipe["shapes"])
 x = torch.stack([xs[k] for k in idx])
@@ -44,17 +47,24 @@ with torch.no_grad():
 r32 = r32 if isinstance(r32, (list, tuple)) else [r32]
 r64 = r64 if isinstance(r64, (list, tuple)) else [r64]
 ops = {o: n.op_type for n in m.graph.node for o in n.output}
+kinks = []
 rows = []
 for k, n in enumerate(names):
     ref = r64[k].numpy().ravel()
     t32 = r32[k].numpy().astype(np.float64).ravel()
-    o = np.asarray(ours["tensors"][n]["values"], dtype=np.float64)
+    t = ours["tensors"][n]
+    o = values[t["offset"]:t["offset"] + t["length"]].astype(np.float64)
     if o.size != ref.size:
         print(f"{n}: ours {o.size} values, torch {ref.size}", file=sys.stderr)
         continue
     den = np.linalg.norm(ref) or 1.0
     eo, et = np.linalg.norm(o - ref) / den, np.linalg.norm(t32 - ref) / den
     rows.append((k, n, ops.get(n, "?"), eo, et))
+    if ops.get(n) in ("Clip", "Relu", "HardSigmoid"):
+        # saturated outputs sit exactly on a bound (0 / 6, 0, 0 / 1) in every engine
+        bounds = (0.0, 6.0) if ops[n] == "Clip" else (0.0, 1.0) if ops[n] == "HardSigmoid" else (0.0,)
+        at = lambda v: np.isin(v, bounds)
+        kinks.append((n, ops[n], ref.size, int((at(o) != at(ref)).sum()), int((at(t32) != at(ref)).sum())))
 print(f"{len(rows)} tensors compared of {len(ours['order'])} ({folder}, batch of {len(idx)})")
 print(f"{'#':>4} {'tensor':<28} {'op':<20} {'ours':>9} {'torch32':>9} {'ratio':>7}  ours' growth from the previous row")
 prev = None
@@ -68,3 +78,8 @@ for i, (k, n, op, eo, et) in enumerate(rows):
         growth = f"{eo / prev:.2f}x" if prev else ""
         print(f"{k:>4} {n[:28]:<28} {op[:20]:<20} {eo:9.2e} {et:9.2e} {eo / max(et, 1e-12):7.2f}  {growth}")
     prev = eo
+if "--kinks" in sys.argv:
+    print(f"\noutputs on the other side of a bound than float64 (of each op's outputs): ours / torch32")
+    for n, op, size, fo, ft in kinks:
+        print(f"  {n[:28]:<28} {op:<12} {size:>9}  {fo:>6} / {ft:<6}")
+    print(f"  total: ours {sum(k[3] for k in kinks)}, torch32 {sum(k[4] for k in kinks)}")
