@@ -5,7 +5,7 @@
 // bench/forward-precision.py, which compares them and PyTorch's (float32) with PyTorch in float64.
 // Raw float32 rather than JSON numbers: rec's tensors of one batch are past what JSON.stringify can hold.
 //   node bench/forward-precision.mjs bench/out/recover-vs-torch/cls-ch [--samples K] && python bench/forward-precision.py bench/out/recover-vs-torch/cls-ch
-// --samples K: only the batch's first K samples (default: the whole batch).
+// --samples K: only the batch's first K samples (default: the whole batch; rec's 8 lines write 1.6 GB).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Trainer } from 'sparsekit-wasm';

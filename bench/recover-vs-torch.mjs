@@ -298,10 +298,12 @@ if (epochRows.length) {
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
   const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
   const points = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`;
-  /** Per-seed differences `d`: each in points, and their mean ± standard error. */
+  /** Per-seed differences `d`: each in points, and their mean ± standard error with its 95%
+   * interval (normal approximation, mean ± 1.96 standard errors: the seeds are independent orders). */
   const perSeedFigures = (d) => {
     const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
-    return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * sd / Math.sqrt(d.length)).toFixed(2)}`];
+    const se = sd / Math.sqrt(d.length);
+    return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * se).toFixed(2)} (standard error; 95% interval ${points(mean(d) - 1.96 * se)} to ${points(mean(d) + 1.96 * se)})`];
   };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
@@ -337,7 +339,7 @@ if (epochRows.length) {
       const d = both.map((sd) => mean(at(engine, sd).map((r) => r.metric - at(against, sd).find((q) => q.epoch === r.epoch).metric)));
       const [each, meanSe] = perSeedFigures(d);
       const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length].map((k) => (up ? k : d.length - k - d.filter((x) => x === 0).length));
-      perSeed.push(`- ${v}, ${engine} − ${against}: ${each} points (seeds ${both.join(', ')}); mean ${meanSe} (standard error), better on ${hi} seeds, worse on ${lo}`);
+      perSeed.push(`- ${v}, ${engine} − ${against}: ${each} points (seeds ${both.join(', ')}); mean ${meanSe}, better on ${hi} seeds, worse on ${lo}`);
     }
   }
   // Per tensor (--f64 runs that kept it): the median over trained tensors and seeds, early and last.
