@@ -303,6 +303,7 @@ if (epochRows.length) {
   const perSeedFigures = (d) => {
     const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
     const se = sd / Math.sqrt(d.length);
+    if (d.length < 2) return [d.map(points).join(' / '), `${points(mean(d))} (one order: no spread to measure)`];
     return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * se).toFixed(2)} (standard error; 95% interval ${points(mean(d) - 1.96 * se)} to ${points(mean(d) + 1.96 * se)})`];
   };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
