@@ -58,6 +58,8 @@ const { epochBatches } = await pkgFile('src/onnx/recover/batches.js');
 const merged = opt.merge ? opt.merge.split(',').map((spec) => {
   const [f, name] = spec.split('=');
   const m = JSON.parse(fs.readFileSync(f, 'utf8'));
+  // a run stopped part-way saved the seeds it was asked for: keep those it finished
+  m.seeds = m.seeds.filter((sd) => m.rows.some((r) => r.seed === sd));
   if (name) {
     m.rows = m.rows.filter((r) => !r.stage.startsWith('PyTorch')).map((r) => ({ ...r, stage: r.stage.replace(/^ours/, name) }));
     m.epochRows = m.epochRows.filter((r) => r.engine === 'ours').map((r) => ({ ...r, engine: name }));
