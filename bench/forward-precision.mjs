@@ -19,7 +19,9 @@ const setup = trainSetup(OnnxModel.parse(fs.readFileSync(path.join(dir, 'student
 // tensor as an output by name, so those are dropped one by one.
 let names = [...new Set(setup.graph.nodes.flatMap((n) => n.outputs))];
 const k = process.argv.indexOf('--samples');
-const idx = recipe.order[0][0].slice(0, k > 0 ? Number(process.argv[k + 1]) : undefined);
+const samples = k > 0 ? Number(process.argv[k + 1]) : Infinity;
+if (!(samples >= 1) || (k > 0 && !Number.isInteger(samples))) throw new Error(`--samples: a whole number >= 1, got ${process.argv[k + 1]}`);
+const idx = recipe.order[0][0].slice(0, k > 0 ? samples : undefined);
 const size = (dims) => dims.reduce((p, d) => p * d, 1);
 const offs = recipe.shapes.train_x.reduce((a, d) => [...a, a.at(-1) + size(d)], [0]);
 const parts = idx.map((k) => x.data.subarray(offs[k], offs[k + 1]));

@@ -47,6 +47,20 @@ with torch.no_grad():
 r32 = r32 if isinstance(r32, (list, tuple)) else [r32]
 r64 = r64 if isinstance(r64, (list, tuple)) else [r64]
 ops = {o: n.op_type for n in m.graph.node for o in n.output}
+# The bounds of each piecewise-linear op, where its saturated outputs sit exactly (in every engine):
+# Clip's from its attributes (opset < 11) or its constant inputs, Relu's 0, HardSigmoid's 0 and 1.
+scalars = {i.name: float(onnx.numpy_helper.to_array(i).ravel()[0]) for i in m.graph.initializer if np.prod(i.dims) == 1}
+scalars.update({n.output[0]: float(onnx.numpy_helper.to_array(n.attribute[0].t).ravel()[0]) for n in m.graph.node
+                if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value" and np.prod(n.attribute[0].t.dims) == 1})
+bounds_of = {}
+for n in m.graph.node:
+    if n.op_type == "Clip":
+        at = {a.name: a.f for a in n.attribute}
+        lo = at.get("min", scalars.get(n.input[1]) if len(n.input) > 1 and n.input[1] else None)
+        hi = at.get("max", scalars.get(n.input[2]) if len(n.input) > 2 and n.input[2] else None)
+        bounds_of[n.output[0]] = tuple(b for b in (lo, hi) if b is not None)
+    elif n.op_type in ("Relu", "HardSigmoid"):
+        bounds_of[n.output[0]] = (0.0,) if n.op_type == "Relu" else (0.0, 1.0)
 kinks = []
 rows = []
 for k, n in enumerate(names):
@@ -60,10 +74,8 @@ for k, n in enumerate(names):
     den = np.linalg.norm(ref) or 1.0
     eo, et = np.linalg.norm(o - ref) / den, np.linalg.norm(t32 - ref) / den
     rows.append((k, n, ops.get(n, "?"), eo, et))
-    if ops.get(n) in ("Clip", "Relu", "HardSigmoid"):
-        # saturated outputs sit exactly on a bound (0 / 6, 0, 0 / 1) in every engine
-        bounds = (0.0, 6.0) if ops[n] == "Clip" else (0.0, 1.0) if ops[n] == "HardSigmoid" else (0.0,)
-        at = lambda v: np.isin(v, bounds)
+    if bounds_of.get(n):
+        at = lambda v: np.isin(v, bounds_of[n])
         kinks.append((n, ops[n], ref.size, int((at(o) != at(ref)).sum()), int((at(t32) != at(ref)).sum())))
 print(f"{len(rows)} tensors compared of {len(ours['order'])} ({folder}, batch of {len(idx)})")
 print(f"{'#':>4} {'tensor':<28} {'op':<20} {'ours':>9} {'torch32':>9} {'ratio':>7}  ours' growth from the previous row")
