@@ -129,40 +129,14 @@ pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 }
 
 /// Calls `f(out_index, offset_a, offset_b)` over every element of `out` in row-major order,
-/// with the offsets of two broadcast operands of strides `sa`, `sb`.
+/// with the offsets of two broadcast operands of strides `sa`, `sb`: [`for_each_run`] element
+/// by element.
 pub fn for_each_bcast2(out: &[usize], sa: &[usize], sb: &[usize], mut f: impl FnMut(usize, usize, usize)) {
-    let r = out.len();
-    let n: usize = out.iter().product();
-    if n == 0 {
-        return;
-    }
-    // The innermost axis runs as a plain loop; the others step an odometer.
-    let (inner, ia, ib) = if r == 0 { (1, 0, 0) } else { (out[r - 1], sa[r - 1], sb[r - 1]) };
-    let mut idx = vec![0usize; r.saturating_sub(1)];
-    let (mut oa, mut ob, mut o) = (0usize, 0usize, 0usize);
-    loop {
-        for k in 0..inner {
+    for_each_run(out, sa, sb, |o, oa, ob, len, ia, ib| {
+        for k in 0..len {
             f(o + k, oa + k * ia, ob + k * ib);
         }
-        o += inner;
-        // advance the odometer over the outer axes
-        let mut ax = r.saturating_sub(1);
-        loop {
-            if ax == 0 {
-                return;
-            }
-            ax -= 1;
-            idx[ax] += 1;
-            oa += sa[ax];
-            ob += sb[ax];
-            if idx[ax] < out[ax] {
-                break;
-            }
-            oa -= sa[ax] * out[ax];
-            ob -= sb[ax] * out[ax];
-            idx[ax] = 0;
-        }
-    }
+    });
 }
 
 /// Merges neighbouring axes along which both operands are laid out alike (both contiguous
