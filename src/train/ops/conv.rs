@@ -56,6 +56,14 @@ impl ConvAttrs {
         })
     }
 
+    /// The im2col geometry of one group: `c` channels of the image `hw` (for ConvTranspose, its
+    /// output), kernel `k`, these strides and dilations, leading pads of `p`, columns `o`.
+    pub fn geom(&self, c: usize, hw: [usize; 2], k: [usize; 2], p: [usize; 4], o: [usize; 2]) -> ConvGeom {
+        let [sh, sw] = self.strides;
+        let [dh, dw] = self.dilations;
+        ConvGeom { c, h: hw[0], w: hw[1], kh: k[0], kw: k[1], sh, sw, ph: p[0], pw: p[1], dh, dw, oh: o[0], ow: o[1] }
+    }
+
     /// Pads of a convolution over `h x w` with kernel `k` (auto_pad resolved).
     pub fn pads_for(&self, h: usize, w: usize, k: [usize; 2]) -> [usize; 4] {
         match self.auto_pad.as_str() {
@@ -126,21 +134,7 @@ impl Conv {
             }
             Ok((len - ext) / self.at.strides[ax] + 1)
         };
-        let geom = ConvGeom {
-            c: cin / g,
-            h: xs[2],
-            w: xs[3],
-            kh: k[0],
-            kw: k[1],
-            sh: self.at.strides[0],
-            sw: self.at.strides[1],
-            ph: p[0],
-            pw: p[1],
-            dh: self.at.dilations[0],
-            dw: self.at.dilations[1],
-            oh: out(0)?,
-            ow: out(1)?,
-        };
+        let geom = self.at.geom(cin / g, [xs[2], xs[3]], k, p, [out(0)?, out(1)?]);
         Ok(Plan { n: xs[0], g, cout_g: cout / g, geom })
     }
 }

@@ -59,21 +59,7 @@ impl ConvTranspose {
                 Error::new(ErrorKind::ShapeMismatch, format!("ConvTranspose: pads {p:?} leave no output for input {xs:?}"))
             })?;
         }
-        let geom = ConvGeom {
-            c: ws[1],
-            h: o[0],
-            w: o[1],
-            kh: ws[2],
-            kw: ws[3],
-            sh: self.at.strides[0],
-            sw: self.at.strides[1],
-            ph: p[0],
-            pw: p[1],
-            dh: self.at.dilations[0],
-            dw: self.at.dilations[1],
-            oh: xs[2],
-            ow: xs[3],
-        };
+        let geom = self.at.geom(ws[1], o, [ws[2], ws[3]], p, [xs[2], xs[3]]);
         Ok(Plan { n: xs[0], g, cin_g: xs[1] / g, geom })
     }
 }
