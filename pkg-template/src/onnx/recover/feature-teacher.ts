@@ -17,7 +17,7 @@ import { asF32 } from '../calib/tensor.js';
 import { indexGraph, segmentModel, segmentNodes } from '../calib/graph-cut.js';
 import { isFixedDim, type FeedTensor, type InputSample } from '../calib/inputs.js';
 import type { ModelRunner, RunnerSession, RunOutput } from '../calib/ort-runner.js';
-import type { Feature } from './features.js';
+import type { Feature } from './types.js';
 
 /** How a batch runs: not settled yet, stacked in one call, or one call per sample (with why). */
 export type TeacherBatching = { mode: 'undecided' } | { mode: 'stacked' } | { mode: 'per-sample'; why: string };

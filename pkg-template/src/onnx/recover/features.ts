@@ -22,9 +22,8 @@ import type { ModelRunner } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import { ChannelStats, matchChannels } from './channel-stats.js';
 import { FeatureTeacher } from './feature-teacher.js';
+import type { Feature } from './types.js';
 
-/** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
-export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
 
 /** Cut points probed for their dims when the features are picked automatically. */
 const PROBED = 256;

@@ -1,6 +1,6 @@
 // Recovery of a pruned model towards its original: closed-form steps, then distillation (recover.ts).
 export { recover } from './recover.js';
-export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport } from './types.js';
+export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, Feature } from './types.js';
 export { fitLayers, independentRuns } from './layers.js';
 export type { FitLayer } from './layers.js';
 export { ChannelStats, matchChannels } from './channel-stats.js';
@@ -10,5 +10,4 @@ export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
 export { cutPoints, matchFeatures } from './features.js';
 export { FeatureTeacher } from './feature-teacher.js';
 export type { TeacherBatching, FeatureTeacherOptions } from './feature-teacher.js';
-export type { Feature } from './features.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

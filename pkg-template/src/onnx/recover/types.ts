@@ -4,6 +4,9 @@ import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/types.js';
 
+/** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
+export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
+
 /** A distillation loss: 'logits' (MSE on a final Softmax's input), 'kl' (on its probabilities), 'bce' (a Sigmoid map), 'mse'. */
 export type LossName = 'logits' | 'kl' | 'bce' | 'mse';
 
