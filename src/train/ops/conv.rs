@@ -56,8 +56,9 @@ impl ConvAttrs {
         })
     }
 
-    /// The im2col geometry of one group: `c` channels of the image `hw` (for ConvTranspose, its
-    /// output), kernel `k`, these strides and dilations, leading pads of `p`, columns `o`.
+    /// The im2col geometry of one group: `c` channels of an `hw` image, kernel `k`, these strides
+    /// and dilations, the leading pads of `p`, an `o` grid of patch columns. ConvTranspose passes
+    /// its output as the image and its input as the grid (it is the adjoint of that Conv).
     pub fn geom(&self, c: usize, hw: [usize; 2], k: [usize; 2], p: [usize; 4], o: [usize; 2]) -> ConvGeom {
         let [sh, sw] = self.strides;
         let [dh, dw] = self.dilations;
