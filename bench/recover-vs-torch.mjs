@@ -279,14 +279,51 @@ for (const v of merged ? [] : opt.variants.split(',')) {
 }
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
+const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
 const table = [`| variant | stage | trained values | Adam steps | best epoch (validation fidelity per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, ${opt['eval-count']}) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
+// A run of one order has its own row; with several orders, each engine's kept models are one row
+// (means over the orders; the per-order rows are in the json), and the paired comparison follows.
+const orderOf = (r) => r.stage.match(/^(.*), order seed \d+$/);
+const orderCount = new Set(rows.filter(orderOf).map((r) => r.seed)).size;
+const summed = new Map();
 for (const r of rows) {
-  const per = (f) => (r.history ? r.history.map(f).join(' ') : '–');
-  const best = r.bestEpoch !== undefined ? `${r.bestEpoch} (${per((h) => h.fidelity.toFixed(3))})` : r.valFidelity !== undefined ? `– (start ${r.valFidelity.toFixed(3)})` : '–';
-  table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
+  const m = orderCount > 1 ? orderOf(r) : null;
+  if (!m) {
+    const per = (f) => (r.history ? r.history.map(f).join(' ') : '–');
+    const best = r.bestEpoch !== undefined ? `${r.bestEpoch} (${per((h) => h.fidelity.toFixed(3))})` : r.valFidelity !== undefined ? `– (start ${r.valFidelity.toFixed(3)})` : '–';
+    table.push(`| ${r.variant} (${r.pruning}) | ${r.stage} | ${r.params ?? '–'} | ${r.steps ?? '–'} | ${best} | ${per((h) => h.loss.toFixed(2))} | ${r.zeros} | ${pct(r.metric)} | ${r.fidelity.toFixed(3)} / ${KEY === 'cls' ? r.fine.toExponential(1) : r.fine.toFixed(4)} | ${r.seconds ? `${r.seconds.toFixed(0)} s` : '–'} | ${r.load.toFixed(1)} |`);
+    continue;
+  }
+  const key = `${r.variant}/${m[1]}`;
+  if (!summed.has(key)) {
+    summed.set(key, []);
+    table.push(key); // replaced below by the row of all its orders
+  }
+  summed.get(key).push(r);
+}
+for (const [i, cell] of table.entries()) {
+  const rs = summed.get(cell);
+  if (!rs) continue;
+  const [r0] = rs;
+  const span = (f) => { const v = rs.map(f); const lo = Math.min(...v), hi = Math.max(...v); return lo === hi ? `${lo}` : `${lo}–${hi}`; };
+  const lastLoss = mean(rs.map((r) => r.history.at(-1).loss));
+  table[i] = `| ${r0.variant} (${r0.pruning}) | ${cell.slice(r0.variant.length + 1)}, kept models of ${rs.length} orders (mean) | ${span((r) => r.params)} | ${span((r) => r.steps)} | ${mean(rs.map((r) => r.bestEpoch)).toFixed(1)} (mean) | last epoch ${lastLoss.toFixed(2)} | ${span((r) => r.zeros)} | ${pct(mean(rs.map((r) => r.metric)))} | ${mean(rs.map((r) => r.fidelity)).toFixed(3)} / ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(1) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${mean(rs.map((r) => r.seconds)).toFixed(0)} s | ${mean(rs.map((r) => r.load)).toFixed(1)} |`;
+}
+// Kept models order by order: each other engine's against PyTorch's of the same order.
+const kept = [];
+for (const key of summed.keys()) {
+  const [variant] = key.split('/');
+  const torchOf = new Map(rows.filter((r) => r.variant === variant && r.stage.startsWith('PyTorch distilled, order seed')).map((r) => [r.seed, r]));
+  const rs = summed.get(key).filter((r) => !r.stage.startsWith('PyTorch distilled') && torchOf.has(r.seed));
+  if (rs.length < 2) continue;
+  const d = rs.map((r) => r.metric - torchOf.get(r.seed).metric);
+  const se = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / (d.length - 1) / d.length);
+  const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length];
+  const [better, worse] = KEY === 'cls' ? [hi, lo] : [lo, hi];
+  kept.push(`- ${key.replace('/', ', ')} − PyTorch, kept models of the same order: ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * se).toFixed(2)} points (standard error over ${d.length} orders; better on ${better}, worse on ${worse})`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
-const md = `${table.join('\n')}\n\nThe converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt.pkg ? ` --pkg ${opt.pkg}` : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
+const md = `${table.join('\n')}\n\n${kept.length ? `${kept.join('\n')}\n\n` : ''}The converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt.pkg ? ` --pkg ${opt.pkg}` : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
 console.log(md);
 // --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
 // the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
@@ -294,7 +331,6 @@ let epochMd = '';
 if (epochRows.length) {
   const up = KEY === 'cls'; // the task metric: accuracy (higher is better) or CER (lower)
   const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
-  const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
   // ours and any renamed build of it first, then PyTorch's runs
   const ENGINES = [...new Set(epochRows.map((r) => r.engine))].sort((a, b) => Number(a.startsWith('torch')) - Number(b.startsWith('torch')) || (a === 'torch' ? -1 : b === 'torch' ? 1 : a.localeCompare(b)));
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
