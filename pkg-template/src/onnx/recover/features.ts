@@ -24,7 +24,6 @@ import { ChannelStats, matchChannels } from './channel-stats.js';
 import { FeatureTeacher } from './feature-teacher.js';
 import type { Feature } from './types.js';
 
-
 /** Cut points probed for their dims when the features are picked automatically. */
 const PROBED = 256;
 
