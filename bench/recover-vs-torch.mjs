@@ -280,12 +280,22 @@ for (const v of merged ? [] : opt.variants.split(',')) {
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+const points = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`;
+/** Per-seed differences `d`: each in points, and their mean ± standard error with its 95%
+ * interval (normal approximation, mean ± 1.96 standard errors: the seeds are independent orders). */
+const perSeedFigures = (d) => {
+  const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
+  const se = sd / Math.sqrt(d.length);
+  if (d.length < 2) return [d.map(points).join(' / '), `${points(mean(d))} (one order: no spread to measure)`];
+  return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * se).toFixed(2)} (standard error; 95% interval ${points(mean(d) - 1.96 * se)} to ${points(mean(d) + 1.96 * se)})`];
+};
 const table = [`| variant | stage | trained values | Adam steps | best epoch (validation fidelity per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, ${opt['eval-count']}) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
 // A run of one order has its own row; with several orders, each engine's kept models are one row
 // (means over the orders; the per-order rows are in the json), and the paired comparison follows.
 const orderOf = (r) => r.stage.match(/^(.*), order seed \d+$/);
 const orderCount = new Set(rows.filter(orderOf).map((r) => r.seed)).size;
-const summed = new Map();
+const summed = new Map(); // group key -> its rows
+const rowAt = new Map(); // group key -> the index of its row in the table
 for (const r of rows) {
   const m = orderCount > 1 ? orderOf(r) : null;
   if (!m) {
@@ -297,17 +307,15 @@ for (const r of rows) {
   const key = `${r.variant}/${m[1]}`;
   if (!summed.has(key)) {
     summed.set(key, []);
-    table.push(key); // replaced below by the row of all its orders
+    rowAt.set(key, table.push('') - 1); // filled below, once all its orders are in
   }
   summed.get(key).push(r);
 }
-for (const [i, cell] of table.entries()) {
-  const rs = summed.get(cell);
-  if (!rs) continue;
+for (const [key, rs] of summed) {
   const [r0] = rs;
   const span = (f) => { const v = rs.map(f); const lo = Math.min(...v), hi = Math.max(...v); return lo === hi ? `${lo}` : `${lo}–${hi}`; };
   const lastLoss = mean(rs.map((r) => r.history.at(-1).loss));
-  table[i] = `| ${r0.variant} (${r0.pruning}) | ${cell.slice(r0.variant.length + 1)}, kept models of ${rs.length} orders (mean) | ${span((r) => r.params)} | ${span((r) => r.steps)} | ${mean(rs.map((r) => r.bestEpoch)).toFixed(1)} (mean) | last epoch ${lastLoss.toFixed(2)} | ${span((r) => r.zeros)} | ${pct(mean(rs.map((r) => r.metric)))} | ${mean(rs.map((r) => r.fidelity)).toFixed(3)} / ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(1) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${mean(rs.map((r) => r.seconds)).toFixed(0)} s | ${mean(rs.map((r) => r.load)).toFixed(1)} |`;
+  table[rowAt.get(key)] = `| ${r0.variant} (${r0.pruning}) | ${key.slice(r0.variant.length + 1)}, kept models of ${rs.length} orders (mean) | ${span((r) => r.params)} | ${span((r) => r.steps)} | ${mean(rs.map((r) => r.bestEpoch)).toFixed(1)} (mean) | last epoch ${lastLoss.toFixed(2)} | ${span((r) => r.zeros)} | ${pct(mean(rs.map((r) => r.metric)))} | ${mean(rs.map((r) => r.fidelity)).toFixed(3)} / ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(1) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${mean(rs.map((r) => r.seconds)).toFixed(0)} s | ${mean(rs.map((r) => r.load)).toFixed(1)} |`;
 }
 // Kept models order by order: each other engine's against PyTorch's of the same order.
 const kept = [];
@@ -317,10 +325,9 @@ for (const key of summed.keys()) {
   const rs = summed.get(key).filter((r) => !r.stage.startsWith('PyTorch distilled') && torchOf.has(r.seed));
   if (rs.length < 2) continue;
   const d = rs.map((r) => r.metric - torchOf.get(r.seed).metric);
-  const se = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / (d.length - 1) / d.length);
   const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length];
   const [better, worse] = KEY === 'cls' ? [hi, lo] : [lo, hi];
-  kept.push(`- ${key.replace('/', ', ')} − PyTorch, kept models of the same order: ${mean(d) >= 0 ? '+' : ''}${(100 * mean(d)).toFixed(2)} ± ${(100 * se).toFixed(2)} points (standard error over ${d.length} orders; better on ${better}, worse on ${worse})`);
+  kept.push(`- ${key.replace('/', ', ')} − PyTorch, kept models of the same order, over ${d.length} orders: ${perSeedFigures(d)[1]} points; better on ${better}, worse on ${worse}`);
 }
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
 const md = `${table.join('\n')}\n\n${kept.length ? `${kept.join('\n')}\n\n` : ''}The converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt.pkg ? ` --pkg ${opt.pkg}` : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
@@ -335,15 +342,6 @@ if (epochRows.length) {
   const ENGINES = [...new Set(epochRows.map((r) => r.engine))].sort((a, b) => Number(a.startsWith('torch')) - Number(b.startsWith('torch')) || (a === 'torch' ? -1 : b === 'torch' ? 1 : a.localeCompare(b)));
   const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
   const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
-  const points = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`;
-  /** Per-seed differences `d`: each in points, and their mean ± standard error with its 95%
-   * interval (normal approximation, mean ± 1.96 standard errors: the seeds are independent orders). */
-  const perSeedFigures = (d) => {
-    const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
-    const se = sd / Math.sqrt(d.length);
-    if (d.length < 2) return [d.map(points).join(' / '), `${points(mean(d))} (one order: no spread to measure)`];
-    return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * se).toFixed(2)} (standard error; 95% interval ${points(mean(d) - 1.96 * se)} to ${points(mean(d) + 1.96 * se)})`];
-  };
   for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
     for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
       const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
