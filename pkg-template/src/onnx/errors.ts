@@ -47,3 +47,16 @@ export class OnnxError extends SparseKitError {
     this.reason = reason;
   }
 }
+
+/** A job option that cannot be right; `option` is its path in the PruneJob, `detail` the rest of the message. */
+export class JobError extends OnnxError {
+  readonly option: string;
+  readonly detail: string;
+  constructor(option: string, detail: string, code = 'invalid_arguments') {
+    super('bad_option', `${option} ${detail}`, code);
+    this.name = 'JobError';
+    this.option = option;
+    this.detail = detail;
+  }
+}
+

@@ -4,6 +4,7 @@
 import * as sk from 'sparsekit-wasm';
 import { OnnxModel, type OnnxWeight } from './model.js';
 import { OnnxError } from './errors.js';
+import { checkNm } from './nm-pattern.js';
 
 export type Scope = 'row' | 'layer' | 'global';
 export type ProgressFn = (done: number, total: number, label: string) => void;
@@ -158,16 +159,6 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
   }
 }
 
-/** Parses "2:4" into [2, 4] (keep n of every m). */
-export function parseNm(s: string): [number, number] {
-  const m = /^(\d+):(\d+)$/.exec(String(s).trim());
-  const n = m ? [Number(m[1]), Number(m[2])] as [number, number] : undefined;
-  if (!n || n[1] < 1 || n[0] < 1 || n[0] > n[1]) {
-    throw new OnnxError('unsupported', `--nm must be N:M with 1 <= N <= M, e.g. 2:4 (got "${s}")`, 'invalid_nm_pattern');
-  }
-  return n;
-}
-
 /**
  * N:M along the reduction axis: the input channels of a Conv (groups as NVIDIA ASP forms them, per
  * kernel position), K of a MatMul / Gemm weight. A layer whose reduction length is not a multiple of
@@ -184,7 +175,8 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
       return opts.nm;
     }
     if (!Array.isArray(t)) throw new OnnxError('unsupported', `layer ${w.name}: a sparsity target given to N:M pruning`, 'invalid_arguments');
-    return parseNm(`${t[0]}:${t[1]}`);
+    checkNm(`layer ${w.name}'s nm`, t);
+    return t;
   });
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = ws.reduce((a, w) => a + w.numel, 0);
@@ -200,7 +192,7 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
   // Refused before any change when nothing fits.
   if (!opts.layerTarget && ws.length && notes.every((x) => x !== undefined)) {
     const [n, m] = targets.find((t) => t)!;
-    throw new OnnxError('unsupported', `--nm ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
+    throw new OnnxError('unsupported', `N:M ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
   }
   const layers: LayerReport[] = ws.map((w, i) => {
     if (notes[i] === undefined) {

@@ -13,7 +13,7 @@ export const CALIB_DEFAULTS = Object.freeze({
   /** The criterion of every layer. */
   criterion: 'sparsegpt' as const,
   /** Samples generated (or read from a directory) when the caller gives no count. */
-  calibrationCount: 16,
+  calibrationCount: 64,
   /** Layer k calibrated on the model whose layers before it are pruned. */
   sequential: true,
   /** SparseGPT's lazy block (rounded down to a multiple of m for N:M). */

@@ -6,7 +6,7 @@ import { OnnxError } from '../errors.js';
 import type { InputSample } from './inputs.js';
 import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import { CancelledError } from './cancel.js';
-import { fidelity, type FidelityOptions, type FidelityReport } from '../fidelity/index.js';
+import { fidelity, type FidelityOptions, type FidelityReport, type OutputKind } from '../fidelity/index.js';
 
 // The outputs' types belong to the fidelity module (which compares them); re-exported where runSet makes them.
 import type { Outputs } from '../fidelity/types.js';
@@ -75,15 +75,40 @@ export interface EvaluateReport extends FidelityReport { cosine: number }
 const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
 
 /**
+ * The one held-out evaluation: the original run once on the samples, each output's kind pinned from
+ * what the original gives (or `kinds`), then any candidate judged against it. evaluate(), runJob,
+ * recovery and sparse training all measure fidelity through it.
+ */
+export interface HeldOut {
+  /** The original's outputs on the samples. */
+  reference: Outputs[];
+  /** Each output's kind, fixed for every candidate. */
+  kinds: Record<string, OutputKind>;
+  /** A candidate model's fidelity per output, with the all-outputs cosine. */
+  judge(candidate: OnnxModel | Uint8Array, signal?: AbortSignal): Promise<EvaluateReport>;
+}
+
+export async function heldOut(runner: ModelRunner, original: OnnxModel | Uint8Array, samples: InputSample[], opts: FidelityOptions & { signal?: AbortSignal } = {}): Promise<HeldOut> {
+  if (!samples.length) throw new OnnxError('bad_calibration', 'a held-out evaluation needs at least one sample', 'invalid_arguments');
+  const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
+  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  return {
+    reference, kinds,
+    async judge(candidate, signal = opts.signal) {
+      const outputs = await runSet(runner, bytesOf(candidate), samples, signal);
+      const cmp = compareSets(reference, outputs, { ...opts, kinds });
+      return { ...cmp.fidelity, cosine: cmp.cosine };
+    },
+  };
+}
+
+/**
  * Runs the original and the pruned model over `samples` (held-out inputs: not the calibration set)
  * with the caller's onnxruntime, and returns the fidelity of each output of the pruned model against
  * the original's; the score is the worst output's.
  */
 export async function evaluate(original: OnnxModel | Uint8Array, pruned: OnnxModel | Uint8Array, samples: InputSample[], opts: EvaluateOptions): Promise<EvaluateReport> {
   if (!samples.length) throw new OnnxError('bad_calibration', 'evaluate needs at least one sample', 'invalid_arguments');
-  const runner = toRunner(opts.ort, opts.sessionOptions);
-  const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
-  const outputs = await runSet(runner, bytesOf(pruned), samples, opts.signal);
-  const cmp = compareSets(reference, outputs, opts);
-  return { ...cmp.fidelity, cosine: cmp.cosine };
+  const h = await heldOut(toRunner(opts.ort, opts.sessionOptions), original, samples, opts);
+  return h.judge(pruned);
 }

@@ -111,7 +111,7 @@ export function checkGeneratedShape(name: string, shape: readonly number[]): voi
     n *= d;
   }
   if (n > MAX_GENERATED_ELEMENTS) {
-    throw new OnnxError('bad_dims', `input "${name}" of shape [${shape.join(', ')}] holds ${n.toExponential(3)} elements, beyond the ${MAX_GENERATED_ELEMENTS} a generated sample may hold: give your own inputs (--calib DIR) or a model with a smaller input`, 'invalid_value');
+    throw new OnnxError('bad_dims', `input "${name}" of shape [${shape.join(', ')}] holds ${n.toExponential(3)} elements, beyond the ${MAX_GENERATED_ELEMENTS} a generated sample may hold: give your own samples (a calibration directory, or InputSample[]) or a model with a smaller input`, 'invalid_value');
   }
 }
 

@@ -8,6 +8,7 @@
 import { attr, attrInt, attrInts, toNum, type GraphProto, type NodeProto, type OnnxModel } from '../model.js';
 import { forEachGraph } from './constants.js';
 import type { ModelConstant } from './constants.js';
+import { ELEMENTWISE_UNARY, ELEMENTWISE_BINARY, BROADCAST_ONLY, SHAPE_PRESERVING } from './elementwise-ops.js';
 
 export type Dims = (number | undefined)[];
 /** An integer vector entry: a known number, 'dim' (read from a shape at run time: >= 0), or unknown. */
@@ -16,12 +17,8 @@ type Entry = number | 'dim' | undefined;
 /** Largest rank / vector length followed (anything longer is not a shape). */
 const MAX_RANK = 64;
 
-const UNARY = new Set(['Relu', 'LeakyRelu', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Tanh', 'Clip', 'Elu', 'Selu', 'Softplus',
-  'Softsign', 'Exp', 'Log', 'Abs', 'Neg', 'Sqrt', 'Erf', 'Gelu', 'Mish', 'Identity', 'Dropout', 'Cast', 'Floor', 'Ceil', 'Round',
-  'Reciprocal', 'Sin', 'Cos', 'ThresholdedRelu', 'Celu', 'Swish', 'Not', 'IsNaN', 'IsInf', 'Sign', 'Softmax', 'LogSoftmax',
-  'LayerNormalization', 'BatchNormalization', 'InstanceNormalization', 'SimplifiedLayerNormalization', 'RMSNormalization', 'CastLike']);
-const BROADCAST = new Set(['Add', 'Sub', 'Mul', 'Div', 'Pow', 'Max', 'Min', 'Sum', 'Mean', 'Mod', 'PRelu', 'Equal', 'Less', 'Greater',
-  'LessOrEqual', 'GreaterOrEqual', 'And', 'Or', 'Xor', 'Where', 'BitShift']);
+const UNARY = new Set<string>([...ELEMENTWISE_UNARY, ...SHAPE_PRESERVING]);
+const BROADCAST = new Set<string>([...ELEMENTWISE_BINARY, ...BROADCAST_ONLY]);
 /** INT8 … UINT64 (TensorProto data types 2-7, 12, 13). */
 const INT_TYPES = new Set([2, 3, 4, 5, 6, 7, 12, 13]);
 const INT_OPS: Record<string, (a: number, b: number) => number | undefined> = {

@@ -49,7 +49,16 @@ export function unaryFunction(n: NodeProto, clip: [number, number]): ((v: number
       return (v) => 0.5 * v * (1 + erf(v / Math.SQRT2));
     }
     case 'Mish': return (v) => v * Math.tanh(Math.log1p(Math.exp(v)));
-    case 'Identity': case 'Dropout': case 'Cast': return (v) => v;
+    case 'Identity': case 'Dropout': case 'Cast': case 'CastLike': return (v) => v;
+    case 'Sign': return Math.sign;
+    case 'Not': return (v) => (v === 0 ? 1 : 0);
+    case 'IsNaN': return (v) => (Number.isNaN(v) ? 1 : 0);
+    case 'IsInf': {
+      // int attributes (default 1): which infinities count
+      const on = (name: string) => { const a = attr(n, name); return a ? Number(a.i) !== 0 : true; };
+      const neg = on('detect_negative'), pos = on('detect_positive');
+      return (v) => ((v === Infinity && pos) || (v === -Infinity && neg) ? 1 : 0);
+    }
     case 'Floor': return Math.floor;
     case 'Ceil': return Math.ceil;
     case 'Round': return roundHalfEven;

@@ -12,12 +12,10 @@ import { OnnxError } from '../errors.js';
 import { pruneSparsity } from '../prune.js';
 import { capture } from '../calib/sweep.js';
 import { asF32 } from '../calib/tensor.js';
-import { runSet } from '../calib/evaluate.js';
+import { heldOut } from '../calib/evaluate.js';
 import { toRunner } from '../calib/ort-runner.js';
 import { CancelledError } from '../calib/cancel.js';
 import type { InputSample } from '../calib/inputs.js';
-import { fidelity } from '../fidelity/index.js';
-import type { OutputKind, Outputs } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
 import { checkSoftmaxLoss, lossesOf, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
@@ -26,7 +24,7 @@ import { recover } from './recover.js';
 import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
-export interface ProxOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
+export interface ProxPruneOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
   /** Fraction of blocks to zero in each prunable layer, in (0, 1). */
   sparsity: number;
   /** Block shape on the layer's 2-D view (outputs × inputs), default 4×4; a dim that does not divide falls back to the gcd. */
@@ -156,7 +154,7 @@ const BETA2 = 0.999, ADAM_EPS = 1e-8;
  * the unlabeled `samples`, then recovers it (see the file comment). The model's constants change only
  * at the end: an abort (`signal`) or a failure leaves it as it was.
  */
-export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: ProxOptions): Promise<ProxReport> {
+export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: ProxPruneOptions): Promise<ProxReport> {
   if (!opts || typeof opts !== 'object' || !opts.ort) throw bad('proxPrune needs options with `ort` (an onnxruntime namespace or a runner)');
   if (!(opts.sparsity > 0 && opts.sparsity < 1)) throw new OnnxError('unsupported', `sparsity must be in (0, 1) (got ${opts.sparsity})`, 'invalid_sparsity');
   if (!Array.isArray(samples) || !samples.length) throw bad('proxPrune needs at least one training sample');
@@ -183,12 +181,11 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const evalSet = opts.evalSamples ?? samples;
 
   emit({ phase: 'teacher', step: 0, steps: 1 });
-  const reference = await runSet(runner, model.encode(), evalSet, opts.signal);
-  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  const held = await heldOut(runner, model.encode(), evalSet, opts);
+  const kinds = held.kinds;
   const measure = async (): Promise<number> => {
     check();
-    const outs: Outputs[] = await runSet(runner, work.encode(), evalSet, opts.signal);
-    return fidelity(reference, outs, { ...opts, kinds }).score;
+    return (await held.judge(work)).score;
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);

@@ -8,12 +8,11 @@ import { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { capture } from '../calib/sweep.js';
 import { asF32 } from '../calib/tensor.js';
-import { runSet } from '../calib/evaluate.js';
+import { heldOut } from '../calib/evaluate.js';
 import { toRunner } from '../calib/ort-runner.js';
 import { CancelledError } from '../calib/cancel.js';
 import type { InputSample } from '../calib/inputs.js';
-import { fidelity } from '../fidelity/index.js';
-import type { FidelityReport, OutputKind, Outputs } from '../fidelity/types.js';
+import type { FidelityReport } from '../fidelity/types.js';
 import type { RecoverOptions, RecoverPhase, RecoverProgress, RecoverReport, StepReport } from './types.js';
 import { fitLayers, type FitLayer } from './layers.js';
 import { ChannelStats } from './channel-stats.js';
@@ -70,15 +69,14 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
 
   // The teacher on the held-out samples, once: the reference of every fidelity measured here.
   emit('teacher', { step: 0, steps: 1 });
-  const reference = await runSet(runner, teacherBytes, evalSet, opts.signal);
-  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  const held = await heldOut(runner, teacherBytes, evalSet, opts);
+  const kinds = held.kinds;
   const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
   // Refused by name here, before any run of the student.
   if (setup) new sk.Trainer(setup.graph).free();
   const measure = async (): Promise<FidelityReport> => {
     check();
-    const outs: Outputs[] = await runSet(runner, work.encode(), evalSet, opts.signal);
-    return fidelity(reference, outs, { ...opts, kinds });
+    return held.judge(work);
   };
   emit('eval', { step: 0, steps: 1 });
   const before = await measure();

@@ -6,12 +6,9 @@ import { attr } from '../../model.js';
 import { binaryFunction, unaryFunction } from '../scalar.js';
 import { negativeAxis, sameLayout, type Track } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
+import { ELEMENTWISE_UNARY, ELEMENTWISE_BINARY } from '../elementwise-ops.js';
 
-const UNARY = ['Relu', 'LeakyRelu', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Tanh', 'Clip', 'Elu', 'Selu',
-  'Softplus', 'Softsign', 'Exp', 'Log', 'Abs', 'Neg', 'Sqrt', 'Erf', 'Gelu', 'Mish', 'Identity', 'Dropout', 'Cast',
-  'Floor', 'Ceil', 'Round', 'Reciprocal', 'Sin', 'Cos', 'ThresholdedRelu', 'Celu', 'Swish'];
 const POOL = ['MaxPool', 'AveragePool', 'GlobalAveragePool', 'GlobalMaxPool', 'LpPool', 'GlobalLpPool'];
-const BINARY = ['Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow', 'PRelu', 'Sum'];
 const prod = (d: number[]) => d.reduce((a, b) => a * b, 1);
 
 function passThrough(ctx: RuleContext) {
@@ -93,7 +90,7 @@ function binary(ctx: RuleContext) {
 }
 
 export const elementwiseRules: RuleTable = Object.fromEntries([
-  ...UNARY.map((op) => [op, unary]),
+  ...ELEMENTWISE_UNARY.map((op) => [op, unary]),
   ...POOL.map((op) => [op, passThrough]),
-  ...BINARY.map((op) => [op, binary]),
+  ...ELEMENTWISE_BINARY.map((op) => [op, binary]),
 ]);

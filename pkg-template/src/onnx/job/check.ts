@@ -1,0 +1,123 @@
+// Validation of a PruneJob before anything runs: every refusal names the job option it is about
+// (`option`, a path such as 'mode.sparsity'), so each face can say it in its own words (the CLI
+// names its flag, the playground its field). A refused job has changed nothing.
+import { JobError } from '../errors.js';
+import { checkNm, pair } from '../nm-pattern.js';
+import { parseRecipe } from '../recipe/recipe.js';
+import type { JobMode, JobTraining, PruneJob } from './types.js';
+import { JOB_DEFAULTS } from './defaults.js';
+
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+const isPosInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 1;
+
+function fraction(option: string, x: unknown, { open = false, code = 'invalid_sparsity' } = {}): void {
+  if (!isNum(x) || x < 0 || x > 1 || (open && (x === 0 || x === 1))) {
+    throw new JobError(option, `must be a number in ${open ? '(0, 1)' : '[0, 1]'} (got ${String(x)})`, code);
+  }
+}
+
+function checkMode(mode: JobMode, method: string): void {
+  const calibrated = method !== 'magnitude';
+  switch (mode.kind) {
+    case 'sparsity':
+      fraction('mode.sparsity', mode.sparsity);
+      if (mode.block !== undefined) {
+        pair('mode.block', mode.block, 'invalid_block_shape');
+        if (calibrated) throw new JobError('mode.block', `applies to method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
+      }
+      if (mode.scope !== undefined && !['row', 'layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be row, layer or global (got ${String(mode.scope)})`);
+      if (mode.scope !== undefined && mode.scope !== 'layer' && calibrated) throw new JobError('mode.scope', `applies to method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
+      return;
+    case 'nm':
+      checkNm('mode.nm', mode.nm);
+      return;
+    case 'channels':
+      fraction('mode.fraction', mode.fraction);
+      if (mode.fraction >= 1) throw new JobError('mode.fraction', 'must be below 1: removing every channel leaves no model', 'invalid_sparsity');
+      if (mode.roundTo !== undefined && !isPosInt(mode.roundTo)) throw new JobError('mode.roundTo', `must be a positive integer (got ${String(mode.roundTo)})`);
+      if (mode.scope !== undefined && !['layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be layer or global for channels (got ${String(mode.scope)})`);
+      return;
+    case 'recipe':
+      if (mode.recipe === null || mode.recipe === undefined) throw new JobError('mode.recipe', 'is required');
+      return;
+    case 'search':
+      if (!['sparsity', 'nm', 'channels'].includes(mode.target)) throw new JobError('mode.target', `must be sparsity, nm or channels (got ${String(mode.target)})`);
+      if (!isNum(mode.minFidelity) || !(mode.minFidelity > 0 && mode.minFidelity <= 1)) throw new JobError('mode.minFidelity', `must be in (0, 1] (got ${String(mode.minFidelity)})`);
+      if (mode.target === 'nm') checkNm('mode.nm', mode.nm);
+      else if (mode.nm !== undefined) throw new JobError('mode.nm', `applies to target nm (got target ${mode.target})`);
+      if (mode.levels !== undefined) {
+        if (mode.target === 'nm') throw new JobError('mode.levels', 'apply to targets sparsity and channels (nm has one level)');
+        if (!Array.isArray(mode.levels) || !mode.levels.length || !mode.levels.every(isNum)) throw new JobError('mode.levels', `must be a non-empty list of numbers (got ${JSON.stringify(mode.levels)})`);
+      }
+      if (mode.objective !== undefined && !['params', 'flops', 'latency'].includes(mode.objective)) throw new JobError('mode.objective', `must be params, flops or latency (got ${String(mode.objective)})`);
+      if (mode.objective === 'latency' && mode.target !== 'channels') throw new JobError('mode.objective', 'latency needs target channels (zeros do not make onnxruntime faster)');
+      if (mode.confidence !== undefined && !(isNum(mode.confidence) && mode.confidence > 0 && mode.confidence < 1)) throw new JobError('mode.confidence', `must be in (0, 1), e.g. 0.95 (got ${String(mode.confidence)})`);
+      for (const k of ['maxSteps', 'tableSamples', 'roundTo'] as const) {
+        if (mode[k] !== undefined && !isPosInt(mode[k])) throw new JobError(`mode.${k}`, `must be a positive integer (got ${String(mode[k])})`);
+      }
+      return;
+    case 'prox':
+      fraction('mode.sparsity', mode.sparsity, { open: true });
+      if (mode.block !== undefined) pair('mode.block', mode.block, 'invalid_block_shape');
+      if (mode.scope !== undefined && !['layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be layer or global for prox (got ${String(mode.scope)})`);
+      if (calibrated) throw new JobError('method', 'applies to one-shot pruning: prox reaches its sparsity by training');
+      if (mode.epochs !== undefined && !isPosInt(mode.epochs)) throw new JobError('mode.epochs', `must be a positive integer (got ${String(mode.epochs)})`);
+      for (const k of ['minutes', 'recoverMinutes'] as const) {
+        if (mode[k] !== undefined && !(isNum(mode[k]) && (mode[k] as number) > 0)) throw new JobError(`mode.${k}`, `must be > 0 (got ${String(mode[k])})`);
+      }
+      if (mode.recoverEpochs !== undefined && !(Number.isInteger(mode.recoverEpochs) && mode.recoverEpochs >= 0)) throw new JobError('mode.recoverEpochs', `must be an integer >= 0 (got ${String(mode.recoverEpochs)})`);
+      if (mode.ramp !== undefined && !(isNum(mode.ramp) && mode.ramp > 0 && mode.ramp <= 1)) throw new JobError('mode.ramp', `must be in (0, 1] (got ${String(mode.ramp)})`);
+      return;
+    default:
+      throw new JobError('mode.kind', `must be sparsity, nm, channels, recipe, search or prox (got ${String((mode as { kind?: unknown }).kind)})`);
+  }
+}
+
+function checkTraining(option: string, t: JobTraining): void {
+  if (t.epochs !== undefined && !isPosInt(t.epochs)) throw new JobError(`${option}.epochs`, `must be a positive integer (got ${String(t.epochs)})`);
+  if (t.minutes !== undefined && !(isNum(t.minutes) && t.minutes > 0)) throw new JobError(`${option}.minutes`, `must be > 0 (got ${String(t.minutes)})`);
+  if (t.lr !== undefined && !(isNum(t.lr) && t.lr > 0)) throw new JobError(`${option}.lr`, `must be > 0 (got ${String(t.lr)})`);
+  if (t.batchSize !== undefined && !isPosInt(t.batchSize)) throw new JobError(`${option}.batchSize`, `must be a positive integer (got ${String(t.batchSize)})`);
+  if (t.steps !== undefined && (!Array.isArray(t.steps) || !t.steps.length || t.steps.some((s) => !['stats', 'lsq', 'distill'].includes(s)))) {
+    throw new JobError(`${option}.steps`, `must be a list of stats, lsq, distill (got ${JSON.stringify(t.steps)})`);
+  }
+  if (t.featureWeight !== undefined && !(isNum(t.featureWeight) && t.featureWeight > 0)) throw new JobError(`${option}.featureWeight`, `must be > 0 (got ${String(t.featureWeight)})`);
+  if (t.softmaxLoss !== undefined && !['logits', 'kl'].includes(t.softmaxLoss)) throw new JobError(`${option}.softmaxLoss`, `must be logits or kl (got ${String(t.softmaxLoss)})`);
+  if (t.features !== undefined && !(isPosInt(t.features) || (Array.isArray(t.features) && t.features.length && t.features.every((f) => typeof f === 'string' && f)))) {
+    throw new JobError(`${option}.features`, `must be a count or a list of tensor names (got ${JSON.stringify(t.features)})`);
+  }
+}
+
+/**
+ * Checks a job and returns the method it runs with. Throws a JobError naming the first option that
+ * cannot be right; what needs the model (layer names of a recipe, the samples' shapes) is checked by
+ * the steps that read it, still before any weight changes.
+ */
+export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'sparsegpt' } {
+  if (!job || typeof job !== 'object' || !job.mode || typeof job.mode !== 'object') throw new JobError('mode', 'is required (one of sparsity, nm, channels, recipe, search, prox)');
+  // a recipe may name its method (the job's method overrides it)
+  const method = job.method ?? (job.mode?.kind === 'recipe' ? parseRecipe(job.mode.recipe).method : undefined) ?? JOB_DEFAULTS.method;
+  if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new JobError('method', `must be magnitude, wanda or sparsegpt (got ${String(method)})`);
+  checkMode(job.mode, method);
+  const cal = job.calibration;
+  if (cal !== undefined) {
+    if (!Array.isArray(cal.samples) || !cal.samples.length) throw new JobError('calibration.samples', 'must hold at least one sample');
+    if (cal.percDamp !== undefined && !(isNum(cal.percDamp) && cal.percDamp >= 0)) throw new JobError('calibration.percDamp', `must be >= 0 (got ${String(cal.percDamp)})`);
+    if (cal.sequential === false && job.mode.kind === 'channels') throw new JobError('calibration.sequential', 'one pass applies to sparsity / nm (channel compensation is sequential)');
+  }
+  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.recover !== undefined;
+  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : 'recover'}`);
+  if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');
+  if (job.mode.kind === 'search' && !job.eval) throw new JobError('eval.samples', 'are needed by the search: its floor is measured on held-out samples');
+  if (job.mode.kind === 'search' && job.mode.tableSamples !== undefined && job.eval && job.mode.tableSamples > job.eval.samples.length) {
+    throw new JobError('mode.tableSamples', `must be at most the ${job.eval.samples.length} held-out samples (got ${job.mode.tableSamples})`);
+  }
+  if (job.recover !== undefined && job.recover !== true) checkTraining('recover', job.recover);
+  if (job.recover !== undefined && job.mode.kind === 'prox') throw new JobError('recover', 'is part of prox already (its recoverEpochs / recoverMinutes)');
+  if (job.training !== undefined) checkTraining('training', job.training);
+  const trainCount = cal?.samples.length ?? 0;
+  if ((job.mode.kind === 'prox' || job.recover !== undefined) && trainCount > JOB_DEFAULTS.maxTrainingSamples) {
+    throw new JobError('calibration.samples', `are at most ${JOB_DEFAULTS.maxTrainingSamples} for training (got ${trainCount})`);
+  }
+  return { method };
+}

@@ -1,0 +1,29 @@
+// The defaults of a PruneJob, in one table that runJob, the CLI's help and the playground read, so
+// that a setting left out means the same thing everywhere. Calibration figures come from the one
+// calibration table (calib/defaults.ts).
+import { CALIB_DEFAULTS } from '../calib/defaults.js';
+
+export const JOB_DEFAULTS = Object.freeze({
+  method: 'magnitude' as const,
+  /** Block shape of `sparsity` (1x1: unstructured) and of `prox` (4x4: blocks that sparse training zeroes). */
+  block: Object.freeze([1, 1]) as readonly [number, number],
+  proxBlock: Object.freeze([4, 4]) as readonly [number, number],
+  scope: 'layer' as const,
+  /** Channels kept per group are a multiple of this (runtimes block channels by 8 / 16 for SIMD). */
+  roundTo: 8,
+  /** Calibration samples a caller generates or reads when it gives no count (CLI, playground). */
+  calibrationCount: CALIB_DEFAULTS.calibrationCount,
+  percDamp: CALIB_DEFAULTS.percDamp,
+  sequential: CALIB_DEFAULTS.sequential,
+  /** Held-out samples generated when the caller asks for generated ones. */
+  generatedEvalCount: 8,
+  /** Samples a training run (recovery, prox) reads at most: its batches are held in memory. */
+  maxTrainingSamples: 512,
+  /** The search: plans verified at most, what it minimises. */
+  maxSteps: 8,
+  objective: 'params' as const,
+  /** Recovery and prox training. */
+  epochs: 4,
+  lr: 1e-4,
+  batchSize: 8,
+});

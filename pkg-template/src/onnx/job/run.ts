@@ -1,0 +1,180 @@
+// runJob: one PruneJob on one model — prune (one-shot, recipe, search or sparse training), then
+// recover towards the original if asked, then the held-out fidelity of the result. Every face (the
+// CLI, the module's callers, the playground) runs jobs through here, so the same job writes the
+// same model wherever it is built.
+import { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { pruneSparsity, pruneNm, type PruneReport } from '../prune.js';
+import { removeChannels } from '../channels/remove.js';
+import { calibratePrune, type CalibProgress, type CalibReport } from '../calib/calibrate.js';
+import { removeChannelsCalibrated } from '../calib/calibrated-channels.js';
+import { heldOut, type EvaluateReport } from '../calib/evaluate.js';
+import { toRunner, type ModelRunner } from '../calib/ort-runner.js';
+import { applyRecipe, planRecipe, type RecipeReport } from '../recipe/apply.js';
+import { compress, type CompressResult } from '../search/compress.js';
+import { fidelity as measure, wilsonLower } from '../fidelity/index.js';
+import { recover, proxPrune, type ProxReport, type RecoverReport } from '../recover/index.js';
+import type { ChannelReport } from '../channels/index.js';
+import type { ConsumerReport } from '../calib/calibrated-channels.js';
+import { checkJob } from './check.js';
+import { JobError } from '../errors.js';
+import { FloorError } from './floor-error.js';
+import { JOB_DEFAULTS } from './defaults.js';
+import type { JobEnv, JobProgress, PruneJob } from './types.js';
+
+/** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
+export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null } & {
+  compensation?: ConsumerReport[]; groups?: ChannelReport['groups']; folded?: ChannelReport['folded'];
+  recipe?: RecipeReport['recipe'];
+};
+
+/** The held-out fidelity of the result, with how many counted decisions its score rests on. */
+export interface JobFidelity extends EvaluateReport {
+  samples: number;
+  /** The fewest counted decisions (rows, symbols, boxes, regions) behind an output's score; undefined when every output is generic. */
+  decisions?: number;
+}
+
+export interface JobReport {
+  mode: PruneJob['mode']['kind'];
+  method: 'magnitude' | 'wanda' | 'sparsegpt';
+  /** The pruning's own report (absent for prox, whose report is `prox`). */
+  prune?: JobPruneReport;
+  search?: Omit<CompressResult, 'model' | 'report'>;
+  prox?: ProxReport;
+  recover?: RecoverReport;
+  fidelity?: JobFidelity;
+  ms: number;
+}
+
+export interface JobResult {
+  /** The pruned model: the one given, changed in place, except for the search, which returns a pruned copy. */
+  model: OnnxModel;
+  report: JobReport;
+}
+
+const fewestDecisions = (f: { outputs: { decisions?: number }[] }) => {
+  const d = f.outputs.map((o) => o.decisions).filter((x): x is number => x !== undefined);
+  return d.length ? Math.min(...d) : undefined;
+};
+
+function needRunner(env: JobEnv, why: string): ModelRunner {
+  if (!env.ort) throw new JobError('ort', `is needed by ${why} (onnxruntime-node or -web, or a runner)`);
+  return toRunner(env.ort, env.sessionOptions);
+}
+
+/**
+ * The search's floor against what its held-out samples can show: with `confidence`, a score that is
+ * a share of n decisions has a lower bound of at most n / (n + z²) even when every decision agrees,
+ * so a floor above that is refused before the first plan runs (issue: 256 decisions at 0.95 cap
+ * the bound at 0.9896, below a 0.99 floor).
+ */
+function checkReachable(reference: ReturnType<typeof measure>, minFidelity: number, confidence: number | undefined): void {
+  if (confidence === undefined) return;
+  for (const o of reference.outputs) {
+    if (o.decisions === undefined) continue;
+    const best = wilsonLower(1, o.decisions, confidence);
+    if (best < minFidelity) {
+      throw new FloorError(`the floor ${minFidelity} cannot be held at confidence ${confidence} on these held-out samples: output ${o.name} rests on ${o.decisions} decisions, whose lower bound is at most ${best.toFixed(4)} even with all of them kept; give more held-out samples, a lower floor or a lower confidence`);
+    }
+  }
+}
+
+export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}): Promise<JobResult> {
+  const t0 = performance.now();
+  const { method } = checkJob(job);
+  const mode = job.mode;
+  const emit = (p: JobProgress) => env.onProgress?.(p);
+  const step = (phase: string) => (done: number, total: number, label?: string) => emit({ phase, done, total, label });
+  const calibProgress = (p: CalibProgress) => { if (p.phase !== 'done') emit({ phase: p.phase, done: Math.floor(p.done), total: p.total, label: p.layer }); };
+  const calibration = job.calibration?.samples;
+  const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
+  const kinds = job.eval?.kinds;
+  const evalSamples = job.eval?.samples;
+  // The original, for recovery's teacher; for the fidelity alone its outputs are enough.
+  const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
+  const runner = evalSamples || method !== 'magnitude' || mode.kind === 'search' || mode.kind === 'prox' || teacher ? needRunner(env, 'this job') : undefined;
+  const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
+  const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };
+
+  let pruned = model;
+  const report: JobReport = { mode: mode.kind, method, ms: 0 };
+  switch (mode.kind) {
+    case 'sparsity':
+    case 'nm':
+      report.prune = method === 'magnitude'
+        ? (mode.kind === 'sparsity'
+          ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, onProgress: step('prune') })
+          : pruneNm(model, { nm: mode.nm, onProgress: step('prune') }))
+        : await calibratePrune(model, {
+          ...sess, ort: runner!, calibration: calibration!, criterion: method, ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
+          sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
+        });
+      break;
+    case 'channels': {
+      const roundTo = mode.roundTo ?? JOB_DEFAULTS.roundTo;
+      const scope = mode.scope ?? JOB_DEFAULTS.scope;
+      report.prune = method === 'magnitude'
+        ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
+        : await removeChannelsCalibrated(model, {
+          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp,
+          onProgress: step('channels'), onCalibProgress: calibProgress,
+        });
+      break;
+    }
+    case 'recipe': {
+      planRecipe(model, mode.recipe); // every name and pattern must match: checked before any change
+      report.prune = await applyRecipe(model, mode.recipe, {
+        ...sess, method, calibration, percDamp, onProgress: step('recipe'), onCalibProgress: calibProgress,
+      });
+      break;
+    }
+    case 'search': {
+      checkReachable(measure(held!.reference, held!.reference, { kinds: held!.kinds }), mode.minFidelity, mode.confidence);
+      const res = await compress(model, {
+        ...sess, ort: runner!, eval: evalSamples!, calibration, mode: mode.target, nm: mode.nm, levels: mode.levels,
+        objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,
+        roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
+        tableSamples: mode.tableSamples, fidelityOptions: { kinds: held!.kinds },
+        onProgress: (p) => emit({ phase: p.phase, done: p.done, total: p.total, label: p.label }),
+      });
+      const { model: chosen, report: chosenReport, ...search } = res;
+      report.search = search;
+      if (!chosen) {
+        const best = Math.max(...res.steps.map((s) => s.bound ?? s.fidelity));
+        throw new FloorError(`no plan met the floor ${mode.minFidelity} (the lightest plan tried scored ${best.toFixed(4)}${mode.confidence === undefined ? '' : `, its lower bound at confidence ${mode.confidence}`}); nothing written`, search);
+      }
+      pruned = chosen;
+      report.prune = chosenReport ?? undefined;
+      break;
+    }
+    case 'prox': {
+      const t = job.training ?? {};
+      report.prox = await proxPrune(model, calibration!, {
+        ...sess, ort: runner!, evalSamples, kinds, sparsity: mode.sparsity, block: mode.block ?? [...JOB_DEFAULTS.proxBlock] as [number, number],
+        scope: mode.scope, epochs: mode.epochs, minutes: mode.minutes, ramp: mode.ramp, recoverEpochs: mode.recoverEpochs, recoverMinutes: mode.recoverMinutes,
+        lr: t.lr, batchSize: t.batchSize ?? JOB_DEFAULTS.batchSize, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
+        onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
+      });
+      break;
+    }
+    default:
+      throw new OnnxError('unsupported', `unknown job mode ${String((mode as { kind?: unknown }).kind)}`, 'invalid_arguments');
+  }
+
+  if (teacher) {
+    const t = job.recover === true ? {} : job.recover ?? {};
+    report.recover = await recover(pruned, teacher, calibration!, {
+      ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs ?? (t.minutes ? undefined : JOB_DEFAULTS.epochs), minutes: t.minutes,
+      lr: t.lr, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
+      onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
+    });
+  }
+
+  if (held && evalSamples) {
+    const f = await held.judge(pruned);
+    report.fidelity = { ...f, samples: evalSamples.length, decisions: fewestDecisions(f) };
+  }
+  report.ms = performance.now() - t0;
+  return { model: pruned, report };
+}

@@ -1,0 +1,77 @@
+// One pruning job: what to prune and how, on which samples, to what floor, with recovery, as one
+// typed value. The CLI, the module's callers and the playground each build a PruneJob and hand it
+// to runJob, so a setting means the same thing on every face (defaults.ts holds its defaults,
+// check.ts its validation, run.ts what it does).
+import type { Scope } from '../prune.js';
+import type { InputSample } from '../calib/inputs.js';
+import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
+import type { OutputKind } from '../fidelity/types.js';
+import type { Recipe } from '../recipe/recipe.js';
+import type { Objective } from '../search/allocate.js';
+
+/** How weights are scored: by magnitude, or calibrated (Wanda's |W|·‖x‖, SparseGPT's compensated solve). */
+export type JobMethod = 'magnitude' | 'wanda' | 'sparsegpt';
+
+/** What the job prunes. Exactly one mode per job. */
+export type JobMode =
+  /** Zero the fraction `sparsity` of the smallest blocks (`block`, default 1x1) per `scope`. */
+  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: Scope }
+  /** Keep n of every m weights along the reduction axis (layers whose axis is not a multiple of m stay dense). */
+  | { kind: 'nm'; nm: [number, number] }
+  /** Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per group. */
+  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global' }
+  /** Per-layer settings from a recipe (parsed JSON, its text, or a Recipe). */
+  | { kind: 'recipe'; recipe: Recipe | object | string }
+  /**
+   * The search: per-layer settings of `target` ('sparsity' | 'channels': levels chosen per unit;
+   * 'nm': which layers get `nm`) that keep the held-out fidelity >= `minFidelity`.
+   */
+  | {
+    kind: 'search'; target: 'sparsity' | 'nm' | 'channels'; minFidelity: number; nm?: [number, number]; levels?: number[];
+    objective?: Objective; confidence?: number; maxSteps?: number; tableSamples?: number; roundTo?: number;
+  }
+  /** Block sparsity reached by proximal sparse training (distillation with the block soft threshold), then the exact cut. */
+  | {
+    kind: 'prox'; sparsity: number; block?: [number, number]; scope?: 'layer' | 'global'; epochs?: number; minutes?: number;
+    ramp?: number; recoverEpochs?: number; recoverMinutes?: number;
+  };
+
+/** Distillation towards the original after pruning (or, for `prox`, during it). */
+export interface JobTraining {
+  /** Epochs (default 4), or a time budget in minutes (the first reached stops). */
+  epochs?: number;
+  minutes?: number;
+  lr?: number;
+  batchSize?: number;
+  /** Which recovery steps run (default all three). */
+  steps?: ('stats' | 'lsq' | 'distill')[];
+  /** Matched block outputs distilled as well: a count, or tensor names. */
+  features?: number | string[];
+  featureWeight?: number;
+  softmaxLoss?: 'logits' | 'kl';
+}
+
+export interface PruneJob {
+  mode: JobMode;
+  /** Scoring (default magnitude); wanda / sparsegpt need calibration samples and onnxruntime. */
+  method?: JobMethod;
+  /** Calibration (and training) samples; `percDamp` SparseGPT's damping, `sequential` layer by layer (default). */
+  calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
+  /** Held-out samples: the fidelity of the result is measured on them, the search's floor too. */
+  eval?: { samples: InputSample[]; kinds?: Record<string, OutputKind> };
+  /** Recover the pruned model towards the original afterwards (distillation on the calibration samples). */
+  recover?: JobTraining | true;
+  /** Options of the training that `prox` runs (its own epochs are in the mode). */
+  training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;
+}
+
+/** What a job's run reports as it goes: a phase, a count, and what it is working on. */
+export interface JobProgress { phase: string; done: number; total: number; label?: string; epoch?: number; epochs?: number; loss?: number; fidelity?: number; eta?: number }
+
+/** Where a job runs: the caller's onnxruntime (Node or web) and how it hears of progress. */
+export interface JobEnv {
+  ort?: OrtLike | ModelRunner;
+  sessionOptions?: object;
+  onProgress?: (p: JobProgress) => void;
+  signal?: AbortSignal;
+}
