@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Trainer } from 'sparsekit-wasm';
-import { OnnxModel, parseNpy, trainSetup } from 'sparsekit-wasm/onnx';
+import { OnnxModel, parseNpy, trainSetup } from '#onnx-internal';
 
 const dir = process.argv[2];
 const recipe = JSON.parse(fs.readFileSync(path.join(dir, 'recipe.json'), 'utf8'));

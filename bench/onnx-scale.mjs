@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({ options: { layers: { type: 'string', default: '24' }, dim: { type: 'string', default: '4096' }, keep: { type: 'boolean' } } });
-const { ModelProto, DT, loadOnnx } = await import(path.join(ROOT, 'tests/onnx/.out/src/onnx/index.js'));
+const { ModelProto, DT, loadOnnx } = await import('#onnx-internal');
 const CLI = path.join(ROOT, 'tests/onnx/.out/bin/sparsekit-wasm.js');
 const L = Number(opt.layers), D = Number(opt.dim);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-onnx-scale-'));

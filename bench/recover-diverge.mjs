@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Trainer } from 'sparsekit-wasm';
-import { OnnxModel, parseNpy, trainSetup } from 'sparsekit-wasm/onnx';
+import { OnnxModel, parseNpy, trainSetup } from '#onnx-internal';
 import { lossesOf } from '../pkg/src/onnx/recover/train-setup.js';
 
 const { values: opt, positionals: [dir] } = parseArgs({ allowPositionals: true, options: { steps: { type: 'string', default: '32' } } });

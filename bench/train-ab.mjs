@@ -19,7 +19,7 @@ const CASES = {
   det: { file: 'ch_PP-OCRv4_det_infer.onnx', shape: [8, 3, 128, 128] },
   rec: { file: 'ch_PP-OCRv4_rec_infer.onnx', shape: [8, 3, 48, 320] },
 };
-const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/index.js');
+const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const builds = [await import(A + '/src/node.js'), await import(B + '/src/node.js')];
 
 function rand(n, seed) {

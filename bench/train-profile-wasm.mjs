@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 const P = process.argv[2], steps = +(process.argv[3] ?? 2), models = (process.argv[4] ?? 'det,rec').split(',');
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
-const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/index.js');
+const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const sk = await import(P + '/src/node.js');
 const CASES = { det: ['ch_PP-OCRv4_det_infer.onnx', [8, 3, 128, 128]], rec: ['ch_PP-OCRv4_rec_infer.onnx', [8, 3, 48, 320]] };
 function rand(n, seed) { let s = seed >>> 0 || 1; return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; }); }

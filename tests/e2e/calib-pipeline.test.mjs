@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import ort from 'onnxruntime-node';
 import {
   OnnxModel, renderPage, makeInputSet, SEED_BASE, findLayers, captureGroups, makeOrtRunner, calibratePrune, CancelledError, viewValues,
-} from 'sparsekit-wasm/onnx';
+} from '#onnx-internal';
 import { CLS } from './helpers.mjs';
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1 });

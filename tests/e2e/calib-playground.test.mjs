@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OnnxModel, findLayers, viewValues } from 'sparsekit-wasm/onnx';
+import { OnnxModel, findLayers, viewValues } from '#onnx-internal';
 import { CLS, tmpDir, runModel, startPlayground } from './helpers.mjs';
 
 let playground;

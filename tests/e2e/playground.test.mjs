@@ -5,8 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OnnxModel } from 'sparsekit-wasm/onnx';
-import { DT } from 'sparsekit-wasm/onnx';
+import { OnnxModel } from '#onnx-internal';
+import { DT } from '#onnx-internal';
 import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground, importWww } from './helpers.mjs';
 
 const { compareOutputs } = await importWww('model-input.ts');

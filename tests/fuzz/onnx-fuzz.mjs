@@ -42,7 +42,7 @@ async function main() {
   const rssCap = Number(values['rss-cap-mb']);
   const hangMs = 1000 * Number(values['hang-seconds']);
   let seed = values.seed !== undefined ? Number(values.seed) : (Date.now() % 2 ** 31);
-  const { ModelProto } = await import('sparsekit-wasm/onnx');
+  const { ModelProto } = await import('#onnx-internal');
   const { loadSeeds } = await import('./seeds.mjs');
   const seeds = await loadSeeds(ROOT, ModelProto);
   console.error(`[fuzz-onnx] ${seeds.length} seeds (${seeds.reduce((n, b) => n + b.length, 0)} bytes); ${seconds} s, worker heap cap ${values['heap-mb']} MB`);
@@ -136,7 +136,7 @@ async function work({ sab, seed, until, seeds }) {
   const input = new Uint8Array(sab, 4 * HDR);
   const { prng, mutateBytes, mutateModel, generateModel } = await import('./mutate.mjs');
   const { runOne, InvariantError } = await import('./onnx-target.mjs');
-  const { ModelProto } = await import('sparsekit-wasm/onnx');
+  const { ModelProto } = await import('#onnx-internal');
   const r = prng(seed);
   const outcomes = {};
   let executions = 0, slowestMs = 0;

@@ -7,7 +7,7 @@ import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
 
 build();
-const O = await import('sparsekit-wasm/onnx');
+const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { build } from './build.mjs';
 
 build();
-const { OnnxModel, findChannelGroups, removeChannels } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, findChannelGroups, removeChannels } = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
 const conv = (name, o, c, k = 1) => ({ [`${name}.w`]: { dims: [o, c, k, k] }, [`${name}.b`]: { dims: [o], scale: 0.1 } });
@@ -137,7 +137,7 @@ for (const [name, make] of Object.entries(GRAPHS)) {
 }
 
 test('a weight declaring 2^31 output channels over a few bytes is refused with a typed error, not looped over', async () => {
-  const { ModelProto } = await import('sparsekit-wasm/onnx');
+  const { ModelProto } = await import('#onnx-internal');
   const model = ModelProto.decode(otherAxes());
   model.graph.initializer.find((t) => t.name === 'a.w').dims = [2 ** 31, 3, 3, 3];
   const typed = (e) => e.name === 'OnnxError' && ['corrupt', 'truncated', 'size_mismatch'].includes(e.reason);

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { build } from './build.mjs';
 
 build();
-const { OnnxModel } = await import('sparsekit-wasm/onnx');
-const { findChannelGroups, removeChannels } = await import('sparsekit-wasm/onnx');
+const { OnnxModel } = await import('#onnx-internal');
+const { findChannelGroups, removeChannels } = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
 const INPUTS = {
@@ -174,7 +174,7 @@ test('filter: only the accepted groups lose channels', () => {
 test('channel removal on external data: written back external, same outputs as in memory', async () => {
   const fs = await import('node:fs');
   const path = await import('node:path');
-  const { ModelProto, loadOnnx, saveOnnx } = await import('sparsekit-wasm/onnx');
+  const { ModelProto, loadOnnx, saveOnnx } = await import('#onnx-internal');
   const dir = G.tmpDir();
   const src = path.join(dir, 'm.onnx');
   const model = ModelProto.decode(G.concat());
@@ -207,7 +207,7 @@ test('channel removal on external data: written back external, same outputs as i
 // carries channels when both branches give the same ones (else they are kept whole).
 for (const [elseInput, prunable] of [['a', true], ['x', false]]) {
   test(`a value read implicitly by If branches: ${prunable ? 'followed across the If' : 'kept whole when the branches differ'}`, async () => {
-    const { ModelProto } = await import('sparsekit-wasm/onnx');
+    const { ModelProto } = await import('#onnx-internal');
     const model = ModelProto.decode(G.unhandled());
     const g = model.graph;
     // replace the Softmax by If(cond) { Identity(a) } else { Identity(elseInput) }

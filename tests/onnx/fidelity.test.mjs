@@ -8,7 +8,7 @@ import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
 
 build();
-const O = await import('sparsekit-wasm/onnx');
+const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
 /** A Float32Array carrying its dims, as runSet returns outputs. */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { ModelProto, DT, floatToHalf } from 'sparsekit-wasm/onnx';
+import { ModelProto, DT, floatToHalf } from '#onnx-internal';
 
 /** Deterministic pseudo-random numbers in [-1, 1). */
 export function rng(seed = 1) {

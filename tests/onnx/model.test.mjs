@@ -7,7 +7,7 @@ import path from 'node:path';
 import { build } from './build.mjs';
 
 build();
-const { OnnxModel, OnnxError, loadOnnx, saveOnnx, DT, ModelProto } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, OnnxError, loadOnnx, saveOnnx, DT, ModelProto } = await import('#onnx-internal');
 const { SparseKitError } = await import('sparsekit-wasm');
 const G = await import('./graphs.mjs');
 

@@ -11,7 +11,7 @@ import { DET, CLS, REC, runModel, makeExternalDataModel, makeFp16Model, tmpDir, 
 const { compareOutputs } = await importWww('model-input.ts');
 
 build();
-const { OnnxModel, OnnxError, DT } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, OnnxError, DT } = await import('#onnx-internal');
 const parseFile = (p, opts) => OnnxModel.parse(fs.readFileSync(p), opts);
 
 /** encode() of a model with external data: the model bytes and the one data file, as a browser gets them. */

@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { writeNpy } from './npy.mjs';
 
 build();
-const O = await import('sparsekit-wasm/onnx');
+const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
 let dir;

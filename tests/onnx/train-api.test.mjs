@@ -8,7 +8,7 @@ import { build } from './build.mjs';
 
 build();
 const sk = await import('sparsekit-wasm');
-const { OnnxModel, trainGraph } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, trainGraph } = await import('#onnx-internal');
 const { makeModel, rng } = await import('./graphs.mjs');
 
 // x [2,3,6,6] -> Conv 3x3 (w1,b1) -> Relu (r) -> Conv 1x1 (w2) -> z -> Softmax(axis 1) p, Sigmoid s

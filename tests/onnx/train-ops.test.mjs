@@ -12,7 +12,7 @@ import { DET, CLS, REC } from '../e2e/helpers.mjs';
 
 build();
 const sk = await import('sparsekit-wasm');
-const { OnnxModel, ModelProto, DT, trainGraph } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, ModelProto, DT, trainGraph } = await import('#onnx-internal');
 const { rng } = await import('./graphs.mjs');
 
 /** An attribute of the right ONNX type from a JS value (floats marked with `f:`). */

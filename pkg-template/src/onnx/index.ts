@@ -1,103 +1,64 @@
-// sparsekit-wasm/onnx: read, inspect, prune and write ONNX models (browsers and Node).
-export { OnnxModel, MemoryExternalSource, ModelProto, DT, dtypeName, transpose } from './model.js';
-export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto } from './model.js';
+// sparsekit-wasm/onnx: the public API of the ONNX module — read and write models, inspect them,
+// build and run a pruning job (or its parts: one-shot pruning, channel removal, calibration, recipes,
+// the search to a fidelity floor, recovery), measure fidelity, and the errors. Everything else is
+// internal (internal.ts serves the repository's tests and benches).
+
+// Models and files.
+export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
+export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
+export { loadOnnx, saveOnnx, readCalibrationDir } from './files.js';
+export type { CalibrationDirOptions } from './calib/samples-dir.js';
+
+// Errors.
 export { OnnxError } from './errors.js';
 export type { OnnxReason } from './errors.js';
-export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
-/** The ONNX schema text (protobufjs), for tools that decode / re-encode models themselves. */
-export { ONNX_PROTO } from './schema.js';
-export { pruneSparsity, pruneNm, parseNm } from './prune.js';
+export { CancelledError } from './calib/cancel.js';
+
+// The job: one typed pruning run, what the CLI and the playground build.
+export { runJob, checkJob, parseNm, JobError, FloorError, JOB_DEFAULTS } from './job/index.js';
+export type { PruneJob, JobMode, JobMethod, JobTraining, JobEnv, JobProgress, JobResult, JobReport, JobPruneReport, JobFidelity } from './job/index.js';
+
+// Its parts: one-shot pruning, channel groups, calibration-aware pruning.
+export { pruneSparsity, pruneNm } from './prune.js';
 export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
-export { findChannelGroups, removeChannels, planChannels } from './channels.js';
-export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from './channels.js';
-// Calibration-aware pruning of whole models (Wanda / SparseGPT per layer, sequential capture with the
-// caller's onnxruntime), and the calibration inputs: generated, or read from files.
+export { findChannelGroups, removeChannels } from './channels.js';
+export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember, ChannelReport } from './channels.js';
 export { calibratePrune } from './calib/calibrate.js';
 export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, CalibTime } from './calib/calibrate.js';
-export { CALIB_DEFAULTS } from './calib/defaults.js';
-export { Sweep, capture } from './calib/sweep.js';
-export type { SweepStats, CaptureOptions } from './calib/sweep.js';
-export { findLayers, captureGroups } from './calib/layers.js';
-export type { CalibLayer, StatsKind } from './calib/layers.js';
-export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';
-export type { Criterion, MethodUsed, Target, LayerStats, LayerPruneResult } from './calib/layer-prune.js';
-export { makeInputSet, genericTensor, resolveInputShape, checkGeneratedShape, MAX_GENERATED_ELEMENTS, isImageShape, isDensePrediction, pngShape, MAX_PNG_SIDE, ORT_TYPES, SEED_BASE } from './calib/inputs.js';
-export type { FeedTensor, InputSample, InputSetOptions } from './calib/inputs.js';
-export { renderPage, documentTensor, toTensor, NORMALIZATIONS, PAGE_LAYOUTS } from './calib/doc-pages.js';
-export type { RenderedPage, RgbaImage, Normalization } from './calib/doc-pages.js';
-export { prng } from './calib/prng.js';
-export { parseNpy, npyToFeed } from './calib/npy.js';
-export type { NpyArray } from './calib/npy.js';
-export { decodePng, resizeRgba } from './calib/png.js';
-export { makeOrtRunner } from './calib/ort-runner.js';
-export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
-export { runSet, compareSets, outputAsFloat, evaluate } from './calib/evaluate.js';
-export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport } from './calib/evaluate.js';
-// Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
-export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './fidelity/index.js';
-export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
-export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
-import type { CalibrationDirOptions } from './calib/samples-dir.js';
-export type { CalibrationDirOptions };
-import type { InputSample } from './calib/inputs.js';
-import { OnnxModel, type ParseOptions } from './model.js';
-import { OnnxError } from './errors.js';
+export { findLayers } from './calib/layers.js';
+export type { CalibLayer } from './calib/layers.js';
+export type { Criterion } from './calib/layer-prune.js';
+export { CALIB_DEFAULTS } from './calib/defaults.js';
 
-/**
- * The Node file helpers, loaded only when a path is used. The specifier is computed so that
- * bundlers (Vite, webpack, esbuild) do not pull node:fs into browser builds.
- */
-function nodeIo(): Promise<typeof import('./node-io.js')> {
-  return import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./node-io.js', import.meta.url).href);
-}
+// Samples: generated from the graph, or read (npy, png).
+export { makeInputSet, resolveInputShape, checkGeneratedShape, isImageShape, isDensePrediction, MAX_GENERATED_ELEMENTS, ORT_TYPES } from './calib/inputs.js';
+export type { FeedTensor, InputSample, InputSetOptions } from './calib/inputs.js';
+export { parseNpy, npyToFeed } from './calib/npy.js';
+export { decodePng } from './calib/png.js';
+export { renderPage } from './calib/doc-pages.js';
+export { prng } from './calib/prng.js';
 
-const isNode = typeof process !== 'undefined' && !!(process as { versions?: { node?: string } }).versions?.node;
+// Running models and judging them: label-free fidelity per output.
+export { makeOrtRunner } from './calib/ort-runner.js';
+export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
+export { runSet, compareSets, evaluate } from './calib/evaluate.js';
+export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport } from './calib/evaluate.js';
+export { fidelity, detectKind, OUTPUT_KINDS, lowerBound } from './fidelity/index.js';
+export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
 
-/**
- * Loads a model from bytes, or (Node only) from a path whose external data files sit next to it.
- */
-export async function loadOnnx(src: string | Uint8Array | ArrayBuffer, opts: ParseOptions = {}): Promise<OnnxModel> {
-  if (typeof src !== 'string') return OnnxModel.parse(src, opts);
-  if (!isNode) throw new OnnxError('unsupported', 'loading a model from a path needs Node: pass the bytes in a browser', 'unsupported_environment');
-  const io = await nodeIo();
-  return io.loadOnnxFile(src);
-}
-
-/** Node only: writes the model (and its external data as `<file>.data`) via temporary files. */
-export async function saveOnnx(model: OnnxModel, file: string) {
-  if (!isNode) throw new OnnxError('unsupported', 'saving to a path needs Node: use model.encode() in a browser', 'unsupported_environment');
-  const io = await nodeIo();
-  return io.saveOnnxFile(model, file);
-}
-
-/**
- * Node only: calibration samples from a directory of `.npy` / `.png` files or one folder per sample
- * (layout in docs/onnx.md), checked against the model's inputs.
- */
-export async function readCalibrationDir(dir: string, model: OnnxModel, opts: CalibrationDirOptions = {}): Promise<InputSample[]> {
-  if (!isNode) throw new OnnxError('unsupported', 'reading calibration files from a directory needs Node: pass InputSample[] in a browser', 'unsupported_environment');
-  const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
-  return mod.readCalibrationDir(dir, model, opts);
-}
-// Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
-export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
+// Recipes (per-layer settings as JSON), sensitivity and the search to a fidelity floor.
+export { parseRecipe } from './recipe/recipe.js';
 export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
-export { resolveRecipe, layerUnits, groupUnits } from './recipe/match.js';
-export type { RecipeUnit, Resolved } from './recipe/match.js';
-export { applyRecipe, planRecipe } from './recipe/apply.js';
+export { planRecipe, applyRecipe } from './recipe/apply.js';
 export type { ApplyRecipeOptions, RecipeReport } from './recipe/apply.js';
-// Sensitivity per layer / channel group, and compression to a fidelity floor (plans written as recipes).
-export { sensitivity, checkLevels, DEFAULT_LEVELS } from './search/sensitivity.js';
+export { sensitivity } from './search/sensitivity.js';
 export type { SensitivityOptions, SensitivityResult, SensitivityUnit, SensitivityCell, SearchMode } from './search/sensitivity.js';
-export { allocate } from './search/allocate.js';
-export type { Allocation, Objective } from './search/allocate.js';
+export type { Objective } from './search/allocate.js';
 export { compress } from './search/compress.js';
 export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
-export { LatencyProbe } from './search/latency.js';
-export { trainGraph, type TrainGraphOptions } from './train/graph.js';
-// Recovery after pruning: statistics correction, least-squares refit, distillation (recover/).
-export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
-export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
-export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+
+// Recovery: closed-form steps and distillation towards the original; sparse training.
+export { recover, proxPrune } from './recover/index.js';
+export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './recover/index.js';

@@ -10,4 +10,4 @@ export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
 export { cutPoints, matchFeatures } from './features.js';
 export { FeatureTeacher } from './feature-teacher.js';
 export type { TeacherBatching, FeatureTeacherOptions } from './feature-teacher.js';
-export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';
+export type { ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

@@ -1,0 +1,42 @@
+// Models and samples from paths (Node), or models from bytes (anywhere): the file side of the module.
+import type { CalibrationDirOptions } from './calib/samples-dir.js';
+import type { InputSample } from './calib/inputs.js';
+import { OnnxModel, type ParseOptions } from './model.js';
+import { OnnxError } from './errors.js';
+
+/**
+ * The Node file helpers, loaded only when a path is used. The specifier is computed so that
+ * bundlers (Vite, webpack, esbuild) do not pull node:fs into browser builds.
+ */
+function nodeIo(): Promise<typeof import('./node-io.js')> {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./node-io.js', import.meta.url).href);
+}
+
+const isNode = typeof process !== 'undefined' && !!(process as { versions?: { node?: string } }).versions?.node;
+
+/**
+ * Loads a model from bytes, or (Node only) from a path whose external data files sit next to it.
+ */
+export async function loadOnnx(src: string | Uint8Array | ArrayBuffer, opts: ParseOptions = {}): Promise<OnnxModel> {
+  if (typeof src !== 'string') return OnnxModel.parse(src, opts);
+  if (!isNode) throw new OnnxError('unsupported', 'loading a model from a path needs Node: pass the bytes in a browser', 'unsupported_environment');
+  const io = await nodeIo();
+  return io.loadOnnxFile(src);
+}
+
+/** Node only: writes the model (and its external data as `<file>.data`) via temporary files. */
+export async function saveOnnx(model: OnnxModel, file: string) {
+  if (!isNode) throw new OnnxError('unsupported', 'saving to a path needs Node: use model.encode() in a browser', 'unsupported_environment');
+  const io = await nodeIo();
+  return io.saveOnnxFile(model, file);
+}
+
+/**
+ * Node only: calibration samples from a directory of `.npy` / `.png` files or one folder per sample
+ * (layout in docs/onnx.md), checked against the model's inputs.
+ */
+export async function readCalibrationDir(dir: string, model: OnnxModel, opts: CalibrationDirOptions = {}): Promise<InputSample[]> {
+  if (!isNode) throw new OnnxError('unsupported', 'reading calibration files from a directory needs Node: pass InputSample[] in a browser', 'unsupported_environment');
+  const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
+  return mod.readCalibrationDir(dir, model, opts);
+}

@@ -1,0 +1,69 @@
+// Every name of the ONNX module, for the repository's own tests and benches: not a package entry
+// (package.json exports only index.js, the curated public API). Read, inspect, prune and write ONNX
+// models (browsers and Node).
+export { OnnxModel, MemoryExternalSource, ModelProto, DT, dtypeName, transpose } from './model.js';
+export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto } from './model.js';
+export { OnnxError } from './errors.js';
+export type { OnnxReason } from './errors.js';
+export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
+/** The ONNX schema text (protobufjs), for tools that decode / re-encode models themselves. */
+export { ONNX_PROTO } from './schema.js';
+export { pruneSparsity, pruneNm } from './prune.js';
+export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from './prune.js';
+export { findChannelGroups, removeChannels, planChannels } from './channels.js';
+export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember } from './channels.js';
+// Calibration-aware pruning of whole models (Wanda / SparseGPT per layer, sequential capture with the
+// caller's onnxruntime), and the calibration inputs: generated, or read from files.
+export { calibratePrune } from './calib/calibrate.js';
+export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, CalibTime } from './calib/calibrate.js';
+export { CALIB_DEFAULTS } from './calib/defaults.js';
+export { Sweep, capture } from './calib/sweep.js';
+export type { SweepStats, CaptureOptions } from './calib/sweep.js';
+export { findLayers, captureGroups } from './calib/layers.js';
+export type { CalibLayer, StatsKind } from './calib/layers.js';
+export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';
+export type { Criterion, MethodUsed, Target, LayerStats, LayerPruneResult } from './calib/layer-prune.js';
+export { makeInputSet, genericTensor, resolveInputShape, checkGeneratedShape, MAX_GENERATED_ELEMENTS, isImageShape, isDensePrediction, pngShape, MAX_PNG_SIDE, ORT_TYPES, SEED_BASE } from './calib/inputs.js';
+export type { FeedTensor, InputSample, InputSetOptions } from './calib/inputs.js';
+export { renderPage, documentTensor, toTensor, NORMALIZATIONS, PAGE_LAYOUTS } from './calib/doc-pages.js';
+export type { RenderedPage, RgbaImage, Normalization } from './calib/doc-pages.js';
+export { prng } from './calib/prng.js';
+export { parseNpy, npyToFeed } from './calib/npy.js';
+export type { NpyArray } from './calib/npy.js';
+export { decodePng, resizeRgba } from './calib/png.js';
+export { makeOrtRunner } from './calib/ort-runner.js';
+export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
+export { runSet, compareSets, outputAsFloat, evaluate, heldOut } from './calib/evaluate.js';
+export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport, HeldOut } from './calib/evaluate.js';
+// Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
+export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './fidelity/index.js';
+export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
+export { CancelledError } from './calib/cancel.js';
+export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
+export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
+export type { CalibrationDirOptions } from './calib/samples-dir.js';
+export { loadOnnx, saveOnnx, readCalibrationDir } from './files.js';
+// Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
+export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
+export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
+export { resolveRecipe, layerUnits, groupUnits } from './recipe/match.js';
+export type { RecipeUnit, Resolved } from './recipe/match.js';
+export { applyRecipe, planRecipe } from './recipe/apply.js';
+export type { ApplyRecipeOptions, RecipeReport } from './recipe/apply.js';
+// Sensitivity per layer / channel group, and compression to a fidelity floor (plans written as recipes).
+export { sensitivity, checkLevels, DEFAULT_LEVELS } from './search/sensitivity.js';
+export type { SensitivityOptions, SensitivityResult, SensitivityUnit, SensitivityCell, SearchMode } from './search/sensitivity.js';
+export { allocate } from './search/allocate.js';
+export type { Allocation, Objective } from './search/allocate.js';
+export { compress } from './search/compress.js';
+export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
+export { LatencyProbe } from './search/latency.js';
+export { trainGraph, type TrainGraphOptions } from './train/graph.js';
+// Recovery after pruning: statistics correction, least-squares refit, distillation (recover/).
+export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
+export type { ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
+export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// The job: one typed pruning run (mode, method, samples, floor, recovery) that the CLI, callers and
+// the playground all build and run (job/).
+export { runJob, checkJob, parseNm, JobError, FloorError, JOB_DEFAULTS } from './job/index.js';
+export type { PruneJob, JobMode, JobMethod, JobTraining, JobEnv, JobProgress, JobResult, JobReport, JobPruneReport, JobFidelity } from './job/index.js';
