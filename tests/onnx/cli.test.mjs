@@ -65,7 +65,7 @@ test('inspect lists prunable weights, views and channel groups (text and JSON)',
   assert.match(r.out, /4 prunable weights/);
   assert.match(r.out, /fc\.w\s+Gemm\s+\[5,6\]\s+5x6/);
   assert.match(r.out, /kept whole: it reaches graph output "y"/);
-  const j = JSON.parse(cli('inspect', files.flattenGemm, '--json').out);
+  const j = JSON.parse(cli('inspect', files.flattenGemm, '--report', '-').out);
   const fc = j.weights.find((w) => w.name === 'fc.w');
   assert.deepEqual([fc.view, fc.transposed], [[5, 96], true]);
   assert.ok(j.channelGroups.some((g) => g.prunable && g.channels === 6));
@@ -157,9 +157,9 @@ test('bad input: exit code != 0, one clear stderr line, no output file', () => {
     [[files.residual, '--sparsity', '0.5', '--nm', '2:4'], 2, /exactly one of/],
     [[files.residual, '--channels', '1'], 2, /below 1/],
     [[files.residual, '--channels', '0.3', '--round-to', '0'], 2, /--round-to needs a positive integer/],
-    [[files.residual, '--sparsity', '0.5', '--calib', 'synthetic'], 2, /--calib is only used by --method wanda\|sparsegpt/],
-    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--block', '2x2'], 2, /--block applies to --method magnitude/],
-    [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--scope', 'global'], 2, /--scope applies to --method magnitude/],
+    [[files.residual, '--sparsity', '0.5', '--calib', 'synthetic'], 2, /--calib is read by --method wanda\|sparsegpt/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--block', '2x2'], 2, /--block applies to method magnitude/],
+    [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--scope', 'global'], 2, /--scope applies to method magnitude/],
     [[files.residual, '--sparsity', '0.5', '--method', 'wanda', '--calib-count', '0'], 2, /--calib-count needs a positive integer/],
     [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--calib', path.join(dir, 'no-such-dir')], 1, /calibration directory .*no such directory/],
     [[files.residual, '--sparsity', '0.5', '--method', 'sparsegpt', '--calib', badNpyDir()], 1, /shape \[1, 3, 8, 8\] does not fit input "x" \[1, 4, 8, 8\]/],
@@ -224,16 +224,15 @@ for (const method of ['wanda', 'sparsegpt']) {
   });
 }
 
-test('prune --method sparsegpt compensates: lower reconstruction error than wanda on the same statistics (mlp, --one-pass)', () => {
+test('prune --method sparsegpt compensates: lower reconstruction error than wanda (mlp, sequential calibration)', () => {
   const rep = {};
   for (const method of ['wanda', 'sparsegpt']) {
     const out = path.join(dir, `cmp-${method}.onnx`);
-    const r = cli('prune', files.mlp, '-o', out, '--sparsity', '0.5', '--method', method, '--calib-count', '16', '--one-pass', '--report', out + '.json', '-q');
+    const r = cli('prune', files.mlp, '-o', out, '--sparsity', '0.5', '--method', method, '--calib-count', '16', '--report', out + '.json', '-q');
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, '');
     rep[method] = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
   }
-  assert.equal(rep.sparsegpt.passes, 1, 'one pass');
   for (let i = 0; i < rep.sparsegpt.layers.length; i++) {
     const s = rep.sparsegpt.layers[i], w = rep.wanda.layers[i];
     assert.equal(s.method, 'sparsegpt');
@@ -277,7 +276,7 @@ test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in th
   assert.ok(report.compensation.length > 0 && report.compensation.every((c) => ['sparsegpt', 'mean'].includes(c.method)));
   const y = await G.run(out, G.feedsFor(null, { x: [1, 4, 8, 8] }));
   assert.deepEqual(y.y.dims, [1, 5]);
-  const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--one-pass');
+  const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--block', '4x4');
   assert.equal(bad.code, 2);
-  assert.match(bad.err, /--one-pass applies to --sparsity/);
+  assert.match(bad.err, /--block does not apply to this mode/);
 });

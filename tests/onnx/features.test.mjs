@@ -10,7 +10,7 @@ import ort from 'onnxruntime-node';
 import { build, CLI } from './build.mjs';
 
 build();
-const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('#onnx-internal');
 const { tmpDir, convNet, makeModel } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -167,22 +167,22 @@ test('CLI: recover, prune … --recover and prune --prox take --features; a bad 
   fs.writeFileSync(t, net()); fs.writeFileSync(p, pruned.encode());
   const run = (args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
   const common = ['--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--metric', 'y=generic', '-q', '--epochs', '1', '--batch', '4'];
-  let r = run(['recover', p, '--teacher', t, '--steps', 'distill', '--features', '2', ...common, '-o', out]);
+  let r = run(['recover', p, '--teacher', t, '--features', '2', ...common, '-o', out]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /features ar, sr/);
-  r = run(['recover', p, '--teacher', t, '--features', 'sr,ar', '--feature-weight', '0.5', '--steps', 'distill', ...common, '-o', out, '--report', path.join(dir, 'r.json')]);
+  r = run(['recover', p, '--teacher', t, '--features', 'sr,ar', ...common, '-o', out, '--report', path.join(dir, 'r.json')]);
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'r.json'), 'utf8')).distill.features.map((f) => f.name), ['sr', 'ar']);
   fs.rmSync(out);
-  for (const bad of [['--features', 'a,'], ['--features', '-1'], ['--feature-weight', '0']]) {
+  for (const bad of [['--features', 'a,'], ['--features', '-1'], ['--features', '0']]) {
     r = run(['recover', p, '--teacher', t, ...bad, ...common, '-o', out]);
     assert.equal(r.status, 2, `${bad.join(' ')}: ${r.stderr}`);
     assert.equal(fs.existsSync(out), false);
   }
-  r = run(['prune', t, '--sparsity', '0.5', '--recover', '--features', '1', '--steps', 'distill', ...common, '-o', out]);
+  r = run(['prune', t, '--sparsity', '0.5', '--recover', '--features', '1', ...common, '-o', out]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /features sr/);
-  r = run(['prune', t, '--prox', '--sparsity', '0.5', '--block', '2x2', '--features', '1', '--recover-epochs', '0', ...common, '-o', out]);
+  r = run(['prune', t, '--prox', '--sparsity', '0.5', '--block', '2x2', '--features', '1', ...common, '-o', out]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /features: sr/);
 });

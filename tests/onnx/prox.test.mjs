@@ -11,7 +11,7 @@ import ort from 'onnxruntime-node';
 import { build, CLI } from './build.mjs';
 
 build();
-const { OnnxModel, makeInputSet, proxPrune, recover, rampTarget, pruneSparsity, makeOrtRunner, runSet, compareSets, CancelledError, OnnxError } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, proxPrune, recover, rampTarget, pruneSparsity, makeOrtRunner, runSet, compareSets, CancelledError, OnnxError } = await import('#onnx-internal');
 const { tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -104,7 +104,7 @@ test('CLI prune --prox: writes the model at the target block sparsity; usage err
   const input = path.join(dir, 'net.onnx');
   fs.writeFileSync(input, net());
   const out = path.join(dir, 'out.onnx');
-  const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, '--prox', '--sparsity', '0.5', '--block', '4x4', '--epochs', '2', '--recover-epochs', '1', '--calib-count', '16', '--batch', '4', '-q'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, '--prox', '--sparsity', '0.5', '--block', '4x4', '--epochs', '2', '--calib-count', '16', '--batch', '4', '-q'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /cut to 50\.0% of 4x4 blocks/);
   const m = OnnxModel.parse(fs.readFileSync(out));

@@ -1,6 +1,6 @@
 // recover(): closed-form steps that never lower the held-out fidelity, distillation that raises it,
 // zeros that stay zero, an abort that leaves the model untouched; the CLI's exit codes, no output on
-// a refused model, a checkpoint that --resume continues. A small generated network, and PaddleOCR cls.
+// a refused model, a checkpoint that a second run continues. A small generated network, and PaddleOCR cls.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { CLS } from '../e2e/helpers.mjs';
 
 build();
-const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('#onnx-internal');
 const { makeModel, tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -134,19 +134,19 @@ test('CLI: usage errors exit 2, a refused op exits 1 with one line naming it and
   assert.equal(fs.existsSync(out), false);
 });
 
-test('CLI: a checkpoint per epoch, and --resume continues from it', () => {
+test('CLI: a checkpoint per epoch, and a run given an existing checkpoint continues from it', () => {
   const dir = tmpDir('sk-recover-');
   const t = path.join(dir, 't.onnx'), p = path.join(dir, 'p.onnx'), out = path.join(dir, 'out.onnx'), ck = path.join(dir, 'ck.bin');
   const pruned = OnnxModel.parse(net());
   pruneSparsity(pruned, { sparsity: 0.6 });
   fs.writeFileSync(t, net()); fs.writeFileSync(p, pruned.encode());
-  const common = [p, '--teacher', t, '--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--steps', 'distill', '--lr', '3e-3', '--batch', '4', '-q', '--metric', 'y=generic'];
+  const common = [p, '--teacher', t, '--calib-count', '8', '--eval', 'synthetic', '--eval-count', '4', '--lr', '3e-3', '--batch', '4', '-q', '--metric', 'y=generic'];
   let r = cli([...common, '--epochs', '1', '--checkpoint', ck, '-o', out, '--report', path.join(dir, 'r1.json')]);
   assert.equal(r.status, 0, r.stderr);
   assert.ok(fs.existsSync(ck) && fs.existsSync(out));
   const r1 = JSON.parse(fs.readFileSync(path.join(dir, 'r1.json'), 'utf8'));
   assert.equal(r1.distill.epochs, 1);
-  r = cli([...common, '--epochs', '3', '--resume', ck, '--checkpoint', ck, '-o', out, '--report', path.join(dir, 'r2.json')]);
+  r = cli([...common, '--epochs', '3', '--checkpoint', ck, '-o', out, '--report', path.join(dir, 'r2.json')]);
   assert.equal(r.status, 0, r.stderr);
   const r2 = JSON.parse(fs.readFileSync(path.join(dir, 'r2.json'), 'utf8'));
   assert.equal(r2.distill.epochs, 3);

@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { writeNpy } from './npy.mjs';
 
 build();
-const O = await import('sparsekit-wasm/onnx');
+const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
 let dir, evalDir;
@@ -139,15 +139,15 @@ test('compress with confidence: the floor is held to the lower bound of each out
   await assert.rejects(O.compress(model, { ort: runner(), eval: set, mode: 'sparsity', minFidelity: F, confidence: 1, table: res.table }), /confidence must be in \(0, 1\)/);
 });
 
-test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --recipe gives the same weights', async () => {
+test('CLI: prune --sparsity auto --min-fidelity … --report, then prune --recipe of that report gives the same weights', async () => {
   const input = path.join(dir, 'residual.onnx');
   fs.writeFileSync(input, G.residual());
   const out1 = path.join(dir, 'auto.onnx'), out2 = path.join(dir, 'again.onnx'), recipe = path.join(dir, 'plan.json');
-  const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out1, '--sparsity', 'auto', '--levels', '0.25,0.5,0.75', '--min-fidelity', '0.9', '--eval', evalDir, '--save-recipe', recipe, '-q'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out1, '--sparsity', 'auto', '--levels', '0.25,0.5,0.75', '--min-fidelity', '0.9', '--eval', evalDir, '--report', recipe, '-q'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /chosen plan: fidelity (\S+)/);
   assert.ok(Number(/chosen plan: fidelity (\S+)/.exec(r.stdout)[1]) >= 0.9);
-  const plan = JSON.parse(fs.readFileSync(recipe, 'utf8'));
+  const plan = JSON.parse(fs.readFileSync(recipe, 'utf8')).search.recipe;
   assert.equal(plan.sparsekit, 'recipe/1');
   assert.equal(plan.meta.minFidelity, 0.9);
   const r2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out2, '--recipe', recipe, '-q'], { encoding: 'utf8' });
@@ -164,19 +164,19 @@ test('CLI: prune --sparsity auto --min-fidelity … --save-recipe, then prune --
   const r3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'few.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '2', '--report', rep, '-q'], { encoding: 'utf8' });
   assert.equal(r3.status, 0, r3.stderr);
   const j = JSON.parse(fs.readFileSync(rep, 'utf8'));
-  assert.equal(j.table.samples, 2);
+  assert.equal(j.search.table.samples, 2);
   assert.ok(j.fidelity.samples > 2);
   const bad2 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'y.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--table-samples', '0'], { encoding: 'utf8' });
   assert.equal(bad2.status, 2);
   // --confidence: every step and the chosen plan report the bound the floor was held to (a generic
   // output: no counted decisions, so the bound is the measured score), and the recipe records it.
   const rc = path.join(dir, 'conf.json');
-  const r4 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'conf.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '0.9', '--save-recipe', rc, '-q'], { encoding: 'utf8' });
+  const r4 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'conf.onnx'), '--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '0.9', '--report', rc, '-q'], { encoding: 'utf8' });
   assert.equal(r4.status, 0, r4.stderr);
   assert.match(r4.stdout, /lower bound \S+ \(\S+\) at 0\.9 (meets|below) 0\.9/);
   const m4 = /chosen plan: fidelity (\S+), its lower bound at confidence 0\.9 (\S+)/.exec(r4.stdout);
   assert.ok(m4 && Number(m4[2]) === Number(m4[1]) && Number(m4[2]) >= 0.9, r4.stdout);
-  const plan4 = JSON.parse(fs.readFileSync(rc, 'utf8'));
+  const plan4 = JSON.parse(fs.readFileSync(rc, 'utf8')).search.recipe;
   assert.equal(plan4.meta.confidence, 0.9);
   const bad3 = spawnSync(process.execPath, [CLI, 'prune', input, '-o', path.join(dir, 'z.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--eval', evalDir, '--confidence', '95'], { encoding: 'utf8' });
   assert.equal(bad3.status, 2);

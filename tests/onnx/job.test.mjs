@@ -1,0 +1,119 @@
+// The one typed job: its checks name the option they refuse; the CLI, the module and the playground
+// run the same job, so the same settings write byte-identical models (N:M, channels, a searched
+// plan); the search refuses at once a floor its held-out samples cannot show; prune --recover runs
+// in one process.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { build, CLI } from './build.mjs';
+import { writeNpy } from './npy.mjs';
+
+build();
+const O = await import('sparsekit-wasm/onnx');
+const G = await import('./graphs.mjs');
+
+let dir, evalDir;
+before(() => {
+  dir = G.tmpDir('sk-job-');
+  evalDir = path.join(dir, 'eval');
+  fs.mkdirSync(evalDir);
+  const r = G.rng(21);
+  for (let i = 0; i < 6; i++) writeNpy(path.join(evalDir, `e${i}.npy`), Float32Array.from({ length: 4 * 64 }, () => r()), [1, 4, 8, 8]);
+});
+
+const cli = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+
+test('checkJob: each refusal is a JobError naming the option, before anything runs', () => {
+  const cases = [
+    [{ mode: { kind: 'sparsity', sparsity: 1.5 } }, 'mode.sparsity', 'invalid_sparsity'],
+    [{ mode: { kind: 'nm', nm: [3, 2] } }, 'mode.nm', 'invalid_nm_pattern'],
+    [{ mode: { kind: 'channels', fraction: 1 } }, 'mode.fraction', 'invalid_sparsity'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5, block: [4, 4] }, method: 'wanda', calibration: { samples: [{}] } }, 'mode.block', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt' }, 'calibration.samples', 'invalid_arguments'],
+    [{ mode: { kind: 'search', target: 'sparsity', minFidelity: 0.9 } }, 'eval.samples', 'invalid_arguments'],
+    [{ mode: { kind: 'search', target: 'nm', minFidelity: 0.9, nm: [2, 4], levels: [0.5] }, eval: { samples: [{}] } }, 'mode.levels', 'invalid_arguments'],
+    [{ mode: { kind: 'search', target: 'sparsity', minFidelity: 0.9, confidence: 95 }, eval: { samples: [{}] } }, 'mode.confidence', 'invalid_arguments'],
+    [{ mode: { kind: 'prox', sparsity: 0.5 }, calibration: { samples: [{}] }, recover: true }, 'recover', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, recover: { epochs: 0 }, calibration: { samples: [{}] } }, 'recover.epochs', 'invalid_arguments'],
+    [{ mode: { kind: 'frob' } }, 'mode.kind', 'invalid_arguments'],
+  ];
+  for (const [job, option, code] of cases) {
+    assert.throws(() => O.checkJob(job), (e) => e instanceof O.JobError && e.option === option && e.code === code && e.message.startsWith(option), JSON.stringify(job));
+  }
+  assert.deepEqual(O.checkJob({ mode: { kind: 'nm', nm: [2, 4] } }), { method: 'magnitude' });
+  assert.deepEqual(O.parseNm('2:4'), [2, 4]);
+  assert.throws(() => O.parseNm('4:2'), O.JobError);
+});
+
+/** The CLI's output, and the module's for the same job, as bytes. */
+async function both(args, job, samples = {}) {
+  const input = path.join(dir, 'residual.onnx');
+  fs.writeFileSync(input, G.residual());
+  const out = path.join(dir, `cli-${args.join('_').replace(/[^\w.]/g, '')}.onnx`);
+  const r = cli('prune', input, '-o', out, ...args, '-q');
+  assert.equal(r.status, 0, r.stderr);
+  const model = await O.loadOnnx(input);
+  const full = { ...job };
+  if (samples.eval) full.eval = { samples: await O.readCalibrationDir(samples.eval, model) };
+  const res = await O.runJob(model, full, { ort, sessionOptions: { logSeverityLevel: 3 } });
+  const mine = path.join(dir, `module-${path.basename(out)}`);
+  await O.saveOnnx(res.model, mine);
+  return { cli: fs.readFileSync(out), module: fs.readFileSync(mine), report: res.report };
+}
+
+test('the CLI and the module write the same bytes for the same job: N:M, channels, a searched plan', async () => {
+  let b = await both(['--nm', '2:4'], { mode: { kind: 'nm', nm: [2, 4] } });
+  assert.ok(b.cli.equals(b.module), 'nm 2:4');
+  b = await both(['--channels', '0.5', '--round-to', '1'], { mode: { kind: 'channels', fraction: 0.5, roundTo: 1 } });
+  assert.ok(b.cli.equals(b.module), 'channels 0.5');
+  b = await both(['--sparsity', 'auto', '--levels', '0.25,0.5', '--min-fidelity', '0.9', '--eval', evalDir],
+    { mode: { kind: 'search', target: 'sparsity', levels: [0.25, 0.5], minFidelity: 0.9 } }, { eval: evalDir });
+  assert.ok(b.cli.equals(b.module), 'searched plan');
+  assert.ok(b.report.fidelity.score >= 0.9 && b.report.fidelity.samples === 6, 'judged on every held-out sample');
+});
+
+test('the search refuses at once a floor its held-out decisions cannot show at the confidence asked', async () => {
+  // A classifier whose 6 held-out samples give 6 decisions: at confidence 0.95 the Wilson bound of
+  // 6/6 is 6 / (6 + 1.645²) ≈ 0.689, below a 0.9 floor, whatever the plan.
+  const input = path.join(dir, 'cls.onnx');
+  fs.writeFileSync(input, G.makeModel({
+    inputs: [['x', [1, 4, 8, 8]]], outputs: [['y', [1, 5]]],
+    nodes: [['GlobalAveragePool', ['x'], ['p']], ['Flatten', ['p'], ['f']], ['Gemm', ['f', 'W', 'b'], ['z'], { transB: 1 }], ['Softmax', ['z'], ['y'], { axis: 1 }]],
+    inits: { W: { dims: [5, 4] }, b: { dims: [5] } },
+  }));
+  const model = await O.loadOnnx(input);
+  const samples = await O.readCalibrationDir(evalDir, model);
+  const t0 = Date.now();
+  await assert.rejects(O.runJob(model, { mode: { kind: 'search', target: 'sparsity', minFidelity: 0.9, confidence: 0.95 }, eval: { samples, kinds: { y: 'classification' } } }, { ort }),
+    (e) => e instanceof O.FloorError && /rests on 6 decisions/.test(e.message) && e.steps.length === 0);
+  assert.ok(Date.now() - t0 < 20000);
+  const r = cli('prune', input, '-o', path.join(dir, 'never.onnx'), '--sparsity', 'auto', '--min-fidelity', '0.9', '--confidence', '0.95', '--eval', evalDir, '--metric', 'y=classification');
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /cannot be held at confidence 0\.95/);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  assert.ok(!fs.existsSync(path.join(dir, 'never.onnx')));
+});
+
+test('the CLI: no subprocess, one options table of at most 35 flags, help generated from it', async () => {
+  const bin = path.join(path.dirname(CLI));
+  const files = fs.readdirSync(bin, { recursive: true }).filter((f) => f.endsWith('.js')).map((f) => fs.readFileSync(path.join(bin, f), 'utf8'));
+  assert.ok(files.every((s) => !/child_process|spawn\(|spawnSync|execFile/.test(s)), 'no subprocess in the CLI');
+  const { OPTIONS } = await import(path.join(bin, 'cli/options.js'));
+  const flags = new Set(OPTIONS.map((o) => o.flag));
+  assert.equal(flags.size, OPTIONS.length, 'each flag once');
+  assert.ok(flags.size <= 35, `${flags.size} flags`);
+  for (const cmd of ['prune', 'inspect', 'sensitivity', 'recover']) {
+    const h = cli(cmd, '--help');
+    assert.equal(h.status, 0, h.stderr);
+    for (const o of OPTIONS.filter((x) => x.commands.includes(cmd))) assert.ok(h.stdout.includes(`--${o.flag}`), `${cmd} --help lists --${o.flag}`);
+  }
+});
+
+test('sparsekit-wasm/onnx exports at most 60 runtime names', async () => {
+  const names = Object.keys(O);
+  assert.ok(names.length <= 60, `${names.length}: ${names.join(' ')}`);
+  for (const n of ['runJob', 'loadOnnx', 'saveOnnx', 'evaluate', 'compress', 'recover', 'OnnxError', 'JobError']) assert.ok(names.includes(n), n);
+});
