@@ -1,4 +1,5 @@
 // Number formats and the parsers of the layer table's fields.
+import { parseNm } from 'sparsekit-wasm/onnx';
 
 export const fmtInt = (n: number): string => n.toLocaleString('en-US');
 export const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -29,8 +30,7 @@ export function parsePair(s: string, allowAll: boolean): [number, number] | null
 
 export const fmtPair = (p: readonly number[]): string => (p[0] === -1 && p[1] === -1 ? 'all' : p.map((x) => (x === -1 ? 'all' : x)).join('x'));
 
-/** "2:4" -> [2, 4] (1 <= n < m <= 32), or null. */
+/** "2:4" -> [2, 4], or null: the package's parseNm (1 <= n <= m), so the page accepts what the CLI and the module accept. */
 export function parseNM(s: string): [number, number] | null {
-  const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(s);
-  return m && +m[1] >= 1 && +m[2] > +m[1] && +m[2] <= 32 ? [+m[1], +m[2]] : null;
+  try { return parseNm(s); } catch { return null; }
 }

@@ -1,20 +1,8 @@
 // N:M pruning of one weight with the package's createAspMask, grouped along the reduction axis as
-// NVIDIA ASP groups it; the view transposition is the ONNX module's transpose().
+// NVIDIA ASP groups it (a layer whose axis is not a multiple of m stays dense, as pruneNm leaves it);
+// the view transposition is the ONNX module's transpose().
 import { transpose } from 'sparsekit-wasm/onnx';
 import type { Sk } from './types.js';
-
-/** Zero-pads (or crops) `axis` of a row-major tensor to length `to`, as ASP pads its groups: [data, shape]. */
-function padAxis<T extends Float32Array | Uint8Array>(data: T, dims: readonly number[], axis: number, to: number): [T, number[]] {
-  const len = dims[axis];
-  const inner = dims.slice(axis + 1).reduce((a, b) => a * b, 1);
-  const outer = dims.slice(0, axis).reduce((a, b) => a * b, 1);
-  const shape = dims.slice();
-  shape[axis] = to;
-  const out = new (data.constructor as new (n: number) => T)(outer * to * inner);
-  const n = Math.min(len, to) * inner;
-  for (let o = 0; o < outer; o++) out.set(data.subarray(o * len * inner, o * len * inner + n), o * to * inner);
-  return [out, shape];
-}
 
 /** The element keep-mask (storage layout) of n:m along the reduction axis; `notes` gets what was adapted. */
 export function nmMask(sk: Sk, data: Float32Array, dims: readonly number[], reduceAxis: number | undefined, n: number, m: number, notes: string[]): Uint8Array {
@@ -31,14 +19,12 @@ export function nmMask(sk: Sk, data: Float32Array, dims: readonly number[], redu
   const axis = shape.length === 1 ? 0 : 1;           // ASP: groups along C (or the columns)
   const len = shape[axis];
   if (shape.length >= 3 && len <= n) notes.push(`only ${len} input channel(s): ${n}:${m} along C prunes nothing`);
-  let mask: Uint8Array;
+  // The library's policy (pruneNm, NVIDIA ASP's default): a reduction axis that is not a multiple of
+  // m stays dense, said in the notes; the page prunes exactly what the CLI and the module prune.
   if (len % m) {
-    const padded = Math.ceil(len / m) * m;
-    const [pv, ps] = padAxis(values, shape, axis, padded);
-    [mask] = padAxis(sk.createAspMask(pv, ps, pattern), ps, axis, len);
-    if (len > n) notes.push(`${len} ${shape.length >= 3 ? 'channels' : 'columns'} padded with zeros to ${padded} for ${n}:${m} groups (as ASP does)`);
-  } else {
-    mask = sk.createAspMask(values, shape, pattern);
+    notes.push(`dense: the reduction axis holds ${len} ${shape.length >= 3 ? 'input channels' : 'elements'}, not a multiple of ${m}`);
+    return new Uint8Array(data.length).fill(1);
   }
+  const mask = sk.createAspMask(values, shape, pattern);
   return transposed ? transpose(mask, shape[0], shape[1]) : mask;
 }

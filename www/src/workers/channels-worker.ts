@@ -1,7 +1,8 @@
 // Module worker of the "remove channels" card: finds the channel groups of a model and removes a
-// fraction of channels with sparsekit-wasm/onnx, off the page's thread (the scoring runs in wasm).
+// fraction of channels with the package's job (runJob in channels mode, as `prune --channels` runs
+// it), off the page's thread (the scoring runs in wasm).
 import init from 'sparsekit-wasm';
-import { loadOnnx, findChannelGroups, removeChannels, type ChannelGroup } from 'sparsekit-wasm/onnx';
+import { loadOnnx, findChannelGroups, runJob, type ChannelGroup } from 'sparsekit-wasm/onnx';
 import { serve } from '../protocol.js';
 import type { ChannelsApi, ChannelsReport, GroupSummary } from './api.js';
 
@@ -22,8 +23,9 @@ serve<ChannelsApi>({
     const model = await loadOnnx(bytes);
     const groups = summarize(findChannelGroups(model).groups);
     const t0 = performance.now();
-    const report = removeChannels(model, { fraction, scope, roundTo });
-    const out = model.encode();
+    const { model: pruned, report: job } = await runJob(model, { mode: { kind: 'channels', fraction, scope, roundTo } });
+    const report = job.prune!; // a channels job reports its removal
+    const out = pruned.encode();
     const ms = performance.now() - t0;
     ctx.transfer.push(out.buffer);
     return { groups, report: JSON.parse(JSON.stringify(report)) as ChannelsReport, bytes: out, ms };

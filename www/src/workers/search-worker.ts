@@ -1,9 +1,10 @@
-// Module worker of the goal card: the package's search (sparsekit-wasm/onnx compress: sensitivity of
-// every layer or channel group, then plans allocated from it and verified on the whole model until
-// the fidelity floor holds) with onnxruntime-web as the runner, as calib-worker does.
+// Module worker of the goal card: the package's job in search mode (sparsekit-wasm/onnx runJob, as the
+// CLI's `prune --min-fidelity` runs it: sensitivity of every layer or channel group, then plans
+// allocated from it and verified on the whole model until the fidelity floor holds) with
+// onnxruntime-web as the runner, as calib-worker does.
 import * as ort from 'onnxruntime-web/wasm';
 import init from 'sparsekit-wasm';
-import { OnnxModel, makeOrtRunner, makeInputSet, compress, resolveInputShape, isImageShape, checkGeneratedShape, type InputSample, type OrtLike } from 'sparsekit-wasm/onnx';
+import { OnnxModel, makeOrtRunner, makeInputSet, runJob, FloorError, resolveInputShape, isImageShape, checkGeneratedShape, type InputSample, type OrtLike, type CompressResult } from 'sparsekit-wasm/onnx';
 import { loadUserImages } from '../calib/user-images.js';
 import { serve, PlaygroundError } from '../protocol.js';
 import type { SearchApi } from './api.js';
@@ -47,15 +48,25 @@ serve<SearchApi>({
     const before = figures(model);
     const samples = await searchSamples(model, files, Math.floor(msg.samples));
     const channels = msg.goal !== 'nm';
-    const res = await compress(model, {
-      ort: runner, eval: samples, minFidelity: msg.minFidelity,
-      mode: channels ? 'channels' : 'nm', nm: channels ? undefined : [2, 4],
-      objective: msg.goal === 'faster' ? 'latency' : 'params',
-      levels: channels ? msg.levels : undefined, maxSteps: msg.maxSteps,
-      signal: ctx.signal, onProgress: (p) => ctx.progress(p),
-    });
-    const after = res.model ? figures(res.model) : before;
-    const bytes = res.model ? res.model.encode() : null;
+    let chosen: OnnxModel | null = null;
+    let res: Omit<CompressResult, 'model' | 'report'>;
+    try {
+      const out = await runJob(model, {
+        mode: {
+          kind: 'search', target: channels ? 'channels' : 'nm', nm: channels ? undefined : [2, 4], minFidelity: msg.minFidelity,
+          objective: msg.goal === 'faster' ? 'latency' : 'params', levels: channels ? msg.levels : undefined, maxSteps: msg.maxSteps,
+        },
+        eval: { samples },
+      }, { ort: runner, signal: ctx.signal, onProgress: (p) => ctx.progress({ phase: p.phase as 'sensitivity' | 'verify', done: p.done, total: p.total, label: p.label ?? '' }) });
+      chosen = out.model;
+      res = out.report.search!; // a search job reports its search
+    } catch (e) {
+      // no plan met the floor: the page shows what the search measured, with nothing to download
+      if (!(e instanceof FloorError && e.search)) throw e;
+      res = e.search;
+    }
+    const after = chosen ? figures(chosen) : before;
+    const bytes = chosen ? chosen.encode() : null;
     if (bytes) ctx.transfer.push(bytes.buffer);
     return {
       bytes, recipe: JSON.stringify(res.recipe, null, 2), table: res.table, steps: res.steps, fidelity: res.fidelity,
