@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeInputSet, makeOrtRunner, calibratePrune, CALIB_DEFAULTS } from 'sparsekit-wasm/onnx';
-import { ROOT, DET, CLS, REC } from '../tests/e2e/helpers.mjs';
-import { calibratePruneByReruns, weightDistance } from '../tests/onnx/calib-reference.mjs';
+import { ROOT, DET, CLS, REC } from '../kit/ocr-models.mjs';
+import { calibratePruneByReruns, weightDistance } from '../kit/calib-reference.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };

@@ -13,7 +13,7 @@ import path from 'node:path';
 import os from 'node:os';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeInputSet, makeOrtRunner, calibratePrune, runSet, compareSets } from 'sparsekit-wasm/onnx';
-import { ROOT, MODELS } from '../tests/e2e/helpers.mjs';
+import { ROOT, MODELS } from '../kit/ocr-models.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };

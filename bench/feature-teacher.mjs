@@ -12,9 +12,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { OnnxModel, makeOrtRunner, matchFeatures, FeatureTeacher, trainSetup } from 'sparsekit-wasm/onnx';
-import { renderText } from './ocr-text.mjs';
-import { readTextSet, textSamples } from './ocr-metrics.mjs';
+import { OnnxModel, makeOrtRunner, matchFeatures, FeatureTeacher, trainSetup } from '#onnx-internal';
+import { renderText } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, readCalibrationDir, pruneSparsity, calibratePrune, removeChannelsCalibrated, runSet, compareSets } from 'sparsekit-wasm/onnx';
-import { renderText, openBrowser } from './ocr-text.mjs';
-import { readTextSet, textSamples, taskMetrics } from './ocr-metrics.mjs';
+import { renderText, openBrowser } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, taskMetrics } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

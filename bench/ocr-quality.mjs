@@ -17,8 +17,8 @@ import ort from 'onnxruntime-node';
 import {
   OnnxModel, makeInputSet, makeOrtRunner, readCalibrationDir, pruneSparsity, pruneNm, calibratePrune, removeChannels, removeChannelsCalibrated,
 } from 'sparsekit-wasm/onnx';
-import { renderText, openBrowser } from './ocr-text.mjs';
-import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+import { renderText, openBrowser } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

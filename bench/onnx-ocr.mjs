@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { importWww } from '../tests/e2e/import-www.mjs';
+import { importWww } from '../kit/import-www.mjs';
 
 const { makeInputData } = await importWww('model-input.ts');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -2,7 +2,7 @@
 // PaddleOCR models: the plan is computed from all prunable weights at once, so its cost grows
 // with the model. Median of 5 runs per model. Usage: node bench/plan.mjs
 import { defaultPlan } from 'sparsekit-wasm';
-import { DET, CLS, REC, parseFile } from '../tests/e2e/helpers.mjs';
+import { DET, CLS, REC, parseFile } from '../kit/ocr-models.mjs';
 
 const rows = [];
 for (const [label, file] of [['det', DET], ['cls', CLS], ['rec', REC]]) {

@@ -14,8 +14,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, pruneSparsity, proxPrune, recover, evaluate } from 'sparsekit-wasm/onnx';
-import { renderText } from './ocr-text.mjs';
-import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+import { renderText } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

@@ -19,9 +19,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, LatencyProbe } from 'sparsekit-wasm/onnx';
-import { renderText } from './ocr-text.mjs';
-import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, LatencyProbe } from '#onnx-internal';
+import { renderText } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

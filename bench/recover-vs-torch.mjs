@@ -34,8 +34,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ort from 'onnxruntime-node';
-import { renderText } from './ocr-text.mjs';
-import { readTextSet, textSamples, evaluateOcr } from './ocr-metrics.mjs';
+import { renderText } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr } from '../kit/ocr-metrics.mjs';
 import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,7 +51,7 @@ const { values: opt } = parseArgs({
 // rounding, to see how far ours moves from rounding alone); the measuring code stays the project's.
 const PKG = opt.pkg ? path.resolve(opt.pkg) : path.join(ROOT, 'pkg');
 const pkgFile = (f) => import(pathToFileURL(path.join(PKG, f)).href);
-const { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } = await pkgFile('src/onnx/index.js');
+const { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, runSet, capture, fidelity, trainSetup } = await pkgFile('src/onnx/internal.js');
 const { Trainer } = await pkgFile('src/node.js');
 const { epochBatches } = await pkgFile('src/onnx/recover/batches.js');
 // FILE=NAME: that run's "ours" is named NAME (a --pkg run beside the project's build)

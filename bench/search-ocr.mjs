@@ -16,9 +16,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
-import { OnnxModel, makeOrtRunner, runSet, fidelity, lowerBound, sensitivity, compress, pruneSparsity, removeChannels, LatencyProbe } from 'sparsekit-wasm/onnx';
-import { renderText, openBrowser } from './ocr-text.mjs';
-import { readTextSet, textSamples, taskMetrics } from './ocr-metrics.mjs';
+import { OnnxModel, makeOrtRunner, runSet, fidelity, lowerBound, sensitivity, compress, pruneSparsity, removeChannels, LatencyProbe } from '#onnx-internal';
+import { renderText, openBrowser } from '../kit/ocr-text.mjs';
+import { readTextSet, textSamples, taskMetrics } from '../kit/ocr-metrics.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

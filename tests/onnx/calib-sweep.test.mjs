@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
-import { calibratePruneByReruns, weightDistance } from './calib-reference.mjs';
+import { calibratePruneByReruns, weightDistance } from '../../kit/calib-reference.mjs';
 
 build();
-const O = await import('sparsekit-wasm/onnx');
+const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 const { DET, CLS } = await import('../e2e/helpers.mjs');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });

@@ -5,8 +5,8 @@ import ort from 'onnxruntime-node';
 import { HERE } from './build.mjs';
 import { rng } from './graphs.mjs';
 
-export const MODELS_DIR = path.resolve(HERE, '../data/models');
-export const modelBytes = (name) => new Uint8Array(fs.readFileSync(path.join(MODELS_DIR, `${name}.onnx`)));
+export { MODELS_DIR, modelBytes } from '../../kit/test-models.mjs';
+import { modelBytes } from '../../kit/test-models.mjs';
 
 /** Feeds per model; `variant` picks the If branch (if-branches) or the mask pattern (bert-style). */
 export function feedsOf(name, variant = 0) {
@@ -31,4 +31,4 @@ export async function runModel(bytes, feeds) {
   } finally { await s.release?.(); }
 }
 
-export { convCoverage } from './coverage.mjs';
+export { convCoverage } from '../../kit/coverage.mjs';

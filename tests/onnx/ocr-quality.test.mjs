@@ -9,8 +9,8 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
 import { DET, CLS, REC, tmpDir } from '../e2e/helpers.mjs';
-import { renderText, openBrowser, loadDictionary } from '../../bench/ocr-text.mjs';
-import { readTextSet, textSamples, evaluateOcr, ctcDecode, editDistance, detBoxes, matchBoxes, recMetrics } from '../../bench/ocr-metrics.mjs';
+import { renderText, openBrowser, loadDictionary } from '../../kit/ocr-text.mjs';
+import { readTextSet, textSamples, evaluateOcr, ctcDecode, editDistance, detBoxes, matchBoxes, recMetrics } from '../../kit/ocr-metrics.mjs';
 
 build();
 const { OnnxModel, makeOrtRunner, pruneNm, readCalibrationDir, makeInputSet } = await import('sparsekit-wasm/onnx');
