@@ -236,8 +236,8 @@ fn sequential(w0: &[f32], rows: usize, cols: usize, h: &Hessian, pd: f64, grid: 
 }
 
 /// On correlated inputs the compensated error is well below round-to-nearest's, on every seed
-/// (observed ratios are recorded in bench/RESULTS.md by bench/gptq-layer.mjs; the bar here is
-/// one that rounding noise cannot pass).
+/// and grid (observed when written: GPTQ / RTN between 0.53 and 0.67 over these 32 cases; RTN
+/// against itself is 1, so the bar cannot be passed by rounding noise).
 #[test]
 fn compensation_beats_round_to_nearest() {
     let (rows, cols, n) = (48, 64, 512);
