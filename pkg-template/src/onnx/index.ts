@@ -101,3 +101,7 @@ export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// Quantization of one layer (issue 39): GPTQ through the layer's Hessian (jointly with pruning), or
+// round-to-nearest without statistics; codes and scales per row and group for the ONNX writers.
+export { quantizeLayer } from './calib/layer-quantize.js';
+export type { LayerQuantizeOptions, LayerQuantizeResult, QuantMethod } from './calib/layer-quantize.js';
