@@ -1,10 +1,11 @@
 //! The benchmarked calibration operations (shared by the bench-only wasm module): Hessian
-//! accumulation over `nvec` calibration vectors, and SparseGPT (sparsity 0.5, block 128,
-//! percDamp 0.01) on a `rows x cols` weight, the shapes of `bench/calib_ref.py`.
+//! accumulation over `nvec` calibration vectors, SparseGPT (sparsity 0.5, block 128,
+//! percDamp 0.01) on a `rows x cols` weight, the shapes of `bench/calib_ref.py`, and GPTQ
+//! (4 bits, groups of 128, the same solver) on the same weight.
 
 #![allow(dead_code)]
 
-use sparsekit_wasm::calib::{sparse_gpt, Hessian, SparseGptOptions};
+use sparsekit_wasm::calib::{gptq, sparse_gpt, GptqOptions, Hessian, SparseGptOptions};
 use sparsekit_wasm::{Param, View};
 
 pub struct CalibCase {
@@ -64,11 +65,19 @@ impl CalibCase {
         m.iter().step_by(4097).map(|&x| x as f64).sum::<f64>() + self.param.data()[0] as f64
     }
 
+    /// GPTQ at 4 bits, groups of 128 along the inputs (weights restored by the caller); a checksum.
+    pub fn gptq(&self) -> f64 {
+        let opts = GptqOptions { bits: 4, group: Some(128), block_size: Some(128), perc_damp: Some(0.01), ..Default::default() };
+        let q = gptq(&View::from_param(&self.param), &self.h, &opts).expect("gptq");
+        q.codes.iter().step_by(4097).map(|&x| x as f64).sum::<f64>() + self.param.data()[0] as f64
+    }
+
     pub fn restore(&self) {
         self.param.data_mut().copy_from_slice(&self.backup);
     }
 
-    /// Bit digest of the Hessian matrix and of the weights after SparseGPT (compare variants).
+    /// Bit digest of the Hessian matrix and of the weights after SparseGPT and after GPTQ
+    /// (compare variants).
     pub fn digest(&self) -> u64 {
         let mut d = 0xcbf2_9ce4_8422_2325u64;
         let mut eat = |x: u32| {
@@ -78,6 +87,9 @@ impl CalibCase {
         self.h.matrix().expect("matrix").iter().for_each(|x| eat(x.to_bits()));
         self.restore();
         self.sparse_gpt();
+        self.param.data().iter().for_each(|x| eat(x.to_bits()));
+        self.restore();
+        self.gptq();
         self.param.data().iter().for_each(|x| eat(x.to_bits()));
         self.restore();
         d

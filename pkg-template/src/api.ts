@@ -13,6 +13,7 @@ export { getNmpruneInfo, computeValid1dPatterns, mn1dBest, m4n2_1d, createAspMas
 export { toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation, type CsrMatrix, type BsrMatrix, type Nm24Matrix, type PermutationOptions } from './export.js';
 export { Trainer, type TrainGraph, type TrainNode, type TrainInit, type TrainAttr, type TrainerOptions, type Batch, type OutputLoss, type ProxOptions } from './train.js';
 export { Hessian, wandaScores, sparseGpt, relReconError, type ConvGeometry, type SparseGptOptions } from './calib.js';
+export { gptq, roundToNearest, type GptqOptions, type QuantGridOptions, type QuantizedWeights } from './quant.js';
 export {
   DEFAULT_CONFIG, DEFAULT_RULE, NM24_RULE, describeRule, nmGroupLength, nm24ConfigFor, magnitudeAllocation, defaultPlan, fitBlock,
   type LayerConfig, type PlanRule, type PlanWeight, type PlanItem, type Plan, type MagnitudeAllocation,

@@ -101,8 +101,8 @@ export class Hessian extends Owned {
   }
 }
 
-/** Runs `fn` on the raw 2-D view of `w` (a Param is seen as its full view, freed after). */
-function withView<T>(w: Param | View, fn: (v: RawView) => T): T {
+/** @internal Runs `fn` on the raw 2-D view of `w` (a Param is seen as its full view, freed after). */
+export function withView<T>(w: Param | View, fn: (v: RawView) => T): T {
   if (w instanceof View) return fn(w._live);
   if (!(w instanceof Param)) throw argError(`expected a Param or a 2-D View (rows = outputs, cols = inputs), got ${describe(w)}`);
   const v = View.fromExisting(w);
@@ -113,7 +113,8 @@ function withView<T>(w: Param | View, fn: (v: RawView) => T): T {
   }
 }
 
-function hessian(h: unknown): RawHessian {
+/** @internal */
+export function hessian(h: unknown): RawHessian {
   if (!(h instanceof Hessian)) throw argError(`expected a Hessian, got ${describe(h)}`);
   return h._live;
 }

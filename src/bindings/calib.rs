@@ -19,7 +19,7 @@ fn opt_ints(v: Option<Vec<f64>>, what: &str) -> Result<Option<Vec<i64>>, Error> 
 
 #[wasm_bindgen]
 pub struct RawHessian {
-    inner: Hessian,
+    pub(super) inner: Hessian,
 }
 
 #[wasm_bindgen]

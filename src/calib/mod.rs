@@ -1,21 +1,31 @@
 //! Calibration-aware pruning (docs/API.md, "Calibration-aware pruning"): input statistics of a
 //! linear map ([`hessian::Hessian`], fed by rows or by ONNX Conv inputs, [`conv`]), Wanda scores
 //! ([`wanda`]), and SparseGPT's optimal-brain-surgeon reconstruction ([`sparsegpt`]) on top of
-//! the Cholesky factors of [`cholesky`]. [`recon`] measures what a pruning cost on the
-//! calibration inputs.
+//! the Cholesky factors of [`cholesky`]. [`gptq`] quantizes with the same solver
+//! ([`obs_solver`], shared with SparseGPT and their joint mode) to the grid of [`quant_grid`];
+//! [`rtn`] is round-to-nearest without compensation. [`recon`] measures what a pruning or a
+//! quantization cost on the calibration inputs.
 
 pub mod cholesky;
 pub mod cholesky_blocked;
 pub mod conv;
 mod dims;
+pub mod gptq;
 pub mod hessian;
+mod obs_solver;
+pub mod quant_grid;
 pub mod recon;
+pub mod rtn;
 mod select_top;
+mod selection;
 pub mod sparsegpt;
 pub mod wanda;
 
 pub use conv::ConvGeometry;
+pub use gptq::{gptq, GptqOptions, Quantized};
 pub use hessian::Hessian;
+pub use quant_grid::QuantGrid;
 pub use recon::rel_recon_error;
+pub use rtn::round_to_nearest;
 pub use sparsegpt::{sparse_gpt, SparseGptOptions};
 pub use wanda::wanda_scores;

@@ -209,7 +209,7 @@ pub fn bench_calib_prepare(rows: usize, cols: usize, nvec: usize) {
     });
 }
 
-/// `hessian` (accumulate nvec vectors) or `sparsegpt` (in place; restore after); a checksum.
+/// `hessian` (accumulate nvec vectors), `sparsegpt` or `gptq` (in place; restore after); a checksum.
 #[wasm_bindgen]
 pub fn bench_calib_run(op: &str) -> f64 {
     CALIB.with(|c| {
@@ -218,6 +218,7 @@ pub fn bench_calib_run(op: &str) -> f64 {
         match op {
             "hessian" => case.hessian(),
             "sparsegpt" => case.sparse_gpt(),
+            "gptq" => case.gptq(),
             _ => panic!("unknown calib op {op}"),
         }
     })
@@ -228,7 +229,7 @@ pub fn bench_calib_restore() {
     CALIB.with(|c| c.borrow().as_ref().expect("bench_calib_prepare first").restore());
 }
 
-/// Bit digest of the Hessian and of the SparseGPT result (identical across variants).
+/// Bit digest of the Hessian and of the SparseGPT and GPTQ results (identical across variants).
 #[wasm_bindgen]
 pub fn bench_calib_digest() -> String {
     CALIB.with(|c| format!("{:016x}", c.borrow().as_ref().expect("bench_calib_prepare first").digest()))

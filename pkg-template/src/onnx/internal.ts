@@ -67,3 +67,7 @@ export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, Reco
 // the playground all build and run (job/).
 export { runJob, checkJob, parseNm, JobError, FloorError, JOB_DEFAULTS } from './job/index.js';
 export type { PruneJob, JobMode, JobMethod, JobTraining, JobEnv, JobProgress, JobResult, JobReport, JobPruneReport, JobFidelity } from './job/index.js';
+// Quantization of one layer: GPTQ through the layer's Hessian (jointly with pruning), or
+// round-to-nearest without statistics; codes and scales per row and group for the ONNX writers.
+export { quantizeLayer } from './calib/layer-quantize.js';
+export type { LayerQuantizeOptions, LayerQuantizeResult, QuantMethod } from './calib/layer-quantize.js';

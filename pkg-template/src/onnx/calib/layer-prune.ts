@@ -9,7 +9,7 @@ export type Criterion = 'magnitude' | 'wanda' | 'sparsegpt';
 export type MethodUsed = Criterion | 'dense';
 export type Target = { sparsity: number; nm?: undefined } | { nm: [number, number]; sparsity?: undefined };
 
-interface ViewShape { rows: number; cols: number; transposed: boolean }
+export interface ViewShape { rows: number; cols: number; transposed: boolean }
 
 /** The rows x cols view of a stored weight as a fresh array (a MatMul (K, N) weight is transposed). */
 export function viewValues(stored: Float32Array, { rows, cols, transposed }: ViewShape): Float32Array {
@@ -19,7 +19,7 @@ export function viewValues(stored: Float32Array, { rows, cols, transposed }: Vie
   return out;
 }
 
-function toStored(view: Float32Array, { rows, cols, transposed }: ViewShape): Float32Array {
+export function toStored(view: Float32Array, { rows, cols, transposed }: ViewShape): Float32Array {
   if (!transposed) return view;
   const out = new Float32Array(rows * cols);
   for (let k = 0; k < cols; k++) for (let n = 0; n < rows; n++) out[k * rows + n] = view[n * cols + k];
@@ -57,7 +57,7 @@ export function allowsNm(layer: CalibLayer, m: number): boolean {
 }
 
 /** tr(D H Dᵀ) and tr(W H Wᵀ) with D = W - Ŵ (view layout), from the undamped H. */
-function reconstructionTerms(w0: Float32Array, w1: Float32Array, h: Float32Array, rows: number, cols: number) {
+export function reconstructionTerms(w0: Float32Array, w1: Float32Array, h: Float32Array, rows: number, cols: number) {
   let num = 0, den = 0;
   const d = new Float64Array(cols);
   for (let r = 0; r < rows; r++) {
@@ -74,7 +74,7 @@ function reconstructionTerms(w0: Float32Array, w1: Float32Array, h: Float32Array
 }
 
 /** Runs fn on the rows x cols view of a stored weight; returns fn's result and the stored values after. */
-function withView<T>(stored: Float32Array, { rows, cols, transposed }: ViewShape, fn: (v: sk.Param | sk.View) => T): { result: T; data: Float32Array } {
+export function withView<T>(stored: Float32Array, { rows, cols, transposed }: ViewShape, fn: (v: sk.Param | sk.View) => T): { result: T; data: Float32Array } {
   const p = sk.Param.fromArray(stored, transposed ? [cols, rows] : [rows, cols]);
   // An ONNX MatMul weight (K, N) is used through its transposed view: no copy of the weights.
   const v = transposed ? new sk.View(p, [rows, cols], [1, rows]) : null;
