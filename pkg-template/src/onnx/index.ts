@@ -101,3 +101,23 @@ export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// Quantization (quant/): int8 / int4 (MatMulNBits) weights written in the forms onnxruntime serves,
+// quantized models read back to float (dequantizeModel) and written again in their scheme (requantize).
+export { quantizeModel } from './quant/quantize.js';
+export type { QuantizeOptions, QuantReport, QuantLayerReport, QuantScheme } from './quant/quantize.js';
+export { dequantizeModel, requantize } from './quant/dequantize.js';
+export type { QuantRecord, QuantRecordEntry } from './quant/dequantize.js';
+export { detectQuantized } from './quant/detect.js';
+export type { QuantSite, SiteKind, Detected } from './quant/detect.js';
+export { rtnQuantize, dequantizeView, qmax } from './quant/grid.js';
+export type { Quantizer, QuantGrid, QuantizedView } from './quant/grid.js';
+export { packNBits, unpackNBits } from './quant/pack4.js';
+export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';
+export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
+export type { TransportSize } from './quant/transport.js';
+/** Node only: raw and brotli bytes of the model as saveOnnx would write it (quality 11, 9 above 32 MiB). */
+export async function modelTransportSize(model: OnnxModel, opts: { quality?: number } = {}): Promise<import('./quant/transport.js').TransportSize> {
+  if (!isNode) throw new OnnxError('unsupported', 'the brotli size needs Node (node:zlib)', 'unsupported_environment');
+  const mod: typeof import('./quant/transport.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./quant/transport.js', import.meta.url).href);
+  return mod.modelTransportSize(model, opts);
+}
