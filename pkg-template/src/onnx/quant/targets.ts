@@ -3,7 +3,7 @@
 // row per token). A weight read by anything else too, or through a Cast (float16 files), is left
 // float with the reason, since rewriting it would change what the other readers see.
 import type { OnnxModel, OnnxWeight } from '../model.js';
-import { attrInt, type NodeProto } from '../model.js';
+import { attrInt, DT, type NodeProto } from '../model.js';
 
 /** A weight and the one node that reads it. */
 export interface QuantTarget {
@@ -26,6 +26,8 @@ export function findTargets(model: OnnxModel): { targets: QuantTarget[]; skipped
   const skipped: Skipped[] = [];
   for (const w of model.weights) {
     if (w.source !== 'initializer') { if (w.op) skipped.push({ w, reason: 'a Constant node, not an initializer' }); continue; }
+    // The forms write float32 scales and dequantize to float32: the reader must compute in float32.
+    if (w.dtype !== DT.FLOAT) { if (w.op || w.consumers.includes('Gather#0')) skipped.push({ w, reason: `${w.dtypeName} weight: the quantized forms here compute in float32` }); continue; }
     if (w.consumers.length === 1 && w.consumers[0] === 'Gather#0' && w.dims.length === 2) {
       const node = readerOf(model, w.name, 'Gather', 0);
       if (node && attrInt(node, 'axis', 0) === 0) { targets.push({ w, node, role: 'embedding' }); continue; }
