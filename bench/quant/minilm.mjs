@@ -3,7 +3,7 @@
 // sentences, one-thread latency in onnxruntime-node and onnxruntime-web (WASM), interleaved runs.
 // Needs the Python steps first (bench only):
 //   /work/venv/bin/python bench/models/minilm.py && /work/venv/bin/python bench/quant/prepare.py
-// Usage: node bench/quant/minilm.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--reps 15] [--lat-sentences 8]
+// Usage: node bench/quant/minilm.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--reps 15] [--lat-sentences 8] [--skip-wanda]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,8 @@ const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
   reps: { type: 'string', default: '15' }, 'lat-sentences': { type: 'string', default: '8' },
   out: { type: 'string', default: 'bench/out/quant/minilm.json' },
+  // Wanda needs a calibration pass through onnxruntime per layer: minutes on a loaded machine.
+  'skip-wanda': { type: 'boolean', default: false },
 } });
 const dir = values.model;
 const read = (f) => new Uint8Array(fs.readFileSync(path.join(dir, 'onnx', f)));
@@ -25,6 +27,7 @@ const { heldOut, calibration } = JSON.parse(fs.readFileSync(path.join(dir, 'benc
 const floatBytes = read('model.onnx');
 
 const t0 = Date.now();
+const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
 const variants = { float32: floatBytes, 'ort q8 (quantize_dynamic)': read('model_ort_q8.onnx'), 'ort q8 per channel': read('model_ort_q8_pc.onnx') };
 const ours = (label, fn) => { const m = OnnxModel.parse(floatBytes); const r = fn(m); variants[label] = m.encode(); return r; };
 const reports = {};
@@ -32,7 +35,7 @@ reports['ours int8'] = ours('ours int8', (m) => quantizeModel(m, { scheme: 'int8
 reports['ours int8 (DQ form)'] = ours('ours int8 (DQ form)', (m) => quantizeModel(m, { scheme: 'int8', int8MatMul: 'dq' }));
 reports['ours int4 g32'] = ours('ours int4 g32', (m) => quantizeModel(m, { scheme: 'int4', group: 32 }));
 reports['ours 50% magnitude + int8'] = ours('ours 50% magnitude + int8', (m) => { pruneSparsity(m, { sparsity: 0.5 }); return quantizeModel(m, { scheme: 'int8' }); });
-{
+if (!values['skip-wanda']) {
   const feed = (s) => {
     const n = s.ids.length;
     const t = (a) => ({ type: 'int64', data: BigInt64Array.from(a.map(BigInt)), dims: [1, n] });
@@ -44,6 +47,7 @@ reports['ours 50% magnitude + int8'] = ours('ours 50% magnitude + int8', (m) => 
   variants['ours 50% wanda + int8'] = m.encode();
 }
 const buildSeconds = (Date.now() - t0) / 1000;
+log('variants built');
 
 const feedsOf = (ort, s) => {
   const n = s.ids.length;
@@ -58,6 +62,7 @@ for (const [k, b] of Object.entries(variants)) {
   sessions.web[k] = await ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], logSeverityLevel: 3 });
 }
 
+log('sessions created');
 // Fidelity: cosine of each held-out sentence's embedding to the float model's (onnxruntime-node).
 const emb = {};
 for (const [k, s] of Object.entries(sessions.node)) {
@@ -69,6 +74,7 @@ const cos = (a, b) => { let ab = 0, aa = 0, bb = 0; for (let i = 0; i < a.length
 const nn = (E) => E.map((e, i) => { let best = -1, bi = -1; E.forEach((f, j) => { if (j !== i) { const c = cos(e, f); if (c > best) { best = c; bi = j; } } }); return bi; });
 const nnFloat = nn(emb.float32);
 
+log('embeddings done');
 // Latency: the first L held-out sentences one by one, per repetition every variant in rotating order.
 const L = Number(values['lat-sentences']);
 const reps = Number(values.reps);
