@@ -36,7 +36,11 @@ export type OnnxReason =
   /** A standard op with fewer inputs than its schema requires. */
   | 'bad_node'
   /** A parse option out of range (limits). */
-  | 'bad_option';
+  | 'bad_option'
+  /** Pruning asked of a model whose weights are all quantized (dequantizeModel first). */
+  | 'quantized'
+  /** A quantization scheme this module cannot read or serve, named in the message. */
+  | 'unsupported_scheme';
 
 export class OnnxError extends SparseKitError {
   readonly reason: OnnxReason;

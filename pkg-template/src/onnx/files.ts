@@ -40,3 +40,10 @@ export async function readCalibrationDir(dir: string, model: OnnxModel, opts: Ca
   const mod: typeof import('./calib/samples-dir.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./calib/samples-dir.js', import.meta.url).href);
   return mod.readCalibrationDir(dir, model, opts);
 }
+
+/** Node only: raw and brotli bytes of the model as saveOnnx would write it (quality 11, 9 above 32 MiB). */
+export async function modelTransportSize(model: OnnxModel, opts: { quality?: number } = {}): Promise<import('./quant/transport.js').TransportSize> {
+  if (!isNode) throw new OnnxError('unsupported', 'the brotli size needs Node (node:zlib)', 'unsupported_environment');
+  const mod: typeof import('./quant/transport.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./quant/transport.js', import.meta.url).href);
+  return mod.modelTransportSize(model, opts);
+}

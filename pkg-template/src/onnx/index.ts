@@ -59,6 +59,15 @@ export type { Objective } from './search/allocate.js';
 export { compress } from './search/compress.js';
 export type { CompressOptions, CompressResult, PlanStep } from './search/compress.js';
 
+// Quantization: int8 / int4 (MatMulNBits) weights in the forms onnxruntime serves; quantized models
+// read back to float (dequantizeModel) and written again in their scheme (requantize).
+export { quantizeModel } from './quant/quantize.js';
+export type { QuantizeOptions, QuantReport, QuantLayerReport, QuantScheme } from './quant/quantize.js';
+export { dequantizeModel, requantize } from './quant/dequantize.js';
+export type { QuantRecord, QuantRecordEntry } from './quant/dequantize.js';
+export { detectQuantized } from './quant/detect.js';
+export type { QuantSite, SiteKind, Detected } from './quant/detect.js';
+
 // Recovery: closed-form steps and distillation towards the original; sparse training.
 export { recover, proxPrune } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './recover/index.js';

@@ -71,3 +71,18 @@ export type { PruneJob, JobMode, JobMethod, JobTraining, JobEnv, JobProgress, Jo
 // round-to-nearest without statistics; codes and scales per row and group for the ONNX writers.
 export { quantizeLayer } from './calib/layer-quantize.js';
 export type { LayerQuantizeOptions, LayerQuantizeResult, QuantMethod } from './calib/layer-quantize.js';
+// Quantization (quant/): int8 / int4 (MatMulNBits) weights written in the forms onnxruntime serves,
+// quantized models read back to float (dequantizeModel) and written again in their scheme (requantize).
+export { quantizeModel } from './quant/quantize.js';
+export type { QuantizeOptions, QuantReport, QuantLayerReport, QuantScheme } from './quant/quantize.js';
+export { dequantizeModel, requantize } from './quant/dequantize.js';
+export type { QuantRecord, QuantRecordEntry } from './quant/dequantize.js';
+export { detectQuantized } from './quant/detect.js';
+export type { QuantSite, SiteKind, Detected } from './quant/detect.js';
+export { rtnQuantize, dequantizeView, qmax } from './quant/grid.js';
+export type { Quantizer, QuantGrid, QuantizedView } from './quant/grid.js';
+export { packNBits, unpackNBits } from './quant/pack4.js';
+export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';
+export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
+export type { TransportSize } from './quant/transport.js';
+export { modelTransportSize } from './files.js';

@@ -5,6 +5,7 @@ import * as sk from 'sparsekit-wasm';
 import { OnnxModel, type OnnxWeight } from './model.js';
 import { OnnxError } from './errors.js';
 import { checkNm } from './nm-pattern.js';
+import { assertFloatWeights } from './quant/detect.js';
 
 export type Scope = 'row' | 'layer' | 'global';
 export type ProgressFn = (done: number, total: number, label: string) => void;
@@ -91,6 +92,7 @@ function totals(model: OnnxModel, layers: LayerReport[], before: number, prunabl
 
 /** Magnitude pruning of blocks at a sparsity (see PruneOptions); in place. */
 export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport {
+  assertFloatWeights(model, 'pruning');
   const per = opts.layerTarget;
   const sparsity = per && opts.sparsity === undefined ? 0 : checkSparsity(opts.sparsity);
   const want = opts.block ?? [1, 1];
@@ -165,6 +167,7 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
  * M stays dense with a note; if no layer fits, this throws (invalid_nm_shape).
  */
 export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
+  assertFloatWeights(model, 'N:M pruning');
   const ws = model.prunable();
   // Each layer's [n, m] (null: left dense by the plan).
   const targets = ws.map((w): [number, number] | null => {

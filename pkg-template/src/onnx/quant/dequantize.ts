@@ -1,0 +1,170 @@
+// Quantized models as input: every quantized weight detect.ts finds becomes a float initializer again
+// and its nodes the float op they stand for (MatMul / Conv / Gather), with a record of the scheme so
+// that `requantize` writes the same scheme after pruning. A form that cannot be read is refused by
+// name before anything changes.
+import { OnnxError } from '../errors.js';
+import type { OnnxModel, OnnxWeight } from '../model.js';
+import { attrInt, type NodeProto } from '../model.js';
+import { DT, toNum } from '../tensor-data.js';
+import { detectQuantized, type QuantSite, type SiteKind } from './detect.js';
+import { unpackNBits } from './pack4.js';
+import { floatTensor, node, insertBefore, dropUnused, Names } from './graph-edit.js';
+import { quantizeModel, type QuantReport, type QuantizeOptions } from './quantize.js';
+import type { QuantForm } from './forms.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/** One dequantized weight: its float name now, and the form `requantize` writes it back in. */
+export interface QuantRecordEntry { name: string; form: QuantForm; group: number; source: SiteKind; note?: string }
+export interface QuantRecord { layers: QuantRecordEntry[] }
+
+interface Rewrite { entry: QuantRecordEntry; values: Float32Array; dims: number[]; apply: (names: Names, weight: string) => void }
+
+function intValues(model: OnnxModel, t: any): Float32Array {
+  const b = model.tensorBytes(t);
+  const out = new Float32Array(b.length);
+  for (let i = 0; i < b.length; i++) out[i] = t.data_type === DT.INT8 ? (b[i] << 24) >> 24 : b[i];
+  return out;
+}
+
+/** (q - zp) · s with the scale / zero point indexed along `axis` (one value: per tensor). */
+function affine(q: Float32Array, dims: number[], scale: Float32Array, zp: Float32Array | undefined, axis: number, what: string): Float32Array {
+  const ax = axis < 0 ? axis + dims.length : axis;
+  const len = dims[ax] ?? 1;
+  if (scale.length !== 1 && scale.length !== len) throw new OnnxError('unsupported_scheme', `${what}: ${scale.length} scales for axis ${ax} of length ${len}`, 'unsupported_op');
+  if (zp && zp.length !== scale.length) throw new OnnxError('unsupported_scheme', `${what}: ${zp.length} zero points for ${scale.length} scales`, 'unsupported_op');
+  const inner = dims.slice(ax + 1).reduce((a, b) => a * b, 1);
+  const out = new Float32Array(q.length);
+  for (let i = 0; i < q.length; i++) {
+    const c = scale.length === 1 ? 0 : Math.floor(i / inner) % len;
+    out[i] = (q[i] - (zp ? zp[c] : 0)) * scale[c];
+  }
+  return out;
+}
+
+const baseName = (codes: string) => codes.replace(/_(quantized|Q4)$/, '');
+
+/** Computes one site's float weight and how its nodes are replaced (nothing changed yet). */
+function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite {
+  const t = inits.get(s.codes);
+  const dims = t.dims.map(toNum);
+  const f = (name: string | undefined) => (name ? model.readFloat(inits.get(name)) : undefined);
+  const ints = (name: string | undefined) => (name ? intValues(model, inits.get(name)) : undefined);
+  const g = model.graph;
+  const [n] = s.nodes;
+  const what = `${n.op_type} "${n.name || s.output}"`;
+  const remove = (nodes: NodeProto[]) => { for (const x of nodes) { const i = g.node.indexOf(x); if (i >= 0) g.node.splice(i, 1); } };
+  if (s.kind === 'dq') {
+    const values = affine(intValues(model, t), dims, f(n.input[1])!, ints(n.input[2]), attrInt(n, 'axis', 1), what);
+    const readers = g.node.filter((x: NodeProto) => x.input.includes(s.output));
+    const gather = readers.length === 1 && readers[0].op_type === 'Gather' && readers[0].input[0] === s.output;
+    const entry: QuantRecordEntry = { name: '', form: gather ? 'int8-gather' : 'int8-dq', group: 0, source: 'dq' };
+    return { entry, values, dims, apply: (_names, w) => {
+      remove([n]);
+      for (const r of readers) r.input = r.input.map((i: string) => (i === s.output ? w : i));
+    } };
+  }
+  if (s.kind === 'integer') {
+    const [, cast, mul, scaleMul, dql] = s.nodes;
+    const scaleName = scaleMul.input.find((i: string) => i !== dql.output[1] && inits.has(i));
+    const conv = n.op_type === 'ConvInteger';
+    const scale = f(scaleName)!;
+    if (conv && scale.length !== 1) throw new OnnxError('unsupported_scheme', `${what}: ConvInteger with a scale per channel`, 'unsupported_op');
+    const values = affine(intValues(model, t), dims, scale, ints(n.input[3]), conv ? 0 : -1, what);
+    const entry: QuantRecordEntry = conv
+      ? { name: '', form: 'int8-dq', group: 0, source: 'integer', note: 'ConvInteger: requantized as int8 per channel + DequantizeLinear' }
+      : { name: '', form: 'int8-dynamic', group: 0, source: 'integer' };
+    return { entry, values, dims, apply: (names, w) => {
+      const op = conv ? node('Conv', [dql.input[0], w], [mul.output[0]], names.fresh(n.name || `${w}_Conv`)) : node('MatMul', [dql.input[0], w], [mul.output[0]], names.fresh(n.name || `${w}_MatMul`));
+      if (conv) op.attribute = n.attribute;
+      insertBefore(g, n, [op]);
+      remove([n, cast, mul]);
+      // The scale product and the activation's quantization may serve other MatMulIntegers.
+      const read = (v: string) => g.node.some((x: NodeProto) => x.input.includes(v));
+      if (!read(scaleMul.output[0])) remove([scaleMul]);
+      if (!dql.output.some(read)) remove([dql]);
+    } };
+  }
+  if (s.kind === 'nbits') {
+    const k = attrInt(n, 'K', 0); const nn = attrInt(n, 'N', 0); const bs = attrInt(n, 'block_size', 0);
+    if (!(k > 0 && nn > 0 && bs >= 2 && bs % 2 === 0)) throw new OnnxError('unsupported_scheme', `${what}: attributes K ${k}, N ${nn}, block_size ${bs}`, 'unsupported_op');
+    const kb = Math.ceil(k / bs);
+    const scales = f(n.input[2])!;
+    if (scales.length !== nn * kb) throw new OnnxError('unsupported_scheme', `${what}: ${scales.length} scales for N·ceil(K/block) = ${nn * kb}`, 'unsupported_op');
+    const zp = n.input[3] ? model.tensorBytes(inits.get(n.input[3])) : undefined;
+    const codes = unpackNBits(model.tensorBytes(t), nn, k, bs, zp);
+    const values = new Float32Array(k * nn); // stored (K, N) for the MatMul it becomes
+    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)];
+    const entry: QuantRecordEntry = { name: '', form: 'int4-nbits', group: bs, source: 'nbits' };
+    if (zp) entry.note = 'asymmetric (zero points): requantized symmetric';
+    return { entry, values, dims: [k, nn], apply: (names, w) => {
+      const bias = n.input[5];
+      const mmOut = bias ? names.fresh(`${s.output}_matmul`) : s.output;
+      const nodes = [node('MatMul', [n.input[0], w], [mmOut], names.fresh(n.name || `${w}_MatMul`))];
+      if (bias) nodes.push(node('Add', [mmOut, bias], [s.output], names.fresh(`${n.name || w}_bias`)));
+      insertBefore(g, n, nodes);
+      remove([n]);
+    } };
+  }
+  // gather (ours: Cast + Mul by a gathered scale per row) or gather-dq (quantize_dynamic: DequantizeLinear per tensor)
+  const [gat] = s.nodes;
+  let values: Float32Array;
+  if (s.kind === 'gather') {
+    const sg = s.nodes[3];
+    values = affine(intValues(model, t), dims, f(sg.input[0])!, undefined, 0, what);
+  } else {
+    const dq = s.nodes[1];
+    const scale = f(dq.input[1])!;
+    if (scale.length !== 1) throw new OnnxError('unsupported_scheme', `${what}: a dequantized Gather with ${scale.length} scales`, 'unsupported_op');
+    values = affine(intValues(model, t), dims, scale, ints(dq.input[2]), 0, what);
+  }
+  const entry: QuantRecordEntry = { name: '', form: 'int8-gather', group: 0, source: s.kind };
+  return { entry, values, dims, apply: (names, w) => {
+    insertBefore(g, gat, [node('Gather', [w, gat.input[1]], [s.output], names.fresh(gat.name || `${w}_Gather`), { axis: 0 })]);
+    remove(s.nodes);
+  } };
+}
+
+/**
+ * Turns every quantized weight back into float (in place) and returns the record `requantize` takes.
+ * Throws OnnxError reason unsupported_scheme, naming the form, when any quantized form is not read
+ * here; the model is unchanged then.
+ */
+export function dequantizeModel(model: OnnxModel): QuantRecord {
+  const { sites, refused } = detectQuantized(model);
+  if (refused.length) throw new OnnxError('unsupported_scheme', `cannot read this model's quantization: ${refused.join('; ')}`, 'unsupported_op');
+  const inits = new Map<string, any>(model.graph.initializer.map((t: any) => [t.name, t]));
+  const rewrites = sites.map((s) => plan(model, s, inits));
+  const names = new Names(model.graph);
+  const candidates = new Set<string>();
+  const layers: QuantRecordEntry[] = [];
+  sites.forEach((s, i) => {
+    const r = rewrites[i];
+    const wanted = baseName(s.codes);
+    const w = wanted !== s.codes && !names.has(wanted) ? names.take(wanted) : names.fresh(`${baseName(s.codes)}_float`);
+    model.graph.initializer.push(floatTensor(w, r.dims, r.values));
+    r.apply(names, w);
+    for (const x of s.nodes) for (const inp of x.input) if (inits.has(inp)) candidates.add(inp);
+    r.entry.name = w;
+    layers.push(r.entry);
+  });
+  dropUnused(model.graph, candidates);
+  model.refresh();
+  return { layers };
+}
+
+/**
+ * Quantizes the weights a `dequantizeModel` record names in their recorded forms (the other weights
+ * stay as they are); `opts` may bring a quantizer. The record's weights must still exist.
+ */
+export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<QuantizeOptions, 'quantizer' | 'onProgress'> = {}): QuantReport {
+  const by = new Map(record.layers.map((l) => [l.name, l]));
+  const have = new Set(model.weights.map((w) => w.name));
+  const lost = record.layers.filter((l) => !have.has(l.name)).map((l) => l.name);
+  if (lost.length) throw new OnnxError('bad_mask', `the record names weights the model no longer has: ${lost.slice(0, 3).join(', ')}${lost.length > 3 ? ', …' : ''}`, 'invalid_arguments');
+  const int4 = record.layers.find((l) => l.form === 'int4-nbits');
+  return quantizeModel(model, {
+    scheme: int4 ? 'int4' : 'int8', group: int4 ? int4.group : undefined, ...opts,
+    layerForm: (w: OnnxWeight) => { const l = by.get(w.name); return l ? { form: l.form, group: l.group } : null; },
+  });
+}

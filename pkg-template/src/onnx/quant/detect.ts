@@ -1,0 +1,127 @@
+// Quantized weights in a model as onnxruntime's quantizers and transformers.js files hold them:
+//   - `dq`:      DequantizeLinear on an int8 / uint8 initializer (QDQ weights; our int8-dq form);
+//   - `integer`: MatMulInteger / ConvInteger on an int8 / uint8 initializer, its activation from a
+//                DynamicQuantizeLinear, then Cast and the scale Mul (quantize_dynamic; our int8-dynamic);
+//   - `nbits`:   com.microsoft MatMulNBits with bits = 4 (our int4-nbits; transformers.js q4);
+//   - `gather`:  an int8 / uint8 table gathered, then widened by a scale per row (ours) or by a
+//                DequantizeLinear (quantize_dynamic's Gather).
+// Anything else that holds quantized weights or runs integer arithmetic is listed as refused, by name.
+import type { OnnxModel } from '../model.js';
+import { attr, attrInt, type NodeProto } from '../model.js';
+import { DT, toNum } from '../tensor-data.js';
+import { OnnxError } from '../errors.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+export type SiteKind = 'dq' | 'integer' | 'nbits' | 'gather' | 'gather-dq';
+
+/** One quantized weight and the nodes that use it. */
+export interface QuantSite {
+  kind: SiteKind;
+  /** The quantized initializer (codes). */
+  codes: string;
+  /** The nodes of the pattern, the first one the weight's reader. */
+  nodes: NodeProto[];
+  /** The value the pattern produces (what the float graph computed). */
+  output: string;
+}
+
+/** Ops that hold quantized weights or integer arithmetic in a form not read here. */
+const FOREIGN = new Set([
+  'QLinearMatMul', 'QLinearConv', 'QGemm', 'QAttention', 'DynamicQuantizeMatMul', 'MatMulIntegerToFloat',
+  'QOrderedMatMul', 'GatherBlockQuantized', 'DynamicQuantizeLSTM', 'QEmbedLayerNormalization', 'MatMulBnb4', 'MatMulFpQ4',
+]);
+
+const INT_TYPES = new Set<number>([DT.INT8, DT.UINT8]);
+
+export interface Detected { sites: QuantSite[]; refused: string[] }
+
+/** Finds the quantized weights of the main graph (see the file comment). */
+export function detectQuantized(model: OnnxModel): Detected {
+  const g = model.graph;
+  const inits = new Map<string, any>(g.initializer.map((t: any) => [t.name, t]));
+  const producer = new Map<string, NodeProto>();
+  const readers = new Map<string, NodeProto[]>();
+  for (const n of g.node) {
+    for (const o of n.output) producer.set(o, n);
+    for (const i of n.input) { if (!readers.has(i)) readers.set(i, []); readers.get(i)!.push(n); }
+  }
+  const only = (v: string): NodeProto | undefined => { const r = readers.get(v) ?? []; return r.length === 1 ? r[0] : undefined; };
+  const isInt = (name: string) => INT_TYPES.has(inits.get(name)?.data_type);
+  const sites: QuantSite[] = [];
+  const refused: string[] = [];
+  const seen = new Set<NodeProto>();
+  for (const n of g.node) {
+    const op = n.op_type;
+    const dom = n.domain || '';
+    if (seen.has(n)) continue;
+    if (FOREIGN.has(op)) { refused.push(`${op} (node "${n.name}")`); continue; }
+    if (op === 'DequantizeLinear' && dom === '') {
+      const x = n.input[0];
+      const blk = attr(n, 'block_size');
+      const xt = inits.get(x);
+      if (xt && (xt.data_type === 21 || xt.data_type === 22)) { refused.push(`4-bit DequantizeLinear (opset 21, node "${n.name}")`); continue; }
+      if (blk && toNum(blk.i) !== 0) { refused.push(`blockwise DequantizeLinear (block_size ${toNum(blk.i)}, node "${n.name}")`); continue; }
+      if (isInt(x)) { sites.push({ kind: 'dq', codes: x, nodes: [n], output: n.output[0] }); continue; }
+      const gp = producer.get(x);
+      if (gp && gp.op_type === 'Gather' && isInt(gp.input[0]) && only(x) === n) {
+        sites.push({ kind: 'gather-dq', codes: gp.input[0], nodes: [gp, n], output: n.output[0] });
+        seen.add(n);
+      }
+      continue; // a DequantizeLinear of an activation (static QDQ) is left as it is
+    }
+    if ((op === 'MatMulInteger' || op === 'ConvInteger') && dom === '') {
+      const dql = producer.get(n.input[0]);
+      const cast = only(n.output[0]);
+      const mul = cast && cast.op_type === 'Cast' ? only(cast.output[0]) : undefined;
+      const scaleIn = mul?.input.find((i: string) => i !== cast?.output[0]);
+      const scaleMul = scaleIn ? producer.get(scaleIn) : undefined;
+      const ok = isInt(n.input[1]) && dql?.op_type === 'DynamicQuantizeLinear' && mul?.op_type === 'Mul' && scaleMul?.op_type === 'Mul'
+        && scaleMul.input.includes(dql.output[1]) && scaleMul.input.some((i: string) => inits.has(i));
+      if (!ok) { refused.push(`${op} outside onnxruntime's dynamic-quantization pattern (node "${n.name}")`); continue; }
+      sites.push({ kind: 'integer', codes: n.input[1], nodes: [n, cast!, mul!, scaleMul!, dql!], output: mul!.output[0] });
+      seen.add(cast!); seen.add(mul!);
+      continue;
+    }
+    if (op === 'MatMulNBits' && dom === 'com.microsoft') {
+      const bits = attrInt(n, 'bits', 4);
+      const zp = n.input[3] ? inits.get(n.input[3]) : undefined;
+      if (bits !== 4) refused.push(`MatMulNBits with bits=${bits} (node "${n.name}")`);
+      else if (n.input[4]) refused.push(`MatMulNBits with g_idx (act-order, node "${n.name}")`);
+      else if (!inits.has(n.input[1]) || !inits.has(n.input[2]) || (n.input[3] && !zp)) refused.push(`MatMulNBits with weights that are not initializers (node "${n.name}")`);
+      else if (zp && zp.data_type !== DT.UINT8) refused.push(`MatMulNBits with ${zp.data_type === DT.FLOAT ? 'float' : 'non-uint8'} zero points (node "${n.name}")`);
+      else sites.push({ kind: 'nbits', codes: n.input[1], nodes: [n], output: n.output[0] });
+      continue;
+    }
+    if (op === 'Gather' && dom === '' && isInt(n.input[0])) {
+      const cast = only(n.output[0]);
+      const mul = cast?.op_type === 'Cast' ? only(cast.output[0]) : undefined;
+      const sIn = mul?.op_type === 'Mul' ? mul.input.find((i: string) => i !== cast!.output[0]) : undefined;
+      const sg = sIn ? producer.get(sIn) : undefined;
+      if (sg?.op_type === 'Gather' && inits.has(sg.input[0]) && sg.input[1] === n.input[1]) {
+        sites.push({ kind: 'gather', codes: n.input[0], nodes: [n, cast!, mul!, sg], output: mul!.output[0] });
+        seen.add(cast!); seen.add(mul!); seen.add(sg);
+      }
+      continue; // a gather of int8 data read by a DequantizeLinear is found from that node
+    }
+    if (dom === 'com.microsoft' && /Quant|Int(eger)?$|NBits|Q4|Bnb/.test(op)) refused.push(`${op} (node "${n.name}")`);
+  }
+  return { sites, refused };
+}
+
+/**
+ * Throws OnnxError reason `quantized` when the model has no float weight to prune but holds quantized
+ * ones: pruning would find nothing and write the model unchanged (a transformers.js q8 file).
+ */
+export function assertFloatWeights(model: OnnxModel, what: string): void {
+  if (model.prunable().length) return;
+  const { sites, refused } = detectQuantized(model);
+  if (!sites.length && !refused.length) return;
+  const forms = [...new Set([...sites.map((s) => SITE_NAMES[s.kind]), ...refused.map((r) => r.replace(/ \(node.*$/, ''))])];
+  throw new OnnxError('quantized', `${what}: every weight of this model is quantized (${forms.join(', ')}); dequantizeModel() first and requantize() after`, 'unsupported_op');
+}
+
+const SITE_NAMES: Record<SiteKind, string> = {
+  dq: 'int8 DequantizeLinear', integer: 'MatMulInteger / ConvInteger (dynamic int8)', nbits: 'MatMulNBits 4-bit',
+  gather: 'int8 Gather', 'gather-dq': 'int8 Gather + DequantizeLinear',
+};

@@ -1,0 +1,25 @@
+// The quantized forms a weight can take, and which int8 form each op gets by default. The int8
+// choice per op is a measurement (bench/quant/int8-forms.mjs, figures in bench/RESULTS.md,
+// "Quantization"): the form that ran faster on one thread in onnxruntime-node and onnxruntime-web.
+import type { QuantGrid } from './grid.js';
+
+/**
+ * - `int8-dynamic`: MatMulInteger with DynamicQuantizeLinear (onnxruntime's quantize_dynamic form);
+ * - `int8-dq`: int8 weight + per-axis DequantizeLinear feeding the float op;
+ * - `int4-nbits`: com.microsoft MatMulNBits, 4 bits in blocks along K;
+ * - `int8-gather`: an embedding table in int8 with a scale per row.
+ */
+export type QuantForm = 'int8-dynamic' | 'int8-dq' | 'int4-nbits' | 'int8-gather';
+export const QUANT_FORMS: readonly QuantForm[] = ['int8-dynamic', 'int8-dq', 'int4-nbits', 'int8-gather'];
+
+/** The int8 form of a MatMul weight: the only op with two forms here (see int8-dynamic.ts). */
+export type Int8MatMulForm = 'dynamic' | 'dq';
+
+/** Default int8 form of MatMul weights (set from the measurement above). */
+export const INT8_MATMUL_FORM: Int8MatMulForm = 'dynamic';
+
+/** The grid of a form (group: 0 = per output channel / per row). */
+export function gridOf(form: QuantForm, group: number): QuantGrid {
+  if (form === 'int4-nbits') return { bits: 4, group };
+  return form === 'int8-dynamic' ? { bits: 8, group: 0, reduceRange: true } : { bits: 8, group: 0 };
+}

@@ -1,0 +1,126 @@
+// The quantization grid and the round-to-nearest quantizer. A grid is symmetric (no zero point, code
+// 0 is the value 0, so the zeros a pruning left stay exact zeros) with one scale per output row and,
+// for int4, per group of G consecutive inputs along the reduction axis (GPTQ's "group size"). The
+// quantizer is a plain function of a layer's float view and the grid so that an error-compensating
+// one (GPTQ, Frantar et al. 2022, arXiv:2210.17323; built by the Rust solver on the `gptq` branch)
+// plugs in where round-to-nearest is the default.
+import { OnnxError } from '../errors.js';
+
+/** A symmetric integer grid. */
+export interface QuantGrid {
+  /** 8 (codes in [-127, 127]) or 4 (codes in [-8, 7]; -8 is never produced, see `qmax`). */
+  bits: 8 | 4;
+  /** Inputs per scale along the reduction axis; 0 = one scale per output row (per channel). */
+  group: number;
+  /**
+   * int8 codes in ±63 (7 bits) instead of ±127: the MatMulInteger form needs it. onnxruntime's u8·s8
+   * kernels on x86 without VNNI (AVX2 vpmaddubsw) add two u8·s8 products in int16 and saturate with
+   * full-range weights (measured: max error 3.4 against 0.36 on a 64×24 MatMul on this machine's
+   * AVX2 EPYC); quantize_dynamic sets reduce_range for MatMul weights for the same reason.
+   */
+  reduceRange?: boolean;
+}
+
+/** A layer quantized on a grid, in the pruning's 2-D view layout (rows = outputs, cols = inputs). */
+export interface QuantizedView {
+  rows: number;
+  cols: number;
+  /** rows × cols codes, row-major. */
+  codes: Int8Array;
+  /** rows × groupsPerRow scales, row-major. */
+  scales: Float32Array;
+  groupsPerRow: number;
+  /** Inputs per scale (cols when one scale per row). */
+  width: number;
+}
+
+/**
+ * A quantizer: the layer's float values in the 2-D view layout (row-major rows × cols) and the grid
+ * in, codes and scales out. Round-to-nearest is `rtnQuantize`; a compensated quantizer must keep
+ * `codes[i] === 0` wherever `values[i] === 0` holds after its own updates (the callers check it).
+ */
+export type Quantizer = (values: Float32Array, rows: number, cols: number, grid: QuantGrid) => QuantizedView;
+
+/**
+ * Largest code magnitude. Symmetric grids use ±(2^(b-1) - 1) (int8: ±127, int4: ±7), as
+ * onnxruntime's symmetric int8 weights and its 4-bit MatMulNBits quantizer do, so that -x and x map
+ * to opposite codes and the grid's zero is exact.
+ */
+export const qmax = (grid: QuantGrid): number => (grid.bits === 4 ? 7 : grid.reduceRange ? 63 : 127);
+
+/** Groups per row of `cols` inputs (the last one padded when G does not divide cols). */
+export function groupsPerRow(cols: number, grid: QuantGrid): number {
+  return grid.group > 0 ? Math.ceil(cols / grid.group) : 1;
+}
+
+export function checkGrid(grid: QuantGrid): QuantGrid {
+  if (grid.bits !== 8 && grid.bits !== 4) throw new OnnxError('unsupported', `quantization bits must be 8 or 4 (got ${String(grid.bits)})`, 'invalid_arguments');
+  const g = grid.group;
+  // MatMulNBits packs a block into whole bytes and onnxruntime's kernels want a power of two ≥ 16.
+  if (!Number.isInteger(g) || g < 0 || (g > 0 && (g < 16 || (g & (g - 1)) !== 0))) {
+    throw new OnnxError('unsupported', `the quantization group must be 0 (per channel) or a power of two ≥ 16 (got ${String(g)})`, 'invalid_arguments');
+  }
+  return grid;
+}
+
+/** Round-to-nearest on the grid: scale = max |w| of the group / qmax, code = round(w / scale). */
+export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
+  checkGrid(grid);
+  const gpr = groupsPerRow(cols, grid);
+  const width = grid.group > 0 ? grid.group : cols;
+  const q = qmax(grid);
+  const codes = new Int8Array(rows * cols);
+  const scales = new Float32Array(rows * gpr);
+  for (let r = 0; r < rows; r++) {
+    for (let g = 0; g < gpr; g++) {
+      const start = r * cols + g * width;
+      const end = r * cols + Math.min(cols, (g + 1) * width);
+      let amax = 0;
+      for (let i = start; i < end; i++) {
+        const a = Math.abs(values[i]);
+        if (!(a <= amax)) amax = a; // NaN lands here and is caught below
+      }
+      if (!Number.isFinite(amax)) throw new OnnxError('unsupported', `row ${r} holds a value that is not finite: it has no quantization grid`, 'invalid_value');
+      // An all-zero group keeps scale 0's stand-in 1 so dequantization never divides or yields NaN.
+      const s = amax > 0 ? Math.fround(amax / q) : 1;
+      scales[r * gpr + g] = s;
+      for (let i = start; i < end; i++) {
+        const c = Math.round(values[i] / s);
+        codes[i] = c > q ? q : c < -q ? -q : c;
+      }
+    }
+  }
+  return { rows, cols, codes, scales, groupsPerRow: gpr, width };
+};
+
+/** The float values a quantized view stands for (codes × their group's scale), view layout. */
+export function dequantizeView(qv: QuantizedView): Float32Array {
+  const out = new Float32Array(qv.rows * qv.cols);
+  const width = qv.width;
+  for (let r = 0; r < qv.rows; r++) {
+    for (let c = 0; c < qv.cols; c++) {
+      const i = r * qv.cols + c;
+      out[i] = qv.codes[i] * qv.scales[r * qv.groupsPerRow + Math.floor(c / width)];
+    }
+  }
+  return out;
+}
+
+/**
+ * Runs a quantizer and checks its output: shapes, codes inside the grid, positive finite scales,
+ * and that every zero of the input is code 0 (the pruning's zeros survive exactly).
+ */
+export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows: number, cols: number, grid: QuantGrid, name: string): QuantizedView {
+  const qv = quantizer(values, rows, cols, grid);
+  const gpr = groupsPerRow(cols, grid);
+  if (qv.codes.length !== rows * cols || qv.scales.length !== rows * gpr || qv.groupsPerRow !== gpr || qv.width !== (grid.group > 0 ? grid.group : cols)) {
+    throw new OnnxError('unsupported', `the quantizer returned the wrong shapes for "${name}"`, 'shape_mismatch');
+  }
+  const q = qmax(grid);
+  for (let i = 0; i < qv.codes.length; i++) {
+    if (qv.codes[i] > q || qv.codes[i] < -q) throw new OnnxError('unsupported', `the quantizer wrote code ${qv.codes[i]} outside ±${q} in "${name}"`, 'invalid_value');
+    if (values[i] === 0 && qv.codes[i] !== 0) throw new OnnxError('unsupported', `the quantizer moved a zero of "${name}" (element ${i}) off the grid's zero`, 'invalid_value');
+  }
+  for (const s of qv.scales) if (!(s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');
+  return qv;
+}

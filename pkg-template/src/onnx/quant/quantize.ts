@@ -1,0 +1,163 @@
+// quantizeModel: the weights of an ONNX model rewritten into int8 or int4 forms onnxruntime serves
+// (forms.ts), in place. Everything is computed and checked first (targets, opsets, every layer's
+// codes and scales); the graph is changed only when all of it succeeded, so a refused or failed call
+// leaves the model as it was. Zeros of a pruned model stay exact zeros (symmetric grids, checked).
+import { OnnxError } from '../errors.js';
+import type { OnnxModel, OnnxWeight } from '../model.js';
+import { countZeros } from '../prune.js';
+import { Names, opsetVersion } from './graph-edit.js';
+import { findTargets, type QuantTarget } from './targets.js';
+import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, type Quantizer, type QuantizedView } from './grid.js';
+import { gridOf, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm } from './forms.js';
+import { writeInt8Dq } from './int8-dq.js';
+import { writeInt8Dynamic, type DqlCache } from './int8-dynamic.js';
+import { writeNBits } from './nbits.js';
+import { writeGatherInt8 } from './gather-int8.js';
+
+export type QuantScheme = 'int8' | 'int4';
+
+export interface QuantizeOptions {
+  /** int8: per output channel everywhere; int4: MatMulNBits blocks for MatMul weights (int8 elsewhere). */
+  scheme: QuantScheme;
+  /** int4 block size along the reduction axis (power of two ≥ 16); default 32. */
+  group?: number;
+  /** Which weights to quantize (default: all that can be). */
+  layers?: (w: OnnxWeight) => boolean;
+  /** Embedding tables (Gather data): int8 per row (default) or left float. */
+  embeddings?: 'int8' | 'float';
+  /** int8 form of MatMul weights (default INT8_MATMUL_FORM, from the measurement in forms.ts). */
+  int8MatMul?: Int8MatMulForm;
+  /** Codes and scales of one layer from its float view (default round-to-nearest). */
+  quantizer?: Quantizer;
+  /** Per-layer form (requantize): a form, null = leave float, undefined = what `scheme` gives. */
+  layerForm?: (w: OnnxWeight) => { form: QuantForm; group: number } | null | undefined;
+  onProgress?: (done: number, total: number, label: string) => void;
+}
+
+export interface QuantLayerReport {
+  name: string;
+  op: string;
+  /** The form written, or 'float' when left as it was (see note). */
+  form: QuantForm | 'float';
+  bits: number;
+  /** Inputs per scale: the block size for int4, the row length for per-channel int8. */
+  group: number;
+  params: number;
+  /** Zeros of the float weight: every one of them is code 0 after quantization (checked). */
+  zeros: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Largest |w - dequantized w| of the layer. */
+  maxAbsError: number;
+  note?: string;
+}
+
+export interface QuantReport {
+  scheme: QuantScheme;
+  group: number;
+  layers: QuantLayerReport[];
+  /** Bytes of the weights the report lists, before / after (tensor data only). */
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+const FLOAT_BYTES: Record<number, number> = { 1: 4, 10: 2, 16: 2, 11: 8 };
+
+interface Planned { t: QuantTarget; form: QuantForm; qv: QuantizedView; report: QuantLayerReport }
+
+function formFor(t: QuantTarget, opts: QuantizeOptions, group: number): { form: QuantForm; group: number; note?: string } {
+  if (t.role === 'embedding') {
+    return { form: 'int8-gather', group: 0, note: opts.scheme === 'int4' ? 'embedding: int8 per row (a 4-bit Gather needs a contrib op onnxruntime-web does not document)' : undefined };
+  }
+  const mm2d = t.w.op === 'MatMul' && t.w.dims.length === 2;
+  if (opts.scheme === 'int4') {
+    if (mm2d) return { form: 'int4-nbits', group };
+    return { form: 'int8-dq', group: 0, note: `${t.w.op}: MatMulNBits serves MatMul only; int8 per channel` };
+  }
+  if (mm2d && (opts.int8MatMul ?? INT8_MATMUL_FORM) === 'dynamic') return { form: 'int8-dynamic', group: 0 };
+  return { form: 'int8-dq', group: 0 };
+}
+
+function bytesAfter(form: QuantForm, qv: QuantizedView): number {
+  const scales = qv.scales.length * 4;
+  if (form === 'int4-nbits') return qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
+  if (form === 'int8-gather') return qv.codes.length + scales;
+  return qv.codes.length + scales + qv.rows; // + the int8 zero points
+}
+
+function maxAbsErr(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) { const d = Math.abs(a[i] - b[i]); if (d > m) m = d; }
+  return m;
+}
+
+/** Quantizes the model's weights in place (see QuantizeOptions); returns the per-layer report. */
+export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantReport {
+  if (opts.scheme !== 'int8' && opts.scheme !== 'int4') {
+    throw new OnnxError('unsupported', `quantization scheme must be int8 or int4 (got ${String(opts.scheme)})`, 'invalid_arguments');
+  }
+  const group = opts.group ?? 32;
+  if (opts.scheme === 'int4') checkGrid({ bits: 4, group });
+  if (opts.group !== undefined && opts.scheme === 'int8') throw new OnnxError('unsupported', 'a group applies to int4 only: int8 is per output channel', 'invalid_arguments');
+  const quantizer = opts.quantizer ?? rtnQuantize;
+  const { targets, skipped } = findTargets(model);
+  const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && !(t.role === 'embedding' && opts.embeddings === 'float'));
+  const onnxOpset = opsetVersion(model.model, '');
+  const planned: Planned[] = [];
+  const layers: QuantLayerReport[] = [];
+  chosen.forEach((t, i) => {
+    const own = opts.layerForm?.(t.w);
+    if (own === null) return;
+    const pick = own ?? formFor(t, opts, group);
+    if (pick.form === 'int8-dq' && onnxOpset < 13) {
+      throw new OnnxError('unsupported', `"${t.w.name}": per-channel DequantizeLinear needs opset 13 or later (the model imports ai.onnx ${onnxOpset})`, 'unsupported_op');
+    }
+    if (pick.form === 'int8-dynamic' && (t.w.op !== 'MatMul' || onnxOpset < 11)) {
+      throw new OnnxError('unsupported', `"${t.w.name}": the MatMulInteger form serves 2-D MatMul weights at opset ≥ 11`, 'unsupported_op');
+    }
+    if (pick.form === 'int4-nbits' && !(t.w.op === 'MatMul' && t.w.dims.length === 2)) {
+      throw new OnnxError('unsupported', `"${t.w.name}": MatMulNBits serves 2-D MatMul weights only (this is ${t.w.op})`, 'unsupported_op');
+    }
+    if ((pick.form === 'int8-gather') !== (t.role === 'embedding')) {
+      throw new OnnxError('unsupported', `"${t.w.name}": form ${pick.form} does not fit a ${t.role} weight`, 'invalid_arguments');
+    }
+    const grid = gridOf(pick.form, pick.group);
+    const values = t.role === 'embedding' ? model.readFloat(t.w) : model.readView(t.w);
+    const rows = t.role === 'embedding' ? t.w.dims[0] : t.w.view!.rows;
+    const cols = values.length / rows;
+    const qv = quantizeChecked(quantizer, values, rows, cols, grid, t.w.name);
+    const report: QuantLayerReport = {
+      name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.reduceRange ? 7 : grid.bits, group: qv.width,
+      params: values.length, zeros: countZeros(values),
+      bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv),
+      maxAbsError: maxAbsErr(values, dequantizeView(qv)),
+    };
+    const note = (pick as { note?: string }).note;
+    if (note) report.note = note;
+    planned.push({ t, form: pick.form, qv, report });
+    layers.push(report);
+    opts.onProgress?.(i + 1, chosen.length, t.w.name);
+  });
+  for (const s of skipped) {
+    if (opts.layers && !opts.layers(s.w)) continue;
+    const b = s.w.numel * (FLOAT_BYTES[s.w.dtype] ?? 4);
+    layers.push({ name: s.w.name, op: s.w.op, form: 'float', bits: 8 * (FLOAT_BYTES[s.w.dtype] ?? 4), group: 0, params: s.w.numel, zeros: countZeros(model.readFloat(s.w)), bytesBefore: b, bytesAfter: b, maxAbsError: 0, note: s.reason });
+  }
+  // Commit: graph edits only, on values all computed above.
+  const names = new Names(model.graph);
+  const cache: DqlCache = new Map();
+  // In graph order, so an activation's DynamicQuantizeLinear lands before its first reader.
+  const order = new Map(model.graph.node.map((n: unknown, i: number) => [n, i]));
+  planned.sort((a, b) => (order.get(a.t.node) as number) - (order.get(b.t.node) as number));
+  for (const p of planned) {
+    if (p.form === 'int8-dq') writeInt8Dq(model, names, p.t, p.qv);
+    else if (p.form === 'int8-dynamic') writeInt8Dynamic(model, names, p.t, p.qv, cache);
+    else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv);
+    else writeGatherInt8(model, names, p.t, p.qv);
+  }
+  model.refresh();
+  return {
+    scheme: opts.scheme, group: opts.scheme === 'int4' ? group : 0, layers,
+    bytesBefore: layers.reduce((a, l) => a + l.bytesBefore, 0), bytesAfter: layers.reduce((a, l) => a + l.bytesAfter, 0),
+  };
+}

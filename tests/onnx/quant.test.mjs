@@ -1,0 +1,207 @@
+// sparsekit-wasm/onnx quantization (quant/): int8 and int4 models that run in onnxruntime-node and
+// stay close to the float model, codes and scales that round-trip, pruned zeros that survive, q8
+// models (ours and onnxruntime's dynamic form) read, pruned and requantized, refusals by name, and
+// no half-written model.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { build } from './build.mjs';
+import { modelBytes, feedsOf, runModel } from './models.mjs';
+
+build();
+const O = await import('#onnx-internal');
+const { OnnxModel, OnnxError, quantizeModel, dequantizeModel, requantize, detectQuantized, rtnQuantize, dequantizeView, packNBits, unpackNBits, pruneSparsity, pruneNm } = O;
+const G = await import('./graphs.mjs');
+
+const mlpFeeds = () => G.feedsFor(null, { x: [1, 10, 16] });
+const kinds = (m) => detectQuantized(m).sites.map((s) => s.kind).sort();
+const opsOf = (m) => m.graph.node.map((n) => n.op_type);
+
+async function closeTo(bytesA, bytesB, feeds, minCos) {
+  const [a, b] = [await runModel(bytesA, feeds), await runModel(bytesB, feeds)];
+  for (const k of Object.keys(a)) {
+    const c = G.cosine(a[k].data, b[k].data);
+    assert.ok(c >= minCos, `output ${k}: cosine ${c} < ${minCos}`);
+  }
+  return { a, b };
+}
+
+test('int8: MatMul weights in the MatMulInteger form run in onnxruntime and stay close', async () => {
+  const float = G.mlp();
+  const m = OnnxModel.parse(float);
+  const r = quantizeModel(m, { scheme: 'int8' });
+  assert.deepEqual(r.layers.map((l) => [l.name, l.form]), [['W1', 'int8-dynamic'], ['W2', 'int8-dynamic']]);
+  assert.ok(opsOf(m).includes('MatMulInteger') && opsOf(m).includes('DynamicQuantizeLinear'));
+  assert.equal(m.prunable().length, 0);
+  // int8 codes, a float scale and an int8 zero point per output column.
+  const cols = { W1: 32, W2: 8 };
+  for (const l of r.layers) assert.equal(l.bytesAfter, l.params + 5 * cols[l.name], l.name);
+  assert.ok(r.layers.every((l) => l.bits === 7), 'the MatMulInteger form writes 7-bit codes');
+  await closeTo(float, m.encode(), mlpFeeds(), 0.999);
+});
+
+test('int8 weight-only DequantizeLinear form: MatMul, Conv and Gemm (transB 0 and 1)', async () => {
+  const mlp = G.mlp();
+  const m = OnnxModel.parse(mlp);
+  quantizeModel(m, { scheme: 'int8', int8MatMul: 'dq' });
+  assert.deepEqual(kinds(m), ['dq', 'dq']);
+  await closeTo(mlp, m.encode(), mlpFeeds(), 0.9995);
+  for (const [g, shape] of [[G.residual(), [1, 4, 8, 8]], [G.flattenGemm(), [1, 3, 4, 4]]]) {
+    const q = OnnxModel.parse(g);
+    const rep = quantizeModel(q, { scheme: 'int8' });
+    assert.ok(rep.layers.every((l) => l.form === 'int8-dq'));
+    await closeTo(g, q.encode(), G.feedsFor(null, { x: shape }), 0.999);
+  }
+});
+
+test('a BERT export: int8 (embeddings per row) and int4 MatMulNBits run close to float', async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  const m8 = OnnxModel.parse(float);
+  const r8 = quantizeModel(m8, { scheme: 'int8' });
+  assert.ok(r8.layers.some((l) => l.form === 'int8-gather'), 'the embedding tables are quantized');
+  await closeTo(float, m8.encode(), feeds, 0.995);
+  const m4 = OnnxModel.parse(float);
+  const r4 = quantizeModel(m4, { scheme: 'int4', group: 32 });
+  const nb = r4.layers.filter((l) => l.form === 'int4-nbits');
+  assert.ok(nb.length >= 12, `${nb.length} MatMulNBits layers`);
+  assert.ok(opsOf(m4).includes('MatMulNBits'));
+  assert.ok(m4.opsets.includes('com.microsoft:1'));
+  for (const l of nb) assert.ok(l.bytesAfter < l.bytesBefore / 6, `${l.name}: ${l.bytesAfter} of ${l.bytesBefore}`);
+  await closeTo(float, m4.encode(), feeds, 0.97);
+  assert.ok(r4.bytesAfter < r8.bytesAfter, 'int4 is smaller than int8');
+});
+
+test('codes and scales round-trip: RTN error within half a step, 4-bit packing both ways', () => {
+  const r = G.rng(5);
+  const rows = 6, cols = 80; // 80 = 2.5 blocks of 32: the last block is padded
+  const v = Float32Array.from({ length: rows * cols }, () => r());
+  for (const grid of [{ bits: 8, group: 0 }, { bits: 4, group: 32 }, { bits: 4, group: 16 }]) {
+    const qv = rtnQuantize(v, rows, cols, grid);
+    const back = dequantizeView(qv);
+    for (let i = 0; i < v.length; i++) {
+      const s = qv.scales[Math.floor(i / cols) * qv.groupsPerRow + Math.floor((i % cols) / qv.width)];
+      assert.ok(Math.abs(back[i] - v[i]) <= s / 2 + 1e-6, `grid ${JSON.stringify(grid)} element ${i}`);
+    }
+    if (grid.bits === 4) {
+      const packed = packNBits(qv);
+      assert.equal(packed.length, rows * Math.ceil(cols / grid.group) * grid.group / 2);
+      assert.deepEqual(Array.from(unpackNBits(packed, rows, cols, grid.group)), Array.from(qv.codes));
+      const again = rtnQuantize(back, rows, cols, grid);
+      assert.deepEqual(Array.from(again.codes), Array.from(qv.codes), 'quantizing dequantized values gives the same codes');
+    }
+  }
+  assert.throws(() => rtnQuantize(v, rows, cols, { bits: 4, group: 24 }), (e) => e instanceof OnnxError && /power of two/.test(e.message));
+});
+
+test('zeros of a pruned model survive int8 and int4 exactly', () => {
+  for (const scheme of ['int8', 'int4']) {
+    const m = OnnxModel.parse(modelBytes('bert-torch'));
+    pruneSparsity(m, { sparsity: 0.5 });
+    const zerosBefore = new Map(m.prunable().map((w) => [w.name, m.readFloat(w).map((x) => (x === 0 ? 1 : 0))]));
+    const rep = quantizeModel(m, { scheme, group: scheme === 'int4' ? 32 : undefined });
+    for (const l of rep.layers) if (zerosBefore.has(l.name)) assert.ok(l.zeros >= l.params * 0.5 - 1, `${l.name}: ${l.zeros} zeros`);
+    dequantizeModel(m);
+    for (const [name, z] of zerosBefore) {
+      const back = m.readFloat(m.weight(name));
+      for (let i = 0; i < z.length; i++) if (z[i]) assert.equal(back[i], 0, `${scheme} ${name}[${i}] was pruned, reads ${back[i]}`);
+    }
+  }
+});
+
+test('pruning a model whose weights are all quantized throws (reason quantized), not "0 prunable weights"', () => {
+  const m = OnnxModel.parse(G.mlp());
+  quantizeModel(m, { scheme: 'int8' });
+  const before = m.encode();
+  assert.throws(() => pruneSparsity(m, { sparsity: 0.5 }), (e) => e instanceof OnnxError && e.reason === 'quantized' && /MatMulInteger/.test(e.message));
+  assert.throws(() => pruneNm(m, { nm: [2, 4] }), (e) => e instanceof OnnxError && e.reason === 'quantized');
+  assert.deepEqual(m.encode(), before);
+});
+
+test('our q8 file: read back, pruned and requantized in the same scheme', async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  const q = OnnxModel.parse(float);
+  quantizeModel(q, { scheme: 'int8' });
+  const q8 = OnnxModel.parse(q.encode());
+  const formsBefore = kinds(q8);
+  const record = dequantizeModel(q8);
+  assert.equal(detectQuantized(q8).sites.length, 0);
+  assert.ok(record.layers.some((l) => l.form === 'int8-dynamic') && record.layers.some((l) => l.form === 'int8-gather'));
+  const pr = pruneSparsity(q8, { sparsity: 0.5 });
+  assert.ok(pr.sparsity > 0.49);
+  const rep = requantize(q8, record);
+  assert.deepEqual(kinds(q8), formsBefore);
+  assert.equal(rep.layers.filter((l) => l.form !== 'float').length, record.layers.length);
+  const out = await runModel(q8.encode(), feeds);
+  assert.ok(Object.values(out).every((o) => o.data.every(Number.isFinite)));
+  // int4 the same way
+  const q4 = OnnxModel.parse(float);
+  quantizeModel(q4, { scheme: 'int4', group: 16 });
+  const m4 = OnnxModel.parse(q4.encode());
+  const rec4 = dequantizeModel(m4);
+  assert.ok(rec4.layers.some((l) => l.form === 'int4-nbits' && l.group === 16));
+  pruneNm(m4, { nm: [2, 4] });
+  requantize(m4, rec4);
+  assert.ok(opsOf(m4).includes('MatMulNBits'));
+  await runModel(m4.encode(), feeds);
+});
+
+test("onnxruntime's quantize_dynamic file (tests/gen/quantize_dynamic.py) is read, pruned and requantized", async () => {
+  const bytes = modelBytes('bert-torch-q8dyn');
+  const feeds = feedsOf('bert-style');
+  const m = OnnxModel.parse(bytes);
+  assert.ok(kinds(m).includes('integer'));
+  assert.throws(() => pruneSparsity(m, { sparsity: 0.5 }), (e) => e.reason === 'quantized');
+  const ref = await runModel(bytes, feeds);
+  const record = dequantizeModel(m);
+  // Dequantized, the float graph computes what the q8 file computed up to activation rounding.
+  const deq = await runModel(m.encode(), feeds);
+  for (const k of Object.keys(ref)) assert.ok(G.cosine(ref[k].data, deq[k].data) > 0.99, k);
+  pruneSparsity(m, { sparsity: 0.5 });
+  requantize(m, record);
+  assert.ok(kinds(m).includes('integer'));
+  const out = await runModel(m.encode(), feeds);
+  for (const k of Object.keys(ref)) assert.ok(G.cosine(ref[k].data, out[k].data) > 0.5, `${k} after pruning`);
+});
+
+test('a scheme that cannot be read is refused by name, the model unchanged', () => {
+  // MatMulNBits at 2 bits, and a statically quantized QLinearMatMul: forms this module does not read.
+  const q4 = OnnxModel.parse(G.mlp());
+  quantizeModel(q4, { scheme: 'int4', group: 16 });
+  q4.graph.node.find((n) => n.op_type === 'MatMulNBits').attribute.find((a) => a.name === 'bits').i = 2;
+  const q8 = OnnxModel.parse(G.mlp());
+  quantizeModel(q8, { scheme: 'int8' });
+  q8.graph.node.find((n) => n.op_type === 'MatMulInteger').op_type = 'QLinearMatMul';
+  for (const [m, name] of [[OnnxModel.parse(q4.encode()), /MatMulNBits with bits=2/], [OnnxModel.parse(q8.encode()), /QLinearMatMul/]]) {
+    const before = m.encode();
+    assert.throws(() => dequantizeModel(m), (e) => e instanceof OnnxError && e.reason === 'unsupported_scheme' && name.test(e.message));
+    assert.deepEqual(m.encode(), before);
+  }
+  assert.throws(() => quantizeModel(OnnxModel.parse(G.mlp()), { scheme: 'int3' }), (e) => e instanceof OnnxError && /int8 or int4/.test(e.message));
+});
+
+test('never half-written: a refusal or a failing quantizer leaves the model as it was', () => {
+  // opset 11: the MatMul could take the MatMulInteger form, the Gemm needs opset 13's per-axis DequantizeLinear.
+  const bytes = G.makeModel({
+    inputs: [['x', [2, 16]]], outputs: [['y', [2, 4]]], opset: 11,
+    inits: { W: { dims: [16, 8] }, fc: { dims: [4, 8] } },
+    nodes: [['MatMul', ['x', 'W'], ['h']], ['Gemm', ['h', 'fc'], ['y'], { transB: 1 }]],
+  });
+  const m = OnnxModel.parse(bytes);
+  const before = m.encode();
+  assert.throws(() => quantizeModel(m, { scheme: 'int8' }), (e) => e instanceof OnnxError && /opset 13/.test(e.message));
+  assert.deepEqual(m.encode(), before);
+  const m2 = OnnxModel.parse(G.mlp());
+  const b2 = m2.encode();
+  let calls = 0;
+  const failing = (v, rows, cols, grid) => { if (++calls === 2) throw new Error('solver failed'); return rtnQuantize(v, rows, cols, grid); };
+  assert.throws(() => quantizeModel(m2, { scheme: 'int8', quantizer: failing }), /solver failed/);
+  assert.deepEqual(m2.encode(), b2);
+  // A quantizer that moves a pruned zero off the grid's zero is refused.
+  const m3 = OnnxModel.parse(G.mlp());
+  pruneSparsity(m3, { sparsity: 0.5 });
+  const b3 = m3.encode();
+  const shifty = (v, rows, cols, grid) => { const q = rtnQuantize(v, rows, cols, grid); q.codes[v.indexOf(0)] = 1; return q; };
+  assert.throws(() => quantizeModel(m3, { scheme: 'int8', quantizer: shifty }), /zero/);
+  assert.deepEqual(m3.encode(), b3);
+});
