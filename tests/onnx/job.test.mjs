@@ -117,3 +117,29 @@ test('sparsekit-wasm/onnx exports at most 60 runtime names', async () => {
   assert.ok(names.length <= 60, `${names.length}: ${names.join(' ')}`);
   for (const n of ['runJob', 'loadOnnx', 'saveOnnx', 'evaluate', 'compress', 'recover', 'OnnxError', 'JobError']) assert.ok(names.includes(n), n);
 });
+
+test('quantization in the same job: int8 / int4 after pruning, zeros kept; a q8 input is pruned and written again in its scheme', async () => {
+  const input = path.join(dir, 'mlp.onnx');
+  fs.writeFileSync(input, G.mlp());
+  const model = await O.loadOnnx(input);
+  const res = await O.runJob(model, { mode: { kind: 'nm', nm: [2, 4] }, quantize: { scheme: 'int8' } });
+  assert.ok(res.report.quantize.layers.some((l) => l.form !== 'float'), 'int8 written');
+  assert.equal(res.report.quantize.source, 'asked');
+  assert.ok(res.report.quantize.layers.every((l) => l.form === 'float' || l.zeros > 0), 'the 2:4 zeros survive');
+  const back = O.OnnxModel.parse(res.model.encode());
+  assert.ok(O.detectQuantized(back).sites.length > 0);
+  // the quantized file as input: pruned and written again (never "0 prunable weights", exit 0)
+  const q8 = path.join(dir, 'mlp-q8.onnx');
+  await O.saveOnnx(back, q8);
+  const out = path.join(dir, 'mlp-q8-pruned.onnx');
+  const r = cli('prune', q8, '-o', out, '--sparsity', '0.5', '--report', `${out}.json`, '-q');
+  assert.equal(r.status, 0, r.stderr);
+  const rep = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8'));
+  assert.equal(rep.quantize.source, 'input');
+  assert.ok(O.detectQuantized(await O.loadOnnx(out)).sites.length > 0, 'still quantized');
+  const bad = cli('prune', input, '-o', path.join(dir, 'g.onnx'), '--sparsity', '0.5', '--group', '32');
+  assert.equal(bad.status, 2);
+  const bad2 = cli('prune', input, '-o', path.join(dir, 'g.onnx'), '--sparsity', '0.5', '--quantize', 'int8', '--group', '32');
+  assert.equal(bad2.status, 2);
+  assert.match(bad2.stderr, /--group applies to int4/);
+});

@@ -28,6 +28,8 @@ export const OPTIONS = [
   { flag: 'table-samples', value: 'N', commands: [P], job: ['mode.tableSamples'], help: 'the search\'s sensitivity table on the first N --eval samples only (every plan is still verified on all)' },
   { flag: 'prox', commands: [P], help: 'reach --sparsity of --block blocks by sparse training (proximal steps during distillation towards the input, the exact cut, then 2 epochs of recovery)' },
   { flag: 'recover', commands: [P], job: ['recover'], help: 'then recover the pruned model towards the input by distillation on --calib, judged on --eval' },
+  { flag: 'quantize', value: 'int8|int4', commands: [P], job: ['quantize.scheme'], help: 'then quantize the weights: int8 per output channel (MatMulInteger for MatMul, DequantizeLinear elsewhere), int4 in blocks along the reduction axis (MatMulNBits); pruned zeros stay zero. A quantized input is pruned and written again in its own scheme' },
+  { flag: 'group', value: 'G', commands: [P], job: ['quantize.group'], help: 'int4 block size along the reduction axis (default 32)' },
   { flag: 'teacher', value: 'ORIG.onnx', commands: [R], help: 'the original (unpruned) model' },
   { flag: 'calib', value: 'DIR|synthetic', commands: [P, S, R], job: ['calibration.samples'], help: 'calibration / training samples (default synthetic: generated from the graph); DIR: <sample>.npy|.png files or one folder per sample with <input>.npy' },
   { flag: 'calib-count', value: 'N', commands: [P, S, R], help: `samples generated, or the first N of DIR (default ${JOB_DEFAULTS.calibrationCount}; training: 64, at most ${JOB_DEFAULTS.maxTrainingSamples})` },

@@ -127,6 +127,7 @@ function checkApplies(values, kind, method, trains) {
   for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
+  if (values.group !== undefined && values.quantize === undefined) throw new UsageError('--group applies to --quantize int4');
   if (values.metric && values.eval === undefined && !(kind === 'prox' || values.recover)) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|synthetic');
 }
 
@@ -171,6 +172,9 @@ export async function main(argv) {
     eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount), kinds } : undefined,
     recover: values.recover ? training : undefined,
     training: mode.kind === 'prox' ? training : undefined,
+    quantize: values.quantize === undefined ? undefined : {
+      scheme: /** @type {'int8' | 'int4'} */ (values.quantize), group: values.group === undefined ? undefined : posInt('group', values.group),
+    },
   };
   const needsOrt = method !== 'magnitude' || trains || !!job.eval;
   const ort = needsOrt ? await loadOrt() : undefined;
@@ -267,6 +271,13 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     const d = rc.distill;
     if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}${d.features?.length ? `; features ${d.features.map((f) => f.name).join(', ')}` : ''}`);
     console.log(`recover: fidelity ${rc.before.score.toFixed(4)} -> ${rc.after.score.toFixed(4)} (worst output ${rc.after.worst})`);
+  }
+  const q = report.quantize;
+  if (q) {
+    /** @type {Record<string, number>} */
+    const forms = {};
+    for (const l of q.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
+    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
   }
   const fid = report.fidelity;
   if (fid) {

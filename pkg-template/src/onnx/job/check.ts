@@ -115,6 +115,14 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
   if (job.recover !== undefined && job.recover !== true) checkTraining('recover', job.recover);
   if (job.recover !== undefined && job.mode.kind === 'prox') throw new JobError('recover', 'is part of prox already (its recoverEpochs / recoverMinutes)');
   if (job.training !== undefined) checkTraining('training', job.training);
+  const q = job.quantize;
+  if (q !== undefined) {
+    if (!q || !['int8', 'int4'].includes(q.scheme)) throw new JobError('quantize.scheme', `must be int8 or int4 (got ${String(q?.scheme)})`);
+    if (q.group !== undefined) {
+      if (q.scheme !== 'int4') throw new JobError('quantize.group', 'applies to int4 (int8 has one scale per output channel)');
+      if (!isPosInt(q.group) || q.group < 16 || (q.group & (q.group - 1)) !== 0) throw new JobError('quantize.group', `must be a power of two >= 16 (got ${String(q.group)})`);
+    }
+  }
   const trainCount = cal?.samples.length ?? 0;
   if ((job.mode.kind === 'prox' || job.recover !== undefined) && trainCount > JOB_DEFAULTS.maxTrainingSamples) {
     throw new JobError('calibration.samples', `are at most ${JOB_DEFAULTS.maxTrainingSamples} for training (got ${trainCount})`);

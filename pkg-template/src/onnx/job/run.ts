@@ -21,6 +21,9 @@ import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
+import { detectQuantized } from '../quant/detect.js';
+import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
+import { quantizeModel, type QuantReport } from '../quant/quantize.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null } & {
@@ -43,6 +46,8 @@ export interface JobReport {
   search?: Omit<CompressResult, 'model' | 'report'>;
   prox?: ProxReport;
   recover?: RecoverReport;
+  /** The quantization written (asked for, or the input's own scheme written again). */
+  quantize?: QuantReport & { source: 'asked' | 'input' };
   fidelity?: JobFidelity;
   ms: number;
 }
@@ -84,6 +89,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const t0 = performance.now();
   const { method } = checkJob(job);
   const mode = job.mode;
+  // A quantized input (a transformers.js q8 / q4 file): read back to float, pruned, then written
+  // again in its scheme. Refused by name before any change when a form cannot be read.
+  const detected = detectQuantized(model);
+  if (detected.refused.length) throw new OnnxError('unsupported', `this model holds quantized weights in a form that cannot be read back: ${detected.refused.join('; ')}`, 'invalid_value');
+
   const emit = (p: JobProgress) => env.onProgress?.(p);
   const step = (phase: string) => (done: number, total: number, label?: string) => emit({ phase, done, total, label });
   const calibProgress = (p: CalibProgress) => { if (p.phase !== 'done') emit({ phase: p.phase, done: Math.floor(p.done), total: p.total, label: p.layer }); };
@@ -91,10 +101,12 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
-  // The original, for recovery's teacher; for the fidelity alone its outputs are enough.
-  const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
-  const runner = evalSamples || method !== 'magnitude' || mode.kind === 'search' || mode.kind === 'prox' || teacher ? needRunner(env, 'this job') : undefined;
+  const runner = evalSamples || method !== 'magnitude' || mode.kind === 'search' || mode.kind === 'prox' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
+  // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
+  const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
+  // The original, for recovery's teacher (in float).
+  const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
   const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };
 
   let pruned = model;
@@ -169,6 +181,12 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       lr: t.lr, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
       onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });
+  }
+
+  if (job.quantize) {
+    report.quantize = { ...quantizeModel(pruned, { scheme: job.quantize.scheme, group: job.quantize.group, onProgress: step('quantize') }), source: 'asked' };
+  } else if (record) {
+    report.quantize = { ...requantize(pruned, record, { onProgress: step('quantize') }), source: 'input' };
   }
 
   if (held && evalSamples) {

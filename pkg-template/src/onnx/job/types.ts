@@ -61,6 +61,13 @@ export interface PruneJob {
   eval?: { samples: InputSample[]; kinds?: Record<string, OutputKind> };
   /** Recover the pruned model towards the original afterwards (distillation on the calibration samples). */
   recover?: JobTraining | true;
+  /**
+   * Quantize the result: int8 per output channel, or int4 in blocks of `group` (default 32) along the
+   * reduction axis (MatMulNBits), round to nearest; pruned zeros stay zero. A model whose weights
+   * are already quantized is read back to float, pruned, and written again in its own scheme unless
+   * this asks for another.
+   */
+  quantize?: { scheme: 'int8' | 'int4'; group?: number };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;
 }
