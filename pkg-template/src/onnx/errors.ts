@@ -36,7 +36,9 @@ export type OnnxReason =
   /** A standard op with fewer inputs than its schema requires. */
   | 'bad_node'
   /** A parse option out of range (limits). */
-  | 'bad_option';
+  | 'bad_option'
+  /** onnxruntime or the training core failed while running the model (the node is named). */
+  | 'run_failed';
 
 export class OnnxError extends SparseKitError {
   readonly reason: OnnxReason;

@@ -101,3 +101,7 @@ export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// Issue 38 (foldops): integer inputs bounded by their consumers (Gather tables, masks), and failures
+// inside onnxruntime or the training core as one typed line naming the node.
+export { integerInputRanges, type IntRange } from './calib/input-ranges.js';
+export { runFailure, guardRun, guardSync, type RunEngine } from './run-failure.js';
