@@ -52,12 +52,15 @@ fn bad(msg: String) -> Error {
 }
 
 /// Inputs that are never trained: BatchNormalization's running mean and variance (statistics),
-/// and the operands that configure an op rather than carry data (Resize scales, Clip bounds,
-/// Pad's constant).
+/// the operands that configure an op rather than carry data (Resize scales, Clip bounds, Pad's
+/// constant, Expand's shape, Gather's indices, Where's condition). A float initializer that only
+/// comparisons read stays a parameter whose gradient is zero: freezing it here would freeze it
+/// everywhere, and `Where(Less(a, b), a, b)` trains `a` and `b`.
 fn frozen_by_op(node: &NodeSpec, i: usize) -> bool {
     match node.op_type.as_str() {
         "BatchNormalization" => i >= 3,
-        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" => i >= 1,
+        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" | "Expand" | "Gather" => i >= 1,
+        "Where" => i == 0,
         _ => false,
     }
 }
