@@ -66,6 +66,10 @@ fn gather_embedding_rows_and_axis() {
     check(vec![node("Gather", &["table", "ids"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
     let inits = vec![f("x", &[2, 5, 3], &mut r), int_init("i", &[2], &[4, 0])];
     check(vec![node("Gather", &["x", "i"], &["y"], &[("axis", Attr::Int(1))])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[3, 4], &mut r), int_init("i", &[2, 4], &[2, 0, 1, -1, 0, 0, 2, 1])];
+    check(vec![node("GatherElements", &["x", "i"], &["y"], &[])], inits, &["y"], 1e-3, TOL);
+    let inits = vec![f("x", &[3, 4], &mut r), int_init("i", &[3, 2], &[3, 0, 1, 1, 2, 0])];
+    check(vec![node("GatherElements", &["x", "i"], &["y"], &[("axis", Attr::Int(1))])], inits, &["y"], 1e-3, TOL);
     // rows no id reads get an exact zero gradient
     let inits = vec![f("table", &[6, 2], &mut r), int_init("ids", &[3], &[2, 2, 5])];
     let mut g = Graph::new(&spec(vec![node("Gather", &["table", "ids"], &["y"], &[])], &[], &["y"]), inits).unwrap();

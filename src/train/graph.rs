@@ -59,7 +59,8 @@ fn bad(msg: String) -> Error {
 fn frozen_by_op(node: &NodeSpec, i: usize) -> bool {
     match node.op_type.as_str() {
         "BatchNormalization" => i >= 3,
-        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" | "Expand" | "Gather" => i >= 1,
+        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" | "Expand" | "Gather"
+        | "GatherElements" => i >= 1,
         "Where" => i == 0,
         _ => false,
     }

@@ -41,6 +41,10 @@ const CASES = {
     inputs: X, inits: { tab: { dims: [7, 4] }, ids: int64([2, 3], [0, 6, -1, 2, 2, 5]), i2: int64([2], [4, 0]) },
     nodes: [['Gather', ['tab', 'ids'], ['a']], ['Gather', ['x', 'i2'], ['b'], { axis: 2 }]], outputs: ['a', 'b'],
   },
+  'GatherElements': {
+    inputs: X, inits: { ie: int64([2, 2, 5], [0, 2, 1, -1, 0, 2, 2, 1, 0, 0, 1, 0, 2, 2, 1, 0, 0, 1, 1, 2]) },
+    nodes: [['GatherElements', ['x', 'ie'], ['y'], { axis: 1 }]],
+  },
   'Shape Gather ConstantOfShape (tensor attribute) Range Expand (shape subgraph)': {
     inputs: X, inits: { i1: int64([], [1]), zero: int64([], [0]), one: int64([], [1]), half: { dims: [], data: [0.5] }, lim: { dims: [], data: [2.2] }, st: { dims: [], data: [0.3] } },
     nodes: [['Shape', ['x'], ['sh']], ['Gather', ['sh', 'i1'], ['c']], ['Range', ['zero', 'c', 'one'], ['r']], ['Cast', ['r'], ['rf'], { to: 1 }],

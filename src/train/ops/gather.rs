@@ -88,3 +88,72 @@ impl Kernel for Gather {
         Ok(vec![Some(gd), None])
     }
 }
+
+/// GatherElements: `out[i] = data[i with axis a replaced by indices[i]]`, the output of the
+/// indices' shape (torch.gather's export; BERT exports read their token-type buffer through it,
+/// inside the shape subgraph that folding evaluates). The backward adds each output gradient into
+/// the element it read, in output order.
+pub struct GatherElements {
+    axis: i64,
+}
+
+impl GatherElements {
+    pub fn new(a: &Attrs) -> Result<GatherElements> {
+        Ok(GatherElements { axis: a.int("axis", 0)? })
+    }
+
+    /// Per output element, the offset in `data` it reads; and the output shape.
+    fn plan(&self, ins: &[Option<&Value>]) -> Result<(Vec<usize>, Vec<usize>)> {
+        let (data, ind) = (input(ins, 0, "GatherElements")?, input(ins, 1, "GatherElements")?);
+        let (ds, is) = (data.shape(), ind.shape().to_vec());
+        let bad = |what: String| Error::new(ErrorKind::InvalidArguments, format!("GatherElements: {what}"));
+        if ds.len() != is.len() {
+            return Err(bad(format!("indices of rank {} for data of rank {}", is.len(), ds.len())));
+        }
+        let ax = norm_axis(self.axis, ds.len(), "GatherElements")?;
+        if (0..ds.len()).any(|d| d != ax && is[d] > ds[d]) {
+            return Err(bad(format!("indices of shape {is:?} exceed data of shape {ds:?} off axis {ax}")));
+        }
+        let raw = int_values(ind, "GatherElements", "the indices")?;
+        let dstr = crate::train::tensor::strides(ds);
+        let dim = ds[ax] as i64;
+        let mut at = Vec::with_capacity(raw.len());
+        let mut idx = vec![0usize; is.len()];
+        for &r in &raw {
+            let j = if r < 0 { r + dim } else { r };
+            if j < 0 || j >= dim {
+                return Err(bad(format!("index {r} is out of range [-{dim}, {}] of axis {ax}", dim - 1)));
+            }
+            let off: usize = (0..is.len()).map(|d| if d == ax { j as usize } else { idx[d] } * dstr[d]).sum();
+            at.push(off);
+            // next row-major index over the indices' shape
+            for d in (0..is.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < is[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok((at, is))
+    }
+}
+
+impl Kernel for GatherElements {
+    fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
+        let (at, shape) = self.plan(ins)?;
+        Ok(vec![take(input(ins, 0, "GatherElements")?, &at, shape)?])
+    }
+
+    fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        let data = input(ins, 0, "GatherElements")?;
+        if matches!(data, Value::I(_)) {
+            return Ok(vec![None, None]);
+        }
+        let (at, _) = self.plan(ins)?;
+        let g = gout0(gouts, outs[0].shape())?;
+        let mut gd = Tensor::zeros(data.shape())?;
+        at.iter().zip(&g.data).for_each(|(&o, &v)| gd.data[o] += v);
+        Ok(vec![Some(gd), None])
+    }
+}

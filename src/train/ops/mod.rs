@@ -115,6 +115,7 @@ const OPS: &[(&str, Build)] = &[
     ("And", compare_op),
     ("Or", compare_op),
     ("Gather", |_, a| Ok(Box::new(gather::Gather::new(a)?))),
+    ("GatherElements", |_, a| Ok(Box::new(gather::GatherElements::new(a)?))),
     ("ConstantOfShape", |_, a| Ok(Box::new(generate::ConstantOfShape::new(a)?))),
     ("Range", |_, _| Ok(Box::new(generate::Range))),
 ];
