@@ -46,8 +46,8 @@ const CASES = {
     nodes: [['GatherElements', ['x', 'ie'], ['y'], { axis: 1 }]],
   },
   'Shape Gather ConstantOfShape (tensor attribute) Range Expand (shape subgraph)': {
-    inputs: X, inits: { i1: int64([], [1]), zero: int64([], [0]), one: int64([], [1]), half: { dims: [], data: [0.5] }, lim: { dims: [], data: [2.2] }, st: { dims: [], data: [0.3] } },
-    nodes: [['Shape', ['x'], ['sh']], ['Gather', ['sh', 'i1'], ['c']], ['Range', ['zero', 'c', 'one'], ['r']], ['Cast', ['r'], ['rf'], { to: 1 }],
+    inputs: X, inits: { i2: int64([], [2]), zero: int64([], [0]), one: int64([], [1]), half: { dims: [], data: [0.5] }, lim: { dims: [], data: [2.2] }, st: { dims: [], data: [0.3] } },
+    nodes: [['Shape', ['x'], ['sh']], ['Gather', ['sh', 'i2'], ['c']], ['Range', ['zero', 'c', 'one'], ['r']], ['Cast', ['r'], ['rf'], { to: 1 }],
       ['ConstantOfShape', ['sh'], ['k'], { value: tensorAttr(1, [0.75]) }], ['Mul', ['x', 'k'], ['a']], ['Range', ['half', 'lim', 'st'], ['b']],
       ['Shape', ['b'], ['bs']], ['ConstantOfShape', ['bs'], ['o'], { value: tensorAttr(7, [3]) }], ['Cast', ['o'], ['d'], { to: 1 }], ['Expand', ['rf', 'sh'], ['e']]],
     outputs: ['a', 'b', 'd', 'e'],
