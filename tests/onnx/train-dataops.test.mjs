@@ -112,6 +112,32 @@ test('byte-attention: forward = onnxruntime at two sequence lengths, one trainer
   }
 });
 
+// Real exports (tests/gen/: transformers' BertModel through torch.onnx.export, dynamic and static;
+// ultralytics' YOLOv8n) and the hand-written styles of them: forward = onnxruntime on generated
+// inputs (ids within the embedding tables, masks 0/1).
+for (const name of ['bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style']) {
+  test(`forward = onnxruntime on ${name}`, async () => {
+    const bytes = fs.readFileSync(new URL(`../data/models/${name}.onnx`, import.meta.url));
+    const m = OnnxModel.parse(bytes);
+    const sample = makeInputSet(m, { count: 1, set: 'heldOut' })[0];
+    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
+    const want = await session.run(Object.fromEntries(Object.entries(sample.feeds).map(([k, v]) => [k, new ort.Tensor(v.type, v.data, v.dims)])));
+    await session.release?.();
+    const graph = trainGraph(m);
+    const trainer = new sk.Trainer(graph);
+    try {
+      const got = trainer.forward(graph.inputs.map((n) => ({ values: Float32Array.from(sample.feeds[n].data, Number), shape: sample.feeds[n].dims })));
+      graph.outputs.forEach((o, i) => {
+        assert.deepEqual(got[i].shape, Array.from(want[o].dims), `${o} shape`);
+        const e = relErr(got[i].values, want[o].data);
+        assert.ok(e <= 1e-5, `${o}: relative error ${e.toExponential(2)}`);
+      });
+    } finally {
+      trainer.free();
+    }
+  });
+}
+
 test('generated integer inputs stay within their consumers: table rows for ids, 0/1 for a mask', () => {
   const m = OnnxModel.parse(fs.readFileSync(BYTE_ATTENTION));
   const ranges = integerInputRanges(m);
