@@ -143,6 +143,10 @@ fn masks_and_generators_by_value() {
     }
     assert_eq!(outs[3].data, want);
     assert_eq!(outs[4].data, vec![0.0; 4]);
+    // integer shape arithmetic divides as ONNX does (truncated)
+    let nodes = vec![node("Div", &["n", "d"], &["q"], &[]), node("Cast", &["q"], &["y"], &[("to", Attr::Int(1))])];
+    let mut g = Graph::new(&spec(nodes, &[], &["y"]), vec![int_init("n", &[3], &[7, -7, 64]), int_init("d", &[], &[2])]).unwrap();
+    assert_eq!(g.forward(vec![]).unwrap()[0].data, vec![3.0, -3.0, 32.0]);
     // a ConstantOfShape value that is not one element is refused by name
     let bad = Attr::Tensor(TensorAttr { dims: vec![2], values: vec![1.0, 2.0], int: false });
     let e = Graph::new(&spec(vec![node("ConstantOfShape", &["sh"], &["y"], &[("value", bad)])], &["sh"], &["y"]), vec![]).err().unwrap();

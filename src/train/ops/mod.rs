@@ -293,7 +293,9 @@ impl<K: Kernel> Kernel for IntLift<K> {
         Ok(outs
             .into_iter()
             .map(|o| match o {
-                Value::F(t) => Value::I(ITensor { shape: t.shape, data: t.data.iter().map(|&x| x.round() as i64).collect() }),
+                // truncated, as ONNX's integer Div is (7 / 2 = 3, -7 / 2 = -3); the other ops' results
+                // are exact integers already, and quotients of exact integers are correctly rounded
+                Value::F(t) => Value::I(ITensor { shape: t.shape, data: t.data.iter().map(|&x| x.trunc() as i64).collect() }),
                 i => i,
             })
             .collect())
