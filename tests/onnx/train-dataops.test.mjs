@@ -13,7 +13,7 @@ import { build as buildByteAttention, OUT as BYTE_ATTENTION } from '../gen/byte_
 
 build();
 const sk = await import('sparsekit-wasm');
-const { OnnxModel, trainGraph, makeInputSet, integerInputRanges, makeOrtRunner, recover, pruneSparsity, OnnxError } = await import('sparsekit-wasm/onnx');
+const { OnnxModel, ModelProto, trainGraph, makeInputSet, integerInputRanges, makeOrtRunner, recover, pruneSparsity, OnnxError } = await import('sparsekit-wasm/onnx');
 const { F, model, same, relErr } = await import('./train-cases.mjs');
 
 const X = [['x', [2, 3, 5]]];
@@ -138,6 +138,13 @@ for (const name of ['bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ul
   });
 }
 
+/** `emb` (160 rows) gathered by an int64 graph input `tok` of `dims`: the GRU language model's lookup of issue 38. */
+function tokenLookup(dims) {
+  const mp = ModelProto.decode(model({ inputs: [], outputs: ['y'], inits: { emb: { dims: [160, 4] } }, nodes: [['Gather', ['emb', 'tok'], ['y']]] }));
+  mp.graph.input.push({ name: 'tok', type: { tensor_type: { elem_type: 7, shape: { dim: dims.map((d) => ({ dim_value: d })) } } } });
+  return ModelProto.encode(mp).finish();
+}
+
 test('generated integer inputs stay within their consumers: table rows for ids, 0/1 for a mask', () => {
   const m = OnnxModel.parse(fs.readFileSync(BYTE_ATTENTION));
   const ranges = integerInputRanges(m);
@@ -149,18 +156,15 @@ test('generated integer inputs stay within their consumers: table rows for ids, 
   assert.ok(ids.every((v) => v >= 0 && v <= 255) && Math.max(...ids) > 200, `ids ${Math.min(...ids)}..${Math.max(...ids)}`);
   assert.deepEqual([...new Set(mask)].sort(), [0, 1]);
   // a table of 160 rows (the GRU language model of issue 38) bounds its ids to 0..159
-  const small = OnnxModel.parse(model({
-    inputs: [], outputs: ['y'], inits: { emb: { dims: [160, 4] } }, nodes: [['Gather', ['emb', 'tok'], ['y']]],
-  }));
-  small.graph.input.push({ name: 'tok', type: { tensor_type: { elem_type: 7, shape: { dim: [{ dim_value: 1 }, { dim_value: 64 }] } } } });
+  const small = OnnxModel.parse(tokenLookup([1, 64]));
   assert.deepEqual(integerInputRanges(small).get('tok'), { lo: 0, hi: 159, kind: 'index' });
+  const toks = Array.from(makeInputSet(small, { count: 4 }).flatMap((x) => Array.from(x.feeds.tok.data, Number)));
+  assert.ok(Math.max(...toks) <= 159 && Math.max(...toks) > 100, `${Math.min(...toks)}..${Math.max(...toks)}`);
 });
 
 test("onnxruntime's and the training core's failures are one typed line naming the node", async () => {
   const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
-  const bytes = model({ inputs: [], outputs: ['y'], inits: { emb: { dims: [160, 4] } }, nodes: [['Gather', ['emb', 'tok'], ['y']]] });
-  const m = OnnxModel.parse(bytes);
-  m.graph.input.push({ name: 'tok', type: { tensor_type: { elem_type: 7, shape: { dim: [{ dim_value: 2 }] } } } });
+  const m = OnnxModel.parse(tokenLookup([2]));
   const s = await runner.createSession(m.encode());
   await assert.rejects(s.run({ tok: { type: 'int64', data: BigInt64Array.of(3n, 996n), dims: [2] } }), (e) => {
     assert.ok(e instanceof OnnxError && e.reason === 'run_failed', `${e.name}: ${e.message}`);
