@@ -160,6 +160,11 @@ test('generated integer inputs stay within their consumers: table rows for ids, 
   assert.deepEqual(integerInputRanges(small).get('tok'), { lo: 0, hi: 159, kind: 'index' });
   const toks = Array.from(makeInputSet(small, { count: 4 }).flatMap((x) => Array.from(x.feeds.tok.data, Number)));
   assert.ok(Math.max(...toks) <= 159 && Math.max(...toks) > 100, `${Math.min(...toks)}..${Math.max(...toks)}`);
+  // the caller's bounds win; a scalar keeps its value; a wrong name or range is refused, typed
+  const fixed = makeInputSet(small, { count: 2, intRanges: { tok: { lo: 7, hi: 7 } } }).flatMap((x) => Array.from(x.feeds.tok.data, Number));
+  assert.deepEqual([...new Set(fixed)], [7]);
+  assert.throws(() => makeInputSet(small, { count: 1, intRanges: { nope: { lo: 0, hi: 1 } } }), (e) => e instanceof OnnxError && e.reason === 'bad_calibration');
+  assert.throws(() => makeInputSet(small, { count: 1, intRanges: { tok: { lo: 3, hi: 1 } } }), (e) => e instanceof OnnxError && e.reason === 'bad_calibration');
 });
 
 test("onnxruntime's and the training core's failures are one typed line naming the node", async () => {

@@ -168,6 +168,12 @@ export interface InputSetOptions {
   normalization?: Normalization;
   /** The caller's own images at the input size, used first (calibration set only). */
   images?: RgbaImage[];
+  /**
+   * Bounds of integer inputs by name (inclusive), over what the model's consumers tell
+   * (integerInputRanges): a vocabulary the graph does not show, a scalar that must keep its value
+   * (`{ lo: 16000, hi: 16000 }`).
+   */
+  intRanges?: Record<string, { lo: number; hi: number }>;
 }
 
 /** `count` model runs of generated inputs (see {@link InputSetOptions}); shapes from resolveInputShape. */
@@ -178,6 +184,11 @@ export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSamp
   const specs = model.inputs.map((inp) => ({ inp, shape: resolveInputShape(inp, model.outputs) }));
   for (const { inp, shape } of specs) checkGeneratedShape(inp.name, shape);
   const ranges = integerInputRanges(model);
+  for (const [name, r] of Object.entries(opts.intRanges ?? {})) {
+    if (!model.inputs.some((i) => i.name === name)) throw new OnnxError('bad_calibration', `intRanges: the model has no input "${name}"`, 'invalid_arguments');
+    if (!Number.isSafeInteger(r.lo) || !Number.isSafeInteger(r.hi) || r.lo > r.hi) throw new OnnxError('bad_calibration', `intRanges: "${name}" needs integers lo <= hi, got ${r.lo}..${r.hi}`, 'invalid_arguments');
+    ranges.set(name, { lo: r.lo, hi: r.hi, kind: 'index' });
+  }
   const out: InputSample[] = [];
   for (let k = 0; k < count; k++) {
     const seed = SEED_BASE[set] + k;
