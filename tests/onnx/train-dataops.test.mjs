@@ -22,7 +22,7 @@ const tensorAttr = (dataType, values) => ({ t: { dims: [1], data_type: dataType,
 
 const CASES = {
   'Expand (both ways) Where Not Greater Less Equal as masks': {
-    inputs: X, inits: { c: { dims: [3, 1] }, sh: int64([2, 1, 1], [2, 1, 1]), z: { dims: [], data: [0] } },
+    inputs: X, inits: { c: { dims: [3, 1] }, sh: int64([3], [2, 1, 5]), z: { dims: [], data: [0] } },
     nodes: [['Expand', ['c', 'sh'], ['e']], ['Greater', ['x', 'z'], ['g']], ['Not', ['g'], ['ng']], ['Where', ['ng', 'x', 'e'], ['a']],
       ['Less', ['x', 'e'], ['l']], ['Cast', ['l'], ['b'], { to: 1 }], ['Equal', ['g', 'ng'], ['q']], ['Cast', ['q'], ['d'], { to: 1 }]],
     outputs: ['a', 'b', 'd'],
