@@ -11,7 +11,7 @@ export { BlockSpec, BlockCoupling, type Values, type SoftThresholdOptions } from
 export { ScopeSpec, ScopeCoupling, type ScopeValues, type ProgressCallback, type HardThresholdOptions, type ScopeMaskOptions } from './scope.js';
 export { getNmpruneInfo, computeValid1dPatterns, mn1dBest, m4n2_1d, createAspMask, fill, reshape1d, MagnitudeSearcher, type AspPattern } from './nm.js';
 export { toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation, type CsrMatrix, type BsrMatrix, type Nm24Matrix, type PermutationOptions } from './export.js';
-export { Trainer, type TrainGraph, type TrainNode, type TrainInit, type TrainAttr, type TrainerOptions, type Batch, type OutputLoss, type ProxOptions } from './train.js';
+export { Trainer, type TrainGraph, type TrainNode, type TrainInit, type TrainAttr, type TrainTensorAttr, type TrainerOptions, type Batch, type OutputLoss, type ProxOptions } from './train.js';
 export { Hessian, wandaScores, sparseGpt, relReconError, type ConvGeometry, type SparseGptOptions } from './calib.js';
 export { gptq, roundToNearest, type GptqOptions, type QuantGridOptions, type QuantizedWeights } from './quant.js';
 export {

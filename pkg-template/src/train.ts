@@ -9,8 +9,11 @@ import { Owned } from './owned.js';
 import { R } from './runtime.js';
 import type { RawTrainer } from '../wasm/st/sparsekit_wasm.js';
 
+/** A tensor attribute (ONNX type 4, ConstantOfShape's `value`): dims, values, whether integers. */
+export interface TrainTensorAttr { dims: number[]; values: number[]; int: boolean }
+
 /** An attribute value of a training graph node. */
-export type TrainAttr = number | string | number[];
+export type TrainAttr = number | string | number[] | TrainTensorAttr;
 
 /** One ONNX node of a training graph (an empty input name is an omitted optional input). */
 export interface TrainNode {
@@ -220,6 +223,19 @@ export class Trainer extends Owned {
   /** Adam steps taken. */
   get steps(): number {
     return this._live.steps;
+  }
+
+  /** The op of each node as it runs (after fusion; a fused chain is one entry), folded ones included. */
+  get nodeOps(): string[] {
+    return this._live.nodeOps();
+  }
+
+  /**
+   * The ops that run on every batch: {@link nodeOps} without the shape arithmetic folded once per
+   * input shape (nodes that depend only on constants and on the inputs' shapes).
+   */
+  get dataPathOps(): string[] {
+    return this._live.dataPathOps();
   }
 
   /** Names of the trained parameters. */

@@ -129,6 +129,19 @@ impl RawTrainer {
         format!("{{{}}}", rows.join(","))
     }
 
+    /// The op of each node as it runs (after fusion), folded shape arithmetic included.
+    #[wasm_bindgen(js_name = nodeOps)]
+    pub fn node_ops(&self) -> Vec<String> {
+        self.inner.graph.node_ops().into_iter().map(String::from).collect()
+    }
+
+    /// The ops that run on every batch: [`RawTrainer::node_ops`] without the nodes folded once
+    /// per input shape.
+    #[wasm_bindgen(js_name = dataPathOps)]
+    pub fn data_path_ops(&self) -> Vec<String> {
+        self.inner.graph.data_path_ops().into_iter().map(String::from).collect()
+    }
+
     /// Names of the trained parameters.
     #[wasm_bindgen(js_name = paramNames)]
     pub fn param_names(&self) -> Vec<String> {

@@ -18,6 +18,8 @@ use std::collections::HashMap;
 /// A node of the graph as it will run: an original node or a fused chain.
 pub struct Planned {
     pub op: String,
+    /// The node's name (a chain's: its first node's), for errors that name the node.
+    pub name: String,
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
     pub kernel: Box<dyn Kernel>,
@@ -248,6 +250,7 @@ pub fn plan(spec: &GraphSpec, inits: &[InitSpec], kernels: Vec<Box<dyn Kernel>>)
         });
         let planned = Planned {
             op: op.into(),
+            name: spec.nodes[first].name.clone(),
             inputs: vec![units[start].input.clone()],
             outputs: vec![units[*members.last().unwrap()].output.clone()],
             kernel: Box::new(Chain { steps, rank }),
@@ -259,7 +262,13 @@ pub fn plan(spec: &GraphSpec, inits: &[InitSpec], kernels: Vec<Box<dyn Kernel>>)
         match replaced.remove(&i) {
             Some(Some(p)) => out.push(p),
             Some(None) => {}
-            None => out.push(Planned { op: n.op_type.clone(), inputs: n.inputs.clone(), outputs: n.outputs.clone(), kernel: k }),
+            None => out.push(Planned {
+                op: n.op_type.clone(),
+                name: n.name.clone(),
+                inputs: n.inputs.clone(),
+                outputs: n.outputs.clone(),
+                kernel: k,
+            }),
         }
     }
     out

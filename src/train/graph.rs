@@ -2,6 +2,7 @@
 //! forward pass keeps every value (the activations of one batch); the backward pass walks the
 //! nodes in reverse (the tape is the node order) and sums each value's gradient over its uses.
 
+use super::fold::Folding;
 use super::fuse;
 use super::ops::{self, Kernel};
 use super::spec::{GraphSpec, InitSpec, NodeSpec};
@@ -14,6 +15,11 @@ struct Node {
     ins: Vec<Option<usize>>,
     outs: Vec<usize>,
     op: String,
+    /// `Op 'name'` (or `Op node` when the file gave no name): how errors name the node.
+    label: String,
+    /// Its outputs depend on no batch value, only on constants and the inputs' shapes: it runs
+    /// once per input shape (see [`Folding`]).
+    folded: bool,
     /// Per input: whether its gradient is needed (it is a parameter or computed from one).
     need: Vec<bool>,
 }
@@ -35,6 +41,7 @@ pub struct Graph {
     pub params: Vec<Param>,
     /// The values hold a complete forward pass (the backward's precondition).
     ran: bool,
+    folding: Folding,
     /// Bench only: seconds per op type, forward and backward.
     #[cfg(feature = "train-profile")]
     pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
@@ -45,12 +52,16 @@ fn bad(msg: String) -> Error {
 }
 
 /// Inputs that are never trained: BatchNormalization's running mean and variance (statistics),
-/// and the operands that configure an op rather than carry data (Resize scales, Clip bounds,
-/// Pad's constant).
+/// the operands that configure an op rather than carry data (Resize scales, Clip bounds, Pad's
+/// constant, Expand's shape, Gather's indices, Where's condition). A float initializer that only
+/// comparisons read stays a parameter whose gradient is zero: freezing it here would freeze it
+/// everywhere, and `Where(Less(a, b), a, b)` trains `a` and `b`.
 fn frozen_by_op(node: &NodeSpec, i: usize) -> bool {
     match node.op_type.as_str() {
         "BatchNormalization" => i >= 3,
-        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" => i >= 1,
+        "Resize" | "Upsample" | "Clip" | "Pad" | "Reshape" | "Slice" | "Split" | "Squeeze" | "Unsqueeze" | "Expand" | "Gather"
+        | "GatherElements" => i >= 1,
+        "Where" => i == 0,
         _ => false,
     }
 }
@@ -59,7 +70,7 @@ impl Graph {
     /// Checks every op first (an unsupported one is refused by name before anything else), then
     /// wires the graph and orders the nodes topologically.
     pub fn new(spec: &GraphSpec, inits: Vec<InitSpec>) -> Result<Graph> {
-        let mut unsupported: Vec<&str> = spec.nodes.iter().map(|n| n.op_type.as_str()).filter(|o| !ops::SUPPORTED.contains(o)).collect();
+        let mut unsupported: Vec<&str> = spec.nodes.iter().map(|n| n.op_type.as_str()).filter(|o| !ops::supported(o)).collect();
         unsupported.dedup();
         if let Some(op) = unsupported.first() {
             return Err(ops::unsupported(op, "is not an operator of the training core"));
@@ -94,7 +105,8 @@ impl Graph {
         for nd in planned {
             let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
             let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
-            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, need: Vec::new() });
+            let label = if nd.name.is_empty() { format!("{} node", nd.op) } else { format!("{} '{}'", nd.op, nd.name) };
+            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, label, folded: false, need: Vec::new() });
         }
         let outputs = spec
             .outputs
@@ -152,6 +164,15 @@ impl Graph {
                 nd.outs.iter().for_each(|&s| needs[s] = true);
             }
         }
+        // Fixed values (see Folding): constants, Shape outputs, and what only they compute.
+        let mut fixed = vec![false; names.len()];
+        init_slots.iter().filter(|&&s| !params.iter().any(|p| p.slot == s)).for_each(|&s| fixed[s] = true);
+        for nd in order.iter_mut() {
+            nd.folded = nd.op == "Shape" || nd.ins.iter().flatten().all(|&s| fixed[s]);
+            if nd.folded {
+                nd.outs.iter().for_each(|&s| fixed[s] = true);
+            }
+        }
         Ok(Graph {
             nodes: order,
             names,
@@ -161,6 +182,7 @@ impl Graph {
             output_names: spec.outputs.clone(),
             params,
             ran: false,
+            folding: Folding::default(),
             #[cfg(feature = "train-profile")]
             profile: Default::default(),
         })
@@ -172,14 +194,19 @@ impl Graph {
             return Err(bad(format!("graph takes {} inputs, got {}", self.inputs.len(), inputs.len())));
         }
         self.ran = false;
+        let key: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         for (&s, t) in self.inputs.iter().zip(inputs) {
             self.values[s] = Some(Value::F(t));
         }
+        let fold_now = self.folding.prepare(&key, &mut self.values);
         for nd in &self.nodes {
+            if nd.folded && !fold_now {
+                continue;
+            }
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             #[cfg(feature = "train-profile")]
             let t0 = clock();
-            let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{} node: {}", nd.op, e.message())))?;
+            let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{}: {}", nd.label, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
                 self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += clock() - t0;
@@ -187,6 +214,12 @@ impl Graph {
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
             }
+        }
+        if fold_now {
+            let values = &self.values;
+            let kept =
+                self.nodes.iter().filter(|nd| nd.folded).flat_map(|nd| nd.outs.iter().filter_map(|&s| Some((s, values[s].clone()?))));
+            self.folding.keep(key, kept.collect());
         }
         let outs = self.outputs.iter().map(|&s| self.float(s).cloned()).collect::<Result<Vec<_>>>()?;
         self.ran = true;
@@ -242,7 +275,7 @@ impl Graph {
             let gins = nd
                 .kernel
                 .backward_some(&ins, &outs, &gouts, &nd.need)
-                .map_err(|e| Error::new(e.kind(), format!("{} node backward: {}", nd.op, e.message())))?;
+                .map_err(|e| Error::new(e.kind(), format!("{} backward: {}", nd.label, e.message())))?;
             #[cfg(feature = "train-profile")]
             {
                 self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
@@ -284,6 +317,12 @@ impl Graph {
     /// `HardSigmoid` or `FusedElementwise`).
     pub fn node_ops(&self) -> Vec<&str> {
         self.nodes.iter().map(|n| n.op.as_str()).collect()
+    }
+
+    /// The op of each node that runs on every batch (the data path), in run order: the nodes
+    /// [`Graph::node_ops`] lists minus those folded once per input shape.
+    pub fn data_path_ops(&self) -> Vec<&str> {
+        self.nodes.iter().filter(|n| !n.folded).map(|n| n.op.as_str()).collect()
     }
 
     /// The value of a named tensor after the last forward (intermediate outputs for matching).

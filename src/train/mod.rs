@@ -4,6 +4,7 @@
 //! ([`adam`]) that keeps a pruned model's zeros at zero. See docs/training-engine.md.
 
 pub mod adam;
+pub mod fold;
 pub mod fuse;
 pub mod gather;
 pub mod graph;
@@ -19,6 +20,6 @@ pub use adam::{AdamConfig, AdamState};
 pub use graph::Graph;
 pub use loss::{LossKind, LossSpec};
 pub use prox::{ProxReport, ProxTarget};
-pub use spec::{Attr, GraphSpec, InitSpec, NodeSpec};
+pub use spec::{Attr, GraphSpec, InitSpec, NodeSpec, TensorAttr};
 pub use tensor::{ITensor, Tensor, Value};
 pub use trainer::Trainer;

@@ -15,6 +15,18 @@ pub enum Attr {
     Ints(Vec<i64>),
     Floats(Vec<f64>),
     Str(String),
+    /// A tensor attribute (ONNX type 4: ConstantOfShape's `value`), its values widened to f64
+    /// (exact for f32 and for integers below 2^53) and whether it holds integers.
+    Tensor(TensorAttr),
+}
+
+/// The value of a tensor attribute.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TensorAttr {
+    pub dims: Vec<usize>,
+    pub values: Vec<f64>,
+    #[serde(default)]
+    pub int: bool,
 }
 
 /// One ONNX node. An empty input name is an omitted optional input.

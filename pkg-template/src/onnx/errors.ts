@@ -40,7 +40,9 @@ export type OnnxReason =
   /** Pruning asked of a model whose weights are all quantized (dequantizeModel first). */
   | 'quantized'
   /** A quantization scheme this module cannot read or serve, named in the message. */
-  | 'unsupported_scheme';
+  | 'unsupported_scheme'
+  /** onnxruntime or the training core failed while running the model (the node is named). */
+  | 'run_failed';
 
 export class OnnxError extends SparseKitError {
   readonly reason: OnnxReason;

@@ -86,3 +86,7 @@ export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';
 export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
 export type { TransportSize } from './quant/transport.js';
 export { modelTransportSize } from './files.js';
+// Integer inputs bounded by their consumers (Gather tables, masks), and failures inside onnxruntime or
+// the training core as one typed line naming the node.
+export { integerInputRanges, type IntRange } from './calib/input-ranges.js';
+export { runFailure, guardRun, guardSync, type RunEngine } from './run-failure.js';

@@ -34,11 +34,14 @@ impl Kernel for Shape {
 
 pub struct Cast {
     to_float: bool,
+    /// BOOL (9): integers 0/1, a float is true when non-zero (masks of attention exports).
+    to_bool: bool,
 }
 
 /// ONNX data types: FLOAT, FLOAT16, DOUBLE, BFLOAT16 are floats here; INT32, INT64 integers.
 const FLOATS: [i64; 4] = [1, 10, 11, 16];
-const INTS: [i64; 2] = [6, 7];
+/// INT32, INT64, BOOL, and the narrower integers exports cast ids through (INT8, UINT8, INT16).
+const INTS: [i64; 6] = [6, 7, 9, 3, 2, 5];
 
 impl Cast {
     pub fn new(a: &Attrs) -> Result<Cast> {
@@ -46,13 +49,20 @@ impl Cast {
         if !FLOATS.contains(&to) && !INTS.contains(&to) {
             return Err(unsupported("Cast", &format!("to data type {to} (float and int32/int64 casts only)")));
         }
-        Ok(Cast { to_float: FLOATS.contains(&to) })
+        Ok(Cast { to_float: FLOATS.contains(&to), to_bool: to == 9 })
     }
 }
 
 impl Kernel for Cast {
     fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
         let v = ins.first().copied().flatten().ok_or_else(|| Error::new(ErrorKind::InvalidArguments, "Cast: no input"))?;
+        if self.to_bool {
+            let data = match v {
+                Value::F(t) => t.data.iter().map(|&x| (x != 0.0) as i64).collect(),
+                Value::I(t) => t.data.iter().map(|&x| (x != 0) as i64).collect(),
+            };
+            return Ok(vec![Value::I(ITensor { shape: v.shape().to_vec(), data })]);
+        }
         Ok(vec![match (v, self.to_float) {
             (Value::F(t), true) => Value::F(t.clone()),
             (Value::I(t), false) => Value::I(t.clone()),

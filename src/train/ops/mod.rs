@@ -4,13 +4,18 @@
 mod binary;
 mod cast;
 pub mod chain;
+mod compare;
 mod conv;
 mod conv_transpose;
+mod extremum;
+mod gather;
+mod generate;
 mod linear;
 mod norm;
 mod pool;
 mod reduce;
 mod resize;
+mod select;
 mod shape;
 mod unary;
 
@@ -41,80 +46,116 @@ pub trait Kernel: Send + Sync {
     }
 }
 
-/// Every op type the core implements (the ONNX names).
-pub const SUPPORTED: &[&str] = &[
-    "Conv",
-    "ConvTranspose",
-    "Gemm",
-    "MatMul",
-    "BatchNormalization",
-    "Relu",
-    "LeakyRelu",
-    "Clip",
-    "Sigmoid",
-    "HardSigmoid",
-    "HardSwish",
-    "Tanh",
-    "Erf",
-    "Gelu",
-    "Identity",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "MaxPool",
-    "AveragePool",
-    "GlobalAveragePool",
-    "GlobalMaxPool",
-    "Resize",
-    "Upsample",
-    "Concat",
-    "Split",
-    "Slice",
-    "Reshape",
-    "Transpose",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Softmax",
-    "Pad",
-    "LayerNormalization",
-    "Shape",
-    "Cast",
-    "ReduceMean",
-    "ReduceSum",
-    "Pow",
-    "Sqrt",
+/// Builds a node's kernel from its attributes (refusing an attribute it does not implement).
+type Build = fn(&NodeSpec, &Attrs) -> Result<Box<dyn Kernel>>;
+
+/// The one table of the core's operators (ONNX names): what [`supported`] answers and what
+/// [`build`] dispatches on are the same rows, so the two cannot drift apart.
+/// Ops that also run on the integer side of a graph (shape arithmetic) are wrapped in
+/// [`IntLift`]; the ops of `select`, `compare`, `gather`, `generate` read both kinds natively.
+const OPS: &[(&str, Build)] = &[
+    ("Conv", |_, a| Ok(Box::new(conv::Conv::new(a)?))),
+    ("ConvTranspose", |_, a| Ok(Box::new(conv_transpose::ConvTranspose::new(a)?))),
+    ("Gemm", |_, a| Ok(Box::new(linear::Gemm::new(a)?))),
+    ("MatMul", |_, _| Ok(Box::new(linear::MatMul))),
+    ("BatchNormalization", |_, a| Ok(Box::new(norm::BatchNorm::new(a)?))),
+    ("LayerNormalization", |_, a| Ok(Box::new(norm::LayerNorm::new(a)?))),
+    ("Softmax", |_, a| Ok(Box::new(norm::Softmax::new(a)?))),
+    ("Relu", unary_op),
+    ("LeakyRelu", unary_op),
+    ("Clip", unary_op),
+    ("Sigmoid", unary_op),
+    ("HardSigmoid", unary_op),
+    ("HardSwish", unary_op),
+    ("Tanh", unary_op),
+    ("Erf", unary_op),
+    ("Gelu", unary_op),
+    ("Identity", unary_op),
+    ("Sqrt", unary_op),
+    ("Neg", unary_op),
+    ("Exp", unary_op),
+    ("Log", unary_op),
+    ("Reciprocal", unary_op),
+    ("Add", binary_op),
+    ("Sub", binary_op),
+    ("Mul", binary_op),
+    ("Div", binary_op),
+    ("Pow", binary_op),
+    ("Max", |_, a| Ok(Box::new(IntLift(extremum::Extremum::new(a)?)))),
+    ("Min", |_, a| Ok(Box::new(IntLift(extremum::Extremum::new(a)?)))),
+    ("ReduceMean", reduce_op),
+    ("ReduceSum", reduce_op),
+    ("ReduceMax", reduce_op),
+    ("ReduceMin", reduce_op),
+    ("Shape", |_, a| Ok(Box::new(cast::Shape::new(a)?))),
+    ("Cast", |_, a| Ok(Box::new(cast::Cast::new(a)?))),
+    ("MaxPool", pool_op),
+    ("AveragePool", pool_op),
+    ("GlobalAveragePool", pool_op),
+    ("GlobalMaxPool", pool_op),
+    ("Resize", |_, a| Ok(Box::new(resize::Resize::new(a)?))),
+    ("Upsample", |_, a| Ok(Box::new(resize::Resize::new(a)?))),
+    ("Concat", |_, a| Ok(Box::new(IntLift(shape::Concat::new(a)?)))),
+    ("Split", |n, a| Ok(Box::new(IntLift(shape::Split::new(a, n.outputs.len())?)))),
+    ("Slice", |_, a| Ok(Box::new(IntLift(shape::Slice::new(a)?)))),
+    ("Reshape", reshape_op),
+    ("Flatten", reshape_op),
+    ("Squeeze", reshape_op),
+    ("Unsqueeze", reshape_op),
+    ("Transpose", |_, a| Ok(Box::new(IntLift(shape::Transpose::new(a)?)))),
+    ("Pad", |_, a| Ok(Box::new(shape::Pad::new(a)?))),
+    ("Expand", |_, _| Ok(Box::new(select::Expand))),
+    ("Where", |_, _| Ok(Box::new(select::Where))),
+    ("Equal", compare_op),
+    ("Less", compare_op),
+    ("LessOrEqual", compare_op),
+    ("Greater", compare_op),
+    ("GreaterOrEqual", compare_op),
+    ("Not", compare_op),
+    ("And", compare_op),
+    ("Or", compare_op),
+    ("Gather", |_, a| Ok(Box::new(gather::Gather::new(a)?))),
+    ("GatherElements", |_, a| Ok(Box::new(gather::GatherElements::new(a)?))),
+    ("ConstantOfShape", |_, a| Ok(Box::new(generate::ConstantOfShape::new(a)?))),
+    ("Range", |_, _| Ok(Box::new(generate::Range))),
 ];
+
+fn unary_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(IntLift(unary::Unary::new(a)?)))
+}
+fn binary_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(IntLift(binary::Binary::new(a)?)))
+}
+fn reduce_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(IntLift(reduce::Reduce::new(a)?)))
+}
+fn pool_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(pool::Pool::new(a)?))
+}
+fn reshape_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(IntLift(shape::Reshape::new(a)?)))
+}
+fn compare_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {
+    Ok(Box::new(compare::Compare::new(a)?))
+}
+
+/// Whether the core implements an op type.
+pub fn supported(op: &str) -> bool {
+    OPS.iter().any(|(name, _)| *name == op)
+}
+
+/// Every op type the core implements, in the table's order.
+pub fn supported_ops() -> impl Iterator<Item = &'static str> {
+    OPS.iter().map(|(name, _)| *name)
+}
 
 /// The kernel of a node, or `unsupported_op` naming its op type (or attribute).
 pub fn build(node: &NodeSpec) -> Result<Box<dyn Kernel>> {
     let a = Attrs { op: &node.op_type, map: &node.attrs };
-    Ok(match node.op_type.as_str() {
-        "Conv" => Box::new(conv::Conv::new(&a)?),
-        "ConvTranspose" => Box::new(conv_transpose::ConvTranspose::new(&a)?),
-        "Gemm" => Box::new(linear::Gemm::new(&a)?),
-        "MatMul" => Box::new(linear::MatMul),
-        "BatchNormalization" => Box::new(norm::BatchNorm::new(&a)?),
-        "LayerNormalization" => Box::new(norm::LayerNorm::new(&a)?),
-        "Softmax" => Box::new(norm::Softmax::new(&a)?),
-        "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "HardSigmoid" | "HardSwish" | "Tanh" | "Erf" | "Gelu" | "Identity" | "Sqrt" => {
-            Box::new(unary::Unary::new(&a)?)
-        }
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" => Box::new(IntLift(binary::Binary::new(&a)?)),
-        "ReduceMean" | "ReduceSum" => Box::new(reduce::Reduce::new(&a)?),
-        "Shape" => Box::new(cast::Shape::new(&a)?),
-        "Cast" => Box::new(cast::Cast::new(&a)?),
-        "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => Box::new(pool::Pool::new(&a)?),
-        "Resize" | "Upsample" => Box::new(resize::Resize::new(&a)?),
-        "Concat" => Box::new(IntLift(shape::Concat::new(&a)?)),
-        "Split" => Box::new(IntLift(shape::Split::new(&a, node.outputs.len())?)),
-        "Slice" => Box::new(IntLift(shape::Slice::new(&a)?)),
-        "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => Box::new(IntLift(shape::Reshape::new(&a)?)),
-        "Transpose" => Box::new(IntLift(shape::Transpose::new(&a)?)),
-        "Pad" => Box::new(shape::Pad::new(&a)?),
-        other => return Err(unsupported(other, "is not an operator of the training core")),
-    })
+    match OPS.iter().find(|(name, _)| *name == node.op_type) {
+        Some((_, make)) => make(node, &a),
+        None => Err(unsupported(&node.op_type, "is not an operator of the training core")),
+    }
 }
 
 /// The `unsupported_op` error.
@@ -252,7 +293,9 @@ impl<K: Kernel> Kernel for IntLift<K> {
         Ok(outs
             .into_iter()
             .map(|o| match o {
-                Value::F(t) => Value::I(ITensor { shape: t.shape, data: t.data.iter().map(|&x| x.round() as i64).collect() }),
+                // truncated, as ONNX's integer Div is (7 / 2 = 3, -7 / 2 = -3); the other ops' results
+                // are exact integers already, and quotients of exact integers are correctly rounded
+                Value::F(t) => Value::I(ITensor { shape: t.shape, data: t.data.iter().map(|&x| x.trunc() as i64).collect() }),
                 i => i,
             })
             .collect())

@@ -1,11 +1,21 @@
-//! ReduceMean and ReduceSum over any axes (attribute, or input from opset 18), keepdims.
+//! ReduceMean, ReduceSum, ReduceMax and ReduceMin over any axes (attribute, or input from
+//! opset 18), keepdims. Max and Min send each output's gradient to the first element (row-major)
+//! that holds the extremum, as a one-element argmax would.
 
 use super::{fin, gout0, iin_opt, Attrs, Kernel};
 use crate::core::error::Result;
 use crate::train::tensor::{broadcast_strides, for_each_bcast2, norm_axis, Tensor, Value};
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
 pub struct Reduce {
-    mean: bool,
+    kind: Kind,
     axes: Option<Vec<i64>>,
     keepdims: bool,
     noop_empty: bool,
@@ -14,7 +24,12 @@ pub struct Reduce {
 impl Reduce {
     pub fn new(a: &Attrs) -> Result<Reduce> {
         Ok(Reduce {
-            mean: a.op == "ReduceMean",
+            kind: match a.op {
+                "ReduceMean" => Kind::Mean,
+                "ReduceMax" => Kind::Max,
+                "ReduceMin" => Kind::Min,
+                _ => Kind::Sum,
+            },
             axes: a.ints("axes")?,
             keepdims: a.int("keepdims", 1)? != 0,
             noop_empty: a.int("noop_with_empty_axes", 0)? != 0,
@@ -37,15 +52,51 @@ impl Reduce {
     }
 }
 
+impl Reduce {
+    /// Per output element, the offset in `x` of its first extremum.
+    fn arg(&self, x: &Tensor, kept: &[usize]) -> Vec<usize> {
+        let n: usize = kept.iter().product();
+        let mut at: Vec<Option<usize>> = vec![None; n];
+        let s = broadcast_strides(kept, &x.shape);
+        let zero = vec![0; x.rank()];
+        let max = self.kind == Kind::Max;
+        for_each_bcast2(&x.shape, &s, &zero, |o, k, _| {
+            let v = x.data[o];
+            let take = match at[k] {
+                None => true,
+                // NaN wins and stays (onnxruntime propagates it)
+                Some(b) => {
+                    let w = x.data[b];
+                    !w.is_nan() && (v.is_nan() || if max { v > w } else { v < w })
+                }
+            };
+            if take {
+                at[k] = Some(o);
+            }
+        });
+        at.into_iter().map(|a| a.unwrap_or(0)).collect()
+    }
+}
+
 impl Kernel for Reduce {
     fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
         let x = fin(ins, 0, "Reduce")?;
         let (kept, out, count) = self.shapes(ins, x)?;
+        if matches!(self.kind, Kind::Max | Kind::Min) {
+            if count == 0 {
+                return Err(crate::core::error::Error::new(
+                    crate::core::error::ErrorKind::InvalidArguments,
+                    "ReduceMax/ReduceMin: the reduced axes are empty",
+                ));
+            }
+            let data = self.arg(x, &kept).iter().map(|&o| x.data[o]).collect();
+            return Ok(vec![Value::F(Tensor { shape: out, data })]);
+        }
         let mut acc = vec![0.0f64; kept.iter().product()];
         let s = broadcast_strides(&kept, &x.shape);
         let zero = vec![0; x.rank()];
         for_each_bcast2(&x.shape, &s, &zero, |o, k, _| acc[k] += x.data[o] as f64);
-        let div = if self.mean { count.max(1) as f64 } else { 1.0 };
+        let div = if self.kind == Kind::Mean { count.max(1) as f64 } else { 1.0 };
         Ok(vec![Value::F(Tensor { shape: out, data: acc.iter().map(|&v| (v / div) as f32).collect() })])
     }
 
@@ -53,7 +104,12 @@ impl Kernel for Reduce {
         let x = fin(ins, 0, "Reduce")?;
         let (kept, _, count) = self.shapes(ins, x)?;
         let g = gout0(gouts, outs[0].shape())?;
-        let scale = if self.mean { 1.0 / count.max(1) as f32 } else { 1.0 };
+        if matches!(self.kind, Kind::Max | Kind::Min) {
+            let mut dx = Tensor::zeros(&x.shape)?;
+            self.arg(x, &kept).iter().zip(&g.data).for_each(|(&o, &v)| dx.data[o] = v);
+            return Ok(vec![Some(dx), None]);
+        }
+        let scale = if self.kind == Kind::Mean { 1.0 / count.max(1) as f32 } else { 1.0 };
         let mut dx = Tensor::zeros(&x.shape)?;
         let s = broadcast_strides(&kept, &x.shape);
         let zero = vec![0; x.rank()];

@@ -20,6 +20,10 @@ enum Kind {
     },
     Identity,
     Sqrt,
+    Neg,
+    Exp,
+    Log,
+    Reciprocal,
 }
 
 pub struct Unary {
@@ -64,6 +68,10 @@ impl Unary {
                 other => return Err(unsupported("Gelu", &format!("approximate={other}"))),
             },
             "Sqrt" => Kind::Sqrt,
+            "Neg" => Kind::Neg,
+            "Exp" => Kind::Exp,
+            "Log" => Kind::Log,
+            "Reciprocal" => Kind::Reciprocal,
             _ => Kind::Identity,
         };
         Ok(Unary { kind })
@@ -103,6 +111,12 @@ impl Unary {
             }
             Kind::Identity => x,
             Kind::Sqrt => x.sqrt(),
+            Kind::Neg => -x,
+            // in f64, then rounded: the f32 result is (nearly always) the correctly rounded one,
+            // whichever libm the build links
+            Kind::Exp => (x as f64).exp() as f32,
+            Kind::Log => (x as f64).ln() as f32,
+            Kind::Reciprocal => 1.0 / x,
         }
     }
 
@@ -151,6 +165,11 @@ impl Unary {
             }
             Kind::Identity => 1.0,
             Kind::Sqrt => 0.5 / y,
+            Kind::Neg => -1.0,
+            Kind::Exp => y,
+            Kind::Log => 1.0 / x,
+            // d(1/x) = -1/x² = -y²
+            Kind::Reciprocal => -y * y,
         }
     }
 }

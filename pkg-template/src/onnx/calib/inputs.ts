@@ -7,6 +7,7 @@ import { floatArrayToHalf } from '../fp16.js';
 import { prng } from './prng.js';
 import { documentTensor, toTensor, type Normalization, type RgbaImage } from './doc-pages.js';
 import { OnnxError } from '../errors.js';
+import { integerInputRanges, type IntRange } from './input-ranges.js';
 
 /** One input tensor as onnxruntime takes it (`new ort.Tensor(type, data, dims)`). */
 export interface FeedTensor {
@@ -118,21 +119,23 @@ export function checkGeneratedShape(name: string, shape: readonly number[]): voi
 /**
  * The generic generator (any input): floats are seeded near-Gaussian values (a centred sum of 4
  * uniforms scaled to unit variance); integers are ids uniform in [0, 1000), or in [0, 4) when the
- * last dim is <= 4 (uint8 / int8: their range); booleans are fair coins.
+ * last dim is <= 4 (uint8 / int8: their range), or uniform in `range` when the model's consumers
+ * bound them (integerInputRanges: a Gather table's rows, a mask's 0/1); booleans are fair coins.
  */
-export function genericTensor(shape: number[], elemType: number, seed: number): FeedTensor {
+export function genericTensor(shape: number[], elemType: number, seed: number, range?: IntRange): FeedTensor {
   checkGeneratedShape('generic', shape);
   const n = shape.reduce((a, b) => a * b, 1);
   const rnd = prng(seed);
-  const hi = shape[shape.length - 1] <= 4 ? 4 : 1000;
+  const lo = range?.lo ?? 0;
+  const hi = range ? range.hi + 1 : shape[shape.length - 1] <= 4 ? 4 : 1000;
   const type = ORT_TYPES[elemType] ?? 'float32';
-  const int = () => Math.floor(rnd() * hi);
+  const int = () => lo + Math.floor(rnd() * (hi - lo));
   let data: FeedTensor['data'];
   switch (elemType) {
     case 7: data = BigInt64Array.from({ length: n }, () => BigInt(int())); break;
     case 6: data = Int32Array.from({ length: n }, int); break;
-    case 2: data = Uint8Array.from({ length: n }, () => Math.floor(rnd() * 256)); break;
-    case 3: data = Int8Array.from({ length: n }, () => Math.floor(rnd() * 256) - 128); break;
+    case 2: data = Uint8Array.from({ length: n }, () => (range ? int() : Math.floor(rnd() * 256))); break;
+    case 3: data = Int8Array.from({ length: n }, () => (range ? int() : Math.floor(rnd() * 256) - 128)); break;
     case 9: data = Uint8Array.from({ length: n }, () => (rnd() < 0.5 ? 1 : 0)); break;
     default: {
       const f = new Float32Array(n);
@@ -165,6 +168,12 @@ export interface InputSetOptions {
   normalization?: Normalization;
   /** The caller's own images at the input size, used first (calibration set only). */
   images?: RgbaImage[];
+  /**
+   * Bounds of integer inputs by name (inclusive), over what the model's consumers tell
+   * (integerInputRanges): a vocabulary the graph does not show, a scalar that must keep its value
+   * (`{ lo: 16000, hi: 16000 }`).
+   */
+  intRanges?: Record<string, { lo: number; hi: number }>;
 }
 
 /** `count` model runs of generated inputs (see {@link InputSetOptions}); shapes from resolveInputShape. */
@@ -174,6 +183,12 @@ export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSamp
   const normalization = opts.normalization ?? (dense ? 'imagenet' : 'symmetric');
   const specs = model.inputs.map((inp) => ({ inp, shape: resolveInputShape(inp, model.outputs) }));
   for (const { inp, shape } of specs) checkGeneratedShape(inp.name, shape);
+  const ranges = integerInputRanges(model);
+  for (const [name, r] of Object.entries(opts.intRanges ?? {})) {
+    if (!model.inputs.some((i) => i.name === name)) throw new OnnxError('bad_calibration', `intRanges: the model has no input "${name}"`, 'invalid_arguments');
+    if (!Number.isSafeInteger(r.lo) || !Number.isSafeInteger(r.hi) || r.lo > r.hi) throw new OnnxError('bad_calibration', `intRanges: "${name}" needs integers lo <= hi, got ${r.lo}..${r.hi}`, 'invalid_arguments');
+    ranges.set(name, { lo: r.lo, hi: r.hi, kind: 'index' });
+  }
   const out: InputSample[] = [];
   for (let k = 0; k < count; k++) {
     const seed = SEED_BASE[set] + k;
@@ -187,7 +202,7 @@ export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSamp
           : documentTensor(shape, seed * 31 + i, { kind: dense ? 'page' : 'line', normalization });
         if (user) source = 'user image';
         feeds[inp.name] = { type: ORT_TYPES[inp.elemType], data: floatInput(data, inp.elemType), dims: shape };
-      } else feeds[inp.name] = genericTensor(shape, inp.elemType, seed * 31 + i);
+      } else feeds[inp.name] = genericTensor(shape, inp.elemType, seed * 31 + i, ranges.get(inp.name));
     });
     out.push({ feeds, source });
   }

@@ -1,6 +1,7 @@
 // One interface over onnxruntime-node and onnxruntime-web: the caller passes its `ort` namespace (the
 // package depends on neither), the pipeline sees createSession(bytes) -> {run(feeds), release()}.
 import type { FeedTensor } from './inputs.js';
+import { guardRun } from '../run-failure.js';
 
 /** The part of an onnxruntime namespace the pipeline uses. */
 export interface OrtLike {
@@ -30,12 +31,12 @@ export interface ModelRunner {
 export function makeOrtRunner(ort: OrtLike, sessionOptions: object = {}): ModelRunner {
   return {
     async createSession(bytes) {
-      const session = await ort.InferenceSession.create(bytes, sessionOptions);
+      const session = await guardRun('onnxruntime', 'loading the model', () => ort.InferenceSession.create(bytes, sessionOptions));
       return {
         async run(feeds, outputNames) {
           const t: Record<string, unknown> = {};
           for (const [k, v] of Object.entries(feeds)) t[k] = new ort.Tensor(v.type, v.data, v.dims);
-          const res = outputNames ? await session.run(t, outputNames) : await session.run(t);
+          const res = await guardRun('onnxruntime', undefined, () => (outputNames ? session.run(t, outputNames) : session.run(t)));
           const out: Record<string, RunOutput> = {};
           for (const [k, v] of Object.entries(res)) out[k] = { type: v.type, data: v.data as ArrayLike<number>, dims: v.dims.map(Number) };
           return out;

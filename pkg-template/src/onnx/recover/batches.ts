@@ -27,6 +27,26 @@ export function epochBatches(samples: InputSample[], inputs: string[], size: num
   return out;
 }
 
+/** Integers above this are not exact in float32. */
+const EXACT_F32 = 2 ** 24;
+
+/**
+ * A sample's input as the trainer takes it (float32): integer inputs (token ids, masks) as their
+ * values, exact below 2^24, which every id and mask of today's models is; float16 / float64 inputs
+ * are refused (the trainer runs float32 models).
+ */
+function asFloatInput(name: string, data: ArrayLike<number | bigint>, type: string): Float32Array {
+  if (data instanceof Float32Array) return data;
+  if (type.startsWith('float')) throw new OnnxError('unsupported', `the trainer takes float32 inputs; "${name}" is ${type}`, 'unsupported_op');
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = Number(data[i]);
+    if (Math.abs(v) > EXACT_F32) throw new OnnxError('unsupported', `input "${name}" holds ${v}, beyond the integers float32 holds exactly (2^24): the trainer takes float32 inputs`, 'unsupported_op');
+    out[i] = v;
+  }
+  return out;
+}
+
 function stack(parts: Float32Array[]): Float32Array {
   if (parts.length === 1) return parts[0];
   const n = parts.reduce((a, p) => a + p.length, 0);
@@ -42,8 +62,7 @@ export function makeBatch(samples: InputSample[], inputs: string[], idx: number[
     const parts = idx.map((k) => {
       const t = samples[k].feeds[name];
       if (!t) throw new OnnxError('bad_calibration', `sample ${k} does not feed "${name}"`, 'invalid_value');
-      if (!(t.data instanceof Float32Array)) throw new OnnxError('unsupported', `the trainer takes float32 inputs; "${name}" is ${t.type}`, 'unsupported_op');
-      return t.data;
+      return asFloatInput(name, t.data, t.type);
     });
     const dims = [...samples[idx[0]].feeds[name].dims];
     dims[0] = dims[0] * idx.length;

@@ -10,6 +10,7 @@ import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { withFeatures } from './features.js';
 import type { FeatureTeacher } from './feature-teacher.js';
+import { guardSync } from '../run-failure.js';
 
 export interface DistillContext {
   setup: TrainSetup;
@@ -49,7 +50,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const resume: RecoverState | undefined = opts.resume;
   if (resume) writeParams(work, resume.params);
   const { graph, losses } = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), ctx.features?.features ?? []);
-  const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true });
+  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true }));
   try {
     trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
@@ -75,7 +76,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         if (now() - t0 >= budget) { stopped = 'time'; break; }
         const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
         if (ctx.features) batch.targets.push(...await ctx.features.batch(ctx.samples, batches[b]));
-        sum += trainer.step(batch.inputs, batch.targets) * batch.size;
+        sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
         n += batch.size;
         steps++; stepsHere++;
         const elapsed = now() - t0;

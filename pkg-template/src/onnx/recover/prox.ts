@@ -22,6 +22,7 @@ import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
 import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
+import { guardSync } from '../run-failure.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
 export interface ProxPruneOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
@@ -198,7 +199,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.
-  const trainer = new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, beta2: BETA2, eps: ADAM_EPS, masked: false });
+  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, beta2: BETA2, eps: ADAM_EPS, masked: false }));
   const history: ProxReport['history'] = [];
   let steps = 0, reached = 0;
   const trained = new Set(trainer.paramNames);
@@ -219,7 +220,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         if (now() - tp >= budget) { stop = true; break; }
         const batch = makeBatch(samples, setup.graph.inputs, batches[b], targets);
         if (featureTeacher) batch.targets.push(...await featureTeacher.batch(samples, batches[b]));
-        sum += trainer.step(batch.inputs, batch.targets) * batch.size;
+        sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
         n += batch.size;
         steps++;
         // The ramp follows the steps, or the clock when only a time budget bounds the phase.

@@ -21,6 +21,7 @@ import { fitPointwise } from './lsq-fit.js';
 import { checkSoftmaxLoss, trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
+import { guardSync } from '../run-failure.js';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
@@ -73,7 +74,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   const kinds = held.kinds;
   const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
   // Refused by name here, before any run of the student.
-  if (setup) new sk.Trainer(setup.graph).free();
+  if (setup) guardSync('training core', undefined, () => new sk.Trainer(setup.graph)).free();
   const measure = async (): Promise<FidelityReport> => {
     check();
     return held.judge(work);

@@ -11,16 +11,35 @@ const utf8 = new TextDecoder();
 const AT = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-function attrValue(node: NodeProto, a: any): TrainAttr | undefined {
+function attrValue(model: OnnxModel, node: NodeProto, a: any): TrainAttr | undefined {
   switch (a.type) {
     case AT.FLOAT: return a.f;
     case AT.INT: return toNum(a.i);
     case AT.STRING: return utf8.decode(a.s);
     case AT.FLOATS: return Array.from(a.floats as number[]);
     case AT.INTS: return (a.ints as unknown[]).map(toNum);
+    case AT.TENSOR: return tensorAttr(model, node, a);
     default:
       throw new OnnxError('unsupported', `unsupported op ${node.op_type}: attribute ${a.name} of type ${a.type} is not read by the training core`, 'unsupported_op');
   }
+}
+
+// The tensor of an attribute (ConstantOfShape's fill value) as plain numbers: INT64 / INT32
+// exactly (up to 2^53), float types widened to float32 as the core computes; another type is
+// refused by readFloat, typed.
+function tensorAttr(model: OnnxModel, node: NodeProto, a: any): TrainAttr {
+  const t = a.t as TensorProto | undefined;
+  if (!t) throw new OnnxError('bad_attribute', `${node.op_type} node ${node.name}: attribute ${a.name} holds no tensor`, 'invalid_value');
+  const dims = (t.dims as unknown[]).map(toNum);
+  // BOOL (9): one byte per value in raw_data, or int32_data (torch writes masks' fills this way)
+  if (t.data_type === 9) {
+    const raw = t.raw_data as Uint8Array | undefined;
+    const values = raw && raw.length ? Array.from(raw) : ((t.int32_data ?? []) as unknown[]).map(toNum);
+    return { dims, values, int: true };
+  }
+  const int = t.data_type === DT.INT64 || t.data_type === DT.INT32;
+  const values = int ? model.readInts(t) : Array.from(model.readFloat(t));
+  return { dims, values, int };
 }
 
 function tensorOf(model: OnnxModel, name: string, t: TensorProto): TrainInit {
@@ -57,7 +76,7 @@ export function trainGraph(model: OnnxModel, opts: TrainGraphOptions = {}): Trai
     }
     const attrs: Record<string, TrainAttr> = {};
     for (const a of n.attribute) {
-      const v = attrValue(n, a);
+      const v = attrValue(model, n, a);
       if (v !== undefined) attrs[a.name] = v;
     }
     nodes.push({ opType: n.op_type, name: n.name || `${n.op_type}_${i}`, inputs: Array.from(n.input), outputs: Array.from(n.output), attrs });
