@@ -101,3 +101,18 @@ export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// Issue 40 (perf): transport sizes estimated at a fraction of brotli 11's cost (Node only: node:zlib),
+// Hessians shared by the layers that read one input, and calibration's time per phase (CalibTime).
+import type { TransportSizeOptions, TransportSize } from './transport-size.js';
+export type { TransportSizeOptions, TransportSize };
+export { SharedStats, statsKey } from './calib/shared-stats.js';
+export type { SharingStats } from './calib/shared-stats.js';
+/**
+ * Node only: what model files travel as over HTTP (raw, gzip 9, brotli 11), estimated by default
+ * (TransportSize.method says how, .tolerance how close) or exact with `{ mode: 'exact' }`.
+ */
+export async function transportSize(sources: (string | Uint8Array)[], opts: TransportSizeOptions = {}): Promise<TransportSize> {
+  if (!isNode) throw new OnnxError('unsupported', 'transport sizes use node:zlib: they need Node', 'unsupported_environment');
+  const mod: typeof import('./transport-size.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./transport-size.js', import.meta.url).href);
+  return mod.transportSize(sources, opts);
+}
