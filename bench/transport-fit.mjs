@@ -3,7 +3,7 @@
 // every file given (their exact sizes from bench/transport-chunks.mjs's cache, computed if absent).
 // Prints, per file, the in-sample error of the estimate against the whole-stream brotli 11 / gzip 9,
 // and a leave-one-model-out error (fitted without any variant of that model), then the object to
-// paste into transport-size.ts. Usage: node bench/transport-fit.mjs FILE...   (needs the build)
+// paste into transport-fit.ts. Usage: node bench/transport-fit.mjs FILE...   (needs the build)
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCache, exactSizes } from './transport-chunks.mjs';

@@ -13,12 +13,15 @@ build();
 const O = await import('sparsekit-wasm/onnx');
 const G = await import('./graphs.mjs');
 
+/** What the fit states for models of float32 weights (bench/transport-fit.mjs, leave-one-model-out). */
+const FLOAT = O.TRANSPORT_RATIO_FIT.maxError.float;
+
 test('an estimate states how it was made and its tolerance', async () => {
   const { tolerance, method, estimated, outsideFit } = await O.transportSize([modelBytes('bert-style')]);
   assert.ok(estimated && outsideFit === 0);
-  assert.ok(tolerance.brotli > 0 && tolerance.brotli < 0.05 && tolerance.gzip > 0 && tolerance.gzip < 0.05, JSON.stringify(tolerance));
+  assert.ok(tolerance.brotli >= FLOAT.brotli && tolerance.gzip >= FLOAT.gzip, JSON.stringify(tolerance));
   assert.ok(Number(/fitted on (\d+) model files/.exec(method)[1]) >= 10, method);
-  assert.match(method, /float32 weights/);
+  assert.match(method, /largest error measured on unseen files/);
 });
 
 test('data made of repeats is flagged, not given a tolerance', async () => {
@@ -33,7 +36,7 @@ test('data made of repeats is flagged, not given a tolerance', async () => {
 
 for (const name of ['yolov8n-ultralytics', 'bert-torch', 'yolov8-style']) {
   for (const variant of ['dense', 'sparsity 0.5', '2:4']) {
-    test(`estimate within the stated tolerance of brotli 11 and gzip 9: ${name}, ${variant}`, async () => {
+    test(`estimate within the float32 tolerance of brotli 11 and gzip 9: ${name}, ${variant}`, async () => {
       const m = O.OnnxModel.parse(modelBytes(name));
       if (variant === 'sparsity 0.5') O.pruneSparsity(m, { sparsity: 0.5 });
       if (variant === '2:4') O.pruneNm(m, { nm: [2, 4] });
@@ -44,8 +47,9 @@ for (const name of ['yolov8n-ultralytics', 'bert-torch', 'yolov8-style']) {
       assert.ok(est.estimated && !exact.estimated && est.tolerance && exact.tolerance === null);
       assert.match(est.method, /^estimated: brotli quality 2/);
       const eb = est.brotli / exact.brotli - 1, eg = est.gzip / exact.gzip - 1;
-      assert.ok(Math.abs(eb) <= est.tolerance.brotli, `brotli error ${(100 * eb).toFixed(2)}% (exact ${exact.brotli}, estimate ${est.brotli})`);
-      assert.ok(Math.abs(eg) <= est.tolerance.gzip, `gzip error ${(100 * eg).toFixed(2)}%`);
+      // These are float32 models: held to the float32 figure even where the estimate states a wider one.
+      assert.ok(Math.abs(eb) <= FLOAT.brotli, `brotli error ${(100 * eb).toFixed(2)}% (exact ${exact.brotli}, estimate ${est.brotli})`);
+      assert.ok(Math.abs(eg) <= FLOAT.gzip, `gzip error ${(100 * eg).toFixed(2)}%`);
       assert.ok(est.ms < exact.ms / 5, `estimate ${est.ms} ms vs exact ${exact.ms} ms`);
     });
   }

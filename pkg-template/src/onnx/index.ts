@@ -105,6 +105,7 @@ export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, Reco
 // Hessians shared by the layers that read one input, and calibration's time per phase (CalibTime).
 import type { TransportSizeOptions, TransportSize } from './transport-size.js';
 export type { TransportSizeOptions, TransportSize };
+export { RATIO_FIT as TRANSPORT_RATIO_FIT } from './transport-fit.js';
 export { SharedStats, statsKey } from './calib/shared-stats.js';
 export type { SharingStats } from './calib/shared-stats.js';
 /**

@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { OnnxError } from './errors.js';
+import { RATIO_FIT } from './transport-fit.js';
 
 /** The unit the estimate works on (and the fit was made on). */
 export const ESTIMATE_CHUNK = 256 * 1024;
@@ -75,30 +76,6 @@ export function features(counts: Uint32Array, length: number, size: number): num
   return [+(kind === 0), +(kind === 1), +(kind === 2), +(kind === 3), size / n, hPos / 8 / n];
 }
 
-/**
- * The fitted log-ratios per kind (least squares on the one-hot kind, weighted by the chunk's size:
- * each kind's weighted mean), and the errors measured (bench/transport-fit.mjs prints this object;
- * bench/transport-size.mjs checks the shipped one).
- */
-export const RATIO_FIT = {
-  /** log(brotli 11 / brotli 5) per kind, for a sampled chunk (its brotli 5 size alone). */
-  brotli: [-0.0107006, -0.0196199, -0.162618, -0.0190946],
-  /** log(brotli 11 / fast) per kind. */
-  brotliFromFast: [-0.0124355, -0.0521771, -0.146111, -0.0181719],
-  /** log(gzip 9 / deflate 1) per kind, for a sampled chunk. */
-  gzip: [-0.000157607, -0.0486855, -0.055301, -0.000599236],
-  /** log(gzip 9 / fast) per kind. */
-  gzipFromFast: [-0.00104666, -0.0250978, -0.00318822, 0.00399361],
-  /**
-   * The largest |estimate / exact - 1| measured on files the fit did not see (leave-one-model-out),
-   * over the ONNX files of float32 weights (dense, 50%, 2:4) and over the int8-like byte streams,
-   * leaving out the files the estimate flags (outsideFit).
-   */
-  maxError: { float: { brotli: 0.0203, gzip: 0.0269 }, bytes: { brotli: 0.117, gzip: 0.0471 } },
-  /** Files fitted on, of which flagged (made of repeats: left out of the fit). */
-  files: 57,
-  flagged: 6,
-} as const;
 
 export interface TransportSizeOptions {
   /**
@@ -204,7 +181,7 @@ export const KIND_FEATURES = 4;
  */
 export const OUTSIDE_LIMIT = 0.08;
 
-/** The share of the fast output in int8-like chunks above which a file gets the int8 tolerance. */
+/** The share of the fast output in byte-kind chunks (int8-like) above which a file gets the int8 tolerance. */
 export const BYTES_LIMIT = 0.1;
 
 /** One chunk of the fast pass: its brotli output and features, and for sampled chunks more. */
@@ -300,6 +277,8 @@ export function estimateFrom(fast: FastChunk[], fit: RatioFit = RATIO_FIT): { br
   for (const c of fast) {
     all += c.bytes;
     if (matchRich(c.f)) outside += c.bytes;
+    // Byte kinds (2, 3) get the int8 tolerance. Dense float32 in small tensors can look like dense
+    // bytes (tensors at mixed offsets in one chunk blur the position mod 4): pessimistic, not wrong.
     if (c.f[2] || c.f[3]) bytesKinds += c.bytes;
   }
   return {
@@ -320,7 +299,7 @@ async function estimate(sources: Source[], raw: number, t0: number): Promise<Tra
   const tol = byteShare > BYTES_LIMIT ? { brotli: Math.max(tf.brotli, tb.brotli), gzip: Math.max(tf.gzip, tb.gzip) } : { ...tf };
   return {
     raw, gzip: Math.round(gzip), brotli: Math.round(brotli), brotliQuality: 11, estimated: true,
-    method: `estimated: brotli quality ${FAST_QUALITY} flushed per ${ESTIMATE_CHUNK / 1024} KiB chunk and brotli ${SAMPLE_QUALITY} + deflate on 1 chunk in ${SAMPLE_EVERY}, each chunk corrected by a ratio per kind of data fitted on ${RATIO_FIT.files - RATIO_FIT.flagged} model files (largest error measured on unseen files of this kind${byteShare > BYTES_LIMIT ? ' (int8-like bytes)' : ' (float32 weights)'}: brotli ${pct(tol.brotli)}, gzip ${pct(tol.gzip)})`
+    method: `estimated: brotli quality ${FAST_QUALITY} flushed per ${ESTIMATE_CHUNK / 1024} KiB chunk and brotli ${SAMPLE_QUALITY} + deflate on 1 chunk in ${SAMPLE_EVERY}, each chunk corrected by a ratio per kind of data fitted on ${RATIO_FIT.files - RATIO_FIT.flagged} model files (largest error measured on unseen files of this kind${byteShare > BYTES_LIMIT ? ' (bytes without float32 structure, int8-like)' : ' (float32 weights, dense or pruned)'}: brotli ${pct(tol.brotli)}, gzip ${pct(tol.gzip)})`
       + (within ? '' : `; ${pct(outsideFit)} of the data is made of repeats the fast pass does not see (tables, filter banks): the estimate may be far off, mode 'exact' measures it`),
     tolerance: within ? tol : null, outsideFit, ms: performance.now() - t0,
   };
