@@ -29,7 +29,8 @@ export interface SharingStats {
  */
 export function statsKey(l: CalibLayer): string {
   const c = l.conv;
-  const geom = c ? `${c.kernelShape.join('x')}/${c.strides.join(',')}/${c.dilations.join(',')}/${c.pads.join(',')}` : '';
+  // Unset fields stay distinct from explicit defaults: at worst two equal geometries do not share.
+  const geom = c ? [c.kernelShape, c.strides, c.dilations, c.pads].map((v) => (v ? v.join(',') : '-')).join('/') : '';
   return `${l.input}\u0000${l.stats}\u0000${l.cols}\u0000${l.group}\u0000${geom}`;
 }
 
