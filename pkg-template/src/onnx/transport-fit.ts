@@ -19,12 +19,12 @@ export const RATIO_FIT = {
   /**
    * The largest |estimate / exact - 1| measured on files the fit did not see (leave-one-model-out),
    * over the ONNX files of float32 weights (dense, 50%, 2:4) and over the int8-like byte streams,
-   * leaving out the files the estimate flags (outsideFit). float.brotli is not the fit's 2.03%: the
+   * leaving out the files the estimate flags (outsideFit). float is not the fit's 2.03% / 2.69%: the
    * committed test models pruned 50% by the package (tests/onnx/transport-size.test.mjs) came out
-   * 3.95% (yolov8n) and 2.41% (yolov8-style) off, so the figure stated is the worst seen on any
-   * float32 model.
+   * 3.95% / 4.45% (yolov8n) and 2.41% (yolov8-style) off, so the figures stated are the worst seen
+   * on any float32 model.
    */
-  maxError: { float: { brotli: 0.04, gzip: 0.0269 }, bytes: { brotli: 0.117, gzip: 0.0471 } },
+  maxError: { float: { brotli: 0.04, gzip: 0.045 }, bytes: { brotli: 0.117, gzip: 0.0471 } },
   /** Files fitted on, of which flagged (made of repeats: left out of the fit). */
   files: 57,
   flagged: 6,
