@@ -3,12 +3,11 @@
 // writes the result and prints it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
+import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources } from '../cli/samples.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
-import { transportSize } from '../cli/transport.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
 /** @typedef {import('sparsekit-wasm/onnx').JobMode} JobMode */
@@ -201,6 +200,8 @@ export async function main(argv) {
   const files = {
     bytesBefore: transport.before.raw, bytesAfter: transport.after.raw, gzipBefore: transport.before.gzip, gzipAfter: transport.after.gzip,
     brotliBefore: transport.before.brotli, brotliAfter: transport.after.brotli, brotliQuality: transport.after.brotliQuality,
+    // estimated from a fast pass at a fraction of brotli 11's cost (how, and how close, said here)
+    estimated: transport.after.estimated, method: transport.after.method, tolerance: transport.after.tolerance,
   };
   const fidelity = report.fidelity ? { source: evalSrc, ...report.fidelity } : undefined;
   if (values.report !== undefined) {
@@ -233,7 +234,7 @@ function printSteps(steps, mode) {
 /**
  * @param {JobReport} report
  * @param {JobMode} mode
- * @param {{ evalSrc?: string, calibSrc?: string, files: Record<string, number>, out: { model: string, data?: string }, model: OnnxModel }} ctx
+ * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null }, out: { model: string, data?: string }, model: OnnxModel }} ctx
  */
 function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
   const r = report.prune;
@@ -285,7 +286,8 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     console.log(fidelityTable(fid));
   }
   const p = r?.params;
-  const sizes = `file ${fmtBytes(files.bytesBefore)} -> ${fmtBytes(files.bytesAfter)} (gzip ${fmtBytes(files.gzipBefore)} -> ${fmtBytes(files.gzipAfter)}, brotli ${fmtBytes(files.brotliBefore)} -> ${fmtBytes(files.brotliAfter)})`;
+  const est = files.estimated ? '≈' : '';
+  const sizes = `file ${fmtBytes(files.bytesBefore)} -> ${fmtBytes(files.bytesAfter)} (gzip ${est}${fmtBytes(files.gzipBefore)} -> ${est}${fmtBytes(files.gzipAfter)}, brotli ${est}${fmtBytes(files.brotliBefore)} -> ${est}${fmtBytes(files.brotliAfter)}${files.estimated && files.tolerance ? `, estimated within ${(100 * files.tolerance.brotli).toFixed(0)}%` : ''})`;
   console.log(p ? `\n${r.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(r.sparsity)}; ${sizes}` : `\n${sizes}`);
   if (fid) console.log(`fidelity ${fid.score.toFixed(4)} (worst output: ${fid.worst}, ${fid.outputs.find((o) => o.name === fid.worst)?.kind}); all-outputs cosine ${fid.cosine.toFixed(4)}${fid.decisions === undefined ? '' : `; the score rests on ${fid.decisions} decisions`}`);
   else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');

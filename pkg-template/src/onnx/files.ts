@@ -1,5 +1,6 @@
 // Models and samples from paths (Node), or models from bytes (anywhere): the file side of the module.
 import type { CalibrationDirOptions } from './calib/samples-dir.js';
+import type { TransportSizeOptions, TransportSize } from './transport-size.js';
 import type { InputSample } from './calib/inputs.js';
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
@@ -41,9 +42,12 @@ export async function readCalibrationDir(dir: string, model: OnnxModel, opts: Ca
   return mod.readCalibrationDir(dir, model, opts);
 }
 
-/** Node only: raw and brotli bytes of the model as saveOnnx would write it (quality 11, 9 above 32 MiB). */
-export async function modelTransportSize(model: OnnxModel, opts: { quality?: number } = {}): Promise<import('./quant/transport.js').TransportSize> {
-  if (!isNode) throw new OnnxError('unsupported', 'the brotli size needs Node (node:zlib)', 'unsupported_environment');
-  const mod: typeof import('./quant/transport.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./quant/transport.js', import.meta.url).href);
-  return mod.modelTransportSize(model, opts);
+/**
+ * Node only: what model files travel as over HTTP (raw, gzip 9, brotli 11), estimated by default
+ * (TransportSize.method says how, .tolerance how close) or exact with `{ mode: 'exact' }`.
+ */
+export async function transportSize(sources: (string | Uint8Array)[], opts: TransportSizeOptions = {}): Promise<TransportSize> {
+  if (!isNode) throw new OnnxError('unsupported', 'transport sizes use node:zlib: they need Node', 'unsupported_environment');
+  const mod: typeof import('./transport-size.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./transport-size.js', import.meta.url).href);
+  return mod.transportSize(sources, opts);
 }

@@ -6,7 +6,8 @@
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
-export { loadOnnx, saveOnnx, readCalibrationDir } from './files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, transportSize } from './files.js';
+export type { TransportSizeOptions, TransportSize } from './transport-size.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
 
 // Errors.

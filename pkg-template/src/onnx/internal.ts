@@ -84,8 +84,13 @@ export type { Quantizer, QuantGrid, QuantizedView } from './quant/grid.js';
 export { packNBits, unpackNBits } from './quant/pack4.js';
 export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';
 export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
-export type { TransportSize } from './quant/transport.js';
-export { modelTransportSize } from './files.js';
+// Transport sizes estimated at a fraction of brotli 11's cost, Hessians shared by the layers that read
+// one input.
+export { transportSize } from './files.js';
+export type { TransportSizeOptions, TransportSize } from './transport-size.js';
+export { RATIO_FIT as TRANSPORT_RATIO_FIT } from './transport-fit.js';
+export { SharedStats, statsKey } from './calib/shared-stats.js';
+export type { SharingStats } from './calib/shared-stats.js';
 // Integer inputs bounded by their consumers (Gather tables, masks), and failures inside onnxruntime or
 // the training core as one typed line naming the node.
 export { integerInputRanges, type IntRange } from './calib/input-ranges.js';

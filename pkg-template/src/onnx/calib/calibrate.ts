@@ -17,9 +17,14 @@ import { CALIB_DEFAULTS } from './defaults.js';
 import { asF32 } from './tensor.js';
 import { Sweep, type SweepStats } from './sweep.js';
 import { withRollback } from './rollback.js';
+import { SharedStats, type SharingStats } from './shared-stats.js';
 
 /** Progress in layers (fractional while capturing). */
-export interface CalibProgress { done: number; total: number; phase: 'capture' | 'prune' | 'done'; layer: string }
+export interface CalibProgress {
+  done: number; total: number; phase: 'capture' | 'prune' | 'done'; layer: string;
+  /** The time spent so far, per phase (calibratePrune gives it; a `--verbose` CLI prints it). */
+  time?: CalibTime;
+}
 
 export interface CalibrateOptions {
   /** onnxruntime-node or onnxruntime-web (the namespace), or a runner (makeOrtRunner). */
@@ -51,6 +56,12 @@ export interface CalibrateOptions {
   percDamp?: number;
   /** SparseGPT only where a layer saw >= minVectors calibration vectors per input (else Wanda). */
   minVectors?: number;
+  /**
+   * Default true: layers that read the same tensor the same way (q / k / v, gate / up, convolutions
+   * of one feature map with one geometry) share one Hessian, accumulated once (shared-stats.ts);
+   * false accumulates one per layer (same bits, more work).
+   */
+  shareStatistics?: boolean;
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
@@ -69,18 +80,30 @@ export interface CalibLayerReport extends LayerReport {
   ms: number;
 }
 
-/** Where a calibrated prune spent its time (ms): onnxruntime, and the library's own compute. */
+/**
+ * Where a calibrated prune spent its time (ms), phase by phase. The phases do not overlap, so
+ * model + cut + capture + statistics + prune <= the report's `ms` (what is left is bookkeeping
+ * between them), and library = ms - model.
+ */
 export interface CalibTime {
-  /** Sessions created, runs and releases in onnxruntime. */
+  /** The forward in onnxruntime: sessions created, runs and releases. */
   model: number;
-  /** The library: everything else (the sum of the three below, and what lies between them). */
+  /** The library: everything else (the sum of the phases below, and what lies between them). */
   library: number;
   /** Cutting the graph into segments and encoding them. */
   cut: number;
+  /** Capture: feeding the cached cut back, collecting and converting the outputs (the sweep outside onnxruntime, the cut and the statistics). */
+  capture: number;
   /** Accumulating the inputs' statistics (Hessians). */
   statistics: number;
-  /** Pruning the layers (Wanda, SparseGPT, magnitude) and writing the weights. */
+  /** Pruning the layers: solve + write + report. */
   prune: number;
+  /** Of prune: the criterion's own work (magnitude, Wanda scores and masks, SparseGPT's factor and column loop, the reconstruction error). */
+  solve: number;
+  /** Of prune: reading each weight and writing it back into the model (with its rollback copy). */
+  write: number;
+  /** Of prune: each layer's report (counting its zeros and bytes) and progress. */
+  report: number;
 }
 
 export interface CalibReport extends PruneReport {
@@ -93,6 +116,8 @@ export interface CalibReport extends PruneReport {
   passes: number;
   /** What the captures ran: segments, runs, nodes run (nodeRuns / graphNodes / samples = the cost in runs of the model), the largest cut held. */
   sweep: SweepStats;
+  /** Hessians accumulated against one per layer (shareStatistics). */
+  hessians: SharingStats;
   time: CalibTime;
   ms: number;
 }
@@ -100,14 +125,9 @@ export interface CalibReport extends PruneReport {
 const CRITERIA: readonly string[] = ['magnitude', 'wanda', 'sparsegpt'];
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
-/** Adds an (N, C, H, W) input to one Hessian per Conv group (each sees only its C/G channels). */
-function addGrouped(hs: sk.Hessian[], x: Float32Array, [N, C, H, W]: number[], conv: sk.ConvGeometry) {
-  const G = hs.length, Cg = C / G, plane = Cg * H * W;
-  const slice = new Float32Array(N * plane);
-  hs.forEach((h, g) => {
-    for (let n = 0; n < N; n++) slice.set(x.subarray((n * C + g * Cg) * H * W, (n * C + g * Cg) * H * W + plane), n * plane);
-    h.addConv(slice, [N, Cg, H, W], conv);
-  });
+/** The phases' times so far (see CalibTime), from the sweep's counters and the loop's. */
+function timeOf(elapsed: number, s: SweepStats, t: { capture: number; statistics: number; solve: number; write: number; report: number }): CalibTime {
+  return { model: s.ortMs, library: elapsed - s.ortMs, cut: s.cutMs, ...t, prune: t.solve + t.write + t.report };
 }
 
 /** Checks the options before anything runs or changes; returns the target and the plan. */
@@ -169,10 +189,12 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = layers.reduce((a, l) => a + l.weight.numel, 0);
   const reports: CalibLayerReport[] = [];
-  const time = { statistics: 0, prune: 0 };
+  const time = { capture: 0, statistics: 0, solve: 0, write: 0, report: 0 };
+  const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
   let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
   const sweep = new Sweep(model, runner, calibration);
+  const timeNow = (): CalibTime => timeOf(now() - t0, sweep.stats, time);
   // The weights still to be pruned: the sweep caches nothing computed from them.
   const changing = new Set(layers.map((l) => l.weight.name));
   const groups = captureGroups(layers, sequential);
@@ -184,52 +206,51 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
       await yieldTurn();
       check();
       const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1])));
-      const stats = new Map<CalibLayer, LayerStats>();
+      const stats = new SharedStats(needs, opts.shareStatistics ?? true);
       try {
         if (needs.length) {
-          for (const l of needs) stats.set(l, l.stats === 'grouped' ? { groups: Array.from({ length: l.group }, () => new sk.Hessian(l.cols)) } : { h: new sk.Hessian(l.cols) });
-          const byInput = new Map<string, CalibLayer[]>();
-          for (const l of needs) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
-          await sweep.capture([...byInput.keys()], (name, t) => {
-            const t1 = now();
-            const x = asF32(t);
-            for (const l of byInput.get(name)!) {
-              const s = stats.get(l)!;
-              if (l.stats === 'conv') s.h!.addConv(x, t.dims, l.conv!);
-              else if (l.stats === 'grouped') addGrouped(s.groups!, x, t.dims, l.conv!);
-              else s.h!.addRows(x, x.length / l.cols);
-            }
-            time.statistics += now() - t1;
+          const t1 = now(), ort1 = sweep.stats.ortMs, cut1 = sweep.stats.cutMs, st1 = time.statistics;
+          await sweep.capture(stats.inputs(), (name, t) => {
+            const t2 = now();
+            stats.add(name, asF32(t), t.dims);
+            time.statistics += now() - t2;
           }, {
             changing, hold: gi < groups.length - 1,
-            onSample: (k) => { check(); onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name }); },
+            onSample: (k) => { check(); onProgress({ done: done + (k / calibration.length) * group.length * 0.5, total, phase: 'capture', layer: group[0].name, time: timeNow() }); },
           });
+          time.capture += now() - t1 - (sweep.stats.ortMs - ort1) - (sweep.stats.cutMs - cut1) - (time.statistics - st1);
+          for (const k of ['consumers', 'accumulated', 'flops', 'flopsUnshared'] as const) sharing[k] += stats.sharing[k];
         }
         for (const l of group) {
           check();
-          onProgress({ done, total, phase: 'prune', layer: l.name });
+          onProgress({ done, total, phase: 'prune', layer: l.name, time: timeNow() });
           const t1 = now();
           const shapeBefore = l.weight.dims.slice();
           const requested = criterionOf.get(l)!;
           const stored = model.readFloat(l.weight);
+          const t2 = now();
           const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
+          const t3 = now();
           if (res.method !== 'dense') rollback.write(l.weight, res.data, stored);
           changing.delete(l.weight.name);
-          const ms = now() - t1;
-          time.prune += ms;
+          const t4 = now();
           reports.push({
             ...layerReport(model, l.weight, shapeBefore, res.notes.length ? res.notes.join('; ') : undefined),
             node: l.node, view: { rows: l.rows, cols: l.cols, transposed: l.transposed, group: l.group },
-            requested, method: res.method, relError: res.relError, notes: res.notes, ms: Math.round(ms),
+            requested, method: res.method, relError: res.relError, notes: res.notes, ms: Math.round(now() - t1),
           });
+          const t5 = now();
+          time.solve += t3 - t2;
+          time.write += (t2 - t1) + (t4 - t3);
+          time.report += t5 - t4;
           done++;
         }
       } finally {
-        for (const s of stats.values()) for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free();
+        stats.free();
       }
     }
   });
-  onProgress({ done: total, total, phase: 'done', layer: '' });
+  onProgress({ done: total, total, phase: 'done', layer: '', time: timeNow() });
   const after = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableAfter = reports.reduce((a, l) => a + l.params, 0);
   const zeros = reports.reduce((a, l) => a + l.zeros, 0);
@@ -239,7 +260,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
     mode: target ? (target.nm ? 'nm' : 'sparsity') : planned.some(({ l }) => nmOf(l)) ? 'nm' : 'sparsity',
     options: { ...(!target || opts.layerTarget ? { target: 'per layer' } : target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
     params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
-    layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s },
-    time: { model: s.ortMs, library: ms - s.ortMs, cut: s.cutMs, ...time }, ms: Math.round(ms),
+    layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s }, hessians: sharing,
+    time: timeOf(ms, s, time), ms: Math.round(ms),
   };
 }

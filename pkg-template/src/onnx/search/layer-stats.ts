@@ -1,8 +1,8 @@
 // Calibration statistics of every layer from one pass over the unpruned model, for the sensitivity
 // table of wanda / sparsegpt: a cell prunes one layer alone, so its inputs are those of the unpruned
 // model and one capture serves every cell (the sequential capture of calibratePrune is for the whole
-// plan, applied at the end). One session, every layer input an extra output, Hessians accumulated.
-import * as sk from 'sparsekit-wasm';
+// plan, applied at the end). One session, every layer input an extra output, Hessians accumulated
+// (one per distinct input: calib/shared-stats.ts).
 import type { OnnxModel } from '../model.js';
 import { halfArrayToFloat } from '../fp16.js';
 import type { CalibLayer } from '../calib/layers.js';
@@ -10,6 +10,7 @@ import type { LayerStats } from '../calib/layer-prune.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, RunOutput } from '../calib/ort-runner.js';
 import { CancelledError } from '../calib/cancel.js';
+import { SharedStats } from '../calib/shared-stats.js';
 import type { RunCounter } from './model-runs.js';
 
 const asF32 = (t: RunOutput): Float32Array =>
@@ -22,11 +23,12 @@ export async function captureAllStats(model: OnnxModel, layers: CalibLayer[], ru
   const g = model.graph;
   const graphInputs = new Set(g.input.map((i: { name: string }) => i.name));
   const need = layers.filter((l) => l.stats);
-  const stats = new Map<string, LayerStats>();
-  const free = () => { for (const s of stats.values()) for (const h of s.groups ?? (s.h ? [s.h] : [])) h.free(); };
+  // Layers reading one tensor the same way share one Hessian (calib/shared-stats.ts).
+  const shared = new SharedStats(need);
+  const free = () => shared.free();
   try {
-    for (const l of need) stats.set(l.name, l.stats === 'grouped' ? { groups: Array.from({ length: l.group }, () => new sk.Hessian(l.cols)) } : { h: new sk.Hessian(l.cols) });
-    const names = [...new Set(need.map((l) => l.input).filter((n) => !graphInputs.has(n)))];
+    const inputs = shared.inputs();
+    const names = inputs.filter((n) => !graphInputs.has(n));
     const have = new Set(g.output.map((o: { name: string }) => o.name));
     const before = g.output.length;
     for (const n of names) if (!have.has(n)) g.output.push({ name: n, type: { tensor_type: { elem_type: 1 } } });
@@ -42,23 +44,12 @@ export async function captureAllStats(model: OnnxModel, layers: CalibLayer[], ru
         t = performance.now();
         const out = names.length ? await session.run(feeds, names) : {};
         count.ms += performance.now() - t; count.runs++;
-        for (const l of need) {
-          const r = (out[l.input] ?? feeds[l.input]) as RunOutput;
-          const x = asF32(r), s = stats.get(l.name)!;
-          if (l.stats === 'conv') s.h!.addConv(x, r.dims, l.conv!);
-          else if (l.stats === 'rows') s.h!.addRows(x, x.length / l.cols);
-          else {
-            // One Hessian per Conv group, each over its C/G input channels.
-            const [N, C, H, W] = r.dims, G = l.group, Cg = C / G, plane = Cg * H * W;
-            const slice = new Float32Array(N * plane);
-            s.groups!.forEach((h, gi) => {
-              for (let n = 0; n < N; n++) slice.set(x.subarray((n * C + gi * Cg) * H * W, (n * C + gi * Cg) * H * W + plane), n * plane);
-              h.addConv(slice, [N, Cg, H, W], l.conv!);
-            });
-          }
+        for (const n of inputs) {
+          const r = (out[n] ?? feeds[n]) as RunOutput;
+          shared.add(n, asF32(r), r.dims);
         }
       }
     } finally { await session.release(); }
   } catch (e) { free(); throw e; }
-  return { stats, free };
+  return { stats: new Map(need.map((l) => [l.name, shared.get(l)!])), free };
 }
