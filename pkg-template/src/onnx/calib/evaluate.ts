@@ -84,6 +84,6 @@ export async function evaluate(original: OnnxModel | Uint8Array, pruned: OnnxMod
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
   const outputs = await runSet(runner, bytesOf(pruned), samples, opts.signal);
-  const cmp = compareSets(reference, outputs, opts);
+  const cmp = compareSets(reference, outputs, { ...opts, inputs: samples });
   return { ...cmp.fidelity, cosine: cmp.cosine };
 }

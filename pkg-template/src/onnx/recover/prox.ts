@@ -184,11 +184,11 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
 
   emit({ phase: 'teacher', step: 0, steps: 1 });
   const reference = await runSet(runner, model.encode(), evalSet, opts.signal);
-  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, { ...opts, inputs: evalSet }).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
   const measure = async (): Promise<number> => {
     check();
     const outs: Outputs[] = await runSet(runner, work.encode(), evalSet, opts.signal);
-    return fidelity(reference, outs, { ...opts, kinds }).score;
+    return fidelity(reference, outs, { ...opts, kinds, inputs: evalSet }).score;
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);

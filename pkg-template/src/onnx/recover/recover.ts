@@ -71,14 +71,14 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   // The teacher on the held-out samples, once: the reference of every fidelity measured here.
   emit('teacher', { step: 0, steps: 1 });
   const reference = await runSet(runner, teacherBytes, evalSet, opts.signal);
-  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, { ...opts, inputs: evalSet }).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
   const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
   // Refused by name here, before any run of the student.
   if (setup) new sk.Trainer(setup.graph).free();
   const measure = async (): Promise<FidelityReport> => {
     check();
     const outs: Outputs[] = await runSet(runner, work.encode(), evalSet, opts.signal);
-    return fidelity(reference, outs, { ...opts, kinds });
+    return fidelity(reference, outs, { ...opts, kinds, inputs: evalSet });
   };
   emit('eval', { step: 0, steps: 1 });
   const before = await measure();
