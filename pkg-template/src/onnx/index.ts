@@ -101,3 +101,31 @@ export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 export { recover, fitLayers, matchChannels, trainSetup, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+// Text in (issue 37): text + tokenizer -> samples, decoder / encoder detection, the held-out check by
+// samples, and the language fidelity kinds (language-model, embedding).
+export { textSamples } from './text/text-samples.js';
+export type { TextSampleOptions, TextSampleSet } from './text/text-samples.js';
+export { loadTokenizer } from './text/tokenizer.js';
+export type { TextTokenizer, TokenizerSource } from './text/tokenizer.js';
+export { parseText, textFormatOf } from './text/text-source.js';
+export type { TextFormat, TextRecords } from './text/text-source.js';
+export { detectTextModel, textInputs, TEXT_INPUTS } from './text/model-kind.js';
+export type { TextModelKind, TextInput } from './text/model-kind.js';
+export { findSharedSample, checkDisjointSamples } from './calib/sample-overlap.js';
+export { languageModelFidelity, embeddingFidelity, tokenRows, NEIGHBOURS } from './fidelity/index.js';
+export type { TokenRows, SampleInputs, TextContext } from './fidelity/index.js';
+import type { TextModelFiles, TextFileOptions } from './text/text-files.js';
+import type { TextSampleSet as TextSet } from './text/text-samples.js';
+export type { TextModelFiles, TextFileOptions };
+const textFiles = (): Promise<typeof import('./text/text-files.js')> =>
+  import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./text/text-files.js', import.meta.url).href);
+/** Node only: a `.onnx` path or a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx) as its files. */
+export async function resolveTextModel(src: string): Promise<TextModelFiles> {
+  if (!isNode) throw new OnnxError('unsupported', 'resolving a model folder needs Node', 'unsupported_environment');
+  return (await textFiles()).resolveTextModel(src);
+}
+/** Node only: samples of a `.txt` / `.jsonl` file for a text model (see textSamples); the tokenizer may be a tokenizer.json path. */
+export async function readTextSamples(file: string, opts: TextFileOptions): Promise<TextSet> {
+  if (!isNode) throw new OnnxError('unsupported', 'reading a text file needs Node: pass the text to textSamples in a browser', 'unsupported_environment');
+  return (await textFiles()).readTextSamples(file, opts);
+}
