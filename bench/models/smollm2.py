@@ -4,7 +4,7 @@
 # tokenizer from the GGUF metadata), and exports it to ONNX with next-token logits [B, S, V]:
 #   python bench/models/smollm2.py full  [--out bench/out/smollm2]   the 135 M model, transformers.js layout
 #   python bench/models/smollm2.py tiny  [--out tests/data/models]   the same architecture cut down
-#     (2 layers, hidden 8, 2 query heads over 1 KV head, SwiGLU 16, tied head, random weights, the real
+#     (2 layers, hidden 4, 2 query heads of 2 over 1 KV head, SwiGLU 8, tied head, random weights, the real
 #     49 152-token vocabulary): smollm2-tiny.onnx, committed for tests (about 1.6 MB)
 # The full model's folder is a transformers.js layout (config.json, tokenizer.json,
 # onnx/model.onnx), gitignored under bench/out. Inputs input_ids, attention_mask, position_ids;
@@ -93,7 +93,7 @@ def main():
         out = a.out or "tests/data/models"
         # the architecture of SmolLM2-135M's config (Llama: RMSNorm, RoPE theta 100000, SiLU-gated MLP,
         # tied embeddings, 49 152 tokens), cut down to test size
-        cfg = LlamaConfig(vocab_size=49152, hidden_size=8, intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
+        cfg = LlamaConfig(vocab_size=49152, hidden_size=4, intermediate_size=8, num_hidden_layers=2, num_attention_heads=2,
                           num_key_value_heads=1, max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=100000.0,
                           tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, attn_implementation="eager")
         model = LlamaForCausalLM(cfg).eval()
