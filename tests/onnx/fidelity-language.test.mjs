@@ -138,3 +138,25 @@ test('sensitivity reads the text kinds: the cells of the tiny decoder are scored
   // a cell's fidelity is a share of 3 windows x 16 positions
   for (const u of res.units) for (const c of u.cells) assert.ok(Number.isInteger(Math.round(c.fidelity * 48)) && Math.abs(c.fidelity * 48 - Math.round(c.fidelity * 48)) < 1e-9, `${c.fidelity}`);
 });
+
+test('the tiny SmolLM2 export with its real tokenizer: decoder detected, windows of real text, perplexity of both models', async () => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { HERE } = await import('./build.mjs');
+  const bytes = new Uint8Array(fs.readFileSync(path.resolve(HERE, '../data/models/smollm2-tiny.onnx')));
+  const tokenizer = JSON.parse(fs.readFileSync(path.resolve(HERE, '../data/tokenizers/smollm2-135m.json'), 'utf8'));
+  const lines = JSON.parse(fs.readFileSync(path.resolve(HERE, '../data/text/lines.json'), 'utf8'));
+  const model = O.OnnxModel.parse(bytes);
+  const set = O.textSamples({ lines: lines.slice(0, 60), tokenizer, seqLen: 32, inputs: model.inputs, outputs: model.outputs, limit: 4 });
+  assert.equal(set.kind, 'decoder');
+  assert.deepEqual(Object.keys(set.samples[0].feeds).sort(), ['attention_mask', 'input_ids', 'position_ids']);
+  const pruned = O.OnnxModel.parse(bytes);
+  O.pruneSparsity(pruned, { sparsity: 0.5 });
+  const r = await runBoth(bytes, pruned, set.samples, { vocabSize: set.vocabSize });
+  const o = r.outputs[0];
+  assert.equal(o.kind, 'language-model');
+  assert.equal(o.metrics.predictedTokens, 4 * 31);
+  // random weights: close to uniform over the vocabulary, so the perplexity is of its order
+  assert.ok(o.metrics.perplexityOriginal > 1000 && o.metrics.perplexityOriginal < 5 * 49152, `${o.metrics.perplexityOriginal}`);
+  assert.ok(Number.isFinite(o.metrics.perplexityRatio));
+});
