@@ -14,6 +14,7 @@ const O = await import('sparsekit-wasm/onnx');
 const t = (dims, values) => Object.assign(Float32Array.from(values), { dims });
 const close = (a, b, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);
 const ids64 = (v) => ({ type: 'int64', data: BigInt64Array.from(v.map(BigInt)), dims: [1, v.length] });
+// ln 3 as the float32 logits hold it: the hand values below are exact in reals, so they hold to float32 rounding (1e-6)
 const L3 = Math.log(3);
 
 test('language-model: perplexity by hand on a fixed tiny example; padding neither predicts nor is predicted', () => {
@@ -29,9 +30,9 @@ test('language-model: perplexity by hand on a fixed tiny example; padding neithe
   const r = O.fidelity([{ logits: ref }], [{ logits: out }], { kinds: { logits: 'language-model' }, inputs });
   const o = r.outputs[0];
   assert.equal(o.kind, 'language-model');
-  close(o.metrics.perplexityOriginal, Math.sqrt(16 / 3), 1e-12);
+  close(o.metrics.perplexityOriginal, Math.sqrt(16 / 3), 1e-6);
   close(o.metrics.perplexityPruned, 2, 1e-12);
-  close(o.metrics.perplexityRatio, 2 / Math.sqrt(16 / 3), 1e-12);
+  close(o.metrics.perplexityRatio, 2 / Math.sqrt(16 / 3), 1e-6);
   assert.equal(o.metrics.predictedTokens, 2);
   // 3 unmasked positions; argmax ref: 1, 0, 0; argmax pruned (ties to the first): 0, 0, 0
   assert.equal(o.metrics.positions, 3);
@@ -39,7 +40,7 @@ test('language-model: perplexity by hand on a fixed tiny example; padding neithe
   assert.equal(o.decisions, 3);
   // KL((1/4, 3/4) || (1/2, 1/2)) twice, KL(uniform || uniform) once, over 3 positions
   const kl = 0.25 * Math.log(0.5) + 0.75 * Math.log(1.5);
-  close(o.metrics.meanKL, (2 * kl) / 3, 1e-9);
+  close(o.metrics.meanKL, (2 * kl) / 3, 1e-6);
   // the same model: ratio 1, score 1, KL 0
   const same = O.fidelity([{ logits: ref }], [{ logits: ref }], { kinds: { logits: 'language-model' }, inputs }).outputs[0];
   assert.equal(same.score, 1);
@@ -54,7 +55,7 @@ test('language-model: a batch of two sequences does not predict across their bou
   const o = O.fidelity([{ logits: ref }], [{ logits: ref }], { kinds: { logits: 'language-model' }, inputs }).outputs[0];
   // predicted: (0,0) -> ids[1] = 1 with p 3/4; (1,0) -> ids[3] = 0 with p 3/4
   assert.equal(o.metrics.predictedTokens, 2);
-  close(o.metrics.perplexityOriginal, 4 / 3, 1e-12);
+  close(o.metrics.perplexityOriginal, 4 / 3, 1e-6);
   const bare = O.fidelity([{ logits: ref }], [{ logits: ref }], { kinds: { logits: 'language-model' } }).outputs[0];
   assert.equal(bare.metrics.perplexityOriginal, undefined);
   assert.match(bare.detail, /no input_ids/);
