@@ -134,7 +134,7 @@ test('sensitivity reads the text kinds: the cells of the tiny decoder are scored
   const bytes = tinyDecoder();
   const model = O.OnnxModel.parse(bytes);
   const { samples } = O.textSamples({ text: TEXT, tokenizer: wordTokenizer('bos'), seqLen: 16, inputs: model.inputs, outputs: model.outputs });
-  const res = await O.sensitivity(model, { ort, eval: samples.slice(0, 3), levels: [0.9], sessionOptions: { logSeverityLevel: 3 } });
+  const res = await O.sensitivity(model, { ort, mode: 'sparsity', eval: samples.slice(0, 3), levels: [0.9], sessionOptions: { logSeverityLevel: 3 } });
   assert.ok(res.units.length >= 2);
   // a cell's fidelity is a share of 3 windows x 16 positions
   for (const u of res.units) for (const c of u.cells) assert.ok(Number.isInteger(Math.round(c.fidelity * 48)) && Math.abs(c.fidelity * 48 - Math.round(c.fidelity * 48)) < 1e-9, `${c.fidelity}`);

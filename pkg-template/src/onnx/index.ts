@@ -112,7 +112,7 @@ export type { TextFormat, TextRecords } from './text/text-source.js';
 export { detectTextModel, textInputs, TEXT_INPUTS } from './text/model-kind.js';
 export type { TextModelKind, TextInput } from './text/model-kind.js';
 export { findSharedSample, checkDisjointSamples } from './calib/sample-overlap.js';
-export { languageModelFidelity, embeddingFidelity, tokenRows, NEIGHBOURS } from './fidelity/index.js';
+export { languageModelFidelity, embeddingFidelity, pooledRows, tokenRows, NEIGHBOURS } from './fidelity/index.js';
 export type { TokenRows, SampleInputs, TextContext } from './fidelity/index.js';
 import type { TextModelFiles, TextFileOptions } from './text/text-files.js';
 import type { TextSampleSet as TextSet } from './text/text-samples.js';
