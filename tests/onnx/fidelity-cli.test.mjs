@@ -97,7 +97,7 @@ test('--eval sharing samples with --calib, bad --metric: exit 2, one line, no ou
     [[...sg, '--eval', linked], /--eval and --calib share x\.npy/],
     [[...sg, '--eval', copied], /--eval y\.npy is a copy of --calib s2\.npy/],
     [['--sparsity', '0.5', '--metric', 'y=classification'], /--metric applies when fidelity is measured/],
-    [['--sparsity', '0.5', '--eval', other, '--metric', 'y=boxes'], /the kind is one of classification, detection, dense-map, sequence, generic/],
+    [['--sparsity', '0.5', '--eval', other, '--metric', 'y=boxes'], /the kind is one of classification, detection, dense-map, sequence, language-model, embedding, generic/],
     [['--sparsity', '0.5', '--eval', other, '--metric', 'z=generic'], /no output "z"/],
     [['--sparsity', '0.5', '--eval', other, '--metric', 'y'], /--metric takes OUTPUT=KIND/],
     [['--sparsity', '0.5', '--eval', ''], /--eval needs a directory/],

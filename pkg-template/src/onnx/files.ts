@@ -1,6 +1,8 @@
 // Models and samples from paths (Node), or models from bytes (anywhere): the file side of the module.
 import type { CalibrationDirOptions } from './calib/samples-dir.js';
 import type { TransportSizeOptions, TransportSize } from './transport-size.js';
+import type { TextModelFiles, TextFileOptions } from './text/text-files.js';
+import type { TextSampleSet } from './text/text-samples.js';
 import type { InputSample } from './calib/inputs.js';
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
@@ -50,4 +52,19 @@ export async function transportSize(sources: (string | Uint8Array)[], opts: Tran
   if (!isNode) throw new OnnxError('unsupported', 'transport sizes use node:zlib: they need Node', 'unsupported_environment');
   const mod: typeof import('./transport-size.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./transport-size.js', import.meta.url).href);
   return mod.transportSize(sources, opts);
+}
+
+const textFiles = (): Promise<typeof import('./text/text-files.js')> =>
+  import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./text/text-files.js', import.meta.url).href);
+
+/** Node only: a `.onnx` path or a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx) as its files. */
+export async function resolveTextModel(src: string): Promise<TextModelFiles> {
+  if (!isNode) throw new OnnxError('unsupported', 'resolving a model folder needs Node', 'unsupported_environment');
+  return (await textFiles()).resolveTextModel(src);
+}
+
+/** Node only: samples of a `.txt` / `.jsonl` file for a text model (see textSamples); the tokenizer may be a tokenizer.json path. */
+export async function readTextSamples(file: string, opts: TextFileOptions): Promise<TextSampleSet> {
+  if (!isNode) throw new OnnxError('unsupported', 'reading a text file needs Node: pass the text to textSamples in a browser', 'unsupported_environment');
+  return (await textFiles()).readTextSamples(file, opts);
 }

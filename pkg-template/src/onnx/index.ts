@@ -6,7 +6,8 @@
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
-export { loadOnnx, saveOnnx, readCalibrationDir, transportSize } from './files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel } from './files.js';
+export type { TextModelFiles, TextFileOptions } from './text/text-files.js';
 export type { TransportSizeOptions, TransportSize } from './transport-size.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
 
@@ -40,6 +41,14 @@ export { parseNpy, npyToFeed } from './calib/npy.js';
 export { decodePng } from './calib/png.js';
 export { renderPage } from './calib/doc-pages.js';
 export { prng } from './calib/prng.js';
+
+// Text in: text + the model's tokenizer.json -> samples (windows for a decoder, one padded line per
+// sample for an encoder); held-out and calibration samples compared as samples.
+export { textSamples } from './text/text-samples.js';
+export type { TextSampleOptions, TextSampleSet } from './text/text-samples.js';
+export { loadTokenizer } from './text/tokenizer.js';
+export type { TextTokenizer, TokenizerSource } from './text/tokenizer.js';
+export { checkDisjointSamples } from './calib/sample-overlap.js';
 
 // Running models and judging them: label-free fidelity per output.
 export { makeOrtRunner } from './calib/ort-runner.js';

@@ -42,7 +42,8 @@ export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
-export { loadOnnx, saveOnnx, readCalibrationDir } from './files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextModel } from './files.js';
+export type { TextModelFiles, TextFileOptions } from './text/text-files.js';
 // Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
 export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
 export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
@@ -95,3 +96,16 @@ export type { SharingStats } from './calib/shared-stats.js';
 // the training core as one typed line naming the node.
 export { integerInputRanges, type IntRange } from './calib/input-ranges.js';
 export { runFailure, guardRun, guardSync, type RunEngine } from './run-failure.js';
+// Text in: text + tokenizer -> samples, decoder / encoder detection, the held-out check by samples, and
+// the language fidelity kinds (language-model, embedding).
+export { textSamples } from './text/text-samples.js';
+export type { TextSampleOptions, TextSampleSet } from './text/text-samples.js';
+export { loadTokenizer } from './text/tokenizer.js';
+export type { TextTokenizer, TokenizerSource } from './text/tokenizer.js';
+export { parseText, textFormatOf } from './text/text-source.js';
+export type { TextFormat, TextRecords } from './text/text-source.js';
+export { detectTextModel, textInputs, TEXT_INPUTS } from './text/model-kind.js';
+export type { TextModelKind, TextInput } from './text/model-kind.js';
+export { findSharedSample, checkDisjointSamples } from './calib/sample-overlap.js';
+export { languageModelFidelity, embeddingFidelity, pooledRows, tokenRows, NEIGHBOURS } from './fidelity/index.js';
+export type { TokenRows, SampleInputs, TextContext } from './fidelity/index.js';

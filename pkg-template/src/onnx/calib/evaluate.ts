@@ -91,12 +91,13 @@ export interface HeldOut {
 export async function heldOut(runner: ModelRunner, original: OnnxModel | Uint8Array, samples: InputSample[], opts: FidelityOptions & { signal?: AbortSignal } = {}): Promise<HeldOut> {
   if (!samples.length) throw new OnnxError('bad_calibration', 'a held-out evaluation needs at least one sample', 'invalid_arguments');
   const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
-  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, opts).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
+  // the samples go to the fidelity too: the language kinds read their ids and attention mask
+  const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, { ...opts, inputs: samples }).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
   return {
     reference, kinds,
     async judge(candidate, signal = opts.signal) {
       const outputs = await runSet(runner, bytesOf(candidate), samples, signal);
-      const cmp = compareSets(reference, outputs, { ...opts, kinds });
+      const cmp = compareSets(reference, outputs, { ...opts, kinds, inputs: samples });
       return { ...cmp.fidelity, cosine: cmp.cosine };
     },
   };

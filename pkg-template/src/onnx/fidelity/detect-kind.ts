@@ -34,19 +34,39 @@ export function yoloLayout(dims: readonly number[], v?: Float32Array): { channel
   return { channelsFirst, anchors, k };
 }
 
+/** Names of token states / sentence vectors in Hugging Face and sentence-transformers exports. */
+const EMBEDDING_NAME = /embed|pool|hidden|sentence/i;
+
+/**
+ * What is known of the inputs of a text model (token ids [B, S]): only then are outputs read as
+ * language-model logits or embeddings, so image and audio models keep their kinds.
+ */
+export interface TextContext {
+  /** S of the samples' input_ids. */
+  seqLen: number;
+  /** The tokenizer's vocabulary size, when known. */
+  vocabSize?: number;
+}
+
 /** The kind of an output and why (one phrase for the report). */
-export function detectKind(name: string, dims: readonly number[], v: Float32Array): { kind: OutputKind; why: string } {
+export function detectKind(name: string, dims: readonly number[], v: Float32Array, text?: TextContext): { kind: OutputKind; why: string } {
   const d = squeezeTrailing(dims);
   const r = d.length;
   if (r <= 1 || v.length <= 1) return { kind: 'generic', why: 'scalar or vector' };
   if (r === 2 && d[1] >= 2) {
     if (isProbRows(v, d, 1)) return { kind: 'classification', why: 'rows are distributions over classes' };
     if (CLASS_NAME.test(name)) return { kind: 'classification', why: `rank 2, named like class scores` };
+    if (text && d[1] >= 16) return { kind: 'embedding', why: `one ${d[1]}-vector per token sequence` };
     return { kind: 'generic', why: 'rank 2, rows are not distributions (set the kind for logits)' };
   }
   if (r === 3) {
     if (d[2] >= 2 && isProbRows(v, d, 2)) {
       return d[1] === 1 ? { kind: 'classification', why: 'one row of class probabilities' } : { kind: 'sequence', why: 'per-step distributions over classes' };
+    }
+    if (text && d[1] === text.seqLen) {
+      const vocab = text.vocabSize !== undefined ? d[2] >= text.vocabSize : /logit/i.test(name);
+      if (vocab) return { kind: 'language-model', why: `[B, S, ${d[2]}] over the token ids: next-token logits` };
+      if (EMBEDDING_NAME.test(name)) return { kind: 'embedding', why: `[B, S, ${d[2]}] token states, mean-pooled over the attention mask` };
     }
     const y = yoloLayout(d, v);
     if (y) return { kind: 'detection', why: `YOLO-style head, ${y.anchors} anchors x ${y.k} (${y.channelsFirst ? 'channels first' : 'anchors first'})` };

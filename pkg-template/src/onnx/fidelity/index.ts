@@ -11,6 +11,9 @@ import { classificationFidelity } from './classification.js';
 import { detectionFidelity } from './detection.js';
 import { denseMapFidelity } from './dense-map.js';
 import { sequenceFidelity } from './sequence.js';
+import { languageModelFidelity } from './language-model.js';
+import { embeddingFidelity } from './embedding.js';
+import { tokenRows, type TokenRows } from './token-inputs.js';
 
 export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, Pair, KindResult } from './types.js';
 export { detectKind, yoloLayout } from './detect-kind.js';
@@ -21,10 +24,15 @@ export type { Box } from './detection.js';
 export { denseMapFidelity, components, matchComponents } from './dense-map.js';
 export type { RegionFilter } from './dense-map.js';
 export { sequenceFidelity, greedyDecode, editDistance } from './sequence.js';
+export { languageModelFidelity } from './language-model.js';
+export { embeddingFidelity, pooledRows, NEIGHBOURS } from './embedding.js';
+export { tokenRows } from './token-inputs.js';
+export type { TokenRows, SampleInputs, TokenFeed } from './token-inputs.js';
+export type { TextContext } from './detect-kind.js';
 export { wilsonLower, normalQuantile, lowerBound } from './confidence.js';
 export type { BoundedFidelity } from './confidence.js';
 
-export const OUTPUT_KINDS: readonly OutputKind[] = Object.freeze(['classification', 'detection', 'dense-map', 'sequence', 'generic']);
+export const OUTPUT_KINDS: readonly OutputKind[] = Object.freeze(['classification', 'detection', 'dense-map', 'sequence', 'language-model', 'embedding', 'generic']);
 
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'shape_mismatch');
 
@@ -36,8 +44,10 @@ function dimsOf(a: Float32Array & { dims?: readonly number[] }, name: string, sh
   return [...d];
 }
 
-function measure(kind: OutputKind, pairs: Pair[], opts: FidelityOptions): KindResult {
+function measure(kind: OutputKind, pairs: Pair[], opts: FidelityOptions, tokens: (TokenRows | null)[]): KindResult {
   switch (kind) {
+    case 'language-model': return languageModelFidelity(pairs, tokens);
+    case 'embedding': return embeddingFidelity(pairs, tokens);
     case 'classification': return classificationFidelity(pairs);
     case 'detection': return detectionFidelity(pairs, opts.detection);
     case 'dense-map': return denseMapFidelity(pairs, opts.denseMap);
@@ -60,6 +70,9 @@ export function fidelity(reference: Outputs[], outputs: Outputs[], opts: Fidelit
     if (!OUTPUT_KINDS.includes(k)) throw new OnnxError('bad_calibration', `unknown output kind "${k}" for "${name}" (one of ${OUTPUT_KINDS.join(', ')})`, 'invalid_value');
     if (!(name in reference[0])) throw new OnnxError('bad_calibration', `no output named "${name}" (outputs: ${Object.keys(reference[0]).join(', ')})`, 'invalid_value');
   }
+  if (opts.inputs && opts.inputs.length !== reference.length) throw bad(`fidelity's inputs are the samples of the outputs: ${opts.inputs.length} inputs for ${reference.length} samples`);
+  const tokens = reference.map((_, i) => tokenRows(opts.inputs?.[i]));
+  const text = tokens[0] ? { seqLen: tokens[0].seqLen, ...(opts.vocabSize !== undefined ? { vocabSize: opts.vocabSize } : {}) } : undefined;
   const report: OutputFidelity[] = [];
   for (const name of Object.keys(reference[0])) {
     const pairs: Pair[] = reference.map((r, i) => {
@@ -69,8 +82,8 @@ export function fidelity(reference: Outputs[], outputs: Outputs[], opts: Fidelit
       return { ref: a, out: b, dims: dimsOf(a, name, opts.shapes) };
     });
     const set = opts.kinds?.[name];
-    const { kind, why } = set ? { kind: set, why: 'set by the caller' } : detectKind(name, pairs[0].dims, pairs[0].ref);
-    const r = measure(kind, pairs, opts);
+    const { kind, why } = set ? { kind: set, why: 'set by the caller' } : detectKind(name, pairs[0].dims, pairs[0].ref, text);
+    const r = measure(kind, pairs, opts, tokens);
     report.push({ name, kind, score: r.score, metrics: r.metrics, detail: `${why}; ${r.detail ?? ''}`.replace(/; $/, ''), ...(r.decisions !== undefined ? { decisions: r.decisions } : {}) });
   }
   let worst = report[0];

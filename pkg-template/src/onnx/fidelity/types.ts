@@ -1,4 +1,5 @@
 // The shapes of a fidelity report, shared by the per-kind metrics and the entry point (index.ts).
+import type { SampleInputs } from './token-inputs.js';
 
 /** One output's values as float32, with its dims when they are known (runSet sets them). */
 export type OutputArray = Float32Array & { dims?: number[] };
@@ -10,7 +11,7 @@ export type OutputArray = Float32Array & { dims?: number[] };
 export type Outputs = Record<string, OutputArray>;
 
 /** What an output holds, which decides how its agreement with the original is measured. */
-export type OutputKind = 'classification' | 'detection' | 'dense-map' | 'sequence' | 'generic';
+export type OutputKind = 'classification' | 'detection' | 'dense-map' | 'sequence' | 'language-model' | 'embedding' | 'generic';
 
 /** The agreement of one output of the pruned model with the same output of the original. */
 export interface OutputFidelity {
@@ -75,6 +76,15 @@ export interface FidelityOptions {
   denseMap?: DenseMapOptions;
   /** Index of the CTC blank class for sequences (default 0, as PaddleOCR and most CTC heads). */
   blank?: number;
+  /**
+   * The samples the outputs were computed on (the held-out InputSample[], same order). Text models:
+   * their `input_ids` are the targets of the language-model kind's perplexity, their
+   * `attention_mask` leaves padding out of both text kinds, and token inputs let those kinds be
+   * detected. Sensitivity, compress, recover and evaluate pass their held-out samples here.
+   */
+  inputs?: readonly SampleInputs[];
+  /** The tokenizer's vocabulary size: a [B, S, V] output with V >= it is read as next-token logits. */
+  vocabSize?: number;
 }
 
 /** One sample of one output: the original's values, the pruned model's, and their dims. */

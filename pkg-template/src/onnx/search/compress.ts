@@ -120,6 +120,8 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   if (!opts.table) { count.sessions += table.sessions; count.runs += table.runs; count.ms += table.ms.model; }
   const bytes = model.encode();
   const reference: Outputs[] = await runBytes(runner, bytes, opts.eval, count, opts.signal);
+  // the held-out samples' token ids and masks: perplexity's targets, padding left out (fidelity/language-model.ts)
+  const fidOpts = { ...opts.fidelityOptions, inputs: opts.eval };
   const meta = (extra: object) => ({ objective, minFidelity: F, ...(conf !== undefined ? { confidence: conf } : {}), mode: opts.mode, method, samples: opts.eval.length, ...extra });
   const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
 
@@ -145,7 +147,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     applyMs += performance.now() - tr;
     if (report.passes) { count.sessions += report.passes; count.runs += report.passes * (opts.calibration?.length ?? 0); }
     const out = await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
-    const fid = fidelity(reference, out, opts.fidelityOptions);
+    const fid = fidelity(reference, out, fidOpts);
     const removed = opts.mode === 'channels' ? report.params.before - report.params.after : report.zeros - zeros0;
     const bound = conf !== undefined ? lowerBound(fid, conf) : null;
     const held = bound ? bound.score : fid.score;
@@ -171,7 +173,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const ms = { total, model: count.ms, library: total - count.ms - applyMs, apply: applyMs, sensitivity: sensMs };
   const chosen = kept.best;
   if (!chosen) {
-    const fid = fidelity(reference, reference, opts.fidelityOptions);
+    const fid = fidelity(reference, reference, fidOpts);
     return { model: null, recipe: recipeFor(new Map(), { note: 'no plan met the floor' }), report: null, fidelity: fid, bound: null, table, steps, sessions: count.sessions, runs: count.runs, ms };
   }
   (chosen.recipe.meta as Record<string, unknown>).fidelity = chosen.fid.score;

@@ -133,7 +133,8 @@ export async function sensitivity(model: OnnxModel, opts: SensitivityOptions): P
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const count = newCounter();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
-  const score = (ref: Outputs[], out: Outputs[]) => fidelity(ref, out, opts.fidelityOptions);
+  // the held-out samples' token ids and masks: perplexity's targets, padding left out (fidelity/language-model.ts)
+  const score = (ref: Outputs[], out: Outputs[]) => fidelity(ref, out, { ...opts.fidelityOptions, inputs: opts.eval });
   const positions = await layerPositions(model, runner, opts.eval[0], count);
   const res = mode === 'channels'
     ? await channelCells(model, runner, levels as number[], opts, count, score, positions, check)
