@@ -9,7 +9,8 @@
 //! autovectorizes it).
 //!
 //! The backend is chosen once, below (as hashbrown picks its SIMD group implementation): both
-//! backends define the same functions, and the interface is the chosen one's, re-exported. Both
+//! backends define the same functions (the GEMMs' register tiles too: [`gemm`] and [`gemm_f64`]
+//! call `imp`), and the interface is the chosen one's, re-exported. Both
 //! stay reachable by name (`kernels::scalar::*`, `kernels::simd::*`) so that the bit-exactness
 //! tests (`tests/wasm_kernels.rs`) and the bench can call them side by side.
 //!
@@ -28,6 +29,7 @@ pub mod depthwise;
 pub mod dot_f64;
 pub mod gemm;
 pub mod gemm_f64;
+mod gemm_shape;
 pub mod im2col;
 mod lanes;
 pub mod order;
