@@ -3,7 +3,7 @@
 use super::Tiling;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
-use crate::layout::Strided;
+use crate::layout::strided::Strided;
 
 impl Tiling {
     /// Grid-shaped (row-major) values broadcast to one value per element of the layout's

@@ -2,7 +2,7 @@
 
 use super::Tiling;
 use crate::core::shape::unravel;
-use crate::layout::{for_each_offset, Strided};
+use crate::layout::strided::{for_each_offset, Strided};
 
 impl Tiling {
     /// Copies block `b`'s elements (row-major inside the block) from `data` through `l` to `out`:

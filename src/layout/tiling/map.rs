@@ -3,7 +3,7 @@
 
 use super::Tiling;
 use crate::kernels::{self, par};
-use crate::layout::Strided;
+use crate::layout::strided::Strided;
 
 impl Tiling {
     /// Multiplies every element of `data` (through `l`) by its block's factor. `l` must not

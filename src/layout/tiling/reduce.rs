@@ -4,7 +4,7 @@ use super::Tiling;
 use crate::core::alloc::try_with_capacity;
 use crate::core::error::Result;
 use crate::kernels::{self, par, Reduction};
-use crate::layout::Strided;
+use crate::layout::strided::Strided;
 
 impl Tiling {
     /// Folds `op` over every block of `data` seen through `l` into a fresh grid-shaped vector,
