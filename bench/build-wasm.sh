@@ -18,10 +18,10 @@ for v in ${BENCH_VARIANTS:-simd scalar mt mttrace}; do
     simd) build simd "" "$ST_FLAGS" ;;
     # No +simd128 here: otherwise LLVM autovectorizes the portable kernels with SIMD128 and the
     # ratio would compare hand-written SIMD with autovectorized SIMD.
-    scalar) build scalar "--features scalar-kernels" "" ;;
+    scalar) build scalar "" "" ;;
     mt) build mt "--features threads" "$MT_FLAGS" ;;
     # The threaded build with every parallel task timed (bench/task-trace.mjs); never the one
     # whose ratios are reported.
-    mttrace) build mttrace "--features task-trace" "$MT_FLAGS" ;;
+    mttrace) build mttrace "--features threads" "$MT_FLAGS --cfg sparsekit_task_trace" ;;
   esac
 done

@@ -1,5 +1,5 @@
-// Where a threaded call's time goes, from the traced build (`mttrace`: cargo feature
-// `task-trace`, src/kernels/task_trace.rs), which records the worker and the span of every task
+// Where a threaded call's time goes, from the traced build (`mttrace`: RUSTFLAGS
+// `--cfg sparsekit_task_trace`, src/kernels/task_trace.rs), which records the worker and the span of every task
 // of the core's parallel loops. Run by the threads probe after its own measurement
 // (bench/threads-suite.mjs), in the same page: the single-threaded call, then the traced one,
 // interleaved. Per call, in ms:

@@ -1,5 +1,5 @@
 // Bench only: writes a PaddleOCR model's training graph as JSON + binary initializers (/tmp/t25/{det,rec}.{json,bin})
-// for examples/train_profile.rs, the native per-op profile of a training step. Usage: node bench/train-dump.mjs [outdir]
+// for bench/rust/src/bin/train_profile.rs, the native per-op profile of a training step. Usage: node bench/train-dump.mjs [outdir]
 import fs from 'node:fs';
 const { OnnxModel, trainGraph } = await import('#onnx-internal');
 const OUT = process.argv[2] ?? '/tmp/t25';

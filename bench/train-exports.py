@@ -1,7 +1,7 @@
 """Bench only (needs /work/venv: onnx, onnxruntime, numpy). Writes one model as the training core's
 graph (the spec trainGraph builds, Constant nodes as initializers), seeded inputs (ids in 0..99,
 masks 0/1 with p = 0.8, images N(0, 1)) and onnxruntime's outputs for them, as JSON for
-bench/train_exports.rs, which counts the nodes the core runs per batch after folding and compares its
+bench/rust/src/bin/train_exports.rs, which counts the nodes the core runs per batch after folding and compares its
 forward with onnxruntime's.
 
 usage: python bench/train-exports.py MODEL.onnx OUT.json SEQ   (SEQ: the length of dynamic dims)"""

@@ -15,11 +15,11 @@ done
 mkdir -p bench/out
 if [ "$BUILD" = 1 ]; then
   bash bench/build-wasm.sh
-  echo "[bench] native bench (release, native-threads)"
-  CARGO_TARGET_DIR=target-bench-native cargo build -q --release --features native-threads --example native_bench
+  echo "[bench] native bench (bench/rust, release, native-threads)"
+  CARGO_TARGET_DIR=target-bench-native cargo build -q --release --manifest-path bench/rust/Cargo.toml --features native-threads --bin native_bench
 fi
 echo "[bench] native"
-./target-bench-native/release/examples/native_bench $QUICK --check > bench/out/native.jsonl
+./target-bench-native/release/native_bench $QUICK --check > bench/out/native.jsonl
 echo "[bench] node"
 node --no-liftoff bench/node.mjs $QUICK > bench/out/node.jsonl
 echo "[bench] chromium"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (idempotent) and runs every test of the project, printing each runner's own summary:
-#   0. gates               rustfmt --check; clippy -D warnings natively and for wasm32 (SIMD build)
+#   0. gates               rustfmt --check; clippy -D warnings natively (core and bench/rust) and
+#                          for wasm32 (SIMD build)
 #   1. cargo test          native core: unit, conformance (every case folder), property tests;
 #                          once in release and once in debug (debug assertions + overflow checks)
 #   2. package build       pkg/ (both wasm variants + JS/TS layer)
@@ -19,8 +20,12 @@ section() { printf '\n===== %s =====\n' "$*"; }
 
 section "gates: cargo fmt --check, cargo clippy -D warnings (native, wasm32)"
 cargo fmt --check
+cargo fmt --check --manifest-path bench/rust/Cargo.toml
 cargo clippy -q --all-targets -- -D warnings
 cargo clippy -q --all-targets --features native-threads -- -D warnings
+CARGO_TARGET_DIR=target-bench-native cargo clippy -q --manifest-path bench/rust/Cargo.toml --all-targets --all-features -- -D warnings
+CARGO_TARGET_DIR=target-bench-trace RUSTFLAGS="--cfg sparsekit_task_trace" \
+  cargo clippy -q --manifest-path bench/rust/Cargo.toml --all-targets --features native-threads -- -D warnings
 source scripts/wasm-flags.sh
 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-clippy RUSTFLAGS="$ST_FLAGS" \
   cargo clippy -q --lib --target wasm32-unknown-unknown -- -D warnings
@@ -32,8 +37,9 @@ cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|f
 section "cargo test --release --features native-threads (threaded = single-threaded, bit for bit)"
 cargo test --release --features native-threads --test adam_threads --test calib_props 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
-section "cargo test --features native-threads,task-trace (the bench's per-task trace)"
-cargo test --features native-threads,task-trace --test task_trace 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
+section "bench/rust: the bench's per-task trace (cfg sparsekit_task_trace, its own target dir)"
+CARGO_TARGET_DIR=target-bench-trace RUSTFLAGS="--cfg sparsekit_task_trace" \
+  cargo test --manifest-path bench/rust/Cargo.toml --features native-threads --test task_trace 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
 section "cargo test (debug: debug assertions and overflow checks on)"
 cargo test 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'

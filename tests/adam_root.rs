@@ -130,7 +130,7 @@ fn unknown_method_is_invalid_arguments() {
 /// almost every search stops there.
 #[test]
 fn one_evaluation_stops_are_within_tolerance() {
-    use sparsekit_wasm::kernels::{scalar, RootLanes, RootStart};
+    use sparsekit_wasm::test_support::{scalar, RootLanes, RootStart};
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let c = RootStart { eps: f32::EPSILON, coupling: false, halvings: 0.5f32.powi(21), atol: 0.0 };
     for spread in 0..4 {

@@ -288,7 +288,7 @@ fn blocked_singular_hessian_as_unblocked() {
 /// shapes.
 #[test]
 fn sub_mul_tiles_equal_oracle() {
-    use sparsekit_wasm::kernels::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
+    use sparsekit_wasm::test_support::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
     for &(m, n, k, lower) in
         &[(1, 1, 1, false), (5, 7, 3, false), (13, 13, 9, true), (70, 300, 64, false), (301, 301, 17, true), (260, 520, 5, true)]
     {

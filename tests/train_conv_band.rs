@@ -5,9 +5,9 @@
 //! dilations, rows per band not a multiple of 4, more output channels than rows) and with one.
 //! On wasm32 with simd128 the same file checks the SIMD128 GEMM against the scalar oracle.
 
-use sparsekit_wasm::kernels::conv_band::{self, band_channels};
-use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
-use sparsekit_wasm::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
+use sparsekit_wasm::test_support::conv_band::{self, band_channels};
+use sparsekit_wasm::test_support::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
+use sparsekit_wasm::test_support::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::*;
 #[cfg(target_arch = "wasm32")]

@@ -2,12 +2,12 @@
 //! to the scalar oracle: a Conv / ConvTranspose / MatMul forward and backward equal, bit for
 //! bit, the same im2col + `gemm_acc_scalar` arithmetic written out here. Natively this pins the
 //! op's own order of operations; on wasm32 with simd128 (the `gemm` SIMD128 path) it is the
-//! SIMD-vs-scalar check of tests/wasm_kernels.rs:
+//! SIMD-vs-scalar check of tests/wasm_gemm.rs:
 //! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 //!   wasm-pack test --headless --chrome --mode no-install -- --test train_kernels`
 
-use sparsekit_wasm::kernels::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
-use sparsekit_wasm::kernels::im2col::{col2im_acc, im2col, transpose, ConvGeom};
+use sparsekit_wasm::test_support::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
+use sparsekit_wasm::test_support::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::*;

@@ -279,7 +279,7 @@ fn four_blocks_vs_one(method: Method) {
 /// (`kernels::scalar`), then the BlockSpec write `(H / (H + mu)) * x` and the survivor zeroing.
 #[allow(clippy::too_many_arguments)] // the definition's parameters, one to one
 fn adam_reference(x: &[f32], h: &[f32], shape: [usize; 2], block: [usize; 2], t: &[f32], max_iter: usize, atol: f32, eps: f32) -> Vec<f32> {
-    use sparsekit_wasm::kernels::{nan_max, scalar, Reduction};
+    use sparsekit_wasm::test_support::{nan_max, scalar, Reduction};
     let (gr, gc) = (shape[0] / block[0], shape[1] / block[1]);
     let elems = |b: usize| -> Vec<usize> {
         let (r0, c0) = ((b / gc) * block[0], (b % gc) * block[1]);

@@ -7,114 +7,26 @@
 //! together, never one element's sequence of operations, so the bits are the same with any
 //! number of threads.
 
+use super::gemm_shape::NR;
 use super::par::{self, SharedMut};
+use super::scalar::sub_mul_tile_of;
 
-/// Rows of a register tile (and the row granularity of the `lower` shape).
-pub const MR: usize = 4;
-/// Columns of a register tile: two f64x2 vectors.
-const NR: usize = 4;
+pub use super::gemm_shape::{SubMul, MR};
+
 /// Columns of a cache tile: `k x NC` of `B` (64 x 256 f64 = 128 KiB) stays cached while every
 /// row of the task streams over it.
 const NC: usize = 256;
 /// Rows of a task (a multiple of `MR`).
 const MC: usize = 64;
 
-/// Shapes and strides of one `C -= A · B`: `C` is `m x n` (row stride `ldc`), `A` is `m x k`
-/// (row stride `lda`, `p` contiguous), `B` is `k x n` (row stride `ldb`, columns contiguous).
-/// With `lower`, row `i` only gets the columns `j < MR * (floor(i / MR) + 1)`: the lower
-/// triangle in whole `MR`-row tiles (the few elements above the diagonal it also computes are
-/// the caller's scratch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubMul {
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
-    pub lda: usize,
-    pub ldb: usize,
-    pub ldc: usize,
-    pub lower: bool,
-}
-
-impl SubMul {
-    /// One past the last column that row group `i0` (a multiple of `MR`) receives.
-    #[inline(always)]
-    fn col_end(&self, i0: usize) -> usize {
-        if self.lower {
-            (i0 + MR).min(self.n)
-        } else {
-            self.n
-        }
-    }
-}
-
-/// One register tile of `R x C` elements at `(a, b, c)`, `p` in order.
+/// The full `MR x NR` register tile on the backend `kernels` chose (f64x2 vectors in the
+/// SIMD128 build, the same per-lane multiply and subtract as the scalar tile, so the same bits).
 ///
 /// # Safety
-/// `a[r * lda + p]`, `b[p * ldb + j]`, `c[r * ldc + j]` valid for `r < R`, `j < C`, `p < k`.
+/// As [`sub_mul_tile_of`].
 #[inline(always)]
-#[allow(clippy::needless_range_loop)] // register tiles: indices name rows and lanes
-unsafe fn tile<const R: usize, const C: usize>(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64) {
-    let mut acc = [[0.0f64; C]; R];
-    for r in 0..R {
-        for j in 0..C {
-            acc[r][j] = *c.add(r * g.ldc + j);
-        }
-    }
-    for p in 0..g.k {
-        let bp = b.add(p * g.ldb);
-        let mut bv = [0.0f64; C];
-        for j in 0..C {
-            bv[j] = *bp.add(j);
-        }
-        for r in 0..R {
-            let av = *a.add(r * g.lda + p);
-            for j in 0..C {
-                acc[r][j] -= av * bv[j];
-            }
-        }
-    }
-    for r in 0..R {
-        for j in 0..C {
-            *c.add(r * g.ldc + j) = acc[r][j];
-        }
-    }
-}
-
-/// The full `MR x NR` register tile: explicit f64x2 vectors on wasm32 with SIMD128 (the same
-/// per-lane multiply and subtract as [`tile`], so the same bits), else [`tile`].
-///
-/// # Safety
-/// As [`tile`].
-#[inline(always)]
-#[allow(clippy::needless_range_loop)]
 unsafe fn tile_full(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")))]
-    {
-        use core::arch::wasm32::*;
-        let mut acc = [[f64x2_splat(0.0); 2]; MR];
-        for r in 0..MR {
-            let cr = c.add(r * g.ldc);
-            acc[r][0] = v128_load(cr as *const v128);
-            acc[r][1] = v128_load(cr.add(2) as *const v128);
-        }
-        for p in 0..g.k {
-            let bp = b.add(p * g.ldb);
-            let b0 = v128_load(bp as *const v128);
-            let b1 = v128_load(bp.add(2) as *const v128);
-            for r in 0..MR {
-                let av = f64x2_splat(*a.add(r * g.lda + p));
-                acc[r][0] = f64x2_sub(acc[r][0], f64x2_mul(av, b0));
-                acc[r][1] = f64x2_sub(acc[r][1], f64x2_mul(av, b1));
-            }
-        }
-        for r in 0..MR {
-            let cr = c.add(r * g.ldc);
-            v128_store(cr as *mut v128, acc[r][0]);
-            v128_store(cr.add(2) as *mut v128, acc[r][1]);
-        }
-    }
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels"))))]
-    tile::<MR, NR>(g, a, b, c)
+    super::imp::sub_mul_tile(g, a, b, c)
 }
 
 /// Rows `i0..i1` (`i0` a multiple of `MR`) and columns `j0..j1` of `C -= A · B`, serially.
@@ -135,7 +47,7 @@ unsafe fn block(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64, i0: usize
                 j += NR;
             }
             while j < je {
-                tile::<MR, 1>(g, ai, b.add(j), ci.add(j));
+                sub_mul_tile_of::<MR, 1>(g, ai, b.add(j), ci.add(j));
                 j += 1;
             }
         } else {
@@ -143,11 +55,11 @@ unsafe fn block(g: &SubMul, a: *const f64, b: *const f64, c: *mut f64, i0: usize
                 let (ar, cr) = (ai.add(r * g.lda), ci.add(r * g.ldc));
                 let mut j = j0;
                 while j + NR <= je {
-                    tile::<1, NR>(g, ar, b.add(j), cr.add(j));
+                    sub_mul_tile_of::<1, NR>(g, ar, b.add(j), cr.add(j));
                     j += NR;
                 }
                 while j < je {
-                    tile::<1, 1>(g, ar, b.add(j), cr.add(j));
+                    sub_mul_tile_of::<1, 1>(g, ar, b.add(j), cr.add(j));
                     j += 1;
                 }
             }

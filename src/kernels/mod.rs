@@ -9,14 +9,16 @@
 //! autovectorizes it).
 //!
 //! The backend is chosen once, below (as hashbrown picks its SIMD group implementation): both
-//! backends define the same functions, and the interface is the chosen one's, re-exported. Both
-//! stay reachable by name (`kernels::scalar::*`, `kernels::simd::*`) so that the bit-exactness
-//! tests (`tests/wasm_kernels.rs`) and the bench can call them side by side.
+//! backends define the same functions (the GEMMs' register tiles too: [`gemm`] and [`gemm_f64`]
+//! call `imp`), and the interface is the chosen one's, re-exported. Both stay reachable by name
+//! (`scalar::*`, `simd::*`, through the crate's hidden `test_support`) so that the bit-exactness
+//! tests (`tests/wasm_*.rs`) can call them side by side.
 //!
-//! With the cargo feature `scalar-kernels` the scalar implementation is used everywhere (the
-//! bench builds a wasm of it to measure what SIMD128 buys). [`par`] runs closures over chunks
-//! with rayon (features `threads` / `native-threads`) or sequentially: one code path; with the
-//! bench-only feature `task-trace` it records each task's worker and span ([`task_trace`]).
+//! A wasm build without `+simd128` runs the scalar kernels (the bench builds one to measure what
+//! SIMD128 buys). [`par`] runs closures over chunks with rayon (features `threads` /
+//! `native-threads`) or sequentially: one code path; in a bench build with the cfg
+//! `sparsekit_task_trace` (set through RUSTFLAGS, never by a cargo feature) it records each
+//! task's worker and span ([`task_trace`]).
 //!
 //! Reduction order is fixed and identical in both implementations (4 interleaved lanes per
 //! contiguous chunk, combined as `(l0 + l1) + (l2 + l3)`, then added to the accumulator), so the
@@ -28,13 +30,14 @@ pub mod depthwise;
 pub mod dot_f64;
 pub mod gemm;
 pub mod gemm_f64;
+mod gemm_shape;
 pub mod im2col;
 mod lanes;
 pub mod order;
 pub mod par;
 mod reduction;
 pub mod scalar;
-#[cfg(all(feature = "task-trace", any(feature = "threads", feature = "native-threads")))]
+#[cfg(all(sparsekit_task_trace, any(feature = "threads", feature = "native-threads")))]
 pub mod task_trace;
 
 /// The one backend switch: `$simd` is the condition under which the SIMD128 kernels are compiled
@@ -51,7 +54,7 @@ macro_rules! backend {
         pub const SIMD: bool = cfg!($simd);
     };
 }
-backend!(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "scalar-kernels")));
+backend!(all(target_arch = "wasm32", target_feature = "simd128"));
 
 pub use block_run::{BlockRun, QuadSearch, QUADS_MAX};
 pub use imp::{

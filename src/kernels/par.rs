@@ -46,7 +46,7 @@ pub fn for_each_index<F: Fn(usize) + Sync + Send>(n: usize, f: F) {
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
         if n > 1 && parallel() {
-            #[cfg(feature = "task-trace")]
+            #[cfg(sparsekit_task_trace)]
             let f = |i: usize| super::task_trace::timed(i, || f(i));
             (0..n).into_par_iter().for_each(f);
             return;
@@ -64,7 +64,7 @@ where
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
         if items.len() > chunk && parallel() {
-            #[cfg(feature = "task-trace")]
+            #[cfg(sparsekit_task_trace)]
             let f = |i: usize, c: &mut [T]| super::task_trace::timed(i, || f(i, c));
             return items.par_chunks_mut(chunk).enumerate().map(|(i, c)| f(i, c)).collect();
         }
@@ -81,7 +81,7 @@ where
     #[cfg(any(feature = "threads", feature = "native-threads"))]
     {
         if a.len() > ca && parallel() {
-            #[cfg(feature = "task-trace")]
+            #[cfg(sparsekit_task_trace)]
             let f = |i: usize, x: &[A], y: &mut [B]| super::task_trace::timed(i, || f(i, x, y));
             a.par_chunks(ca).zip(b.par_chunks_mut(cb)).enumerate().for_each(|(i, (x, y))| f(i, x, y));
             return;

@@ -1,4 +1,5 @@
-//! Per-task timings of the parallel loops (cargo feature `task-trace`, bench builds only).
+//! Per-task timings of the parallel loops (bench builds only: compiled with the cfg
+//! `sparsekit_task_trace`, which the bench sets through RUSTFLAGS; no cargo feature turns it on).
 //!
 //! A threaded call's time is start-up (waking the pool), the tasks, the wait for the last task,
 //! and the return to the caller. Wall-clock figures cannot tell a worker that started late from

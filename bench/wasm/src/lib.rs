@@ -1,11 +1,8 @@
-//! Bench-only exports (prefixed `bench_`) over the shared operations of `bench/ops.rs`.
+//! Bench-only exports (prefixed `bench_`) over the shared operations of `bench/rust/src/ops.rs`.
 //! The library's own bindings (including `initThreadPool` in the threaded build) are linked in
 //! too, as the library is a dependency.
 
-#[path = "../../ops.rs"]
-mod ops;
-
-use ops::Case;
+use sparsekit_bench::ops::{self, Case};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -19,9 +16,9 @@ thread_local! {
 pub fn bench_info() -> String {
     format!(
         "{{\"simd\":{},\"threads\":{},\"nthreads\":{}}}",
-        sparsekit_wasm::kernels::SIMD,
+        sparsekit_wasm::test_support::SIMD,
         cfg!(feature = "threads"),
-        sparsekit_wasm::kernels::par::threads()
+        sparsekit_wasm::test_support::par::threads()
     )
 }
 
@@ -72,7 +69,7 @@ pub fn bench_bw_sum() -> f32 {
 /// bandwidth ceiling of the threaded build, to compare threaded kernels against.
 #[wasm_bindgen]
 pub fn bench_bw_sum_par() -> f32 {
-    use sparsekit_wasm::kernels::par;
+    use sparsekit_wasm::test_support::par;
     BW.with(|b| {
         let mut v = b.borrow_mut();
         let chunk = v.len().div_ceil(par::threads()).max(1);
@@ -84,7 +81,7 @@ pub fn bench_bw_sum_par() -> f32 {
 /// (time it and divide by `n`).
 #[wasm_bindgen]
 pub fn bench_par_empty(n: u32) -> u32 {
-    use sparsekit_wasm::kernels::par;
+    use sparsekit_wasm::test_support::par;
     let hits = std::sync::atomic::AtomicU32::new(0);
     for _ in 0..n {
         par::for_each_index(par::threads(), |_| {
@@ -100,7 +97,7 @@ pub fn bench_par_empty(n: u32) -> u32 {
 /// cores), the ceiling for the threaded kernels' ratios.
 #[wasm_bindgen]
 pub fn bench_spin(tasks: u32, iters: u32) -> u32 {
-    use sparsekit_wasm::kernels::par;
+    use sparsekit_wasm::test_support::par;
     let acc = std::sync::atomic::AtomicU32::new(0);
     par::for_each_index(tasks as usize, |i| {
         let mut x = i as u32;
@@ -118,7 +115,7 @@ pub fn bench_spin(tasks: u32, iters: u32) -> u32 {
 /// pipes that the kernels need: this ceiling sees that, the integer one does not.
 #[wasm_bindgen]
 pub fn bench_spin_fp(tasks: u32, iters: u32) -> f32 {
-    use sparsekit_wasm::kernels::par;
+    use sparsekit_wasm::test_support::par;
     let acc = std::sync::Mutex::new(0.0f32);
     par::for_each_index(tasks as usize, |i| {
         let s = fp_chains(i as f32, iters);
@@ -154,25 +151,23 @@ fn fp_chains(seed: f32, iters: u32) -> f32 {
 /// Runs one operation once with every parallel task timed (the `mttrace` variant only):
 /// `{"call_ms": .., "spans": [[task, worker, start_ms, end_ms], ..]}`, times from the call's
 /// start, on a clock all workers share (`performance.timeOrigin + performance.now()`).
-#[cfg(feature = "task-trace")]
+#[cfg(sparsekit_task_trace)]
 #[wasm_bindgen]
 pub fn bench_trace(op: &str, block: &str) -> String {
-    use sparsekit_wasm::kernels::task_trace;
+    use sparsekit_wasm::test_support::task_trace;
     task_trace::set_clock(shared_clock_ms);
     task_trace::take();
     let t0 = task_trace::now_ms();
     bench_run(op, block);
     let call_ms = task_trace::now_ms() - t0;
-    let spans: Vec<String> = task_trace::take()
-        .iter()
-        .map(|s| format!("[{},{},{:.4},{:.4}]", s.task, s.worker, s.start_ms - t0, s.end_ms - t0))
-        .collect();
+    let spans: Vec<String> =
+        task_trace::take().iter().map(|s| format!("[{},{},{:.4},{:.4}]", s.task, s.worker, s.start_ms - t0, s.end_ms - t0)).collect();
     format!("{{\"call_ms\":{call_ms:.4},\"spans\":[{}]}}", spans.join(","))
 }
 
 /// Milliseconds on a clock every Web Worker of the page shares: each worker's
 /// `performance.now()` counts from its own `timeOrigin`.
-#[cfg(feature = "task-trace")]
+#[cfg(sparsekit_task_trace)]
 fn shared_clock_ms() -> f64 {
     use js_sys::{Function, Reflect};
     thread_local! {
@@ -191,10 +186,9 @@ pub fn bench_bw_free() {
     BW.with(|b| *b.borrow_mut() = Vec::new());
 }
 
-// ---------------------------------------------------------------- calibration (bench/calib.rs)
+// ---------------------------------------------------------------- calibration (bench/rust/src/calib.rs)
 
-#[path = "../../calib.rs"]
-mod calib;
+use sparsekit_bench::calib;
 
 thread_local! {
     static CALIB: RefCell<Option<calib::CalibCase>> = const { RefCell::new(None) };

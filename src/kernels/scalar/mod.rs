@@ -1,6 +1,5 @@
 //! Portable kernels: the reference that the SIMD kernels must reproduce bit for bit. Natively
-//! they are what runs (LLVM autovectorizes the sums); in wasm they run without `+simd128` or with
-//! the cargo feature `scalar-kernels`.
+//! they are what runs (LLVM autovectorizes the sums); in wasm they run without `+simd128`.
 //!
 //! One file per concept, the same files as [`super::simd`] where there is a SIMD version. Besides
 //! the interface re-exported by `kernels`, the one-block helpers (`prox_scaled`, `hx_moments`,
@@ -10,6 +9,8 @@
 mod adam_run;
 mod bisection;
 mod certify;
+mod gemm;
+mod gemm_f64;
 mod newton;
 mod nm24;
 mod pack;
@@ -22,6 +23,8 @@ mod write;
 pub use adam_run::adam_run;
 pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
 pub use certify::certified_root;
+pub use gemm::gemm_acc_serial;
+pub use gemm_f64::{sub_mul_tile, sub_mul_tile_of};
 pub use newton::{prox_root4, root_step_lane, root_sums_hx};
 pub use nm24::{nm24_group, nm24_mask, nm24_mask_uninit};
 pub use pack::{hx_moments, prox_pack4, prox_stats4};

@@ -8,6 +8,8 @@
 mod adam_run;
 mod bisection;
 mod certify;
+mod gemm;
+mod gemm_f64;
 mod newton;
 mod nm24;
 mod pack;
@@ -21,6 +23,8 @@ mod write;
 
 pub use adam_run::adam_run;
 pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
+pub use gemm::gemm_acc_serial;
+pub use gemm_f64::sub_mul_tile;
 pub use newton::{prox_root4, root_sums_hx};
 pub use nm24::{nm24_mask, nm24_mask_uninit};
 pub use pack::{prox_pack4, prox_stats4};

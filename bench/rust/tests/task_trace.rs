@@ -1,9 +1,10 @@
-//! The bench-only task trace (`task-trace`) on a native 2-worker pool: every task of a parallel
+//! The bench-only task trace (cfg `sparsekit_task_trace`) on a native 2-worker pool: every task of a parallel
 //! loop is recorded once, by a pool worker, with a span inside the call.
-//! `cargo test --features native-threads,task-trace --test task_trace`
-#![cfg(all(feature = "native-threads", feature = "task-trace", not(target_arch = "wasm32")))]
+//! `RUSTFLAGS="--cfg sparsekit_task_trace" cargo test --manifest-path bench/rust/Cargo.toml --features native-threads --test task_trace`
+//! (without the cfg this test compiles to nothing: scripts/test.sh runs it with the cfg set).
+#![cfg(all(feature = "native-threads", sparsekit_task_trace, not(target_arch = "wasm32")))]
 
-use sparsekit_wasm::kernels::{par, task_trace};
+use sparsekit_wasm::test_support::{par, task_trace};
 use std::time::Instant;
 
 fn clock() -> f64 {

@@ -1,15 +1,12 @@
-//! Native (x86_64) figures for bench/: the same operations as the wasm bench (bench/ops.rs).
+//! Native (x86_64) figures for bench/: the same operations as the wasm bench (`src/ops.rs`).
 //!
-//! `cargo run --release --features native-threads --example native_bench -- [--quick] [--check]`
+//! `cargo run --release --manifest-path bench/rust/Cargo.toml --features native-threads --bin native_bench -- [--quick] [--check]`
 //! prints one JSON object per line: the memory-read bandwidth probe, then one line per
 //! (op, size, block, variant) with the best and the median seconds of the repetitions. Variant `native-st`
 //! runs on a 1-thread rayon pool (the sequential path), `native-mt` on a pool of all cores.
 //! `--check` verifies that both give bit-identical outputs.
 
-#[path = "../bench/ops.rs"]
-mod ops;
-
-use ops::{Case, BLOCKS, OPS};
+use sparsekit_bench::ops::{self, Case, BLOCKS, OPS};
 use std::time::Instant;
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,4 +1,4 @@
-//! The benchmarked operations, shared by the native bench (`examples/native_bench.rs`) and the
+//! The benchmarked operations, shared by the native bench (`src/bin/native_bench.rs`) and the
 //! bench-only wasm module (`bench/wasm`), so both measure exactly the same core calls.
 //!
 //! A [`Case`] owns one weight (`rows x cols` f32, deterministic pseudo-random data), a copy to

@@ -1,16 +1,13 @@
 //! Native timing of the Adam-conditioned soft threshold at one size and block shape (default
 //! 4096², 4×4), next to one norm pass: where the step's time goes, for bench/README.md.
 //!
-//! `cargo run --release --example adam_profile -- [rows cols bh bw reps]` prints best-of times of
+//! `cargo run --release --manifest-path bench/rust/Cargo.toml --bin adam_profile -- [rows cols bh bw reps]` prints best-of times of
 //! norms, Newton, bisection and `maxIter: 0` (the part shared by both methods); `ADAM_ONLY=newton`
 //! (or `bisection`, `maxIter0`) runs one of them, for `perf record`. Natively the prox kernels are
 //! the portable scalar ones (the SIMD128 ones exist only in wasm), so the split differs from the
 //! wasm one: profile the bench module in Node for that (bench/README.md).
 
-#[path = "../bench/ops.rs"]
-mod ops;
-
-use ops::Case;
+use sparsekit_bench::ops::Case;
 use sparsekit_wasm::{Method, Norm, SoftOptions};
 use std::time::Instant;
 

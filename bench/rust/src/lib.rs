@@ -1,0 +1,6 @@
+//! The operations the bench times, shared by the native bench (`src/bin/native_bench.rs`,
+//! `src/bin/adam_profile.rs`) and the wasm bench module (`bench/wasm`), so that every runtime
+//! times exactly the same core calls.
+
+pub mod calib;
+pub mod ops;

@@ -1,0 +1,82 @@
+//! The GEMMs (f32 `C += A·B` of calibration and training, f64 `C -= A·B` of the blocked
+//! factorizations): SIMD128 against the scalar oracle, bit for bit.
+//! Only meaningful on wasm32 with simd128 (run by scripts/test.sh with `wasm-pack test`, see
+//! `tests/wasm_kernels.rs`).
+#![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+
+#[path = "support/wasm_inputs.rs"]
+mod wasm_inputs;
+
+use wasm_bindgen_test::*;
+use wasm_inputs::{inputs, same};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The calibration GEMM (`C += A·B`): SIMD128 against the scalar oracle for every remainder
+/// of the 4x8 register tile, strided `A` (the Hessian's `Xᵀ`), `upper` mode and NaN/∞ inputs,
+/// one running sum and chunked sums (chunks shorter than, equal to and longer than `k`), and
+/// the row-band split used by threads (`gemm_acc`) against one serial call.
+#[wasm_bindgen_test]
+fn gemm_bit_exact() {
+    use sparsekit_wasm::test_support::gemm::{gemm_acc, gemm_acc_scalar, Gemm};
+    use sparsekit_wasm::test_support::simd::gemm_acc_serial as gemm_acc_simd;
+    for (seed, m, n, k) in
+        [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)]
+    {
+        for transposed_a in [false, true] {
+            for (upper, kc) in [false, true].into_iter().flat_map(|u| [0, 3, 16, 100].map(move |kc| (u, kc))) {
+                if upper && m != n {
+                    continue;
+                }
+                let (a_rs, a_ks) = if transposed_a { (1, m) } else { (k, 1) };
+                let a = inputs(m * k, seed);
+                let b = inputs(k * (n + 3), seed + 11);
+                let ldc = n + 2;
+                let c0 = inputs(m * ldc, seed + 23);
+                let g = Gemm { m, n, k, a_rs, a_ks, ldb: n + 3, ldc, upper, kc };
+                let (mut x, mut y, mut z) = (c0.clone(), c0.clone(), c0.clone());
+                gemm_acc_scalar(&g, &a, &b, &mut x);
+                gemm_acc_simd(&g, &a, &b, &mut y);
+                gemm_acc(&g, &a, &b, &mut z);
+                for i in 0..x.len() {
+                    assert!(
+                        same(x[i], y[i]) && same(x[i], z[i]),
+                        "m{m} n{n} k{k} kc{kc} upper {upper} c[{i}]: scalar {:?} simd {:?} dispatched {:?}",
+                        x[i],
+                        y[i],
+                        z[i]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The f64 update of the blocked Cholesky and triangular inverse (`C -= A·B`): the tiled,
+/// dispatched kernel (f64x2 register tiles) against its one-element oracle, every remainder,
+/// both shapes.
+#[wasm_bindgen_test]
+fn sub_mul_f64_bit_exact() {
+    use sparsekit_wasm::test_support::gemm_f64::{sub_mul, sub_mul_scalar, SubMul};
+    for (seed, m, n, k, lower) in
+        [(1u64, 1, 1, 1, false), (2, 5, 7, 3, false), (3, 13, 13, 9, true), (4, 70, 300, 64, false), (5, 261, 261, 17, true)]
+    {
+        let (lda, ldb, ldc) = (k + 3, n + 1, n + 2);
+        let a: Vec<f64> = inputs(m * lda, seed).iter().map(|&v| v as f64 * 1.1).collect();
+        let b: Vec<f64> = inputs(k * ldb, seed + 11).iter().map(|&v| v as f64 * 0.9).collect();
+        let c0: Vec<f64> = inputs(m * ldc, seed + 23).iter().map(|&v| v as f64).collect();
+        let g = SubMul { m, n, k, lda, ldb, ldc, lower };
+        let (mut x, mut y) = (c0.clone(), c0);
+        sub_mul_scalar(&g, &a, &b, &mut x);
+        // SAFETY: the buffers cover the shape; C is its own buffer.
+        unsafe { sub_mul(&g, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        for i in 0..x.len() {
+            assert!(
+                x[i].to_bits() == y[i].to_bits() || (x[i].is_nan() && y[i].is_nan()),
+                "m{m} n{n} k{k} lower {lower} c[{i}]: {} vs {}",
+                x[i],
+                y[i]
+            );
+        }
+    }
+}
