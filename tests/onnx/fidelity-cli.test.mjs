@@ -94,8 +94,9 @@ test('--eval sharing samples with --calib, bad --metric: exit 2, one line, no ou
   const sg = ['--sparsity', '0.5', '--method', 'sparsegpt', '--calib', calib];
   const cases = [
     [[...sg, '--eval', calib], /--eval and --calib name the same directory/],
-    [[...sg, '--eval', linked], /--eval and --calib share x\.npy/],
-    [[...sg, '--eval', copied], /--eval y\.npy is a copy of --calib s2\.npy/],
+    // shared samples are found by their contents, all inputs of a sample together
+    [[...sg, '--eval', linked], /held-out sample .*x\.npy.* is a copy of calibration sample .*s1\.npy/],
+    [[...sg, '--eval', copied], /held-out sample .*y\.npy.* is a copy of calibration sample .*s2\.npy/],
     [['--sparsity', '0.5', '--metric', 'y=classification'], /--metric applies when fidelity is measured/],
     [['--sparsity', '0.5', '--eval', other, '--metric', 'y=boxes'], /the kind is one of classification, detection, dense-map, sequence, language-model, embedding, generic/],
     [['--sparsity', '0.5', '--eval', other, '--metric', 'z=generic'], /no output "z"/],
@@ -129,19 +130,16 @@ test('transport size: gzip and brotli of the written files in the report and the
   const f0 = JSON.parse(fs.readFileSync(dense + '.json', 'utf8')).files, f5 = JSON.parse(fs.readFileSync(half + '.json', 'utf8')).files;
   const bytes = fs.readFileSync(half);
   assert.equal(f5.bytesAfter, bytes.length);
-  // estimated (the report says how and within what), each figure within the tolerance it states
-  assert.equal(f5.estimated, true);
-  assert.ok(f5.tolerance && f5.tolerance.brotli > 0 && f5.tolerance.brotli < 0.1 && typeof f5.method === 'string', JSON.stringify(f5));
-  const gz = zlib.gzipSync(bytes, { level: 9 }).length;
-  assert.ok(Math.abs(f5.gzipAfter - gz) <= f5.tolerance.gzip * gz, `${f5.gzipAfter} vs ${gz}`);
+  // a small file: exact figures (larger ones are estimated, and the report says how and within what)
+  assert.equal(f5.estimated, false);
+  assert.equal(f5.gzipAfter, zlib.gzipSync(bytes, { level: 9 }).length);
   const br = zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-  assert.ok(Math.abs(f5.brotliAfter - br) <= f5.tolerance.brotli * br, `${f5.brotliAfter} vs ${br}`);
+  assert.ok(Math.abs(f5.brotliAfter - br) <= 0.02 * br, `${f5.brotliAfter} vs ${br}`);
   assert.equal(f5.brotliQuality, 11);
   // the input's sizes too; random float32 weights barely compress, half of them zero nearly halves the transfer
-  const gzIn = zlib.gzipSync(fs.readFileSync(wide), { level: 9 }).length;
-  assert.ok(Math.abs(f5.gzipBefore - gzIn) <= f5.tolerance.gzip * gzIn, `${f5.gzipBefore} vs ${gzIn}`);
+  assert.equal(f5.gzipBefore, zlib.gzipSync(fs.readFileSync(wide), { level: 9 }).length);
   assert.ok(f0.gzipAfter > 0.85 * f0.bytesAfter, `${f0.gzipAfter} / ${f0.bytesAfter}`);
   assert.ok(f5.gzipAfter < 0.65 * f0.gzipAfter, `${f5.gzipAfter} vs ${f0.gzipAfter}`);
   assert.ok(f5.brotliAfter < 0.65 * f0.brotliAfter, `${f5.brotliAfter} vs ${f0.brotliAfter}`);
-  assert.match(r5.out, /file [\d.]+ KiB -> [\d.]+ KiB \(gzip ≈[\d.]+ KiB -> ≈[\d.]+ KiB, brotli ≈[\d.]+ KiB -> ≈[\d.]+ KiB, estimated within \d+%\)/);
+  assert.match(r5.out, /file [\d.]+ KiB -> [\d.]+ KiB \(gzip [\d.]+ KiB -> [\d.]+ KiB, brotli [\d.]+ KiB -> [\d.]+ KiB\)/);
 });

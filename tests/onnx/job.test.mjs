@@ -143,3 +143,22 @@ test('quantization in the same job: int8 / int4 after pruning, zeros kept; a q8 
   assert.equal(bad2.status, 2);
   assert.match(bad2.stderr, /--group applies to int4/);
 });
+
+test('text in from the CLI: --calib / --eval text files with --tokenizer and --seq-len; the language-model kind judges it', () => {
+  const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
+  const calib = path.join(dir, 'calib.txt'), held = path.join(dir, 'held.txt');
+  fs.writeFileSync(calib, lines.slice(0, 200).join('\n'));
+  fs.writeFileSync(held, lines.slice(500, 700).join('\n'));
+  const model = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
+  const tok = path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json');
+  const out = path.join(dir, 'lm.onnx');
+  const r = cli('prune', model, '-o', out, '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--eval', held, '--tokenizer', tok, '--seq-len', '32', '--calib-count', '4', '--eval-count', '4', '--report', `${out}.json`, '-q');
+  assert.equal(r.status, 0, r.stderr);
+  const rep = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8'));
+  assert.equal(rep.fidelity.samples, 4);
+  assert.ok(rep.fidelity.outputs.some((o) => o.kind === 'language-model' && o.metrics.perplexityRatio > 0), JSON.stringify(rep.fidelity.outputs.map((o) => [o.kind, Object.keys(o.metrics)])));
+  // the same text as calibration and held-out: refused sample by sample, before any run
+  const same = cli('prune', model, '-o', path.join(dir, 'x.onnx'), '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--eval', calib, '--tokenizer', tok, '--seq-len', '32', '--calib-count', '4', '--eval-count', '4');
+  assert.equal(same.status, 2, same.stderr);
+  assert.match(same.stderr, /is a copy of calibration sample/);
+});

@@ -5,7 +5,7 @@
 //   type embeddings -> MatMul -> Tanh -> sum over unmasked positions / mask count -> [B, D];
 // - WordPiece tokenizer.json objects with a decoder template (BOS) and a BERT template ([CLS] [SEP]).
 import { makeModel } from './graphs.mjs';
-import { DT } from 'sparsekit-wasm/onnx';
+import { DT } from '#onnx-internal';
 
 export const WORDS = ['the', 'cat', 'sat', 'on', 'mat', 'a', 'dog', 'ran', 'to', 'park', 'and', 'then', 'slept', 'big', 'small', 'red', 'blue', 'house', 'tree', 'under', '.', ','];
 

@@ -3,8 +3,7 @@
 // (an optional peer dependency, loaded only by the jobs that run the model).
 import fs from 'node:fs';
 import path from 'node:path';
-import crypto from 'node:crypto';
-import { makeInputSet, readCalibrationDir, OUTPUT_KINDS, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
+import { makeInputSet, readCalibrationDir, readTextSamples, checkDisjointSamples, OUTPUT_KINDS, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { UsageError, RunError } from './errors.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').OnnxModel} OnnxModel */
@@ -51,50 +50,16 @@ export function parseMetrics(list, model) {
   return kinds;
 }
 
-/** The sample files of a directory: top-level .npy / .png and the .npy of each sample folder. @param {string} dir */
-function sampleFiles(dir) {
-  /** @type {fs.Dirent[]} */
-  let entries;
-  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return []; } // the reader reports a bad directory
-  /** @type {string[]} */
-  const files = [];
-  for (const e of entries) {
-    if (e.name.startsWith('.')) continue;
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      for (const f of fs.readdirSync(full)) if (f.toLowerCase().endsWith('.npy')) files.push(path.join(full, f));
-    } else if (/\.(npy|png)$/i.test(e.name)) files.push(full);
-  }
-  return files;
-}
-
-/** @param {string} f */
-const digest = (f) => crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex');
-
 /**
- * Refuses an --eval directory that shares a sample with --calib: the same directory, the same file
- * (by real path) or a copy of one (same bytes). A held-out score measured on calibration data would
- * flatter the pruned model.
+ * Refuses an --eval directory that is the --calib directory (a held-out score measured on calibration
+ * data would flatter the pruned model); shared samples are found once both are read (checkSamples).
  * @param {string} calibDir
  * @param {string} evalDir
  */
 export function checkDisjoint(calibDir, evalDir) {
   /** @param {string} p */
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
-  const refuse = (/** @type {string} */ m) => { throw new UsageError(`${m}: held-out samples must not be calibration samples`); };
-  if (real(calibDir) === real(evalDir)) refuse('--eval and --calib name the same directory');
-  const calib = sampleFiles(calibDir);
-  const paths = new Set(calib.map(real));
-  const sizes = new Set(calib.map((f) => fs.statSync(f).size));
-  /** @type {Map<string, string> | undefined} */
-  let hashes;
-  for (const f of sampleFiles(evalDir)) {
-    if (paths.has(real(f))) refuse(`--eval and --calib share ${path.relative(evalDir, f)}`);
-    if (!sizes.has(fs.statSync(f).size)) continue;
-    hashes ??= new Map(calib.map((c) => [digest(c), c]));
-    const same = hashes.get(digest(f));
-    if (same) refuse(`--eval ${path.relative(evalDir, f)} is a copy of --calib ${path.relative(calibDir, same)}`);
-  }
+  if (real(calibDir) === real(evalDir)) throw new UsageError('--eval and --calib name the same directory: held-out samples must not be calibration samples');
 }
 
 /**
@@ -104,10 +69,18 @@ export function checkDisjoint(calibDir, evalDir) {
  * @param {string} src
  * @param {OnnxModel} model
  * @param {number | undefined} count
+ * @param {{ tokenizer?: string, seqLen?: number, model?: string }} [text] text files: the tokenizer (default: tokenizer.json beside the model file), tokens per sample
  * @returns {Promise<InputSample[]>}
  */
-export async function readSamples(flag, src, model, count) {
+export async function readSamples(flag, src, model, count, text = {}) {
   if (src === '') throw new UsageError(`--${flag} needs a directory or "synthetic"`);
+  if (/\.(txt|jsonl)$/i.test(src)) {
+    // text for a text model: windows (decoder) or lines (encoder) tokenized with the model's tokenizer
+    const tokenizer = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
+    if (!tokenizer || !fs.existsSync(tokenizer)) throw new UsageError(`--${flag} ${src} is text: give --tokenizer tokenizer.json (none beside the model)`);
+    const set = await readTextSamples(src, { tokenizer, seqLen: text.seqLen ?? 256, inputs: model.inputs, outputs: model.outputs, limit: count });
+    return set.samples;
+  }
   if (src === 'synthetic') {
     const n = count ?? (flag === 'eval' ? JOB_DEFAULTS.generatedEvalCount : JOB_DEFAULTS.calibrationCount);
     return makeInputSet(model, { count: n, set: flag === 'eval' ? 'heldOut' : 'calibration' });
@@ -130,5 +103,30 @@ export function checkSources(calib, evalSrc) {
   for (const [k, d] of [['calib', calib], ['eval', evalSrc]]) {
     if (d === '') throw new UsageError(`--${k} needs a directory or "synthetic"`);
   }
-  if (calib && evalSrc && calib !== 'synthetic' && evalSrc !== 'synthetic') checkDisjoint(calib, evalSrc);
+  if (calib && evalSrc && calib !== 'synthetic' && evalSrc !== 'synthetic' && !/\.(txt|jsonl)$/i.test(calib) && !/\.(txt|jsonl)$/i.test(evalSrc)) checkDisjoint(calib, evalSrc);
+}
+
+/**
+ * The held-out samples against the calibration samples, sample by sample (all inputs of a sample
+ * together: padded sentences share a mask file without being copies of each other).
+ * @param {InputSample[] | undefined} calibration
+ * @param {InputSample[] | undefined} heldOut
+ */
+export function checkSamples(calibration, heldOut) {
+  if (!calibration || !heldOut) return;
+  try { checkDisjointSamples(calibration, heldOut); } catch (e) {
+    if (e instanceof OnnxError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * --tokenizer and --seq-len for text files given to --calib / --eval.
+ * @param {Record<string, unknown>} values
+ * @param {string} model the model file (its folder may hold tokenizer.json)
+ */
+export function textOptions(values, model) {
+  const seqLen = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
+  if (seqLen !== undefined && !(Number.isInteger(seqLen) && seqLen >= 2)) throw new UsageError(`--seq-len needs an integer >= 2 (got "${values['seq-len']}")`);
+  return { tokenizer: /** @type {string | undefined} */ (values.tokenizer), seqLen, model };
 }

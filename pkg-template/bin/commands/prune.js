@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
 import { PROG, UsageError } from '../cli/errors.js';
-import { loadOrt, parseMetrics, readSamples, checkSources } from '../cli/samples.js';
+import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
@@ -17,6 +17,9 @@ import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, 
 /** @typedef {import('sparsekit-wasm/onnx').OnnxModel} OnnxModel */
 /** @typedef {import('../cli/errors.js').Thrown} Thrown */
 /** @typedef {ReturnType<typeof parse>['values']} Values */
+
+/** Files up to this size get exact transport sizes (brotli 11 runs at about 1 MB/s). */
+const EXACT_TRANSPORT_BYTES = 1024 ** 2;
 
 export const SUMMARY = 'prune IN.onnx -o OUT.onnx [options]   prune an ONNX model (one-shot, recipe, searched to a floor, sparse training; then recovery)';
 
@@ -164,17 +167,19 @@ export async function main(argv) {
   const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), model);
   const calibCount = values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count']);
   const evalCount = values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']);
+  const text = textOptions(values, file);
   /** @type {PruneJob} */
   const job = {
     mode, method,
-    calibration: calibSrc ? { samples: await readSamples('calib', calibSrc, model, calibCount) } : undefined,
-    eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount), kinds } : undefined,
+    calibration: calibSrc ? { samples: await readSamples('calib', calibSrc, model, calibCount, text) } : undefined,
+    eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount, text), kinds } : undefined,
     recover: values.recover ? training : undefined,
     training: mode.kind === 'prox' ? training : undefined,
     quantize: values.quantize === undefined ? undefined : {
       scheme: /** @type {'int8' | 'int4'} */ (values.quantize), group: values.group === undefined ? undefined : posInt('group', values.group),
     },
   };
+  checkSamples(job.calibration?.samples, job.eval?.samples);
   const needsOrt = method !== 'magnitude' || trains || !!job.eval;
   const ort = needsOrt ? await loadOrt() : undefined;
   const interrupt = interruptible(values.quiet === true);
@@ -192,7 +197,9 @@ export async function main(argv) {
   const outFiles = [saved.model, ...(saved.data ? [saved.data] : [])];
   let transport;
   try {
-    transport = { before: await transportSize(inFiles), after: await transportSize(outFiles) };
+    // exact brotli 11 where it costs little (a few seconds per MiB), estimated above (the report says how and within what)
+    const modeOf = (/** @type {string[]} */ fs_) => /** @type {'exact' | 'estimate'} */ (fs_.reduce((a, f) => a + fs.statSync(f).size, 0) <= EXACT_TRANSPORT_BYTES ? 'exact' : 'estimate');
+    transport = { before: await transportSize(inFiles, { mode: modeOf(inFiles) }), after: await transportSize(outFiles, { mode: modeOf(outFiles) }) };
   } catch (e) {
     for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
     throw e;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadOnnx, saveOnnx, recover, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, oneFile } from '../cli/args.js';
 import { PROG, UsageError, RunError } from '../cli/errors.js';
-import { loadOrt, parseMetrics, readSamples, checkSources } from '../cli/samples.js';
+import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson, interruptible } from '../cli/print.js';
 import { saveState, readState } from '../cli/checkpoint.js';
 
@@ -54,8 +54,10 @@ export async function main(argv) {
   if (tIn !== pIn) throw new RunError(`the teacher's inputs (${tIn}) are not the pruned model's (${pIn})`);
   const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), teacher);
   const ort = await loadOrt();
-  const samples = await readSamples('calib', calibSrc, teacher, count);
-  const evalSamples = evalSrc ? await readSamples('eval', evalSrc, teacher, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count'])) : undefined;
+  const text = textOptions(values, /** @type {string} */ (values.teacher));
+  const samples = await readSamples('calib', calibSrc, teacher, count, text);
+  const evalSamples = evalSrc ? await readSamples('eval', evalSrc, teacher, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']), text) : undefined;
+  checkSamples(samples, evalSamples);
   if (resume && !values.quiet) process.stderr.write(`continuing from ${ck} (epoch ${resume.epoch})\n`);
 
   const interrupt = interruptible(values.quiet === true);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadOnnx, sensitivity, parseNm, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { parse, help, posInt, numList, oneFile } from '../cli/args.js';
 import { PROG, UsageError } from '../cli/errors.js';
-import { loadOrt, readSamples, checkSources } from '../cli/samples.js';
+import { loadOrt, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson } from '../cli/print.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').SensitivityResult} SensitivityResult */
@@ -62,8 +62,10 @@ export async function main(argv) {
   } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
   const model = await loadOnnx(file);
   const ort = await loadOrt();
-  const evalSet = await readSamples('eval', evalSrc, model, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']));
-  const calibration = calibSrc ? await readSamples('calib', calibSrc, model, values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count'])) : undefined;
+  const text = textOptions(values, file);
+  const evalSet = await readSamples('eval', evalSrc, model, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']), text);
+  const calibration = calibSrc ? await readSamples('calib', calibSrc, model, values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count']), text) : undefined;
+  checkSamples(calibration, evalSet);
   const bar = progress(values.quiet === true);
   let res;
   try {
