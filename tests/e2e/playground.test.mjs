@@ -109,11 +109,16 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
     zeros += v.length - nz; numel += v.length;
     if (w.op === 'Conv') {
       assert.equal(L.criterion, 'nm', `${L.name} is 2:4`);
-      assert.equal(nmViolations(v, w.dims, 1, 2, 4), 0, `${L.name}: at most 2 non-zeros in every group of 4 along C`);
       const c = w.dims[1], groups = Math.ceil(c / 4);
-      // with 4+ channels each group of 4 keeps exactly 2: the exact 2:4 sparsity of this shape
-      if (c % 4 === 0) assert.ok(L.sparsity >= 0.5, `${L.name}: 2:4 halves it`);
-      assert.ok(nz <= (w.numel / c) * groups * 2);
+      if (c % 4 === 0) {
+        assert.equal(nmViolations(v, w.dims, 1, 2, 4), 0, `${L.name}: at most 2 non-zeros in every group of 4 along C`);
+        // each group of 4 keeps exactly 2: the exact 2:4 sparsity of this shape
+        assert.ok(L.sparsity >= 0.5, `${L.name}: 2:4 halves it`);
+        assert.ok(nz <= (w.numel / c) * groups * 2);
+      } else {
+        // the library's N:M policy, as the CLI and the module apply it: an axis that is no multiple of 4 stays dense
+        assert.deepEqual(Array.from(v), Array.from(o), `${L.name}: C = ${c} stays dense`);
+      }
       nmLayers++;
     } else {
       assert.equal(L.criterion, 'hard');
