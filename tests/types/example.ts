@@ -8,6 +8,7 @@ import init, {
   SparseKitError, ShapeMismatchError, CouplingError,
   getNmpruneInfo, computeValid1dPatterns, mn1dBest, m4n2_1d, createAspMask, fill, reshape1d,
   toCsr, toBsr, toNm24, sparseToDense, sparseBytes, searchPermutation, Hessian, wandaScores, sparseGpt, relReconError,
+  gptq, roundToNearest, type GptqOptions, type QuantGridOptions, type QuantizedWeights,
   type ConvGeometry, type SparseGptOptions,
   type Values, type ErrorCode, type Shaped, type CsrMatrix, type BsrMatrix, type Nm24Matrix, type ProgressCallback,
   type Variant, type InitOptions, type WasmPaths, type WasmSource, type Environment, type Floats, type Mask, type GridInput,
@@ -183,6 +184,12 @@ export async function everything(): Promise<number> {
   const go2: SparseGptOptions = { sparsity: 0.5, blockSize: 128, percDamp: 0.01 };
   const keepMask: Uint8Array = sparseGpt(view, h, go2);
   const rel: number = relReconError(before, view.values(), h);
+  // GPTQ (the same solver, quantized columns) and round-to-nearest: codes and scales per row and group
+  const qo: GptqOptions = { bits: 4, group: 8, sym: true, blockSize: 8 };
+  const q: QuantizedWeights = gptq(view, h, qo);
+  const qg: QuantGridOptions = { bits: 8 };
+  const qr: QuantizedWeights = roundToNearest(view, qg);
+  const qn: number = q.codes.length + q.scales.length + q.group + qr.codes.length + (q.zeros?.length ?? 0) + (q.keep?.length ?? 0);
   h.free();
   try {
     new View(p, [100], [1]);
@@ -212,6 +219,6 @@ export async function everything(): Promise<number> {
   disposable[Symbol.dispose]();
   const owned: Owned[] = [searcher, global, scope2, scope, coupling, spec2, spec, full, view, p];
   for (const o of owned) o.free();
-  void [fitted, ys, lossAfterStep, hc, hm, hn, ws, keepMask, rel, active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
+  void [fitted, ys, lossAfterStep, qn, hc, hm, hn, ws, keepMask, rel, active, t, v, nt, shape, size, live, same, vp, vs, vst, nd, off, rc, bv, be, n, gs, bs, sv, nm, masks, bview, cs, co, cm, cbv, cn, sn, sg, blk, gsc, go, gn, gm, info, pats, m1, m2, m3, m4, f, r, pat, sm, dense, bytes, perm];
   return n;
 }
