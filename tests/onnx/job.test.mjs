@@ -162,3 +162,44 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.equal(same.status, 2, same.stderr);
   assert.match(same.stderr, /is a copy of calibration sample/);
 });
+
+test("a language model's head stays dense unless the job names it (as SparseGPT and Wanda leave it); a transformers.js folder is a model", () => {
+  const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
+  const load = () => O.OnnxModel.parse(new Uint8Array(fs.readFileSync(file)));
+  const head = (m) => m.prunable().find((w) => w.view.rows === 49152);
+  const zerosOf = (m, w) => m.readFloat(w).filter((x) => x === 0).length;
+  return (async () => {
+    const m = load();
+    const h = head(m);
+    assert.ok(h, 'the tiny decoder has a 49 152-output head');
+    const { report } = await O.runJob(m, { mode: { kind: 'sparsity', sparsity: 0.5 } });
+    assert.deepEqual(report.keptDense.map((k) => k.name), [h.name]);
+    assert.match(report.keptDense[0].why, /language-model head/);
+    assert.equal(zerosOf(m, h), 0, 'the head is untouched');
+    const others = m.prunable().filter((w) => w !== h);
+    assert.ok(others.every((w) => zerosOf(m, w) >= Math.floor(w.numel / 2)), 'every other layer is at 50%');
+    // named by the job: [] prunes every layer, the head too; a name that is no weight is refused
+    const all = load();
+    await O.runJob(all, { mode: { kind: 'nm', nm: [2, 4] }, keepDense: [] });
+    assert.equal(zerosOf(all, head(all)), head(all).numel / 2);
+    await assert.rejects(O.runJob(load(), { mode: { kind: 'sparsity', sparsity: 0.5 }, keepDense: ['nope'] }), (e) => e instanceof O.JobError && e.option === 'keepDense');
+    await assert.rejects(O.runJob(load(), { mode: { kind: 'channels', fraction: 0.5 }, keepDense: [] }), (e) => e instanceof O.JobError && e.option === 'keepDense');
+
+    // the folder a transformers.js app downloads (config.json, tokenizer.json, onnx/model.onnx): its tokenizer is found
+    const folder = path.join(dir, 'tiny-folder');
+    fs.mkdirSync(path.join(folder, 'onnx'), { recursive: true });
+    fs.copyFileSync(file, path.join(folder, 'onnx', 'model.onnx'));
+    fs.copyFileSync(path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json'), path.join(folder, 'tokenizer.json'));
+    fs.writeFileSync(path.join(folder, 'config.json'), '{"model_type":"llama"}');
+    const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
+    const calib = path.join(dir, 'folder-calib.txt'), held = path.join(dir, 'folder-held.txt');
+    fs.writeFileSync(calib, lines.slice(0, 100).join('\n'));
+    fs.writeFileSync(held, lines.slice(600, 700).join('\n'));
+    const out = path.join(dir, 'folder-out.onnx');
+    const r = cli('prune', folder, '-o', out, '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--eval', held, '--seq-len', '32', '--calib-count', '2', '--eval-count', '2', '--report', `${out}.json`, '-q');
+    assert.equal(r.status, 0, r.stderr);
+    const rep = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8'));
+    assert.equal(rep.keptDense.length, 1);
+    assert.ok(rep.fidelity.outputs.some((o) => o.kind === 'language-model'));
+  })();
+});

@@ -123,10 +123,10 @@ export function checkSamples(calibration, heldOut) {
 /**
  * --tokenizer and --seq-len for text files given to --calib / --eval.
  * @param {Record<string, unknown>} values
- * @param {string} model the model file (its folder may hold tokenizer.json)
+ * @param {{ model: string, tokenizer?: string }} input the model file (its folder may hold tokenizer.json), and a model folder's tokenizer
  */
-export function textOptions(values, model) {
+export function textOptions(values, input) {
   const seqLen = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
   if (seqLen !== undefined && !(Number.isInteger(seqLen) && seqLen >= 2)) throw new UsageError(`--seq-len needs an integer >= 2 (got "${values['seq-len']}")`);
-  return { tokenizer: /** @type {string | undefined} */ (values.tokenizer), seqLen, model };
+  return { tokenizer: /** @type {string | undefined} */ (values.tokenizer) ?? input.tokenizer, seqLen, model: input.model };
 }

@@ -2,6 +2,7 @@
 // pruning uses, data type, storage) and the channel groups that --channels would prune, with the
 // groups left whole and why. --report R.json writes the same as JSON (- prints it on stdout).
 import { loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
+import { modelInput } from '../cli/model-input.js';
 import { parse, help, oneFile } from '../cli/args.js';
 import { PROG } from '../cli/errors.js';
 import { table, fmtShape, fmtBytes, writeJson } from '../cli/print.js';
@@ -17,7 +18,7 @@ export const SUMMARY = 'inspect IN.onnx                        list prunable wei
 export async function main(argv) {
   const { values, positionals } = parse('inspect', argv);
   if (values.help) return void console.log(help('inspect', `Usage: ${PROG} inspect IN.onnx [--report R.json|-]`));
-  const file = oneFile(positionals, 'inspect');
+  const file = (await modelInput(oneFile(positionals, 'inspect'))).model;
   const model = await loadOnnx(file);
   const ws = /** @type {PrunableWeight[]} */ (model.prunable());
   const groups = findChannelGroups(model);

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
+import { modelInput } from '../cli/model-input.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
@@ -137,7 +138,8 @@ function checkApplies(values, kind, method, trains) {
 export async function main(argv) {
   const { values, positionals } = parse('prune', argv);
   if (values.help) return void console.log(help('prune', USAGE));
-  const file = oneFile(positionals, 'prune');
+  const input = await modelInput(oneFile(positionals, 'prune'));
+  const file = input.model;
   if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
   const out = path.resolve(str(values.output));
   if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
@@ -167,7 +169,7 @@ export async function main(argv) {
   const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), model);
   const calibCount = values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count']);
   const evalCount = values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']);
-  const text = textOptions(values, file);
+  const text = textOptions(values, input);
   /** @type {PruneJob} */
   const job = {
     mode, method,
@@ -259,6 +261,7 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     console.log(table(r.layers.map((l) => [l.name, l.op, fmtShape(l.shapeBefore), fmtShape(l.shapeAfter), fmtPct(l.sparsity), fmtBytes(l.bytesBefore), fmtBytes(l.bytesAfter), l.note ?? '']),
       ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
   }
+  for (const k of report.keptDense ?? []) console.log(`kept dense: ${k.name} (${k.why})`);
   if (r?.recipe) {
     /** @type {Record<string, number>} */
     const counts = {};

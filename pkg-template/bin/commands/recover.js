@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, recover, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, oneFile } from '../cli/args.js';
+import { modelInput } from '../cli/model-input.js';
 import { PROG, UsageError, RunError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson, interruptible } from '../cli/print.js';
@@ -25,7 +26,7 @@ const USAGE = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onn
 export async function main(argv) {
   const { values, positionals } = parse('recover', argv);
   if (values.help) return void console.log(help('recover', USAGE));
-  const file = oneFile(positionals, 'recover', 'pruned model');
+  const file = (await modelInput(oneFile(positionals, 'recover', 'pruned model'))).model;
   if (!values.output) throw new UsageError(`recover needs -o OUT.onnx; see '${PROG} recover --help'`);
   if (typeof values.teacher !== 'string') throw new UsageError('recover needs --teacher ORIG.onnx (the original model)');
   const out = path.resolve(/** @type {string} */ (values.output));
@@ -49,12 +50,13 @@ export async function main(argv) {
   checkSources(calibSrc, evalSrc);
   const resume = ck && fs.existsSync(ck) ? readState(ck) : undefined;
 
-  const [pruned, teacher] = [await loadOnnx(file), await loadOnnx(values.teacher)];
+  const teacherInput = await modelInput(values.teacher);
+  const [pruned, teacher] = [await loadOnnx(file), await loadOnnx(teacherInput.model)];
   const tIn = teacher.inputs.map((i) => i.name).join(','), pIn = pruned.inputs.map((i) => i.name).join(',');
   if (tIn !== pIn) throw new RunError(`the teacher's inputs (${tIn}) are not the pruned model's (${pIn})`);
   const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), teacher);
   const ort = await loadOrt();
-  const text = textOptions(values, /** @type {string} */ (values.teacher));
+  const text = textOptions(values, teacherInput);
   const samples = await readSamples('calib', calibSrc, teacher, count, text);
   const evalSamples = evalSrc ? await readSamples('eval', evalSrc, teacher, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']), text) : undefined;
   checkSamples(samples, evalSamples);

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { loadOnnx, sensitivity, parseNm, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { parse, help, posInt, numList, oneFile } from '../cli/args.js';
+import { modelInput } from '../cli/model-input.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson } from '../cli/print.js';
@@ -42,7 +43,8 @@ export function chart(res) {
 export async function main(argv) {
   const { values, positionals } = parse('sensitivity', argv);
   if (values.help) return void console.log(help('sensitivity', USAGE));
-  const file = oneFile(positionals, 'sensitivity');
+  const input = await modelInput(oneFile(positionals, 'sensitivity'));
+  const file = input.model;
   const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
   if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity L1,L2,…, --nm N:M, --channels L1,L2,…');
   const mode = modes[0];
@@ -62,7 +64,7 @@ export async function main(argv) {
   } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
   const model = await loadOnnx(file);
   const ort = await loadOrt();
-  const text = textOptions(values, file);
+  const text = textOptions(values, input);
   const evalSet = await readSamples('eval', evalSrc, model, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']), text);
   const calibration = calibSrc ? await readSamples('calib', calibSrc, model, values['calib-count'] === undefined ? undefined : posInt('calib-count', values['calib-count']), text) : undefined;
   checkSamples(calibration, evalSet);

@@ -100,7 +100,6 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
     throw new OnnxError('unsupported', `block must be two positive integers (got ${want.join('x')})`, 'invalid_block_shape');
   }
   const scope = opts.scope ?? 'layer';
-  if (per && scope === 'global') throw new OnnxError('unsupported', 'per-layer targets rank each layer on its own: not with scope global', 'invalid_arguments');
   const ws = model.prunable();
   // Each layer's sparsity (null: left dense), checked before anything changes.
   const targets = ws.map((w) => {
@@ -108,6 +107,8 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
     if (t === undefined) return sparsity;
     if (t === null) return null;
     if (Array.isArray(t)) throw new OnnxError('unsupported', `layer ${w.name}: an N:M target given to sparsity pruning`, 'invalid_arguments');
+    // A layer left dense is out of the global pool; a sparsity of its own would rank it alone.
+    if (scope === 'global') throw new OnnxError('unsupported', 'per-layer targets rank each layer on its own: not with scope global', 'invalid_arguments');
     return checkSparsity(t, `sparsity of ${w.name}`);
   });
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
@@ -129,11 +130,17 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
   try {
     let layers: LayerReport[];
     if (scope === 'global' && ws.length) {
-      const items = ws.map((w) => { const it = load(w); owned.push(...it.objs); return it; });
-      const coupled = new sk.ScopeCoupling(items.map((i) => i.scopeSpec), undefined, 'model');
-      owned.push(coupled);
-      coupled.hardThreshold({ sparsity, onProgress: (d, t) => opts.onProgress?.(d, t, 'model-wide threshold') });
-      layers = items.map(({ w, param }) => {
+      const pooled = ws.filter((_, i) => targets[i] !== null);
+      const items = pooled.map((w) => { const it = load(w); owned.push(...it.objs); return it; });
+      if (items.length) {
+        const coupled = new sk.ScopeCoupling(items.map((i) => i.scopeSpec), undefined, 'model');
+        owned.push(coupled);
+        coupled.hardThreshold({ sparsity, onProgress: (d, t) => opts.onProgress?.(d, t, 'model-wide threshold') });
+      }
+      const written = new Map(items.map(({ w, param }) => [w, param]));
+      layers = ws.map((w) => {
+        const param = written.get(w);
+        if (!param) return layerReport(model, w, w.dims.slice(), 'dense: left out by the per-layer plan');
         model.writeFloat(w, param.toArray());
         return layerReport(model, w, w.dims.slice(), notes.get(w));
       });

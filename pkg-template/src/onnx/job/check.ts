@@ -105,6 +105,10 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (cal.percDamp !== undefined && !(isNum(cal.percDamp) && cal.percDamp >= 0)) throw new JobError('calibration.percDamp', `must be >= 0 (got ${String(cal.percDamp)})`);
     if (cal.sequential === false && job.mode.kind === 'channels') throw new JobError('calibration.sequential', 'one pass applies to sparsity / nm (channel compensation is sequential)');
   }
+  if (job.keepDense !== undefined) {
+    if (!Array.isArray(job.keepDense) || job.keepDense.some((x) => typeof x !== 'string')) throw new JobError('keepDense', 'must be a list of weight names');
+    if (job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('keepDense', `applies to the sparsity and nm modes (a ${job.mode.kind} plan says per layer)`);
+  }
   const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.recover !== undefined;
   if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : 'recover'}`);
   if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');

@@ -20,6 +20,7 @@ import { checkJob } from './check.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
+import { defaultDense, type KeptDense } from './keep-dense.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
@@ -46,6 +47,8 @@ export interface JobReport {
   search?: Omit<CompressResult, 'model' | 'report'>;
   prox?: ProxReport;
   recover?: RecoverReport;
+  /** The layers the sparsity / N:M modes left dense (PruneJob.keepDense, or the default), and why. */
+  keptDense?: KeptDense[];
   /** The quantization written (asked for, or the input's own scheme written again). */
   quantize?: QuantReport & { source: 'asked' | 'input' };
   fidelity?: JobFidelity;
@@ -113,16 +116,22 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const report: JobReport = { mode: mode.kind, method, ms: 0 };
   switch (mode.kind) {
     case 'sparsity':
-    case 'nm':
+    case 'nm': {
+      const kept = job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model);
+      const dense = new Set(kept.map((k) => k.name));
+      const names = new Set(model.prunable().map((w) => w.name));
+      for (const k of dense) if (!names.has(k)) throw new JobError('keepDense', `names no prunable weight of this model: "${k}"`);
+      report.keptDense = kept;
       report.prune = method === 'magnitude'
         ? (mode.kind === 'sparsity'
-          ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, onProgress: step('prune') })
-          : pruneNm(model, { nm: mode.nm, onProgress: step('prune') }))
+          ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, layerTarget: (w) => (dense.has(w.name) ? null : undefined), onProgress: step('prune') })
+          : pruneNm(model, { nm: mode.nm, layerTarget: (w) => (dense.has(w.name) ? null : undefined), onProgress: step('prune') }))
         : await calibratePrune(model, {
-          ...sess, ort: runner!, calibration: calibration!, criterion: method, ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
+          ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
         });
       break;
+    }
     case 'channels': {
       const roundTo = mode.roundTo ?? JOB_DEFAULTS.roundTo;
       const scope = mode.scope ?? JOB_DEFAULTS.scope;

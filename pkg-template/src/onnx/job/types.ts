@@ -57,6 +57,12 @@ export interface PruneJob {
   method?: JobMethod;
   /** Calibration (and training) samples; `percDamp` SparseGPT's damping, `sequential` layer by layer (default). */
   calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
+  /**
+   * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the
+   * layer whose outputs number a token embedding's rows), as SparseGPT and Wanda leave it; [] prunes
+   * every layer. A recipe or a searched plan says per layer instead.
+   */
+  keepDense?: string[];
   /** Held-out samples: the fidelity of the result is measured on them, the search's floor too. */
   eval?: { samples: InputSample[]; kinds?: Record<string, OutputKind> };
   /** Recover the pruned model towards the original afterwards (distillation on the calibration samples). */
