@@ -162,7 +162,7 @@ export function pruneSparsity(model: OnnxModel, opts: PruneOptions): PruneReport
         return layerReport(model, w, w.dims.slice(), notes.get(w));
       });
     }
-    return { mode: 'sparsity', options: { sparsity: per ? 'per layer' : sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
+    return { mode: 'sparsity', options: { sparsity: per && opts.sparsity === undefined ? 'per layer' : sparsity, block: want, scope }, ...totals(model, layers, before, prunableBefore), layers };
   } finally {
     for (const o of owned) o.free();
   }
@@ -199,8 +199,8 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
     return len % m === 0 ? undefined
       : `dense: the reduction axis holds ${len} input ${conv(w) ? 'channels per kernel position' : 'elements'}, not a multiple of ${m}`;
   });
-  // Refused before any change when nothing fits.
-  if (!opts.layerTarget && ws.length && notes.every((x) => x !== undefined)) {
+  // Refused before any change when the common pattern fits none of the layers it is asked of.
+  if (opts.nm && targets.some((t) => t) && targets.every((t) => t === null || t === opts.nm) && notes.every((x) => x !== undefined)) {
     const [n, m] = targets.find((t) => t)!;
     throw new OnnxError('unsupported', `N:M ${n}:${m} fits no layer of this model: no reduction axis is a multiple of ${m}`, 'invalid_nm_shape');
   }
@@ -217,5 +217,5 @@ export function pruneNm(model: OnnxModel, opts: PruneOptions): PruneReport {
     opts.onProgress?.(i + 1, ws.length, w.name);
     return layerReport(model, w, w.dims.slice(), notes[i]);
   });
-  return { mode: 'nm', options: { nm: opts.layerTarget ? 'per layer' : `${opts.nm![0]}:${opts.nm![1]}` }, ...totals(model, layers, before, prunableBefore), layers };
+  return { mode: 'nm', options: { nm: opts.nm ? `${opts.nm[0]}:${opts.nm[1]}` : 'per layer' }, ...totals(model, layers, before, prunableBefore), layers };
 }

@@ -206,7 +206,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
       await yieldTurn();
       check();
       const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1])));
-      const stats = new SharedStats(needs, opts.shareStatistics ?? true);
+      const stats = new SharedStats(needs, opts.shareStatistics ?? true, (l) => criterionOf.get(l) === 'wanda');
       try {
         if (needs.length) {
           const t1 = now(), ort1 = sweep.stats.ortMs, cut1 = sweep.stats.cutMs, st1 = time.statistics;

@@ -26,10 +26,26 @@ export function toStored(view: Float32Array, { rows, cols, transposed }: ViewSha
   return out;
 }
 
-/** Keeps the k largest scores among idx (ties keep the lower index). */
-function keepTop(scores: ArrayLike<number>, idx: number[], k: number, keep: Uint8Array) {
-  idx.sort((a, b) => scores[b] - scores[a] || a - b);
-  for (let i = 0; i < idx.length; i++) keep[idx[i]] = i < k ? 1 : 0;
+/**
+ * Sets keep[base + i] for the k largest of scores[base .. base + len) (ties keep the lower index:
+ * the order of a stable sort by score, descending). The k-th largest is found by one native sort
+ * of a copy; the equal ones are then taken in index order.
+ */
+function keepTop(scores: ArrayLike<number>, base: number, len: number, k: number, keep: Uint8Array, sorted: Float64Array) {
+  if (k <= 0) return;
+  if (k >= len) { keep.fill(1, base, base + len); return; }
+  const v = sorted.subarray(0, len);
+  for (let i = 0; i < len; i++) v[i] = scores[base + i];
+  v.sort();
+  const t = v[len - k];
+  let above = 0;
+  for (let i = 0; i < len; i++) if (scores[base + i] > t) above++;
+  let ties = k - above;
+  for (let i = 0; i < len; i++) {
+    const x = scores[base + i];
+    if (x > t) keep[base + i] = 1;
+    else if (x === t && ties > 0) { keep[base + i] = 1; ties--; }
+  }
 }
 
 /**
@@ -40,12 +56,14 @@ export function maskFromScores(scores: ArrayLike<number>, rows: number, cols: nu
   const keep = new Uint8Array(rows * cols);
   if (target.nm) {
     const [n, m] = target.nm;
-    for (let r = 0; r < rows; r++) for (let g = 0; g < cols; g += m) keepTop(scores, Array.from({ length: m }, (_, k) => r * cols + g + k), n, keep);
+    const buf = new Float64Array(m);
+    for (let r = 0; r < rows; r++) for (let g = 0; g < cols; g += m) keepTop(scores, r * cols + g, m, n, keep, buf);
   } else if (perRow) {
     const k = Math.floor((1 - target.sparsity) * cols + 0.5);
-    for (let r = 0; r < rows; r++) keepTop(scores, Array.from({ length: cols }, (_, j) => r * cols + j), k, keep);
+    const buf = new Float64Array(cols);
+    for (let r = 0; r < rows; r++) keepTop(scores, r * cols, cols, k, keep, buf);
   } else {
-    keepTop(scores, Array.from({ length: rows * cols }, (_, i) => i), Math.floor((1 - target.sparsity) * rows * cols + 0.5), keep);
+    keepTop(scores, 0, rows * cols, Math.floor((1 - target.sparsity) * rows * cols + 0.5), keep, new Float64Array(rows * cols));
   }
   return keep;
 }
@@ -105,8 +123,22 @@ function pruneMatrix(stored: Float32Array, shape: ViewShape, h: sk.Hessian | und
 /** Below this many calibration vectors per input, SparseGPT gives way to Wanda (defaults.ts says why). */
 export { MIN_VECTORS_PER_INPUT };
 
-/** Input statistics of a layer: one Hessian, or one per Conv group. */
-export interface LayerStats { h?: sk.Hessian; groups?: sk.Hessian[] }
+/**
+ * The squares of each input summed over the calibration vectors: all that Wanda reads (its scores
+ * are |W_ij|·‖x_j‖), accumulated in O(vectors x inputs) where a Hessian costs O(vectors x inputs²).
+ */
+export interface InputNorms { sumSq: Float64Array; count: number }
+
+/** Input statistics of a layer: one Hessian, one per Conv group, or (Wanda on rows) the inputs' norms only. */
+export interface LayerStats { h?: sk.Hessian; groups?: sk.Hessian[]; norms?: InputNorms }
+
+/** Wanda's scores from the inputs' norms: the core's wandaScores formula, |w| · sqrt(mean x²) in f64. */
+function normScores(w0: Float32Array, rows: number, cols: number, n: InputNorms): Float32Array {
+  const rms = Float64Array.from(n.sumSq, (x) => Math.sqrt(n.count ? x / n.count : 0));
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[r * cols + c] = Math.abs(w0[r * cols + c]) * rms[c];
+  return out;
+}
 
 export interface LayerPruneResult {
   /** The weight after pruning, in its stored layout. */
@@ -132,6 +164,13 @@ export function pruneLayer(p: {
     const why = layer.op === 'ConvTranspose' ? 'N:M groups of a ConvTranspose weight would run along its outputs'
       : `${target.nm.join(':')} needs ${layer.op === 'Conv' ? 'channels per group and ' : ''}columns in multiples of ${target.nm[1]}`;
     return { data: stored, method: 'dense', notes: [`${why}: stays dense`], relError: 0 };
+  }
+  if (stats.norms && criterion === 'wanda') {
+    const w0 = viewValues(stored, layer);
+    const mask = keep ?? maskFromScores(normScores(w0, layer.rows, layer.cols, stats.norms), layer.rows, layer.cols, target, true);
+    const data = toStored(Float32Array.from(w0, (x, i) => (mask[i] ? x : 0)), layer);
+    // Wanda reads the inputs' norms only: without a Hessian there is no reconstruction error to give.
+    return { data, method: 'wanda', notes, relError: null };
   }
   const hs = stats.groups ?? (stats.h ? [stats.h] : null);
   let used: Criterion = criterion;

@@ -57,17 +57,23 @@ export class SharedStats {
   private readonly byInput = new Map<string, Entry[]>();
   readonly sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
 
-  constructor(layers: CalibLayer[], shared = true) {
+  /**
+   * `normsOnly(l)`: the layer reads only its inputs' norms (Wanda on the rows of a MatMul / Gemm), so
+   * it gets those instead of a Hessian; the patches of a Conv still go through the Hessian's diagonal.
+   */
+  constructor(layers: CalibLayer[], shared = true, normsOnly: (l: CalibLayer) => boolean = () => false) {
     try {
       for (const l of layers) {
         if (!l.stats) continue;
-        const key = shared ? statsKey(l) : `${l.index}`;
+        const norms = l.stats === 'rows' && normsOnly(l);
+        const key = `${norms ? 'norms' : 'xtx'}\u0000${shared ? statsKey(l) : `${l.index}`}`;
         let e = this.byKey.get(key);
         if (!e) {
           e = { layer: l, consumers: 0, stats: l.stats === 'grouped' ? { groups: [] } : {} };
           // Registered before allocating, so free() releases what a failed allocation leaves.
           this.byKey.set(key, e);
-          if (e.stats.groups) for (let g = 0; g < l.group; g++) e.stats.groups.push(new sk.Hessian(l.cols));
+          if (norms) e.stats.norms = { sumSq: new Float64Array(l.cols), count: 0 };
+          else if (e.stats.groups) for (let g = 0; g < l.group; g++) e.stats.groups.push(new sk.Hessian(l.cols));
           else e.stats.h = new sk.Hessian(l.cols);
           (this.byInput.get(l.input) ?? this.byInput.set(l.input, []).get(l.input)!).push(e);
           this.sharing.accumulated++;
@@ -89,6 +95,15 @@ export class SharedStats {
   add(name: string, x: Float32Array, dims: readonly number[]): void {
     for (const e of this.byInput.get(name) ?? []) {
       const l = e.layer, s = e.stats;
+      if (s.norms) {
+        const c = l.cols, n = x.length / c, sq = s.norms.sumSq;
+        for (let r = 0; r < n; r++) for (let j = 0; j < c; j++) { const v = x[r * c + j]; sq[j] += v * v; }
+        s.norms.count += n;
+        // v vectors of width c: v·c multiply-adds, against v·c·(c+1)/2 for a Hessian
+        this.sharing.flops += n * c;
+        this.sharing.flopsUnshared += n * c * e.consumers;
+        continue;
+      }
       const before = this.count(s);
       if (l.stats === 'conv') s.h!.addConv(x, dims as number[], l.conv!);
       else if (l.stats === 'grouped') addGrouped(s.groups!, x, dims as number[], l.conv!);

@@ -122,10 +122,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       const names = new Set(model.prunable().map((w) => w.name));
       for (const k of dense) if (!names.has(k)) throw new JobError('keepDense', `names no prunable weight of this model: "${k}"`);
       report.keptDense = kept;
+      const layerTarget = dense.size ? (w: { name: string }) => (dense.has(w.name) ? null : undefined) : undefined;
       report.prune = method === 'magnitude'
         ? (mode.kind === 'sparsity'
-          ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, layerTarget: (w) => (dense.has(w.name) ? null : undefined), onProgress: step('prune') })
-          : pruneNm(model, { nm: mode.nm, layerTarget: (w) => (dense.has(w.name) ? null : undefined), onProgress: step('prune') }))
+          ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, layerTarget, onProgress: step('prune') })
+          : pruneNm(model, { nm: mode.nm, layerTarget, onProgress: step('prune') }))
         : await calibratePrune(model, {
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
