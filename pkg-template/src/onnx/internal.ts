@@ -109,3 +109,4 @@ export type { TextModelKind, TextInput } from './text/model-kind.js';
 export { findSharedSample, checkDisjointSamples } from './calib/sample-overlap.js';
 export { languageModelFidelity, embeddingFidelity, pooledRows, tokenRows, NEIGHBOURS } from './fidelity/index.js';
 export type { TokenRows, SampleInputs, TextContext } from './fidelity/index.js';
+export { owlSparsities, OWL_DEFAULTS } from './calib/owl.js';

@@ -27,6 +27,10 @@ function checkMode(mode: JobMode, method: string): void {
       }
       if (mode.scope !== undefined && !['row', 'layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be row, layer or global (got ${String(mode.scope)})`);
       if (mode.scope !== undefined && mode.scope !== 'layer' && calibrated) throw new JobError('mode.scope', `applies to method magnitude (wanda prunes per output row, sparsegpt per block of columns)`);
+      if (mode.allocation !== undefined && !['uniform', 'owl'].includes(mode.allocation)) throw new JobError('mode.allocation', `must be uniform or owl (got ${String(mode.allocation)})`);
+      if (mode.allocation === 'owl' && ((mode.scope ?? 'layer') !== 'layer' || (mode.block && (mode.block[0] !== 1 || mode.block[1] !== 1)))) {
+        throw new JobError('mode.allocation', 'owl sets a sparsity per layer: it takes scope layer and 1x1 blocks');
+      }
       return;
     case 'nm':
       checkNm('mode.nm', mode.nm);
@@ -109,8 +113,9 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (!Array.isArray(job.keepDense) || job.keepDense.some((x) => typeof x !== 'string')) throw new JobError('keepDense', 'must be a list of weight names');
     if (job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('keepDense', `applies to the sparsity and nm modes (a ${job.mode.kind} plan says per layer)`);
   }
-  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.recover !== undefined;
-  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : 'recover'}`);
+  const owl = job.mode.kind === 'sparsity' && job.mode.allocation === 'owl';
+  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.recover !== undefined || owl;
+  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : 'recover'}`);
   if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');
   if (job.mode.kind === 'search' && !job.eval) throw new JobError('eval.samples', 'are needed by the search: its floor is measured on held-out samples');
   if (job.mode.kind === 'search' && job.mode.tableSamples !== undefined && job.eval && job.mode.tableSamples > job.eval.samples.length) {

@@ -21,6 +21,7 @@ import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
 import { defaultDense, type KeptDense } from './keep-dense.js';
+import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
@@ -47,6 +48,8 @@ export interface JobReport {
   search?: Omit<CompressResult, 'model' | 'report'>;
   prox?: ProxReport;
   recover?: RecoverReport;
+  /** Per-layer sparsities of `allocation: 'owl'`, with each layer's share of outlier weights. */
+  allocation?: OwlLayer[];
   /** The layers the sparsity / N:M modes left dense (PruneJob.keepDense, or the default), and why. */
   keptDense?: KeptDense[];
   /** The quantization written (asked for, or the input's own scheme written again). */
@@ -104,7 +107,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
-  const runner = evalSamples || method !== 'magnitude' || mode.kind === 'search' || mode.kind === 'prox' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
+  const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
@@ -122,13 +125,20 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       const names = new Set(model.prunable().map((w) => w.name));
       for (const k of dense) if (!names.has(k)) throw new JobError('keepDense', `names no prunable weight of this model: "${k}"`);
       report.keptDense = kept;
-      const layerTarget = dense.size ? (w: { name: string }) => (dense.has(w.name) ? null : undefined) : undefined;
+      // OWL: a sparsity per layer from its outliers (one pass over the dense model), the mean kept.
+      const owl = mode.kind === 'sparsity' && mode.allocation === 'owl'
+        ? await owlSparsities(model, { runner: runner!, calibration: calibration!, sparsity: mode.sparsity, include: (l) => !dense.has(l.name) })
+        : undefined;
+      if (owl) report.allocation = owl;
+      const own = new Map(owl?.map((o) => [o.name, o.sparsity]));
+      const layerTarget = dense.size || owl ? (w: { name: string }) => (dense.has(w.name) ? null : own.get(w.name)) : undefined;
       report.prune = method === 'magnitude'
         ? (mode.kind === 'sparsity'
           ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, layerTarget, onProgress: step('prune') })
           : pruneNm(model, { nm: mode.nm, layerTarget, onProgress: step('prune') }))
         : await calibratePrune(model, {
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
+          ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
         });
       break;

@@ -14,8 +14,12 @@ export type JobMethod = 'magnitude' | 'wanda' | 'sparsegpt';
 
 /** What the job prunes. Exactly one mode per job. */
 export type JobMode =
-  /** Zero the fraction `sparsity` of the smallest blocks (`block`, default 1x1) per `scope`. */
-  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: Scope }
+  /**
+   * Zero the fraction `sparsity` of the smallest blocks (`block`, default 1x1) per `scope`.
+   * `allocation: 'owl'` gives each layer its own sparsity from its share of outlier weights on the
+   * calibration samples (OWL; the mean stays `sparsity`); default 'uniform'.
+   */
+  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: Scope; allocation?: 'uniform' | 'owl' }
   /** Keep n of every m weights along the reduction axis (layers whose axis is not a multiple of m stay dense). */
   | { kind: 'nm'; nm: [number, number] }
   /** Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per group. */

@@ -1,0 +1,62 @@
+// Bench: the anchors' table on a real decoder (issue 37): magnitude / Wanda / SparseGPT at 50%,
+// 4:8 and 2:4 on SmolLM2-135M, each one PruneJob through runJob (the path the CLI takes), judged
+// by perplexity on held-out text that calibration never saw. The head stays dense (the job's
+// default for language models, as SparseGPT and Wanda leave it). One JSON line per run is appended
+// to --out as it finishes, so a long table survives an interruption (--skip-done resumes).
+//   node bench/text/lm-table.mjs [--model bench/out/smollm2] [--calib FILE] [--eval FILE]
+//        [--seq-len 256] [--calib-count 32] [--eval-count 16] [--runs magnitude:0.5,wanda:2:4,wanda:0.5:owl,…]
+//        [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done]
+// --calib default: the machine's license texts other than the GPL family (Apache-2.0, Artistic,
+// LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0) concatenated; --eval default: the GNU GPL v3.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { loadOnnx, resolveTextModel, textSamples, makeOrtRunner, runJob, OnnxModel } from '#onnx-internal';
+
+const args = process.argv.slice(2);
+const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
+const LIC = '/usr/share/common-licenses';
+const folder = opt('--model', 'bench/out/smollm2');
+const seqLen = Number(opt('--seq-len', 256)), calibCount = Number(opt('--calib-count', 32)), evalCount = Number(opt('--eval-count', 16));
+const threads = Number(opt('--threads', 2));
+const out = opt('--out', 'bench/out/lm-table.jsonl');
+const runs = opt('--runs', 'magnitude:0.5,wanda:0.5,sparsegpt:0.5,magnitude:4:8,wanda:4:8,sparsegpt:4:8,magnitude:2:4,wanda:2:4,sparsegpt:2:4,wanda:0.5:owl,sparsegpt:0.5:owl').split(',');
+const calibText = opt('--calib') ? fs.readFileSync(opt('--calib'), 'utf8')
+  : ['Apache-2.0', 'Artistic', 'LGPL-2.1', 'MPL-1.1', 'MPL-2.0', 'GFDL-1.3', 'CC0-1.0'].map((f) => fs.readFileSync(path.join(LIC, f), 'utf8')).join('\n\n');
+const evalText = fs.readFileSync(opt('--eval', path.join(LIC, 'GPL-3')), 'utf8');
+
+const files = await resolveTextModel(folder);
+const bytes = (await loadOnnx(files.model)).encode();
+const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
+const base = OnnxModel.parse(bytes);
+const set = (text, limit) => textSamples({ text, tokenizer, seqLen, inputs: base.inputs, outputs: base.outputs, limit });
+const calib = set(calibText, calibCount), held = set(evalText, evalCount);
+console.log(`${path.basename(folder)}: ${calib.samples.length} calibration windows, ${held.samples.length} held-out windows of ${seqLen} tokens; ${os.cpus().length} cores, onnxruntime ${threads} thread(s)`);
+const done = new Set(args.includes('--skip-done') && fs.existsSync(out) ? fs.readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).run) : []);
+const runner = makeOrtRunner(ort, { intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 3 });
+
+for (const run of runs) {
+  if (done.has(run)) continue;
+  const [method, ...rest] = run.split(':');
+  // method:S (uniform), method:S:owl (OWL's per-layer ratios), method:N:M
+  const mode = rest[1] === 'owl' ? { kind: 'sparsity', sparsity: Number(rest[0]), allocation: 'owl' }
+    : rest.length === 2 ? { kind: 'nm', nm: rest.map(Number) } : { kind: 'sparsity', sparsity: Number(rest[0]) };
+  const model = OnnxModel.parse(bytes);
+  const t0 = performance.now(), cpu0 = process.cpuUsage();
+  const { report } = await runJob(model, {
+    mode, method, ...(method === 'magnitude' ? {} : { calibration: { samples: calib.samples } }),
+    eval: { samples: held.samples, kinds: { [base.outputs[0].name]: 'language-model' } },
+  }, { ort: runner });
+  const cpu = process.cpuUsage(cpu0);
+  const m = report.fidelity.outputs[0].metrics;
+  const row = {
+    run, method, pattern: rest.join(':'), seqLen, calibration: method === 'magnitude' ? 0 : calib.samples.length, heldOut: held.samples.length,
+    perplexityDense: m.perplexityOriginal, perplexity: m.perplexityPruned, ratio: m.perplexityRatio, top1: m.top1Agreement, kl: m.meanKL,
+    sparsity: report.prune.sparsity, allocation: report.allocation ? { min: Math.min(...report.allocation.map((a) => a.sparsity)), max: Math.max(...report.allocation.map((a) => a.sparsity)) } : null, keptDense: report.keptDense?.map((k) => k.name) ?? [],
+    wallS: (performance.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, pruneTime: report.prune.time ?? null, loadavg: os.loadavg()[0],
+  };
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.appendFileSync(out, JSON.stringify(row) + '\n');
+  console.log(`${run}: perplexity ${row.perplexityDense.toFixed(2)} -> ${row.perplexity.toFixed(2)} (x${row.ratio.toFixed(3)}), top-1 ${(100 * row.top1).toFixed(1)}%, ${row.wallS.toFixed(0)} s wall, ${row.cpuS.toFixed(0)} s CPU, load ${row.loadavg.toFixed(1)}`);
+}
