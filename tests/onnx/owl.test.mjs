@@ -43,3 +43,21 @@ test('owl: more outliers, less sparsity; the weighted mean is the target; the jo
   await assert.rejects(O.runJob(O.OnnxModel.parse(model), { mode: { kind: 'sparsity', sparsity: 0.5, allocation: 'owl' } }, { ort: runner }), (e) => e instanceof O.JobError && e.option === 'calibration.samples');
   await assert.rejects(O.runJob(O.OnnxModel.parse(model), { mode: { kind: 'sparsity', sparsity: 0.5, allocation: 'owl', scope: 'global' }, calibration: { samples: calibration } }, { ort: runner }), (e) => e instanceof O.JobError && e.option === 'mode.allocation');
 });
+
+test('the CLI: --scope owl with --sparsity allocates per layer (generated calibration by default)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { CLI } = await import('./build.mjs');
+  const dir = G.tmpDir('sk-owl-');
+  const file = path.join(dir, 'mlp.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(file, G.mlp());
+  const r = spawnSync(process.execPath, [CLI, 'prune', file, '-o', out, '--sparsity', '0.5', '--scope', 'owl', '--method', 'wanda', '--calib-count', '8', '--report', `${out}.json`, '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const rep = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8'));
+  assert.deepEqual(rep.allocation.map((a) => a.name).sort(), ['W1', 'W2']);
+  assert.ok(rep.allocation.every((a) => a.sparsity >= 0.5 - 0.16 && a.sparsity <= 0.5 + 0.16));
+  const bad = spawnSync(process.execPath, [CLI, 'prune', file, '-o', out, '--channels', '0.5', '--scope', 'owl'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /--scope/);
+});

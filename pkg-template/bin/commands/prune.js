@@ -80,9 +80,11 @@ function modeOf(values) {
   if (given.length !== 1) throw new UsageError('give exactly one of --sparsity S, --nm N:M, --channels F (or --recipe, --min-fidelity, --prox)');
   const k = given[0];
   if (k === 'sparsity') {
+    // --scope owl: per-layer sparsities from the layers' outliers (OWL), each layer pruned on its own
+    const owl = values.scope === 'owl';
     return {
       kind: 'sparsity', sparsity: num('sparsity', values.sparsity), block: values.block === undefined ? undefined : blockShape('block', values.block),
-      scope: /** @type {'row' | 'layer' | 'global' | undefined} */ (values.scope),
+      scope: owl ? undefined : /** @type {'row' | 'layer' | 'global' | undefined} */ (values.scope), ...(owl ? { allocation: /** @type {const} */ ('owl') } : {}),
     };
   }
   if (k === 'nm') return { kind: 'nm', nm: parseNm(str(values.nm), '--nm') };
@@ -126,7 +128,7 @@ function checkApplies(values, kind, method, trains) {
     if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
   }
   const calibrated = method !== 'magnitude';
-  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains) throw new UsageError('--calib is read by --method wanda|sparsegpt, --prox and --recover');
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl') throw new UsageError('--calib is read by --method wanda|sparsegpt, --scope owl, --prox and --recover');
   for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
@@ -149,7 +151,7 @@ export async function main(argv) {
   const method = /** @type {JobMethod} */ (values.method ?? (mode.kind === 'recipe' ? /** @type {{ method?: string }} */ (mode.recipe).method : undefined) ?? 'magnitude');
   const trains = mode.kind === 'prox' || !!values.recover;
   checkApplies(values, mode.kind, method, trains);
-  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains ? 'synthetic' : undefined);
+  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains || values.scope === 'owl' ? 'synthetic' : undefined);
   const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
