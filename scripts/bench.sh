@@ -21,22 +21,22 @@ fi
 echo "[bench] native"
 ./target-bench-native/release/native_bench $QUICK --check > bench/out/native.jsonl
 echo "[bench] node"
-node --no-liftoff bench/node.mjs $QUICK > bench/out/node.jsonl
+node --no-liftoff bench/kernels/node.mjs $QUICK > bench/out/node.jsonl
 echo "[bench] chromium"
-node bench/chromium.mjs $QUICK > bench/out/chromium.jsonl
+node bench/kernels/chromium.mjs $QUICK > bench/out/chromium.jsonl
 echo "[bench] threads probe (chromium) and the 2:4 mask repeated (node)"
-node bench/chromium.mjs --threads $QUICK > bench/out/threads.jsonl
-node --no-liftoff bench/nm-node.mjs > bench/out/nm.jsonl
-node --no-liftoff bench/nm-package.mjs > bench/out/nm-package.jsonl
-node bench/report.mjs
+node bench/kernels/chromium.mjs --threads $QUICK > bench/out/threads.jsonl
+node --no-liftoff bench/kernels/nm-node.mjs > bench/out/nm.jsonl
+node --no-liftoff bench/kernels/nm-package.mjs > bench/out/nm-package.jsonl
+node bench/kernels/report.mjs
 echo "[bench] calibration kernels (node, chromium, numpy reference)"
-node --no-liftoff bench/calib-node.mjs $QUICK > bench/out/calib-node.jsonl
-node bench/chromium.mjs --calib $QUICK > bench/out/calib-chromium.jsonl
+node --no-liftoff bench/calib/calib-node.mjs $QUICK > bench/out/calib-node.jsonl
+node bench/kernels/chromium.mjs --calib $QUICK > bench/out/calib-chromium.jsonl
 if python3 -c 'import numpy' 2>/dev/null; then
-  OPENBLAS_NUM_THREADS=1 python3 bench/calib_ref.py $QUICK > bench/out/calib-numpy.jsonl
+  OPENBLAS_NUM_THREADS=1 python3 bench/calib/calib_ref.py $QUICK > bench/out/calib-numpy.jsonl
 else
   echo "[bench] numpy not installed (pip install numpy): no numpy reference"
 fi
-node bench/calib-report.mjs
+node bench/calib/calib-report.mjs
 echo "[bench] the playground default plan (defaultPlan) on the PaddleOCR models"
-node bench/plan.mjs | tee bench/out/plan.jsonl
+node bench/ocr/plan.mjs | tee bench/out/plan.jsonl
