@@ -176,7 +176,7 @@ ${trace.join('\n')}
 ${lines.join('\n')}
 `;
 // Sections that other writers own (calibration kernels: calib-report.mjs; measured quality and
-// channel removal: by hand from bench/out/calibration.json and docs/onnx.md) start at the first
+// channel removal: by hand from bench/out/calibration.json and docs/guides/channels.md) start at the first
 // `<!-- ...:begin -->` marker and are kept as they are.
 const resPath = new URL('../RESULTS.md', out);
 const prev = existsSync(resPath) ? readFileSync(resPath, 'utf8') : '';

@@ -123,7 +123,7 @@ for (const r of results) {
   const params = r.params ? (r.params.after !== r.params.before ? `${r.params.after} (−${pct(1 - r.params.after / r.params.before)})` : `${r.params.after}`) : '';
   table.push(`| ${r.model} | ${r.variant} | ${r.calib || '–'} | ${fmtMetric(r.model, r.metrics)} | ${r.cosine.toFixed(3)} | ${pct(r.zeros)} | ${params} | ${(r.bytes / 1e6).toFixed(2)} MB |`);
 }
-const md = `${table.join('\n')}\n\nHeld-out rendered text (seed ${EVAL_SEED}): ${LINES} lines (rec), ${LINES} crops at 0/180° (cls), ${PAGES} pages of 640×640 (det); calibration ${CALIB} samples, generated or rendered text (seed ${CALIB_SEED}), percDamp ${DAMP}; cosine = mean over held-out inputs of the output cosine with the original; ${info.minutes.toFixed(1)} min (\`node bench/ocr/ocr-quality.mjs${opt.quick ? ' --quick' : ''}\`, ${info.date.slice(0, 10)}). Task metrics defined in bench/ocr-metrics.mjs; conclusions, milder settings and 32 samples in docs/onnx.md ("Does it still read?").`;
+const md = `${table.join('\n')}\n\nHeld-out rendered text (seed ${EVAL_SEED}): ${LINES} lines (rec), ${LINES} crops at 0/180° (cls), ${PAGES} pages of 640×640 (det); calibration ${CALIB} samples, generated or rendered text (seed ${CALIB_SEED}), percDamp ${DAMP}; cosine = mean over held-out inputs of the output cosine with the original; ${info.minutes.toFixed(1)} min (\`node bench/ocr/ocr-quality.mjs${opt.quick ? ' --quick' : ''}\`, ${info.date.slice(0, 10)}). Task metrics defined in kit/ocr-metrics.mjs; conclusions, milder settings and 32 samples in docs/guides/calibration.md ("Does it still read?").`;
 console.log(md);
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');
