@@ -57,7 +57,7 @@ for (const r of ops) {
   const k = `${r.op}|${r.rows}x${r.cols}`;
   if (seen.has(k)) continue;
   seen.add(k);
-  lines.push(`\n### ${r.op} — ${r.rows}×${r.cols} f32 (${f(r.rows * r.cols * 4 / 2 ** 20, 0)} MiB)\n`);
+  lines.push(`\n#### ${r.op} — ${r.rows}×${r.cols} f32 (${f(r.rows * r.cols * 4 / 2 ** 20, 0)} MiB)\n`);
   lines.push(`| block | ${cols.map((c) => c[0]).join(' | ')} |`);
   lines.push(`|---|${cols.map(() => '---:').join('|')}|`);
   const blocks = [...new Set(ops.filter((x) => x.op === r.op && x.rows === r.rows && x.cols === r.cols).map((x) => x.block))];
@@ -142,7 +142,7 @@ const head = [
 const traceRecs = probeRecs.filter((x) => x.kind === 'threads-trace');
 const parts = ['call', 'start', 'late', 'work', 'imbalance', 'end', 'stall'];
 const trace = traceRecs.length ? [
-  '', '## Where a threaded call\'s time goes (Chromium, traced build)', '',
+  '', '### Where a threaded call\'s time goes (Chromium, traced build)', '',
   `Each task of the core's parallel loops timed with its worker (\`bench/threads/task-trace.mjs\`, build \`mttrace\`), interleaved with the single-threaded call; ms, median / p90 over the calls. \`work\` = the tasks' summed time / workers; \`late\` = the last worker's first task after the first worker's; \`stall\` = task time beyond 1.5× the median task; "task ÷ single" = median task / (single-threaded call / tasks per call).`,
   '',
   `| cell | calls | single | ${parts.join(' | ')} | tasks | task ÷ single |`,
@@ -152,9 +152,10 @@ const trace = traceRecs.length ? [
 console.log(['# sparsekit-wasm bench', ...head, '', '## Targets', ...tl, ...trace, '', '## Tables', ...lines].join('\n'));
 
 writeFileSync(new URL('latest.json', out), JSON.stringify({ machine, date, membw, targets, checks, records: ops }, null, 1));
-const md = `# Benchmark results
+const md = `<!-- kernels:begin -->
+## The kernel suite (\`npm run bench\`)
 
-Written by \`npm run bench\` (scripts/bench.sh); every figure is also in bench/out/latest.json.
+Written by \`npm run bench\` (\`bash scripts/bench.sh\`: \`bench/kernels/report.mjs\` writes this section); every figure is also in bench/out/latest.json.
 ${head.join('\n')}
 
 Columns: GB/s = weight bytes (rows × cols × 4) / best time of the repetitions (noise on a shared
@@ -167,18 +168,20 @@ by sparsity 0.5 in 1×N scopes (one block-grid row each); \`soft\` = Adam-condit
 the default method (Newton; maxIter 20, atol 0), \`soft-bisection\` = the same with method 'bisection' (20
 iterations); \`nm24\` = 2:4 keep-mask. Block \`T4x4\` = 4×4 blocks of the transposed view.
 
-## Targets
+### Targets
 
 ${tl.join('\n')}
 ${trace.join('\n')}
 
-## Tables
+### Tables
 ${lines.join('\n')}
+<!-- kernels:end -->
 `;
-// Sections that other writers own (calibration kernels: calib-report.mjs; measured quality and
-// channel removal: by hand from bench/out/calibration.json and docs/guides/channels.md) start at the first
-// `<!-- ...:begin -->` marker and are kept as they are.
+// This section lies between <!-- kernels:begin --> and <!-- kernels:end -->; the rest of the file
+// (the other subjects, their own writers' sections) is kept as it is.
 const resPath = new URL('../RESULTS.md', out);
-const prev = existsSync(resPath) ? readFileSync(resPath, 'utf8') : '';
-const keep = prev.search(/<!-- [a-z]+:begin -->/);
-writeFileSync(resPath, keep >= 0 ? `${md.trimEnd()}\n\n${prev.slice(keep)}` : md);
+const prev = existsSync(resPath) ? readFileSync(resPath, 'utf8') : '# Benchmark results\n';
+const at = prev.indexOf('<!-- kernels:begin -->'), end = prev.indexOf('<!-- kernels:end -->');
+writeFileSync(resPath, at >= 0 && end > at
+  ? `${prev.slice(0, at)}${md.trimEnd()}${prev.slice(end + '<!-- kernels:end -->'.length)}`
+  : `${prev.trimEnd()}\n\n${md}`);
