@@ -20,7 +20,7 @@ for v in ${BENCH_VARIANTS:-simd scalar mt mttrace}; do
     # ratio would compare hand-written SIMD with autovectorized SIMD.
     scalar) build scalar "" "" ;;
     mt) build mt "--features threads" "$MT_FLAGS" ;;
-    # The threaded build with every parallel task timed (bench/task-trace.mjs); never the one
+    # The threaded build with every parallel task timed (bench/threads/task-trace.mjs); never the one
     # whose ratios are reported.
     mttrace) build mttrace "--features threads" "$MT_FLAGS --cfg sparsekit_task_trace" ;;
   esac

@@ -1,4 +1,4 @@
-// The reference of sequential calibration, kept for the tests and bench/calib-sweep.mjs only: the way
+// The reference of sequential calibration, kept for the tests and bench/calib/calib-sweep.mjs only: the way
 // calibratePrune captured before the sweep. For each capture group the whole model (with the layers
 // of the earlier groups already pruned) runs every sample with the group's inputs added as graph
 // outputs; then the group's layers are pruned. Same layers, groups, statistics and per-layer pruning

@@ -1,9 +1,9 @@
 // Chromium part of the bench (a Web Worker of a cross-origin-isolated page): the SIMD128 and
 // threaded bench wasm, the plain-JS baseline and the wasm memory-read bandwidth.
-import { runInterleaved, wasmMembw, SIZES } from '../suite.mjs';
-import { runCalibInterleaved } from '../calib-suite.mjs';
-import { runThreadsProbe, PROBE_CELLS, PROBE_SIZE } from '../threads-suite.mjs';
-import { runTraceProbe } from '../task-trace.mjs';
+import { runInterleaved, wasmMembw, SIZES } from '../kernels/suite.mjs';
+import { runCalibInterleaved } from '../calib/calib-suite.mjs';
+import { runThreadsProbe, PROBE_CELLS, PROBE_SIZE } from '../threads/threads-suite.mjs';
+import { runTraceProbe } from '../threads/task-trace.mjs';
 
 onmessage = async (e) => {
   const { quick, threads, calib, probe } = e.data;
@@ -28,9 +28,9 @@ onmessage = async (e) => {
       variants.push({ name: variant, mod: glue });
     }
     if (probe) {
-      // Threads probe only (bench/threads-suite.mjs): st vs mt on the target cells, ceilings.
+      // Threads probe only (bench/threads/threads-suite.mjs): st vs mt on the target cells, ceilings.
       runThreadsProbe('chromium', variants[0].mod, variants[1].mod, { quick, log });
-      // Then where the threaded calls' time goes (bench/task-trace.mjs), from the traced build.
+      // Then where the threaded calls' time goes (bench/threads/task-trace.mjs), from the traced build.
       const traced = await import('../out/wasm/mttrace/bench.js');
       await traced.default();
       await traced.initThreadPool(threads);
@@ -40,7 +40,7 @@ onmessage = async (e) => {
       return;
     }
     if (calib) {
-      // Calibration kernels only (bench/calib-suite.mjs): SIMD128 single-threaded vs threaded.
+      // Calibration kernels only (bench/calib/calib-suite.mjs): SIMD128 single-threaded vs threaded.
       runCalibInterleaved('chromium', variants, { quick, log });
       postMessage({ done: true });
       return;

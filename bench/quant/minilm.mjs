@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
 import { OnnxModel, quantizeModel, pruneSparsity, calibratePrune } from 'sparsekit-wasm/onnx';
-import { median, quantile, sorted } from '../stats.mjs';
+import { median, quantile, sorted } from '../lib/stats.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },

@@ -5,7 +5,7 @@
 //! and the return to the caller. Wall-clock figures cannot tell a worker that started late from
 //! one that was descheduled mid-task or from tasks that were simply slower; recording which
 //! worker ran each task of a [`super::par`] loop, and from when to when, can. The bench's threads
-//! probe reads these spans (`bench/task-trace.mjs`).
+//! probe reads these spans (`bench/threads/task-trace.mjs`).
 //!
 //! The clock comes from the embedder ([`set_clock`]): in wasm the bench passes
 //! `performance.timeOrigin + performance.now()`, because each Web Worker's `performance.now()`

@@ -1,7 +1,7 @@
 """A small BERT encoder from transformers (BertConfig: hidden 64, 2 layers, 4 heads, intermediate 256,
 vocab 1000), random init seeded, exported with torch.onnx.export at opset 17 with input_ids and
 attention_mask (dynamic batch and sequence). Nothing is downloaded. The options export larger ones
-for benchmarks (bench/channels-bert-latency.mjs --torch) and a fixed-size one (--static: no dynamic
+for benchmarks (bench/channels/channels-bert-latency.mjs --torch) and a fixed-size one (--static: no dynamic
 axes, so the exporter folds the shapes into constants).
 
 usage: /work/venv/bin/python tests/gen/export_bert.py [OUT.onnx] [--hidden 64] [--heads 4] [--ffn 256]

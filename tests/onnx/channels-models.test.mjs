@@ -146,7 +146,7 @@ test('bert-style: removing half of the heads and FFN neurons shrinks the project
 
 // Real exports (tests/gen/export_yolov8.py: ultralytics' DetectionModel from yolov8n.yaml at 1/16
 // width; tests/gen/export_bert.py: transformers' BertModel), both random init through torch.onnx.
-// The figures asserted are the ones measured (bench/channels-coverage.mjs); where an exporter form is
+// The figures asserted are the ones measured (bench/channels/channels-coverage.mjs); where an exporter form is
 // not followed, the test names the node that ends the group so that a rule change shows here.
 const realFeeds = (name) => {
   const r = G.rng(43);

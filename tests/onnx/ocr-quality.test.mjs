@@ -1,4 +1,4 @@
-// The OCR task metrics of bench/ocr-quality.mjs: the metric code on hand-made outputs, the original
+// The OCR task metrics of bench/ocr/ocr-quality.mjs: the metric code on hand-made outputs, the original
 // PaddleOCR models reading rendered text (Chromium, DejaVu) at the thresholds the bench relies on, a
 // 2:4 magnitude-pruned recogniser measurably worse, and the rendered calibration directories read by
 // readCalibrationDir (what `--calib DIR` does) at the generated inputs' shapes.

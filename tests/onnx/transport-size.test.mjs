@@ -13,7 +13,7 @@ build();
 const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
 
-/** What the fit states for models of float32 weights (bench/transport-fit.mjs, leave-one-model-out). */
+/** What the fit states for models of float32 weights (bench/transport/transport-fit.mjs, leave-one-model-out). */
 const FLOAT = O.TRANSPORT_RATIO_FIT.maxError.float;
 
 test('an estimate states how it was made and its tolerance', async () => {

@@ -1,6 +1,6 @@
 //! The benchmarked calibration operations (shared by the bench-only wasm module): Hessian
 //! accumulation over `nvec` calibration vectors, SparseGPT (sparsity 0.5, block 128,
-//! percDamp 0.01) on a `rows x cols` weight, the shapes of `bench/calib_ref.py`, and GPTQ
+//! percDamp 0.01) on a `rows x cols` weight, the shapes of `bench/calib/calib_ref.py`, and GPTQ
 //! (4 bits, groups of 128, the same solver) on the same weight.
 
 #![allow(dead_code)]

@@ -36,7 +36,7 @@ export async function saveOnnx(model: OnnxModel, file: string) {
 
 /**
  * Node only: calibration samples from a directory of `.npy` / `.png` files or one folder per sample
- * (layout in docs/onnx.md), checked against the model's inputs.
+ * (layout in docs/guides/calibration.md), checked against the model's inputs.
  */
 export async function readCalibrationDir(dir: string, model: OnnxModel, opts: CalibrationDirOptions = {}): Promise<InputSample[]> {
   if (!isNode) throw new OnnxError('unsupported', 'reading calibration files from a directory needs Node: pass InputSample[] in a browser', 'unsupported_environment');

@@ -2,7 +2,7 @@
 // (raw_data, typed fields, Constant nodes, external data files) and the list of prunable weights
 // with the 2-D view the pruning uses. Runs in browsers and Node. Reading a file goes through three
 // gates before any object is built or any declared size is trusted: the wire check (wire.ts), the
-// decoder, and the model checks (check-graph.ts, check-tensors.ts); see docs/onnx.md, Robustness.
+// decoder, and the model checks (check-graph.ts, check-tensors.ts); see docs/guides/robustness.md.
 import { OnnxError } from './errors.js';
 import { halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
 import { ModelProto } from './proto.js';

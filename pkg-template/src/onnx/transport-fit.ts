@@ -1,11 +1,11 @@
 // The fitted constants of the transport-size estimate (transport-size.ts), apart from it so that
 // they can be read where node:zlib cannot be loaded (the package's index, browsers).
-// bench/transport-fit.mjs prints this object from the measurements (bench/transport-chunks.mjs).
+// bench/transport/transport-fit.mjs prints this object from the measurements (bench/transport/transport-chunks.mjs).
 
 /**
  * The fitted log-ratios per kind (least squares on the one-hot kind, weighted by the chunk's size:
- * each kind's weighted mean), and the errors measured (bench/transport-fit.mjs prints this object;
- * bench/transport-size.mjs checks the shipped one).
+ * each kind's weighted mean), and the errors measured (bench/transport/transport-fit.mjs prints this object;
+ * bench/transport/transport-size.mjs checks the shipped one).
  */
 export const RATIO_FIT = {
   /** log(brotli 11 / brotli 5) per kind, for a sampled chunk (its brotli 5 size alone). */

@@ -9,7 +9,7 @@
 // ~15% on pruned int8, whose zero bytes its context modelling predicts well (Alakuijala et al.,
 // "Brotli: A general-purpose data compressor", ACM TOIS 37(1), 2019: context modes, block
 // splitting, optimal parsing)); the sampled chunks then scale the fast pass's figure for the file
-// (a ratio estimator). bench/transport-fit.mjs fits RATIO_FIT on PaddleOCR det / cls / rec and the
+// (a ratio estimator). bench/transport/transport-fit.mjs fits RATIO_FIT on PaddleOCR det / cls / rec and the
 // openwakeword models, as shipped, 50% and 2:4 pruned, and int8-quantized, and states the
 // leave-one-model-out error the result carries as its tolerance. Data made of repeats (tables,
 // filter banks) is beyond any such ratio: the estimate detects it and says so instead of claiming a

@@ -135,7 +135,7 @@ impl Kernel for Pool {
                     t.iter().map(|&i| xp[i]).fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a })
                 } else {
                     // f64: a global pool sums a whole plane, where an f32 running sum is the
-                    // forward's largest rounding error (bench/forward-precision.mjs)
+                    // forward's largest rounding error (bench/recover/forward-precision.mjs)
                     (t.iter().map(|&i| xp[i] as f64).sum::<f64>() / *div as f64) as f32
                 };
             }

@@ -100,7 +100,7 @@ fn main() {
         for op in OPS {
             let blocks: Vec<&str> = if op == "nm24" { vec!["-"] } else { BLOCKS.to_vec() };
             for block in blocks {
-                // As bench/suite.mjs: the largest soft threshold for 4x4 blocks only.
+                // As bench/kernels/suite.mjs: the largest soft threshold for 4x4 blocks only.
                 if op == "soft" && numel > 1 << 25 && block != "4x4" {
                     continue;
                 }

@@ -1,5 +1,5 @@
 //! Bench only: the share of a model's nodes the training core runs per batch after folding, and
-//! its forward against onnxruntime (issue 38). Reads the JSON that `bench/train-exports.py` writes
+//! its forward against onnxruntime (issue 38). Reads the JSON that `bench/train/train-exports.py` writes
 //! (the graph as `trainGraph` would give it, inputs, onnxruntime's outputs); prints one markdown
 //! row per file: ONNX nodes, nodes as the core runs them (after fusion), folded once per input
 //! shape, data path, the relative error (max |ours - ort| / max |ort|) of the worst output.

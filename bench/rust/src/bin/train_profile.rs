@@ -1,4 +1,4 @@
-//! Bench only: a training step of a graph dumped by bench/train-dump.mjs (JSON spec + binary
+//! Bench only: a training step of a graph dumped by bench/train/train-dump.mjs (JSON spec + binary
 //! initializers), timed per op type (`--features train-profile`), natively.
 //! Usage: cargo run --release --manifest-path bench/rust/Cargo.toml --bin train_profile --features train-profile -- /tmp/t25/det 8,3,128,128 [steps]
 use sparsekit_wasm::train::{AdamConfig, Graph, GraphSpec, InitSpec, Tensor, Trainer};

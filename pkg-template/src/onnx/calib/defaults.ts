@@ -22,7 +22,7 @@ export const CALIB_DEFAULTS = Object.freeze({
    * SparseGPT's damping, H += percDamp * mean(diag H) * I, for whole models (CLI, module, page).
    * 0.1, not the core sparseGpt's 0.01 (the reference's, kept by the API contract): compact CNNs
    * calibrated on a few dozen generated inputs have ill-conditioned Hessians, and at 2:4 on the
-   * PaddleOCR classifier 0.01 lets SparseGPT fall below plain magnitude (docs/onnx.md, "Calibration").
+   * PaddleOCR classifier 0.01 lets SparseGPT fall below plain magnitude (docs/guides/calibration.md).
    */
   percDamp: 0.1,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */

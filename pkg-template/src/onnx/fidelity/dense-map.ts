@@ -100,7 +100,7 @@ export function matchComponents(a: Uint8Array, b: Uint8Array, h: number, w: numb
  * post-process keeps text boxes: a component whose bounding box is thinner than `minSide` pixels
  * (DB's min_size, 3) or, on a single-channel map, whose mean value is below `minScore` (DB's
  * box_thresh, 0.6) is no region, on either side: a 1-pixel sliver the pruned map grows is not a text
- * line the application would see (docs/onnx.md, "Fidelity").
+ * line the application would see (docs/guides/fidelity.md).
  */
 export function denseMapFidelity(pairs: Pair[], opts: DenseMapOptions = {}): KindResult {
   const thr = opts.threshold ?? 0.3, minArea = opts.minArea ?? 4, minSide = opts.minSide ?? 3, minScore = opts.minScore ?? 0.6;

@@ -3,7 +3,7 @@
 // input shape, each with a batch axis of 1 (batches.ts), so the segment can run the batch's inputs
 // stacked along axis 0 in one call instead of one call per sample. Whether that pays depends on the
 // model: onnxruntime's per-call cost against the cache misses of N samples' activations at once
-// (PaddleOCR cls gains, rec at batch 8 runs slower stacked; bench/feature-teacher.mjs). So stacking
+// (PaddleOCR cls gains, rec at batch 8 runs slower stacked; bench/recover/feature-teacher.mjs). So stacking
 // is settled once, on the first batches of two or more samples, and only ever changes the speed:
 // - an input the teacher declares with a fixed first dim (dim_value, e.g. an export at batch 1)
 //   cannot take N: every batch runs one sample at a time;

