@@ -25,11 +25,12 @@ NOT_SUBJECTS=" browser lib out rust wasm "
 # listed, never run by name.
 SHARED=" kernels/suite.mjs kernels/js-impl.mjs calib/calib-suite.mjs threads/threads-suite.mjs
   threads/task-trace.mjs train/train-step-worker.js train/train-torch.py train/train-dump.mjs
-  recover/recover-torch.py text/lines.mjs text/py_ids.py "
+  recover/recover-torch.py recover/recover-vs-torch-epochs.mjs text/lines.mjs text/py_ids.py "
 # Benches that need arguments (files, a folder another bench wrote, two builds): run by name only.
 NEEDS_ARGS=" transport/transport-chunks.mjs transport/transport-fit.mjs transport/transport-size.mjs
   transport/transport-variants.py transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
-  train/train-exports.py recover/forward-precision.mjs recover/forward-precision.py recover/recover-diverge.mjs "
+  train/train-exports.py recover/forward-precision.mjs recover/forward-precision.py recover/recover-diverge.mjs
+  text/lm-table.mjs "
 SHARED=" $(echo $SHARED) "; NEEDS_ARGS=" $(echo $NEEDS_ARGS) "
 
 subjects() {

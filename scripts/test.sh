@@ -24,8 +24,8 @@ cargo fmt --check --manifest-path bench/rust/Cargo.toml
 cargo clippy -q --all-targets -- -D warnings
 cargo clippy -q --all-targets --features native-threads -- -D warnings
 CARGO_TARGET_DIR=target-bench-native cargo clippy -q --manifest-path bench/rust/Cargo.toml --all-targets --all-features -- -D warnings
-CARGO_TARGET_DIR=target-bench-trace RUSTFLAGS="--cfg sparsekit_task_trace" \
-  cargo clippy -q --manifest-path bench/rust/Cargo.toml --all-targets --features native-threads -- -D warnings
+CARGO_TARGET_DIR=target-bench-trace RUSTFLAGS="--cfg sparsekit_task_trace --cfg sparsekit_train_profile" \
+  cargo clippy -q --manifest-path bench/rust/Cargo.toml --all-targets --all-features -- -D warnings
 source scripts/wasm-flags.sh
 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_TARGET_DIR=target-wasm-clippy RUSTFLAGS="$ST_FLAGS" \
   cargo clippy -q --lib --target wasm32-unknown-unknown -- -D warnings

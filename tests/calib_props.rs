@@ -9,23 +9,12 @@ use proptest::prelude::*;
 use sparsekit_wasm::calib::{sparse_gpt, ConvGeometry, Hessian, SparseGptOptions};
 use sparsekit_wasm::{Param, View};
 
-/// Deterministic pseudo-random numbers in [-1, 1).
-fn rand_vec(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
-}
+#[path = "support/calib_data.rs"]
+mod calib_data;
+use calib_data::{hessian_of, rand_vec};
 
 fn hessian(cols: usize, n: usize, seed: u64) -> Hessian {
-    let mut h = Hessian::new(cols).unwrap();
-    h.add_rows(&rand_vec(seed, n * cols), n).unwrap();
-    h
+    hessian_of(&rand_vec(seed, n * cols), cols)
 }
 
 /// Inverse of a small SPD matrix by Gauss-Jordan (f64), the explicit reference.

@@ -13,18 +13,9 @@ use sparsekit_wasm::calib::cholesky::inverse_upper_factor;
 use sparsekit_wasm::calib::{gptq, rel_recon_error, round_to_nearest, GptqOptions, Hessian, QuantGrid, Quantized};
 use sparsekit_wasm::{Param, View};
 
-/// Deterministic pseudo-random numbers in [-1, 1).
-fn rand_vec(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
-}
+#[path = "support/calib_data.rs"]
+mod calib_data;
+use calib_data::{hessian_of, rand_vec};
 
 /// Inputs with correlated features, as a layer sees them: `x = z A` with a random mixing `A`
 /// plus a shared component, so H is far from diagonal.
@@ -43,12 +34,6 @@ fn correlated_inputs(cols: usize, n: usize, seed: u64) -> Vec<f32> {
         }
     }
     x
-}
-
-fn hessian_of(x: &[f32], cols: usize) -> Hessian {
-    let mut h = Hessian::new(cols).unwrap();
-    h.add_rows(x, x.len() / cols).unwrap();
-    h
 }
 
 /// A diagonal H (positive entries): the sum of scaled unit vectors.

@@ -36,7 +36,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ort from 'onnxruntime-node';
 import { renderText } from '../../kit/ocr-text.mjs';
 import { readTextSet, textSamples, evaluateOcr } from '../../kit/ocr-metrics.mjs';
-import { median } from '../lib/stats.mjs';
+import { epochMarkdown, mean, perSeedFigures } from './recover-vs-torch-epochs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
@@ -279,16 +279,6 @@ for (const v of merged ? [] : opt.variants.split(',')) {
 }
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-const points = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)}`;
-/** Per-seed differences `d`: each in points, and their mean ± standard error with its 95%
- * interval (normal approximation, mean ± 1.96 standard errors: the seeds are independent orders). */
-const perSeedFigures = (d) => {
-  const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
-  const se = sd / Math.sqrt(d.length);
-  if (d.length < 2) return [d.map(points).join(' / '), `${points(mean(d))} (one order: no spread to measure)`];
-  return [d.map(points).join(' / '), `${points(mean(d))} ± ${(100 * se).toFixed(2)} (standard error; 95% interval ${points(mean(d) - 1.96 * se)} to ${points(mean(d) + 1.96 * se)})`];
-};
 const table = [`| variant | stage | trained values | Adam steps | best epoch (validation fidelity per epoch) | training loss per epoch | zero weights | ${KEY === 'cls' ? 'accuracy' : 'CER'} (held-out, ${opt['eval-count']}) | fidelity (held-out): ${KEY === 'cls' ? 'top-1 / mean KL' : '1 − CER vs teacher / step agreement'} | distill time | load avg |`, '|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|'];
 // A run of one order has its own row; with several orders, each engine's kept models are one row
 // (means over the orders; the per-order rows are in the json), and the paired comparison follows.
@@ -332,78 +322,9 @@ for (const key of summed.keys()) {
 const diffs = rows.filter((r) => r.startDiff !== undefined).map((r) => r.startDiff);
 const md = `${table.join('\n')}\n\n${kept.length ? `${kept.join('\n')}\n\n` : ''}The converted start in torch against onnxruntime on the same graph (validation logits): largest difference ${Math.max(...diffs).toExponential(1)}. Recipe on both sides: start = the pruned model${opt['no-closed-form'] ? ' (closed-form steps not run)' : " after recover()'s closed-form steps (stats, lsq)"}; ${TRAIN} rendered training samples (seed 1), batch ${BATCH}, ${EPOCHS} epochs in the same sample order (recover()'s shuffle, order seeds ${SEEDS.join(', ')}), Adam lr ${LR} (β 0.9 / 0.999, ε 1e-8, no weight decay), every trained tensor's zeros held at zero, loss = MSE to the teacher's logits (the input of the final Softmax), after each epoch the fidelity to the teacher (${KEY === 'cls' ? 'top-1 agreement' : "1 − CER of the greedy decodes against the teacher's"}) on 32 validation samples (seed 500) and the best epoch kept (ties to the later one). One thread each; the noise-floor rows: torch again with its own convolution kernels instead of oneDNN's (the same arithmetic, rounded in another order)${opt.f64 ? '; the float64 rows: torch in float64 from the same start (the reference)' : ''}. \`node bench/recover/recover-vs-torch.mjs --variants ${opt.variants} --epochs ${EPOCHS} --lr ${LR} --seeds ${SEEDS.join(',')}${opt.noise ? ' --noise' : ''}${opt.f64 ? ' --f64' : ''}${opt.pkg ? ` --pkg ${opt.pkg}` : ''}${opt['no-closed-form'] ? ' --no-closed-form' : ''} --eval-count ${opt['eval-count']}${opt['per-epoch'] ? ' --per-epoch' : ''} --write\`${merged ? `, in runs of seeds ${merged.map((m) => m.seeds.join(',')).join(' and ')} (commits ${[...new Set(merged.map((m) => m.commit))].join(', ')}, ${merged.map((m) => m.date.slice(0, 16)).join(' and ')} UTC) merged with --merge` : `, commit ${commit}, ${new Date().toISOString().slice(0, 16)} UTC`}.`;
 console.log(md);
-// --per-epoch: every epoch's parameters on the held-out set, engine against PyTorch (oneDNN) in pairs of
-// the same order seed and epoch; PyTorch without oneDNN against it is the spread from rounding alone.
-let epochMd = '';
-if (epochRows.length) {
-  const up = KEY === 'cls'; // the task metric: accuracy (higher is better) or CER (lower)
-  const fineUp = KEY !== 'cls'; // the finer figure: mean KL (lower is better) or step agreement (higher)
-  // ours and any renamed build of it first, then PyTorch's runs
-  const ENGINES = [...new Set(epochRows.map((r) => r.engine))].sort((a, b) => Number(a.startsWith('torch')) - Number(b.startsWith('torch')) || (a === 'torch' ? -1 : b === 'torch' ? 1 : a.localeCompare(b)));
-  const exact = epochRows.some((r) => r.drift !== undefined); // --f64: each snapshot's distance to the float64 one
-  const lines = [`| variant | engine | epochs | ${up ? 'accuracy' : 'CER'}: mean | vs PyTorch, same seed and epoch: mean difference (better / equal / worse) | ${up ? 'mean KL' : 'step agreement'}: mean | vs PyTorch: mean difference (better / equal / worse) |${exact ? ` ${up ? 'accuracy' : 'CER'} vs float64: mean difference (better / equal / worse) | distance to float64: median (max) |` : ''}`, `|---|---|---|---:|---|---:|---|${exact ? '---|---:|' : ''}`];
-  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
-    for (const [span, from] of [['all', 1], [`${Math.ceil(EPOCHS / 2) + 1}–${EPOCHS}`, Math.ceil(EPOCHS / 2) + 1]]) {
-      const of = (engine) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch >= from);
-      const refOf = (engine) => new Map(of(engine).map((r) => [`${r.seed}/${r.epoch}`, r]));
-      const refs = { torch: refOf('torch'), 'torch-f64': refOf('torch-f64') };
-      for (const engine of ENGINES) {
-        const rs = of(engine);
-        if (!rs.length) continue;
-        const cmp = (key, better, against = 'torch') => {
-          if (engine === against) return '–';
-          // pairs only where the reference ran (--noise / --f64 runs can cover fewer seeds)
-          const d = rs.filter((r) => refs[against].has(`${r.seed}/${r.epoch}`)).map((r) => r[key] - refs[against].get(`${r.seed}/${r.epoch}`)[key]);
-          if (!d.length) return '–';
-          const b = d.filter((x) => (better ? x > 0 : x < 0)).length, w = d.filter((x) => (better ? x < 0 : x > 0)).length;
-          const m = mean(d);
-          return `${key === 'metric' ? `${m >= 0 ? '+' : ''}${(100 * m).toFixed(2)} points` : `${m >= 0 ? '+' : ''}${m.toExponential(1)}`} (${b} / ${d.length - b - w} / ${w})`;
-        };
-        const name = { ours: 'ours', torch: 'PyTorch', 'torch-nomkldnn': 'PyTorch without oneDNN', 'torch-f64': 'PyTorch float64' }[engine] ?? engine;
-        const dr = exact ? ` ${cmp('metric', up, 'torch-f64')} | ${engine === 'torch-f64' || !rs.some((r) => r.drift !== undefined) ? '–' : `${median(rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)} (${Math.max(...rs.filter((r) => r.drift !== undefined).map((r) => r.drift)).toExponential(1)})`} |` : '';
-        lines.push(`| ${v} | ${name} | ${span} (${rs.length} snapshots) | ${(100 * mean(rs.map((r) => r.metric))).toFixed(2)}% | ${cmp('metric', up)} | ${KEY === 'cls' ? mean(rs.map((r) => r.fine)).toExponential(3) : mean(rs.map((r) => r.fine)).toFixed(4)} | ${cmp('fine', fineUp)} |${dr}`);
-      }
-    }
-  }
-  // The late epochs seed by seed: each engine's mean difference to a reference run of the same seed.
-  const late = Math.ceil(EPOCHS / 2) + 1, seeds = [...new Set(epochRows.map((r) => r.seed))].sort((a, b) => a - b);
-  const perSeed = [];
-  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
-    const at = (engine, seed) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.seed === seed && r.epoch >= late);
-    for (const [engine, against] of ['torch', 'torch-f64'].flatMap((ref) => ENGINES.filter((e) => e !== ref && e !== 'torch-f64').map((e) => [e, ref]))) {
-      const both = seeds.filter((sd) => at(engine, sd).length && at(against, sd).length);
-      if (!both.length) continue;
-      const d = both.map((sd) => mean(at(engine, sd).map((r) => r.metric - at(against, sd).find((q) => q.epoch === r.epoch).metric)));
-      const [each, meanSe] = perSeedFigures(d);
-      const [hi, lo] = [d.filter((x) => x > 0).length, d.filter((x) => x < 0).length].map((k) => (up ? k : d.length - k - d.filter((x) => x === 0).length));
-      perSeed.push(`- ${v}, ${engine} − ${against}: ${each} points (seeds ${both.join(', ')}); mean ${meanSe}, better on ${hi} seeds, worse on ${lo}`);
-    }
-  }
-  // Per tensor (--f64 runs that kept it): the median over trained tensors and seeds, early and last.
-  const tensorDrift = [];
-  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
-    for (const engine of ENGINES.filter((e) => e !== 'torch-f64')) {
-      const at = (ep) => epochRows.filter((r) => r.variant === v && r.engine === engine && r.epoch === ep && r.driftPerTensor).flatMap((r) => Object.values(r.driftPerTensor));
-      const eps = [1, 2, 3, EPOCHS].filter((ep) => at(ep).length);
-      if (eps.length) tensorDrift.push(`- ${v}, ${engine}: ${eps.map((ep) => `epoch ${ep} ${median(at(ep)).toExponential(1)}`).join(', ')} (${new Set(epochRows.filter((r) => r.variant === v && r.engine === engine && r.driftPerTensor).map((r) => r.seed)).size} seeds)`);
-    }
-  }
-  // With more than one build of ours (--pkg runs merged), each seed's mean over our builds against
-  // the mean over PyTorch's runs of the same seed: two rounding families, each averaged.
-  const ours = ENGINES.filter((e) => !e.startsWith('torch')), theirs = ENGINES.filter((e) => e.startsWith('torch'));
-  for (const v of [...new Set(epochRows.map((r) => r.variant))]) {
-    const lateMean = (engine, sd) => mean(epochRows.filter((r) => r.variant === v && r.engine === engine && r.seed === sd && r.epoch >= late).map((r) => r.metric));
-    const has = (engine, sd) => epochRows.some((r) => r.variant === v && r.engine === engine && r.seed === sd);
-    const full = seeds.filter((sd) => [...ours, ...theirs].every((e) => has(e, sd)));
-    if (ours.length < 2 || !full.length) continue;
-    const d = full.map((sd) => mean(ours.map((e) => lateMean(e, sd))) - mean(theirs.map((e) => lateMean(e, sd))));
-    const [each, meanSe] = perSeedFigures(d);
-    perSeed.push(`- ${v}, mean of ${ours.join(' + ')} − mean of ${theirs.join(' + ')}: ${each} points (seeds ${full.join(', ')}); mean ${meanSe}`);
-  }
-  if (tensorDrift.length) perSeed.push('', 'Each trained tensor\'s distance to float64 (relative L2), the median over the tensors and seeds:', '', ...tensorDrift);
-  epochMd = `\n\nEvery epoch's parameters on the same held-out set (\`--per-epoch\`), compared in pairs of the same order seed and epoch:\n\n${lines.join('\n')}\n\nEpochs ${late}–${EPOCHS}, seed by seed (${up ? 'accuracy' : 'CER'}, mean difference to the reference run of the same seed):\n\n${perSeed.join('\n')}\n`;
-  console.error(epochMd);
-}
+// --per-epoch: every epoch's parameters against PyTorch's, in pairs (recover-vs-torch-epochs.mjs).
+const epochMd = epochRows.length ? epochMarkdown(epochRows, { epochs: EPOCHS, key: KEY }) : '';
+if (epochMd) console.error(epochMd);
 
 if (opt.write) {
   const file = path.join(ROOT, 'bench/RESULTS.md');

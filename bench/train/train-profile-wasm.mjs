@@ -1,8 +1,8 @@
 // Bench only: per-op profile of training steps in wasm, in Node: a single-threaded build with the
-// feature train-profile (RawTrainer.profile()), e.g. built as scripts/build.sh builds st plus
-// `--features train-profile`, into its own package directory (the normal package has no profile).
-// Build: CARGO_UNSTABLE_BUILD_STD=std,panic_abort RUSTFLAGS="$ST_FLAGS" cargo build --lib --release \
-//   --target wasm32-unknown-unknown --features train-profile, then wasm-bindgen + wasm-opt -O3 as in
+// cfg sparsekit_train_profile (RawTrainer.profile()), e.g. built as scripts/build.sh builds st plus
+// `--cfg sparsekit_train_profile` in RUSTFLAGS, into its own package directory (the normal package has no profile).
+// Build: CARGO_UNSTABLE_BUILD_STD=std,panic_abort RUSTFLAGS="$ST_FLAGS --cfg sparsekit_train_profile" cargo build --lib --release \
+//   --target wasm32-unknown-unknown, then wasm-bindgen + wasm-opt -O3 as in
 //   scripts/build.sh into PKG_DIR/wasm/st, the rest of PKG_DIR a copy of pkg/.
 // Usage: node bench/train/train-profile-wasm.mjs PKG_DIR [steps] [det,rec]
 import fs from 'node:fs';

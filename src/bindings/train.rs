@@ -120,9 +120,9 @@ impl RawTrainer {
         self.inner.steps()
     }
 
-    /// Bench only (feature `train-profile`): seconds per op type since the trainer was built,
+    /// Bench only (cfg `sparsekit_train_profile`): seconds per op type since the trainer was built,
     /// as JSON `{op: [forward, backward]}`.
-    #[cfg(feature = "train-profile")]
+    #[cfg(sparsekit_train_profile)]
     pub fn profile(&self) -> String {
         let p = self.inner.graph.profile.borrow();
         let rows: Vec<String> = p.iter().map(|(op, (f, b))| format!("\"{op}\":[{f},{b}]")).collect();

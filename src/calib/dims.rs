@@ -1,4 +1,5 @@
-//! The 2-D reading of a weight view every calibration method starts from.
+//! The 2-D reading of a weight view every calibration method starts from, and the check every
+//! method that writes the weights makes first.
 
 use crate::bail;
 use crate::block::View;
@@ -12,4 +13,20 @@ pub(crate) fn dims2(w: &View, what: &str) -> Result<(usize, usize, usize, usize)
     }
     let (s, st) = (w.shape(), w.stride());
     Ok((s[0], s[1], st[0], st[1]))
+}
+
+/// Refuses a view holding a NaN or an infinity (`invalid_value`, naming the first one): the
+/// solvers and the quantizers would spread it over the row, so they check before any write.
+pub(crate) fn check_finite(w: &View, what: &str, (rows, cols, s0, s1): (usize, usize, usize, usize)) -> Result<()> {
+    let param = w.param();
+    let data = param.data();
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = data[r * s0 + c * s1];
+            if !v.is_finite() {
+                bail!(InvalidValue, "{what}: weight [{r}, {c}] of the view is {v}; weights must be finite");
+            }
+        }
+    }
+    Ok(())
 }

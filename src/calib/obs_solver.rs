@@ -16,10 +16,10 @@
 //! checked before the first write.
 
 use super::cholesky::inverse_upper_factor;
+use super::dims::check_finite;
 use super::hessian::Hessian;
 use super::quant_grid::{GroupParams, QuantGrid};
 use super::selection::{select_block, select_nm, Select};
-use crate::bail;
 use crate::block::View;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
@@ -65,18 +65,8 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
     let what = spec.what;
     let bs = spec.bs;
     w.check_writable()?;
+    check_finite(w, what, (rows, cols, s0, s1))?;
     let param = w.param();
-    {
-        let data = param.data();
-        for r in 0..rows {
-            for c in 0..cols {
-                let v = data[r * s0 + c * s1];
-                if !v.is_finite() {
-                    bail!(InvalidValue, "{what}: weight [{r}, {c}] of the view is {v}; weights must be finite");
-                }
-            }
-        }
-    }
     // Steps 1-3: dead inputs, damping, U. Nothing is written before this succeeds.
     let mut hm = h.matrix_f64()?;
     let dead: Vec<bool> = (0..cols).map(|j| hm[j * cols + j] == 0.0).collect();

@@ -3,10 +3,9 @@
 //! values, no error compensation and no calibration data. The floor GPTQ is measured against,
 //! and the quantizer of weights without a Hessian (embedding tables).
 
-use super::dims::dims2;
+use super::dims::{check_finite, dims2};
 use super::gptq::Quantized;
 use super::quant_grid::QuantGrid;
-use crate::bail;
 use crate::block::View;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
@@ -18,18 +17,8 @@ pub fn round_to_nearest(w: &View, bits: i64, group: Option<i64>, sym: bool) -> R
     let (rows, cols, s0, s1) = dims2(w, "roundToNearest")?;
     let grid = QuantGrid::new(bits, group, sym, "roundToNearest")?;
     w.check_writable()?;
+    check_finite(w, "roundToNearest", (rows, cols, s0, s1))?;
     let param = w.param();
-    {
-        let data = param.data();
-        for r in 0..rows {
-            for c in 0..cols {
-                let v = data[r * s0 + c * s1];
-                if !v.is_finite() {
-                    bail!(InvalidValue, "roundToNearest: weight [{r}, {c}] of the view is {v}; weights must be finite");
-                }
-            }
-        }
-    }
     let (g, ng) = (grid.group_len(cols), grid.groups(cols));
     let mut codes = try_alloc(rows * cols, 0i8)?;
     let mut scales = try_alloc(rows * ng, 0.0f32)?;

@@ -43,7 +43,7 @@ pub struct Graph {
     ran: bool,
     folding: Folding,
     /// Bench only: seconds per op type, forward and backward.
-    #[cfg(feature = "train-profile")]
+    #[cfg(sparsekit_train_profile)]
     pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
 }
 
@@ -183,7 +183,7 @@ impl Graph {
             params,
             ran: false,
             folding: Folding::default(),
-            #[cfg(feature = "train-profile")]
+            #[cfg(sparsekit_train_profile)]
             profile: Default::default(),
         })
     }
@@ -204,10 +204,10 @@ impl Graph {
                 continue;
             }
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
-            #[cfg(feature = "train-profile")]
+            #[cfg(sparsekit_train_profile)]
             let t0 = clock();
             let outs = nd.kernel.forward(&ins).map_err(|e| Error::new(e.kind(), format!("{}: {}", nd.label, e.message())))?;
-            #[cfg(feature = "train-profile")]
+            #[cfg(sparsekit_train_profile)]
             {
                 self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().0 += clock() - t0;
             }
@@ -270,13 +270,13 @@ impl Graph {
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
             let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
             let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
-            #[cfg(feature = "train-profile")]
+            #[cfg(sparsekit_train_profile)]
             let t0 = clock();
             let gins = nd
                 .kernel
                 .backward_some(&ins, &outs, &gouts, &nd.need)
                 .map_err(|e| Error::new(e.kind(), format!("{} backward: {}", nd.label, e.message())))?;
-            #[cfg(feature = "train-profile")]
+            #[cfg(sparsekit_train_profile)]
             {
                 self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
             }
@@ -334,7 +334,7 @@ impl Graph {
 
 /// Bench only: seconds from a fixed origin (`performance.now()` in wasm, which has no clock
 /// of its own for `Instant`).
-#[cfg(feature = "train-profile")]
+#[cfg(sparsekit_train_profile)]
 fn clock() -> f64 {
     #[cfg(target_arch = "wasm32")]
     {
@@ -352,7 +352,7 @@ fn clock() -> f64 {
 
 /// Bench only: the profile's row of a node; convolutions split by kind (depthwise: one input
 /// channel per group; pointwise: 1x1; the rest), whose costs differ most.
-#[cfg(feature = "train-profile")]
+#[cfg(sparsekit_train_profile)]
 fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
     match (op, ins.get(1).copied().flatten()) {
         ("Conv", Some(w)) => match w.shape() {

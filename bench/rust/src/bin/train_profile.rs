@@ -1,6 +1,6 @@
 //! Bench only: a training step of a graph dumped by bench/train/train-dump.mjs (JSON spec + binary
-//! initializers), timed per op type (`--features train-profile`), natively.
-//! Usage: cargo run --release --manifest-path bench/rust/Cargo.toml --bin train_profile --features train-profile -- /tmp/t25/det 8,3,128,128 [steps]
+//! initializers), timed per op type (RUSTFLAGS="--cfg sparsekit_train_profile", `--features train-profile`), natively.
+//! Usage: RUSTFLAGS="--cfg sparsekit_train_profile" cargo run --release --manifest-path bench/rust/Cargo.toml --bin train_profile --features train-profile -- /tmp/t25/det 8,3,128,128 [steps]
 use sparsekit_wasm::train::{AdamConfig, Graph, GraphSpec, InitSpec, Tensor, Trainer};
 use std::time::Instant;
 
@@ -39,7 +39,7 @@ fn main() {
         tr.step(vec![x.clone()], &t).unwrap();
         eprintln!("step {s}: {:.0} ms", t0.elapsed().as_secs_f64() * 1e3);
     }
-    #[cfg(feature = "train-profile")]
+    #[cfg(sparsekit_train_profile)]
     {
         let p = tr.graph.profile.borrow();
         let mut v: Vec<_> = p.iter().collect();
