@@ -8,9 +8,9 @@ import { loadUserImages } from '../calib/user-images.js';
 import { WorkerError } from '../protocol.js';
 import type { CalibCompareRow, CalibRequest, CalibStep } from '../workers/api.js';
 import { fidelityList } from '../fidelity-view.js';
+import { parseNM } from '../format.js';
 import type { FidelityReport } from 'sparsekit-wasm/onnx';
 import { calibClient } from '../workers.js';
-import { offerPruned } from '../pruned-models.js';
 
 const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
 
@@ -20,9 +20,10 @@ const perLayer: Record<string, string> = {};
 
 function target(): CalibRequest['target'] {
   if (select('calib-pattern').value === 'nm') {
-    const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(input('calib-nm').value);
-    if (!m || +m[1] > +m[2] || +m[2] < 1) throw new Error(`invalid N:M "${input('calib-nm').value}" (e.g. 2:4)`);
-    return { nm: [+m[1], +m[2]] };
+    // the page's one N:M parser, the package's (format.ts parseNM): the CLI's and the module's patterns
+    const nm = parseNM(input('calib-nm').value);
+    if (!nm) throw new Error(`invalid N:M "${input('calib-nm').value}" (N:M with 1 <= N <= M, e.g. 2:4)`);
+    return { nm };
   }
   const s = Number(input('calib-sparsity').value) / 100;
   if (!(s >= 0 && s <= 1)) throw new Error('sparsity must be between 0 and 100%');
@@ -130,7 +131,6 @@ async function run(op: 'run' | 'compare'): Promise<void> {
     if (op === 'run') {
       const res = await calibClient.request('run', msg, opts);
       pruned = res.bytes;
-      offerPruned('calibration', res.bytes);
       showRun(res, msg.heldOut, performance.now() - t0);
     } else {
       showCompare((await calibClient.request('compare', msg, opts)).rows);
