@@ -34,7 +34,7 @@ test('every worker sends its errors through the one protocol, code (and reason) 
       badLayer: () => ({ layers: [{ id: 0, name: 'w', dims: [4, 4], reduceAxis: 1, data: new Float32Array(3), cfg: { criterion: 'hard', block: [1, 1], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4 } }], global: { enabled: false } }),
       badModel: () => ({ a: { model: text, externalData: [] }, b: { model: text, externalData: [] }, inputs: [{ name: 'x', elemType: 1, shape: [1, 4] }], runs: 1, warmup: 1 }),
       badShape: () => ({ a: { model: text, externalData: [] }, b: { model: text, externalData: [] }, inputs: [{ name: 'x', elemType: 1, shape: [1, 0] }], runs: 1, warmup: 1 }),
-      calib: () => ({ bytes: text, criterion: 'sparsegpt', perLayer: {}, target: { sparsity: 0.5 }, pages: 1, heldOut: 1, images: [], sequential: true, blockSize: 128, percDamp: 0.01, normalization: 'symmetric' }),
+      calib: () => ({ bytes: text, criterion: 'sparsegpt', dense: {}, target: { sparsity: 0.5 }, pages: 1, heldOut: 1, images: [], sequential: true, percDamp: 0.01, normalization: 'symmetric' }),
       channels: () => ({ bytes: text, fraction: 0.3, scope: 'layer', roundTo: 8 }),
       job: () => ({
         bytes: text, goal: 'nm', floor: null, amount: 0, nm: '2:4', levels: [], maxSteps: 8, method: 'magnitude', quantize: null,

@@ -1,6 +1,6 @@
 // The APIs of the page's workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
-import type { CalibReport, CompressResult, FidelityReport, JobMethod, JobReport } from 'sparsekit-wasm/onnx';
+import type { CompressResult, JobMethod, JobReport } from 'sparsekit-wasm/onnx';
 import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
 
 /** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
@@ -58,28 +58,29 @@ export type EvalApi = {
   bench: { req: { a: ModelFiles; b: ModelFiles; inputs: InputSpec[]; runs: number; warmup: number }; res: { a: BenchSide; b: BenchSide } };
 };
 
-/** The calibration card's settings, as the calibration worker takes them. */
+/** The calibration card's settings, as the calibration worker builds its jobs from them. */
 export interface CalibRequest {
   bytes: Uint8Array;
-  criterion: string;
-  perLayer: Record<string, string>;
+  /** The job's method (the comparison runs all three). */
+  criterion: JobMethod;
+  /** Layers the card keeps dense (by name): the job becomes a recipe with these left out. */
+  dense: Record<string, true>;
   target: { sparsity: number } | { nm: [number, number] };
   pages: number;
   heldOut: number;
   images: { rgba: Uint8ClampedArray; w: number; h: number; name: string }[];
   sequential: boolean;
-  blockSize: number;
   percDamp: number;
   normalization: 'symmetric' | 'imagenet';
 }
 
-/** Calibration progress: layers done of total in the current phase ('magnitude: capture', …). */
+/** Calibration progress: the job's phase, layers done of total, the current layer. */
 export interface CalibStep { done: number; total: number; phase: string; layer?: string }
 
-export interface CalibCompareRow { criterion: string; fidelity: number; worst: string; cosine: number; min: number; layers: number }
+export interface CalibCompareRow { criterion: string; fidelity: number; worst: string; cosine: number; layers: number }
 
 export type CalibApi = {
-  run: { req: CalibRequest; res: { bytes: Uint8Array; report: CalibReport; cosine: { cosine: number; min: number; fidelity: FidelityReport }; engine: string }; progress: CalibStep };
+  run: { req: CalibRequest; res: { bytes: Uint8Array; report: JobReport; engine: string }; progress: CalibStep };
   compare: { req: CalibRequest; res: { rows: CalibCompareRow[]; engine: string }; progress: CalibStep };
 };
 
