@@ -91,6 +91,31 @@ test('the page leads with the job: model, goal, samples, recover, result in that
   await context.close();
 });
 
+test('a setting the job refuses is named by the card\'s field (the package\'s JobError, its option read back), and nothing is written', async () => {
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(YOLO_STYLE);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  let last = null;
+  const failure = async () => {
+    await page.getByTestId('goal-run').click();
+    // a new run clears the last error: wait for this run's
+    await page.waitForFunction((prev) => { const e = document.querySelector('[data-testid="error"]'); return e && e.textContent !== prev; }, last, { timeout: 120_000 });
+    const text = last = await page.getByTestId('error').textContent();
+    assert.ok(await page.getByTestId('goal-export').isHidden(), 'nothing to download');
+    return text;
+  };
+  await page.getByTestId('goal-kind').selectOption('nm');
+  await page.getByTestId('goal-use-floor').setChecked(false);
+  await page.getByTestId('goal-nm').fill('5:4');
+  assert.match(await failure(), /^Error: N:M: must be N:M with 1 <= N <= M, e\.g\. 2:4 \(got 5:4\)$/);
+  await page.getByTestId('goal-nm').fill('2:4');
+  await page.getByTestId('job-quantize').selectOption('int4');
+  await page.getByTestId('job-group').fill('20');
+  assert.match(await failure(), /^Error: Group: must be a power of two >= 16 \(got 20\)$/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('the page fits a 1400-px-wide window: no horizontal overflow, with a model loaded and pruned', async (t) => {
   const { context, page, problems } = await playground.openPage('?model=none');
   await openPerLayer(page);

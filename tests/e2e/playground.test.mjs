@@ -147,7 +147,9 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
   assert.ok(Math.abs(masks.totalSparsity - actual) < 1e-9);
   assert.ok(actual > 0.3, `meaningful sparsity (${actual})`);
 
-  // The page stays interactive: hovering the heatmap reads a block.
+  // The page stays interactive: hovering the heatmap reads a block (scrolled to first: the weights
+  // view sits above the per-layer fold, out of the window once the table is driven).
+  await page.locator('#heatmap').scrollIntoViewIfNeeded();
   const box = await page.locator('#heatmap').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.locator('#tooltip').waitFor({ state: 'visible' });

@@ -4,7 +4,7 @@
 // per run, built and run by the package's runJob in workers/job-worker.ts, as the CLI's `prune` runs
 // it: the same settings write the same model on both faces.
 import { JOB_DEFAULTS, type JobMethod } from 'sparsekit-wasm/onnx';
-import { $, button, input, select, showError } from '../dom.js';
+import { $, button, clearError, input, select, showError } from '../dom.js';
 import { WorkerError } from '../protocol.js';
 import type { JobRequest, JobSamplesRequest, JobStep } from '../workers/api.js';
 import { jobClient } from '../workers.js';
@@ -90,6 +90,22 @@ function setBusy(on: boolean, label = ''): void {
   $('goal-status').textContent = label;
 }
 
+/** The job's options as the card names them: a JobError about one names the field (as the CLI names its flag). */
+const FIELDS: Record<string, string> = {
+  'mode.nm': 'N:M', 'mode.minFidelity': 'Fidelity floor', 'mode.sparsity': 'Sparsity', 'mode.fraction': 'Channels removed',
+  'mode.levels': 'Levels per unit', 'mode.maxSteps': 'Plans verified', 'method': 'Scoring', 'quantize.scheme': 'Quantize',
+  'quantize.group': 'Group', 'calibration.samples': 'Calibration samples', 'eval.samples': 'Held-out samples',
+  'recover.epochs': 'Epochs', 'recover.minutes': 'Minutes', 'recover.lr': 'Learning rate', 'recover.batchSize': 'Batch',
+  'recover.features': 'Matched blocks', 'recover.steps': 'Recovery steps',
+};
+
+/** A failed job in the card's words: the field a JobError is about, then what is wrong with it. */
+function jobFailure(e: unknown): string {
+  const w = e instanceof WorkerError ? e : null;
+  if (w?.option && w.message.startsWith(`${w.option} `)) return `${FIELDS[w.option] ?? w.option}: ${w.message.slice(w.option.length + 1)}`;
+  return `The job failed: ${(e as Error).message}`;
+}
+
 const PHASES: Record<string, string> = { sensitivity: 'sensitivity', verify: 'verifying plans', prune: 'pruning', channels: 'removing channels', quantize: 'quantizing' };
 
 function onProgress(p: JobStep): void {
@@ -100,6 +116,7 @@ function onProgress(p: JobStep): void {
 
 async function run(): Promise<void> {
   if (!bytes || controller) return;
+  clearError();
   let req: JobRequest;
   try { req = await readRequest(bytes); } catch (e) { showError((e as Error).message); return; }
   const my = ++gen;
@@ -116,7 +133,7 @@ async function run(): Promise<void> {
     if (my !== gen) return;
     const cancelled = e instanceof WorkerError && e.code === 'cancelled';
     setBusy(false, cancelled ? 'cancelled' : '');
-    if (!cancelled) showError(`The job failed: ${(e as Error).message}`);
+    if (!cancelled) showError(jobFailure(e));
   } finally { if (my === gen) controller = null; }
 }
 
