@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel, findLayers, viewValues } from '#onnx-internal';
-import { CLS, tmpDir, runModel, startPlayground } from './helpers.mjs';
+import { CLS, tmpDir, runModel, startPlayground, openPerLayer } from './helpers.mjs';
 
 let playground;
 
@@ -19,7 +19,8 @@ after(async () => {
   await playground?.stop();
 });
 
-const openPage = (query) => playground.openPage(query);
+// the page opens on the job; these tests drive the per-layer controls, one fold away
+const openPage = async (query) => { const p = await playground.openPage(query); await openPerLayer(p.page); return p; };
 
 test('the page opens with its default model loaded', async () => {
   const { context, page, problems } = await openPage();

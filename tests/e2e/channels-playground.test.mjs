@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel, loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
-import { CLS, tmpDir, runModelOutputs, startPlayground, importWww } from './helpers.mjs';
+import { CLS, tmpDir, runModelOutputs, startPlayground, importWww, openPerLayer } from './helpers.mjs';
 
 const { compareOutputs } = await importWww('model-input.ts');
 
@@ -27,6 +27,7 @@ const run = (file) => runModelOutputs(file, OnnxModel.parse(fs.readFileSync(file
 
 test('remove channels on cls: fewer parameters, a smaller file, an export that runs with the original output shapes', async (t) => {
   const { context, page, problems } = await playground.openPage('?model=none');
+  await openPerLayer(page);
   await page.getByTestId('model-file').setInputFiles(CLS);
   await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
 

@@ -1,5 +1,5 @@
-// End-to-end test of the playground's goal-first card in headless Chromium, on the PaddleOCR direction
-// classifier: the channels search ("smaller") at floor 0.95 with few samples and levels must fill the
+// End-to-end test of the job card's goal down to a fidelity floor in headless Chromium, on the PaddleOCR
+// direction classifier: the channels search ("smaller") at floor 0.95 with few samples and levels must fill the
 // sensitivity map (one row per channel group the package finds, every cell a score in [0, 1]), draw
 // the verified plans, choose a plan whose verified fidelity meets the floor, and download a model with
 // fewer parameters (it parses and runs in onnxruntime-node) and its recipe. Cancel must stop a run,

@@ -187,6 +187,15 @@ export async function startPlayground() {
 }
 
 /**
+ * Opens the page's fold of per-layer controls and other tools (the per-layer table, calibration
+ * criteria, channel groups), as a user clicks its summary: the page opens on the job, the fold closed.
+ */
+export async function openPerLayer(page) {
+  const more = page.locator('#more');
+  if (!(await more.evaluate((d) => d.open))) await more.locator(':scope > summary').click();
+}
+
+/**
  * A YOLO-like detector in miniature (random weights, seeded): input `[batch, 3, height, width]`
  * with symbolic dims, `levels` stride-2 Convs (5: stride 32 in all), the last map upsampled x2 and
  * concatenated with the one before (as a feature pyramid does: it only lines up when height and

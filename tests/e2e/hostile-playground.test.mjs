@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLS, ROOT, startPlayground } from './helpers.mjs';
+import { CLS, ROOT, startPlayground, openPerLayer } from './helpers.mjs';
 
 const DIR = path.join(ROOT, 'tests/data/hostile');
 const CASES = JSON.parse(fs.readFileSync(path.join(DIR, 'cases.json'), 'utf8'));
@@ -36,6 +36,7 @@ after(async () => { await playground?.stop(); });
 
 test('every hostile file shows a typed error on the page, and the page stays usable', async () => {
   const { context, page, problems } = await playground.openPage();
+  await openPerLayer(page);
   const shown = [];
   // Files the page reads with its default limits; the limit-only cases are valid or corrupt there.
   const refused = CASES.filter((c) => (c.limits ? c.expectDefault : c.expect) !== 'ok');

@@ -1,13 +1,16 @@
 // The playground as a whole, in headless Chromium: every worker speaks the one protocol (an error
-// sent through each arrives with its name, code and reason), the page fits a 1400-px-wide window, and
+// sent through each arrives with its name, code and reason), the page leads with the job (model →
+// goal → samples → recover → result, the per-layer controls folded), the page fits a 1400-px-wide window, and
 // a YOLO-like detector with dynamic height and width gets a test input that runs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { OnnxModel, resolveInputShape } from 'sparsekit-wasm/onnx';
-import { DET, loadSparsekit, makeYoloLikeModel, startPlayground, tmpDir } from './helpers.mjs';
+import { OnnxModel, resolveInputShape, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
+import { DET, ROOT, loadSparsekit, makeYoloLikeModel, startPlayground, tmpDir, openPerLayer } from './helpers.mjs';
+
+const YOLO_STYLE = path.join(ROOT, 'tests/data/models/yolov8-style.onnx');
 
 let playground;
 before(async () => { playground = await startPlayground(); });
@@ -31,8 +34,12 @@ test('every worker sends its errors through the one protocol, code (and reason) 
       badLayer: () => ({ layers: [{ id: 0, name: 'w', dims: [4, 4], reduceAxis: 1, data: new Float32Array(3), cfg: { criterion: 'hard', block: [1, 1], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4 } }], global: { enabled: false } }),
       badModel: () => ({ a: { model: text, externalData: [] }, b: { model: text, externalData: [] }, inputs: [{ name: 'x', elemType: 1, shape: [1, 4] }], runs: 1, warmup: 1 }),
       badShape: () => ({ a: { model: text, externalData: [] }, b: { model: text, externalData: [] }, inputs: [{ name: 'x', elemType: 1, shape: [1, 0] }], runs: 1, warmup: 1 }),
-      calib: () => ({ bytes: text, criterion: 'sparsegpt', perLayer: {}, target: { sparsity: 0.5 }, pages: 1, heldOut: 1, images: [], sequential: true, blockSize: 128, percDamp: 0.01, normalization: 'symmetric' }),
+      calib: () => ({ bytes: text, criterion: 'sparsegpt', dense: {}, target: { sparsity: 0.5 }, pages: 1, heldOut: 1, images: [], sequential: true, percDamp: 0.01, normalization: 'symmetric' }),
       channels: () => ({ bytes: text, fraction: 0.3, scope: 'layer', roundTo: 8 }),
+      job: () => ({
+        bytes: text, goal: 'nm', floor: null, amount: 0, nm: '2:4', levels: [], maxSteps: 8, method: 'magnitude', quantize: null,
+        samples: { calibration: 0, heldOut: 0, images: [], text: null }, recover: null,
+      }),
       none: () => ({}),
     };
     return window.sparsekitPlayground.request(w, o, build[p.kind]());
@@ -51,7 +58,8 @@ test('every worker sends its errors through the one protocol, code (and reason) 
     ['calib', 'compare', { kind: 'calib', notOnnx: NOT_ONNX }, notOnnx],
     ['channels', 'groups', { kind: 'channels', notOnnx: NOT_ONNX }, notOnnx],
     ['channels', 'remove', { kind: 'channels', notOnnx: NOT_ONNX }, notOnnx],
-    ...['prune', 'eval', 'calib', 'channels'].map((w) => [w, 'no-such-op', { kind: 'none' }, { name: 'PlaygroundError', code: 'unknown_operation', reason: null }]),
+    ['job', 'run', { kind: 'job', notOnnx: NOT_ONNX }, notOnnx],
+    ...['prune', 'eval', 'calib', 'channels', 'job'].map((w) => [w, 'no-such-op', { kind: 'none' }, { name: 'PlaygroundError', code: 'unknown_operation', reason: null }]),
   ];
   for (const [worker, op, payload, want] of cases) {
     const got = await send(worker, op, payload);
@@ -64,8 +72,53 @@ test('every worker sends its errors through the one protocol, code (and reason) 
   await context.close();
 });
 
+test('the page leads with the job: model, goal, samples, recover, result in that order, the per-layer controls folded', async () => {
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(YOLO_STYLE);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  const headings = await page.locator('main h2:visible').allTextContents();
+  const steps = ['1 · Model', '2 · Goal', '3 · Samples', '4 · Recover', '5 · Result'];
+  assert.deepEqual(headings.slice(0, 5).map((h, i) => h.startsWith(steps[i])), steps.map(() => true), `the steps in order: ${headings.join(' | ')}`);
+  assert.equal(await page.locator('#more').evaluate((d) => d.open), false, 'the per-layer controls start folded');
+  assert.equal(await page.locator('#config-card').isVisible(), false);
+  await openPerLayer(page);
+  assert.equal(await page.locator('#config-card').isVisible(), true, 'one click away');
+  // the job's defaults are the package's (JOB_DEFAULTS), as the CLI's help prints them
+  assert.equal(await page.getByTestId('job-calib').inputValue(), String(JOB_DEFAULTS.calibrationCount));
+  assert.equal(await page.getByTestId('goal-samples').inputValue(), String(JOB_DEFAULTS.generatedEvalCount));
+  assert.equal(await page.getByTestId('goal-steps').inputValue(), String(JOB_DEFAULTS.maxSteps));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a setting the job refuses is named by the card\'s field (the package\'s JobError, its option read back), and nothing is written', async () => {
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(YOLO_STYLE);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  let last = null;
+  const failure = async () => {
+    await page.getByTestId('goal-run').click();
+    // a new run clears the last error: wait for this run's
+    await page.waitForFunction((prev) => { const e = document.querySelector('[data-testid="error"]'); return e && e.textContent !== prev; }, last, { timeout: 120_000 });
+    const text = last = await page.getByTestId('error').textContent();
+    assert.ok(await page.getByTestId('goal-export').isHidden(), 'nothing to download');
+    return text;
+  };
+  await page.getByTestId('goal-kind').selectOption('nm');
+  await page.getByTestId('goal-use-floor').setChecked(false);
+  await page.getByTestId('goal-nm').fill('5:4');
+  assert.match(await failure(), /^Error: N:M: must be N:M with 1 <= N <= M, e\.g\. 2:4 \(got 5:4\)$/);
+  await page.getByTestId('goal-nm').fill('2:4');
+  await page.getByTestId('job-quantize').selectOption('int4');
+  await page.getByTestId('job-group').fill('20');
+  assert.match(await failure(), /^Error: Group: must be a power of two >= 16 \(got 20\)$/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('the page fits a 1400-px-wide window: no horizontal overflow, with a model loaded and pruned', async (t) => {
   const { context, page, problems } = await playground.openPage('?model=none');
+  await openPerLayer(page);
   await page.getByTestId('model-file').setInputFiles(DET);
   await page.waitForSelector('#layers tbody tr');
   await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
@@ -102,6 +155,7 @@ test('a YOLO-like detector with dynamic height and width gets a test input that 
   const file = path.join(tmpDir('sk-yolo-'), 'yolo-like.onnx');
   fs.writeFileSync(file, bytes);
   const { context, page, problems } = await playground.openPage('?model=none');
+  await openPerLayer(page);
   await page.getByTestId('model-file').setInputFiles(file);
   await page.waitForSelector('#layers tbody tr');
   assert.equal(await page.getByTestId('input-shape').inputValue(), '1x3x320x320');
@@ -120,6 +174,7 @@ test('when the chosen size does not run, the page retries a square 320, then 640
   const file = path.join(tmpDir('sk-yolo-'), 'yolo-deep.onnx');
   fs.writeFileSync(file, makeYoloLikeModel({ levels: 7 }));
   const { context, page, problems } = await playground.openPage('?model=none');
+  await openPerLayer(page);
   await page.getByTestId('model-file').setInputFiles(file);
   await page.waitForSelector('#layers tbody tr');
   assert.equal(await page.getByTestId('input-shape').inputValue(), '1x3x320x320');

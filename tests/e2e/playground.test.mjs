@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel } from '#onnx-internal';
 import { DT } from '#onnx-internal';
-import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground, importWww } from './helpers.mjs';
+import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground, openPerLayer, importWww } from './helpers.mjs';
 
 const { compareOutputs } = await importWww('model-input.ts');
 const { nmViolations, defaultPlan, DEFAULT_RULE } = await importWww('prune-core.ts');
@@ -24,7 +24,8 @@ after(async () => {
   await playground?.stop();
 });
 
-const openPage = (query) => playground.openPage(query);
+// the page opens on the job; these tests drive the per-layer controls, one fold away
+const openPage = async (query) => { const p = await playground.openPage(query); await openPerLayer(p.page); return p; };
 
 async function save(page, testid, file) {
   const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
@@ -146,7 +147,9 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
   assert.ok(Math.abs(masks.totalSparsity - actual) < 1e-9);
   assert.ok(actual > 0.3, `meaningful sparsity (${actual})`);
 
-  // The page stays interactive: hovering the heatmap reads a block.
+  // The page stays interactive: hovering the heatmap reads a block (scrolled to first: the weights
+  // view sits above the per-layer fold, out of the window once the table is driven).
+  await page.locator('#heatmap').scrollIntoViewIfNeeded();
   const box = await page.locator('#heatmap').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.locator('#tooltip').waitFor({ state: 'visible' });

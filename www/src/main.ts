@@ -1,6 +1,7 @@
-// The sparsity playground: load an ONNX model, configure pruning per layer, prune in a Web Worker
-// with sparsekit-wasm, inspect the masks, compare the models with onnxruntime-web, export. This file
-// only wires the page's modules to its controls.
+// The sparsity playground: load an ONNX model, run one pruning job on it (goal, samples, recovery:
+// the package's runJob in a worker, as the CLI runs it), inspect the masks, compare the models with
+// onnxruntime-web, download; the per-layer controls one fold below. This file only wires the page's
+// modules to its controls.
 import { $, button, input, select, showError } from './dom.js';
 import { renderDefaultsNote, resetToDefaults, defaultLayers } from './defaults.js';
 import { evaluate } from './effect.js';
@@ -11,9 +12,8 @@ import { loadDefault, loadFiles, setLoadHooks } from './model-load.js';
 import { renderModelInfo } from './model-info.js';
 import { initCalibPanel, setCalibModel } from './panels/calib-panel.js';
 import { initChannelsPanel, setChannelsModel } from './panels/channels-panel.js';
-import { initGoalPanel, setGoalModel } from './panels/goal-panel.js';
-import { initRecoverPanel, setRecoverModel } from './panels/recover-panel.js';
-import { clearPruned } from './pruned-models.js';
+import { initJobPanel, setJobModel } from './panels/job-panel.js';
+import { initJobDownloads } from './panels/job-result.js';
 import { onBarsClick, redraw, renderResults, selectLayer, zoom } from './results.js';
 import { runPruning } from './run.js';
 import { state } from './state.js';
@@ -25,16 +25,14 @@ installTestSurface();
 
 initCalibPanel();
 initChannelsPanel();
-initGoalPanel();
-initRecoverPanel();
+initJobPanel();
+initJobDownloads();
 
 setLoadHooks({
   reset() {
     void setChannelsModel(null, '', false);
     setCalibModel(null, '', false);
-    setGoalModel(null, '', false);
-    clearPruned();
-    setRecoverModel(null, '', false);
+    setJobModel(null, false);
   },
   loaded(m) {
     state.layers = defaultLayers(m.model);
@@ -45,9 +43,7 @@ setLoadHooks({
     $('config-card').hidden = false;
     setCalibModel(m.bytes, m.fileName, m.external.size > 0);
     void setChannelsModel(m.bytes, m.fileName, m.external.size > 0);
-    setGoalModel(m.bytes, m.fileName, m.external.size > 0);
-    clearPruned();
-    setRecoverModel(m.bytes, m.fileName, m.external.size > 0);
+    setJobModel(m.bytes, m.external.size > 0);
     if (!state.layers.length) showError(`${m.fileName} has no Conv, ConvTranspose, Gemm or MatMul weights to prune.`);
     updateRunButton();
   },

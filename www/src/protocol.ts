@@ -18,6 +18,8 @@ export interface WireError {
   code: string | null;
   /** OnnxError's finer reason (why a file was refused), when there is one. */
   reason: string | null;
+  /** JobError's option (a PruneJob path such as 'mode.nm'), so the page can name its own field. */
+  option?: string | null;
 }
 
 /** page -> worker */
@@ -35,23 +37,26 @@ export type FromWorker =
 export class WorkerError extends Error {
   readonly code: string | null;
   readonly reason: string | null;
+  readonly option: string | null;
   constructor(w: WireError) {
     super(w.message);
     this.name = w.name;
     this.code = w.code;
     this.reason = w.reason;
+    this.option = w.option ?? null;
   }
 }
 
 /** The single error serialiser of the playground: every worker sends its errors through it. */
 export function toWire(e: unknown): WireError {
-  const o = (typeof e === 'object' && e !== null ? e : {}) as { name?: unknown; message?: unknown; code?: unknown; reason?: unknown };
+  const o = (typeof e === 'object' && e !== null ? e : {}) as { name?: unknown; message?: unknown; code?: unknown; reason?: unknown; option?: unknown };
   const str = (x: unknown): string | null => (typeof x === 'string' && x ? x : null);
   return {
     name: str(o.name) ?? 'Error',
     message: typeof o.message === 'string' ? o.message : String(e),
     code: str(o.code),
     reason: str(o.reason),
+    option: str(o.option),
   };
 }
 

@@ -5,7 +5,6 @@ import { $, clearError, describeError, input, setStatus, showError } from './dom
 import { updateRunButton } from './layer-table.js';
 import { baseName, state, type ModelBytes } from './state.js';
 import { pruneClient } from './workers.js';
-import { offerPruned } from './pruned-models.js';
 
 /** What follows a successful run (set by main.ts: the result views, then the effect on the model). */
 export interface RunHooks { done(): Promise<void> | void }
@@ -38,8 +37,6 @@ export async function runPruning(hooks: RunHooks): Promise<void> {
     const fresh = OnnxModel.parse(loaded.bytes, { externalFiles: loaded.external, fileName: loaded.fileName });
     for (const r of res.results) fresh.writeFloat(fresh.weight(r.name)!, r.data);
     state.run = { results: res.results, pruned: encodeWithData(fresh), ms: res.ms };
-    // Only a self-contained model can be recovered in the page (onnxruntime-web gets one buffer).
-    if (!state.run.pruned.external.size) offerPruned('run', state.run.pruned.bytes);
     const noGlobal = globalOn && !state.layers.some((l) => l.cfg.criterion === 'hard');
     setStatus(`pruned in ${(res.ms / 1000).toFixed(2)} s (${((performance.now() - t0) / 1000).toFixed(2)} s in all)${res.threads ? ' with threads' : ''}`
       + (noGlobal ? ' · note: global scope is on but no layer uses the hard threshold, so nothing was coupled' : ''));

@@ -1,11 +1,11 @@
 // The page's one test surface: with `?test-surface` in the URL, `window.sparsekitPlayground` lets a
-// test (tests/e2e/worker-protocol.test.mjs) send a request straight to any of the four workers and
+// test (tests/e2e/worker-protocol.test.mjs) send a request straight to any of the workers and
 // read what comes back, errors included as their wire fields. Everything else a test needs is on the
 // DOM (data-testid and data-* attributes); without the parameter nothing is installed.
 import { toWire, type WireError } from './protocol.js';
-import { calibClient, channelsClient, evalClient, pruneClient } from './workers.js';
+import { calibClient, channelsClient, evalClient, jobClient, pruneClient } from './workers.js';
 
-const clients = { prune: pruneClient, eval: evalClient, calib: calibClient, channels: channelsClient };
+const clients = { prune: pruneClient, eval: evalClient, calib: calibClient, channels: channelsClient, job: jobClient };
 
 export interface TestSurface {
   /** Sends `op` with `payload` to a worker; resolves with its result, or with the error it sent. */

@@ -1,54 +1,55 @@
-// The calibration card: criterion per layer and presets (magnitude / Wanda / SparseGPT), calibration
-// options, progress and cancel, per-layer relative reconstruction error, the held-out output cosine,
-// and the side-by-side comparison of the three criteria (workers/calib-worker.ts). The layers and
-// input shapes come from the package's ONNX module.
-import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, CALIB_DEFAULTS, type CalibLayer, type CalibReport } from 'sparsekit-wasm/onnx';
+// The calibration card: the method (magnitude / Wanda / SparseGPT) and presets, layers kept dense,
+// calibration options, progress and cancel, per-layer relative reconstruction error, the held-out
+// fidelity and output cosine, and the side-by-side comparison of the three methods. Each run is a
+// PruneJob run by the package's runJob (workers/calib-worker.ts). The layers and input shapes come
+// from the package's ONNX module.
+import { OnnxModel, findLayers, resolveInputShape, isDensePrediction, CALIB_DEFAULTS, type CalibLayer, type CalibLayerReport, type JobMethod, type JobReport } from 'sparsekit-wasm/onnx';
 import { $, button, download, input, select, showError } from '../dom.js';
 import { loadUserImages } from '../calib/user-images.js';
 import { WorkerError } from '../protocol.js';
 import type { CalibCompareRow, CalibRequest, CalibStep } from '../workers/api.js';
 import { fidelityList } from '../fidelity-view.js';
-import type { FidelityReport } from 'sparsekit-wasm/onnx';
+import { parseNM } from '../format.js';
 import { calibClient } from '../workers.js';
-import { offerPruned } from '../pruned-models.js';
 
-const CRITERIA = [['magnitude', 'magnitude'], ['wanda', 'Wanda'], ['sparsegpt', 'SparseGPT'], ['dense', 'keep dense']];
 
 let model: OnnxModel | null = null, bytes: Uint8Array | null = null, fileName = '', layers: CalibLayer[] = [];
 let busy = false, pruned: Uint8Array | null = null, controller: AbortController | null = null;
-const perLayer: Record<string, string> = {};
+/** Layers kept dense (the job's recipe leaves them out); every other layer gets the card's method. */
+const dense: Record<string, true> = {};
 
 function target(): CalibRequest['target'] {
   if (select('calib-pattern').value === 'nm') {
-    const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(input('calib-nm').value);
-    if (!m || +m[1] > +m[2] || +m[2] < 1) throw new Error(`invalid N:M "${input('calib-nm').value}" (e.g. 2:4)`);
-    return { nm: [+m[1], +m[2]] };
+    // the page's one N:M parser, the package's (format.ts parseNM): the CLI's and the module's patterns
+    const nm = parseNM(input('calib-nm').value);
+    if (!nm) throw new Error(`invalid N:M "${input('calib-nm').value}" (N:M with 1 <= N <= M, e.g. 2:4)`);
+    return { nm };
   }
   const s = Number(input('calib-sparsity').value) / 100;
   if (!(s >= 0 && s <= 1)) throw new Error('sparsity must be between 0 and 100%');
   return { sparsity: s };
 }
 
-function renderTable(report: CalibReport | null): void {
+function renderTable(report: JobReport | null): void {
   const tbody = $('calib-layers').querySelector('tbody')!;
   tbody.replaceChildren();
-  const byName = new Map((report?.layers ?? []).map((r) => [r.name, r]));
+  // calibrated jobs report CalibLayerReports; magnitude, the plain per-layer report
+  const byName = new Map((report?.prune?.layers ?? []).map((r) => [r.name, r as Partial<CalibLayerReport> & typeof r]));
   for (const l of layers) {
     const tr = document.createElement('tr');
     const td = (x: Node | string) => { const c = document.createElement('td'); if (x instanceof Node) c.append(x); else c.textContent = x; tr.append(c); return c; };
     td(l.name); td(l.op); td(`${l.rows}×${l.cols}${l.transposed ? ' (transposed)' : ''}${l.group > 1 ? ` · group ${l.group}` : ''}`);
     const sel = document.createElement('select');
     sel.setAttribute('aria-label', `criterion of ${l.name}`);
-    sel.append(new Option('(default)', ''));
-    for (const [v, label] of CRITERIA) sel.append(new Option(label, v));
-    sel.value = perLayer[l.name] ?? '';
-    sel.addEventListener('change', () => { if (sel.value) perLayer[l.name] = sel.value; else delete perLayer[l.name]; });
+    sel.append(new Option('(the card\'s method)', ''), new Option('keep dense', 'dense'));
+    sel.value = dense[l.name] ? 'dense' : '';
+    sel.addEventListener('change', () => { if (sel.value) dense[l.name] = true; else delete dense[l.name]; });
     td(sel);
     const r = byName.get(l.name);
-    td(r ? r.method : '');
+    td(r ? (r.method ?? (r.zeros > 0 ? report!.method : 'dense')) : '');
     td(r ? `${(r.sparsity * 100).toFixed(1)}%` : '');
     td(r && r.relError != null ? r.relError.toFixed(4) : r ? '—' : '').dataset.testid = 'calib-relerr';
-    td(r ? r.notes.join('; ') : (l.note ?? ''));
+    td(r ? (r.notes ?? (r.note ? [r.note] : [])).join('; ') : (l.note ?? ''));
     tbody.append(tr);
   }
 }
@@ -78,27 +79,29 @@ async function options(m: OnnxModel, b: Uint8Array): Promise<CalibRequest> {
     return v;
   };
   return {
-    bytes: b.slice(), criterion: select('calib-criterion').value, perLayer: { ...perLayer }, target: target(),
+    bytes: b.slice(), criterion: select('calib-criterion').value as JobMethod, dense: { ...dense }, target: target(),
     pages: Math.floor(num('calib-pages', 0)), heldOut: Math.floor(num('calib-heldout', 1)), images,
-    sequential: !input('calib-onepass').checked, blockSize: Math.floor(num('calib-block', 1)), percDamp: num('calib-damp', 0),
+    sequential: !input('calib-onepass').checked, percDamp: num('calib-damp', 0),
     normalization: select('calib-norm').value === 'imagenet' ? 'imagenet' : 'symmetric',
   };
 }
 
-function showRun(res: { report: CalibReport; cosine: { cosine: number; min: number; fidelity: FidelityReport }; engine: string }, heldOut: number, ms: number): void {
+function showRun(res: { report: JobReport; engine: string }, heldOut: number, ms: number): void {
   renderTable(res.report);
+  const fid = res.report.fidelity!; // the card's jobs are measured on held-out samples
+  const p = res.report.prune;
   const s = $('calib-summary');
   s.replaceChildren();
   const f = document.createElement('strong');
   f.dataset.testid = 'calib-fidelity';
-  f.textContent = res.cosine.fidelity.score.toFixed(4);
+  f.textContent = fid.score.toFixed(4);
   s.append('Fidelity on held-out inputs (worst output, label-free, against the original): ', f, document.createElement('br'));
   const v = document.createElement('strong');
   v.dataset.testid = 'calib-cosine';
-  v.textContent = res.cosine.cosine.toFixed(5);
+  v.textContent = fid.cosine.toFixed(5);
   s.append('Output cosine on held-out inputs (mean over ', String(heldOut), '): ', v,
-    ` (min ${res.cosine.min.toFixed(4)}) · ${res.report.sequential ? 'sequential' : 'one pass'}, ${res.report.calibration} calibration inputs, ${res.report.passes} model passes, ${(ms / 1000).toFixed(1)} s · kernels: ${res.engine}`);
-  s.append(fidelityList(res.cosine.fidelity));
+    ` · ${res.report.method}${p?.calibration ? `, ${p.sequential ? 'sequential' : 'one pass'}, ${p.calibration} calibration inputs, ${p.passes} model passes` : ''}, ${(ms / 1000).toFixed(1)} s · kernels: ${res.engine}`);
+  s.append(fidelityList(fid));
   $('calib-export').hidden = false;
 }
 
@@ -108,7 +111,7 @@ function showCompare(rows: CalibCompareRow[]): void {
   for (const r of rows) {
     const tr = document.createElement('tr');
     tr.dataset.criterion = r.criterion;
-    for (const x of [r.criterion, `${r.fidelity.toFixed(4)} (${r.worst})`, r.cosine.toFixed(5), r.min.toFixed(4), String(r.layers)]) { const td = document.createElement('td'); td.textContent = x; tr.append(td); }
+    for (const x of [r.criterion, `${r.fidelity.toFixed(4)} (${r.worst})`, r.cosine.toFixed(5), String(r.layers)]) { const td = document.createElement('td'); td.textContent = x; tr.append(td); }
     (tr.children[1] as HTMLElement).dataset.testid = `compare-fidelity-${r.criterion}`;
     (tr.children[1] as HTMLElement).dataset.score = String(r.fidelity);
     (tr.children[2] as HTMLElement).dataset.testid = `compare-${r.criterion}`;
@@ -130,7 +133,6 @@ async function run(op: 'run' | 'compare'): Promise<void> {
     if (op === 'run') {
       const res = await calibClient.request('run', msg, opts);
       pruned = res.bytes;
-      offerPruned('calibration', res.bytes);
       showRun(res, msg.heldOut, performance.now() - t0);
     } else {
       showCompare((await calibClient.request('compare', msg, opts)).rows);
@@ -149,14 +151,13 @@ function applyPreset(preset: string): void {
   if (rest.length === 2) { select('calib-pattern').value = 'nm'; input('calib-nm').value = rest.join(':'); }
   else { select('calib-pattern').value = 'unstructured'; input('calib-sparsity').value = rest[0]; }
   select('calib-pattern').dispatchEvent(new Event('change'));
-  for (const k of Object.keys(perLayer)) delete perLayer[k];
+  for (const k of Object.keys(dense)) delete dense[k];
   renderTable(null);
 }
 
 export function initCalibPanel(): void {
   // The fields start at the package's one defaults table, which the CLI and the module read too.
   input('calib-damp').value = String(CALIB_DEFAULTS.percDamp);
-  input('calib-block').value = String(CALIB_DEFAULTS.blockSize);
   button('calib-run').addEventListener('click', () => run('run'));
   button('calib-compare').addEventListener('click', () => run('compare'));
   button('calib-cancel').addEventListener('click', () => { controller?.abort(); $('calib-status').textContent = 'cancelling…'; });
@@ -171,7 +172,7 @@ export function setCalibModel(b: Uint8Array | null, name: string, hasExternal: b
   if (busy) { calibClient.restart(); setBusy(false, ''); }
   model = hasExternal || !b ? null : OnnxModel.parse(b);
   bytes = b; fileName = name; pruned = null;
-  for (const k of Object.keys(perLayer)) delete perLayer[k];
+  for (const k of Object.keys(dense)) delete dense[k];
   layers = model ? findLayers(model) : [];
   $('calib-card').hidden = !b;
   $('calib-unsupported').hidden = !hasExternal;

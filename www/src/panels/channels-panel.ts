@@ -9,7 +9,6 @@ import { benchFidelity, fidelityList, fidelitySub } from '../fidelity-view.js';
 import { interleavedRun } from '../test-input.js';
 import type { ChannelsReport, GroupSummary } from '../workers/api.js';
 import { channelsClient } from '../workers.js';
-import { offerPruned } from '../pruned-models.js';
 
 let bytes: Uint8Array | null = null, fileName = '', groups: GroupSummary[] = [], reduced: Uint8Array | null = null;
 let busy = false, gen = 0;
@@ -56,7 +55,6 @@ async function run(): Promise<void> {
     const res = await channelsClient.request('remove', { bytes: original.slice(), fraction, scope, roundTo });
     if (my !== gen) return;
     reduced = res.bytes;
-    offerPruned('channels', reduced);
     renderGroups(res.report);
     $('channels-status').textContent = `measuring with onnxruntime-web (1 warm-up, then ${runs} interleaved runs each)…`;
     const { res: b, inputs } = await interleavedRun({ bytes: original, external: new Map() }, { bytes: reduced, external: new Map() }, runs, 1);

@@ -1,6 +1,6 @@
-// The APIs of the page's six workers (types only): what each operation takes, returns and reports.
+// The APIs of the page's workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
-import type { CalibReport, FidelityReport, PlanStep, RecoverProgress, RecoverReport, SensitivityResult } from 'sparsekit-wasm/onnx';
+import type { CompressResult, JobMethod, JobReport } from 'sparsekit-wasm/onnx';
 import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
 
 /** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
@@ -58,28 +58,29 @@ export type EvalApi = {
   bench: { req: { a: ModelFiles; b: ModelFiles; inputs: InputSpec[]; runs: number; warmup: number }; res: { a: BenchSide; b: BenchSide } };
 };
 
-/** The calibration card's settings, as the calibration worker takes them. */
+/** The calibration card's settings, as the calibration worker builds its jobs from them. */
 export interface CalibRequest {
   bytes: Uint8Array;
-  criterion: string;
-  perLayer: Record<string, string>;
+  /** The job's method (the comparison runs all three). */
+  criterion: JobMethod;
+  /** Layers the card keeps dense (by name): the job becomes a recipe with these left out. */
+  dense: Record<string, true>;
   target: { sparsity: number } | { nm: [number, number] };
   pages: number;
   heldOut: number;
   images: { rgba: Uint8ClampedArray; w: number; h: number; name: string }[];
   sequential: boolean;
-  blockSize: number;
   percDamp: number;
   normalization: 'symmetric' | 'imagenet';
 }
 
-/** Calibration progress: layers done of total in the current phase ('magnitude: capture', …). */
+/** Calibration progress: the job's phase, layers done of total, the current layer. */
 export interface CalibStep { done: number; total: number; phase: string; layer?: string }
 
-export interface CalibCompareRow { criterion: string; fidelity: number; worst: string; cosine: number; min: number; layers: number }
+export interface CalibCompareRow { criterion: string; fidelity: number; worst: string; cosine: number; layers: number }
 
 export type CalibApi = {
-  run: { req: CalibRequest; res: { bytes: Uint8Array; report: CalibReport; cosine: { cosine: number; min: number; fidelity: FidelityReport }; engine: string }; progress: CalibStep };
+  run: { req: CalibRequest; res: { bytes: Uint8Array; report: JobReport; engine: string }; progress: CalibStep };
   compare: { req: CalibRequest; res: { rows: CalibCompareRow[]; engine: string }; progress: CalibStep };
 };
 
@@ -108,72 +109,61 @@ export type ChannelsApi = {
   };
 };
 
-/** The goal card's search (workers/search-worker.ts): the package's compress() to a fidelity floor. */
-export interface SearchRequest {
+/**
+ * The job card's settings (workers/job-worker.ts builds one PruneJob from them, as the CLI's `prune`
+ * builds one from its flags, and runs the package's runJob).
+ */
+export interface JobRequest {
   bytes: Uint8Array;
-  /** smaller: channels for parameters; faster: channels for measured latency; nm: 2:4 per layer or dense. */
-  goal: 'smaller' | 'faster' | 'nm';
-  minFidelity: number;
-  /** Generated held-out samples the fidelity is measured on. */
-  samples: number;
-  /** The user's own images (resized to the model's input in the worker), measured on besides the generated samples. */
-  images: File[];
-  /** Channel fractions tried per group (channels goals). */
+  /** smaller / faster: remove channels (faster: the search minimises measured latency); nm: N:M; sparsity: unstructured. */
+  goal: 'smaller' | 'faster' | 'nm' | 'sparsity';
+  /** A fidelity floor: the job searches per-layer settings down to it; null: the fixed amount below everywhere. */
+  floor: number | null;
+  /** Fixed amount (no floor): the channel fraction (smaller / faster) or the sparsity, in [0, 1). */
+  amount: number;
+  /** The N:M pattern (goal nm), as the text the user typed ("2:4"): the package's parseNm reads it. */
+  nm: string;
+  /** The search's candidate levels (channels, sparsity) and plans verified at most. */
   levels: number[];
-  /** Candidate plans verified on the whole model, at most. */
   maxSteps: number;
+  method: JobMethod;
+  quantize: { scheme: 'int8' | 'int4'; group: number } | null;
+  samples: JobSamplesRequest;
+  /** Recovery towards the original as the job's last step, or none. */
+  recover: { steps: ('stats' | 'lsq' | 'distill')[]; epochs: number; minutes: number; lr: number; batchSize: number; features: number } | null;
 }
 
-/** Search progress: the package's phase (sensitivity cells, then plan verifications). */
-export interface SearchStep { phase: 'sensitivity' | 'verify'; done: number; total: number; label: string }
+/** Where the job's samples come from: generated, the user's images, or text for a language model. */
+export interface JobSamplesRequest {
+  /** Calibration (and training) samples generated when there is no text. */
+  calibration: number;
+  /** Held-out samples generated (besides the images) when there is no text: the fidelity is measured on them. */
+  heldOut: number;
+  /** The user's images, drawn at the model's input size: held-out samples. */
+  images: File[];
+  /** Text (pasted or a .txt / .jsonl), cut with the model folder's tokenizer.json: the first windows calibrate, the last ones are held out. */
+  text: { text: string; format: 'txt' | 'jsonl'; tokenizer: string; seqLen: number } | null;
+}
 
-export interface SearchResult {
-  /** The chosen plan's model, null when no plan met the floor. */
+/** Job progress: the package's phase (prune, calibration, sensitivity, verify, recovery, quantize). */
+export interface JobStep { phase: string; done: number; total: number; label: string; epoch?: number; fidelity?: number }
+
+export interface JobResultMsg {
+  /** The job's model, null when a search found no plan that meets the floor. */
   bytes: Uint8Array | null;
-  recipe: string;
-  table: SensitivityResult;
-  steps: PlanStep[];
-  fidelity: FidelityReport;
+  /** runJob's report (a JSON copy); for a failed search, its figures alone. */
+  report: JobReport | null;
+  search: Omit<CompressResult, 'model' | 'report'> | null;
   /** Parameters (all weights' elements) and zeros in the prunable weights, before and after. */
   params: { before: number; after: number };
   zeros: { before: number; after: number };
-  runs: number;
-  sessions: number;
-  /** What the fidelity was measured on: the user's images and the generated samples. */
-  measuredOn: { images: number; generated: number };
+  /** The job's samples: how many of each kind, as the summary says. */
+  measuredOn: { images: number; generated: number; text: number; calibration: number };
+  /** The prunable weights of the result, for the weights view. */
+  layers: LayerResult[];
   ms: number;
 }
 
-export type SearchApi = {
-  run: { req: SearchRequest; res: SearchResult; progress: SearchStep };
-};
-
-/** The recovery card (workers/recover-worker.ts): the package's recover() of a pruned model towards the original. */
-export interface RecoverRequest {
-  /** The original (teacher) and the pruned model (student), self-contained. */
-  teacher: Uint8Array;
-  student: Uint8Array;
-  /** Generated training samples (calibration seeds) and held-out samples (the fidelity that decides what is kept). */
-  samples: number;
-  heldOut: number;
-  /** Which steps run: closed-form statistics correction, least-squares refit, gradient distillation. */
-  steps: ('stats' | 'lsq' | 'distill')[];
-  epochs: number;
-  /** Time budget of the distillation, minutes (0: epochs only). */
-  minutes: number;
-  lr: number;
-  batchSize: number;
-  /** Block outputs distilled besides the outputs (recover's `features`; 0: the outputs only). */
-  features: number;
-}
-
-export interface RecoverResult {
-  /** The recovered student. */
-  bytes: Uint8Array;
-  report: RecoverReport;
-  ms: number;
-}
-
-export type RecoverApi = {
-  run: { req: RecoverRequest; res: RecoverResult; progress: RecoverProgress };
+export type JobApi = {
+  run: { req: JobRequest; res: JobResultMsg; progress: JobStep };
 };

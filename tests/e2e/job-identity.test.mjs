@@ -1,0 +1,167 @@
+// One job, three faces (issue 36, Targets): the same job run from the CLI (`sparsekit-wasm prune`),
+// the module (runJob in Node) and the playground's job card (runJob in a worker, onnxruntime-web)
+// writes byte-identical models: N:M (alone and then int8), channel removal and a searched plan on a
+// committed model (tests/data/models/yolov8-style.onnx) with the same generated held-out samples
+// (makeInputSet's held-out seeds, which the CLI's `--eval synthetic` and the page's held-out count
+// both draw), and Wanda calibrated on text for a committed language model with its tokenizer.json.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import ort from 'onnxruntime-node';
+import { OnnxModel, runJob, makeInputSet, textSamples } from 'sparsekit-wasm/onnx';
+import { ROOT, tmpDir, startPlayground } from './helpers.mjs';
+import { CLI } from '../onnx/build.mjs';
+
+const MODEL = path.join(ROOT, 'tests/data/models/yolov8-style.onnx');
+const HELD_OUT = 4;
+let playground;
+before(async () => { playground = await startPlayground(); });
+after(async () => { await playground?.stop(); });
+
+/** The same job on each face: the card's fields, the CLI's flags, the module's PruneJob. */
+const JOBS = [
+  {
+    name: 'N:M 2:4', page: { goal: 'nm', floor: null, nm: '2:4' }, cli: ['--nm', '2:4'],
+    module: () => ({ mode: { kind: 'nm', nm: [2, 4] } }),
+  },
+  {
+    name: 'channels 30%', page: { goal: 'smaller', floor: null, amount: '30' }, cli: ['--channels', '0.3'],
+    module: () => ({ mode: { kind: 'channels', fraction: 0.3 } }),
+  },
+  {
+    name: 'N:M 2:4 then int8', page: { goal: 'nm', floor: null, nm: '2:4', quantize: 'int8' }, cli: ['--nm', '2:4', '--quantize', 'int8'],
+    module: () => ({ mode: { kind: 'nm', nm: [2, 4] }, quantize: { scheme: 'int8' } }),
+  },
+  {
+    name: 'searched plan (channels to floor 0.9)', page: { goal: 'smaller', floor: '0.9', levels: '0.25, 0.5' },
+    cli: ['--channels', 'auto', '--min-fidelity', '0.9', '--levels', '0.25,0.5', '--eval', 'synthetic', '--eval-count', String(HELD_OUT)],
+    module: (m) => ({ mode: { kind: 'search', target: 'channels', minFidelity: 0.9, levels: [0.25, 0.5] }, eval: { samples: makeInputSet(m, { count: HELD_OUT, set: 'heldOut' }) } }),
+  },
+];
+
+function firstDifference(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return a.length === b.length ? -1 : n;
+}
+
+function assertSameBytes(a, b, what) {
+  const at = firstDifference(a, b);
+  assert.equal(at, -1, `${what}: ${a.length} vs ${b.length} bytes, first difference at byte ${at}`);
+}
+
+async function viaPage(job, dir) {
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(MODEL);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  await page.getByTestId('goal-kind').selectOption(job.page.goal);
+  await page.getByTestId('goal-use-floor').setChecked(job.page.floor !== null);
+  if (job.page.floor !== null) {
+    await page.getByTestId('goal-floor').fill(job.page.floor);
+    await page.getByTestId('goal-levels').fill(job.page.levels);
+  }
+  if (job.page.amount !== undefined) await page.getByTestId('goal-amount').fill(job.page.amount);
+  if (job.page.nm !== undefined) await page.getByTestId('goal-nm').fill(job.page.nm);
+  if (job.page.quantize !== undefined) await page.getByTestId('job-quantize').selectOption(job.page.quantize);
+  await page.getByTestId('goal-samples').fill(String(HELD_OUT));
+  await page.getByTestId('goal-run').click();
+  await page.waitForFunction(() => {
+    const s = document.getElementById('goal-status').textContent;
+    return s === 'done' || s === 'no plan met the floor' || document.querySelector('[data-testid="error"]');
+  }, null, { timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  assert.equal(await page.getByTestId('goal-status').textContent(), 'done');
+  const file = path.join(dir, 'page.onnx');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('goal-export').click()]);
+  await dl.saveAs(file);
+  // the weights view shows the job's model: one bar per prunable weight
+  assert.equal(await page.locator('#results-card').isVisible(), true, 'the weights of the result are shown');
+  assert.deepEqual(problems, []);
+  await context.close();
+  return fs.readFileSync(file);
+}
+
+for (const job of JOBS) {
+  test(`one job, three faces: ${job.name} writes the same bytes from the CLI, the module and the playground`, async (t) => {
+    const dir = tmpDir('sk-job-identity-');
+    const original = fs.readFileSync(MODEL);
+
+    const out = path.join(dir, 'cli.onnx');
+    const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, ...job.cli, '-o', out, '-q'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+    const cli = fs.readFileSync(out);
+
+    const model = OnnxModel.parse(original);
+    const res = await runJob(model, job.module(OnnxModel.parse(original)), { ort });
+    const mod = res.model.encode();
+
+    const t0 = Date.now();
+    const page = await viaPage(job, dir);
+    t.diagnostic(`${job.name}: ${cli.length} bytes (input ${original.length}); page ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    // The job did something: the model written is not the input (a vacuous job would match everywhere).
+    assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+    assertSameBytes(mod, cli, 'module vs CLI');
+    assertSameBytes(page, cli, 'playground vs CLI');
+  });
+}
+
+// Text for a language model: the page's pasted text and tokenizer.json against the CLI's --calib
+// .txt / --tokenizer and the module's textSamples. Wanda reads the calibration windows (the first
+// ones of the text on every face); the held-out windows measure the result and change no weight.
+const LM = path.join(ROOT, 'tests/data/models/smollm2-tiny.onnx');
+const TOKENIZER = path.join(ROOT, 'tests/data/tokenizers/smollm2-135m.json');
+
+test('one job, three faces: Wanda 50% calibrated on text writes the same bytes from the CLI, the module and the playground', async (t) => {
+  const dir = tmpDir('sk-job-identity-text-');
+  const lines = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/data/text/lines.json'), 'utf8'));
+  const text = lines.slice(0, 200).join('\n');
+  const calib = path.join(dir, 'calib.txt');
+  fs.writeFileSync(calib, text);
+  const original = fs.readFileSync(LM);
+
+  const out = path.join(dir, 'cli.onnx');
+  const r = spawnSync(process.execPath, [CLI, 'prune', LM, '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--tokenizer', TOKENIZER, '--seq-len', '32', '--calib-count', '4', '-o', out, '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+  const cli = fs.readFileSync(out);
+
+  const model = OnnxModel.parse(original);
+  const samples = textSamples({ text, format: 'txt', tokenizer: JSON.parse(fs.readFileSync(TOKENIZER, 'utf8')), seqLen: 32, inputs: model.inputs, outputs: model.outputs }).samples;
+  const mod = (await runJob(model, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'wanda', calibration: { samples: samples.slice(0, 4) } }, { ort })).model.encode();
+
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(LM);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  await page.getByTestId('goal-kind').selectOption('sparsity');
+  await page.getByTestId('goal-use-floor').setChecked(false);
+  await page.getByTestId('goal-amount').fill('50');
+  await page.getByTestId('job-method').selectOption('wanda');
+  await page.getByTestId('job-calib').fill('4');
+  await page.getByTestId('goal-samples').fill('4');
+  await page.getByTestId('job-text').fill(text);
+  await page.getByTestId('job-tokenizer').setInputFiles(TOKENIZER);
+  await page.getByTestId('job-seq-len').fill('32');
+  await page.getByTestId('goal-run').click();
+  await page.waitForFunction(() => {
+    const s = document.getElementById('goal-status').textContent;
+    return s === 'done' || document.querySelector('[data-testid="error"]');
+  }, null, { timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const summary = page.getByTestId('goal-summary');
+  assert.equal(await summary.getAttribute('data-text'), '8', '4 calibration + 4 held-out text samples');
+  // judged as a language model on the held-out windows
+  assert.ok(await summary.locator('.fidelity-outputs li[data-kind="language-model"]').count() >= 1, await summary.textContent());
+  const file = path.join(dir, 'page.onnx');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('goal-export').click()]);
+  await dl.saveAs(file);
+  const pageBytes = fs.readFileSync(file);
+  assert.deepEqual(problems, []);
+  await context.close();
+  t.diagnostic(`text job: ${cli.length} bytes`);
+
+  assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+  assertSameBytes(mod, cli, 'module vs CLI');
+  assertSameBytes(pageBytes, cli, 'playground vs CLI');
+});
