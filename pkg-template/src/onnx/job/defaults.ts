@@ -2,6 +2,7 @@
 // that a setting left out means the same thing everywhere. Calibration figures come from the one
 // calibration table (calib/defaults.ts).
 import { CALIB_DEFAULTS } from '../calib/defaults.js';
+import { TRAINING_DEFAULTS } from '../recover/defaults.js';
 
 export const JOB_DEFAULTS = Object.freeze({
   method: 'magnitude' as const,
@@ -22,8 +23,8 @@ export const JOB_DEFAULTS = Object.freeze({
   /** The search: plans verified at most, what it minimises. */
   maxSteps: 8,
   objective: 'params' as const,
-  /** Recovery and prox training. */
-  epochs: 4,
-  lr: 1e-4,
-  batchSize: 8,
+  /** Recovery and prox training (recover/defaults.ts). */
+  epochs: TRAINING_DEFAULTS.epochs,
+  lr: TRAINING_DEFAULTS.lr,
+  batchSize: TRAINING_DEFAULTS.batchSize,
 });

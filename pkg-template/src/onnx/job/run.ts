@@ -197,7 +197,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   if (teacher) {
     const t = job.recover === true ? {} : job.recover ?? {};
     report.recover = await recover(pruned, teacher, calibration!, {
-      ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs ?? (t.minutes ? undefined : JOB_DEFAULTS.epochs), minutes: t.minutes,
+      ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs, minutes: t.minutes,
       lr: t.lr, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
       onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });

@@ -2,6 +2,7 @@
 // masked Adam of the training core; removed channels are absent from its shapes) is trained towards
 // the teacher's outputs on unlabeled samples. After every epoch the held-out fidelity is measured
 // with onnxruntime and the best-scoring parameters are kept; a checkpoint may be saved.
+import { TRAINING_DEFAULTS } from './defaults.js';
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { InputSample } from '../calib/inputs.js';
@@ -43,14 +44,14 @@ function snapshot(t: sk.Trainer): Record<string, Float32Array> {
 
 export async function distill(work: OnnxModel, ctx: DistillContext, opts: RecoverOptions): Promise<NonNullable<RecoverReport['distill']>> {
   const t0 = now();
-  const epochs = opts.epochs ?? (opts.minutes ? Infinity : 4);
+  const epochs = opts.epochs ?? (opts.minutes ? Infinity : TRAINING_DEFAULTS.epochs);
   const budget = opts.minutes ? opts.minutes * 60000 : Infinity;
-  const size = opts.batchSize ?? 8;
+  const size = opts.batchSize ?? TRAINING_DEFAULTS.batchSize;
   const seed = opts.seed ?? 1;
   const resume: RecoverState | undefined = opts.resume;
   if (resume) writeParams(work, resume.params);
   const { graph, losses } = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), ctx.features?.features ?? []);
-  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, masked: true }));
+  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
   try {
     trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.

@@ -6,6 +6,7 @@
 // gradual schedule), so the zeros arrive while the rest of the network can still adapt. Then each layer is projected to exactly the target (the blocks of least
 // norm, as `pruneSparsity` picks them: most are zero already) and the result is recovered with the
 // zeros held (recover(): masked distillation, the best held-out epoch kept).
+import { TRAINING_DEFAULTS } from './defaults.js';
 import * as sk from 'sparsekit-wasm';
 import { OnnxModel, type OnnxWeight } from '../model.js';
 import { OnnxError } from '../errors.js';
@@ -199,7 +200,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.
-  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? 1e-4, beta2: BETA2, eps: ADAM_EPS, masked: false }));
+  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, beta2: BETA2, eps: ADAM_EPS, masked: false }));
   const history: ProxReport['history'] = [];
   let steps = 0, reached = 0;
   const trained = new Set(trainer.paramNames);
@@ -207,7 +208,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   if (!layers.length) { trainer.free(); await featureTeacher?.release(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
   try {
     trainer.setLosses(losses); // the loss per output kind, as recover's distillation trains, and the features'
-    const size = opts.batchSize ?? 8, seed = opts.seed ?? 1;
+    const size = opts.batchSize ?? TRAINING_DEFAULTS.batchSize, seed = opts.seed ?? 1;
     const perEpoch = epochBatches(samples, setup.graph.inputs, size, seed, 0).length;
     const total = epochs * perEpoch;
     let stop = false;
@@ -226,7 +227,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         // The ramp follows the steps, or the clock when only a time budget bounds the phase.
         const target = Number.isFinite(total) ? rampTarget(opts.sparsity, steps, total, ramp) : rampTarget(opts.sparsity, now() - tp, budget, ramp);
         let zero = 0, all = 0;
-        const lr = opts.lr ?? 1e-4, bc2 = 1 - BETA2 ** trainer.steps;
+        const lr = opts.lr ?? TRAINING_DEFAULTS.lr, bc2 = 1 - BETA2 ** trainer.steps;
         // This step's thresholds: the ones that zero (just under) the ramp's share of blocks, per layer
         // or over the whole model.
         const scores = layers.map((l) => (target > 0 ? blockScores(trainer.param(l.w.name), trainer.secondMoments(l.w.name), l.view, l.block, bc2, ADAM_EPS) : new Float64Array(0)));
