@@ -106,6 +106,7 @@ export function walkModel(model: OnnxModel): WalkResult {
         vector: (n): VectorEntry[] | undefined => resolveVector(vectorSource, n),
         rankOf,
         shapeOf: (n) => shapes.get(n) ?? constant(n)?.dims,
+        trackOf: (n) => tracks.get(n),
         useCount: (n) => consumers.get(n)?.length ?? 0,
         setOutput: (k, t) => { if (t && node.output[k]) tracks.set(node.output[k], t); },
         block: blockTrack,

@@ -106,8 +106,11 @@ function slice(ctx: RuleContext) {
   };
   const starts = read(1, 'starts'), ends = read(2, 'ends');
   const axesIn = read(3, 'axes'), stepsIn = read(4, 'steps');
-  if (!starts || !ends || (!legacy && ((node.input[3] && !axesIn) || (node.input[4] && !stepsIn)))) { ctx.block(x, `Slice ${name} with computed bounds`); return; }
   const rank = x.rank ?? ctx.rankOf(node.input[0]);
+  // Constant axes that miss the channel axis: the bounds may be computed (RoPE's rotate-half cuts the
+  // head dimension at Shape(x)[-1] / 2), the channels pass whatever they are.
+  if (axesIn && axesIn.values.every((a) => isChannelAxis({ ...x, rank }, a) === false)) { ctx.setOutput(0, x); return; }
+  if (!starts || !ends || (!legacy && ((node.input[3] && !axesIn) || (node.input[4] && !stepsIn)))) { ctx.block(x, `Slice ${name} with computed bounds`); return; }
   const axes = axesIn?.values ?? starts.values.map((_, i) => i);
   const i = axes.findIndex((a) => isChannelAxis({ ...x, rank }, a) !== false);
   if (i < 0) { ctx.setOutput(0, x); return; }
