@@ -37,6 +37,8 @@ export interface RuleContext {
   shapeOf(name: string): (number | undefined)[] | undefined;
   /** The track of any value walked so far (a shape entry read from it names its channel axis). */
   trackOf(name: string): Track | undefined;
+  /** Is the value an input of the main graph (not a constant)? */
+  isGraphInput(name: string): boolean;
   /** How many nodes read the value (in every graph). */
   useCount(name: string): number;
 

@@ -43,7 +43,21 @@ function concat(ctx: RuleContext) {
     ctx.setOutput(0, { ids, at, size: offset, axis: first.axis, rank: first.rank, span: 1, value: (c) => inputs[from[c][0]]!.value?.(from[c][1]) });
     return;
   }
-  // Concatenated along another axis: every input carries the same channels.
+  // Concatenated along another axis: every input carries the same channels. A graph input of the
+  // model's state (a KV cache's past_key_values, concatenated with the new keys along the sequence)
+  // carries them too: its declared head count shrinks with them.
+  const pf = positiveAxis(first);
+  if (tracked.length !== inputs.length && pf !== undefined && !first.flat) {
+    const state = node.input.filter((input: string, k: number) => !inputs[k] && ctx.isGraphInput(input) && ctx.shapeOf(input)?.[pf] === first.size * first.span);
+    if (state.length === inputs.length - tracked.length) {
+      if (tracked.every((t) => sameLayout(t, first))) {
+        for (const input of state) ctx.addSlices(first, input, pf, 'io');
+        for (const t of tracked.slice(1)) ctx.tie(t.ids, first.ids);
+        ctx.setOutput(0, { ...first, value: undefined });
+        return;
+      }
+    }
+  }
   if (tracked.length !== inputs.length || tracked.some((t) => !sameLayout(t, first))) { ctx.blockInputs(`Concat ${name} along another axis of inputs with different channels`); return; }
   for (const t of tracked.slice(1)) ctx.tie(t.ids, first.ids);
   ctx.setOutput(0, { ...first, value: (c) => {
