@@ -8,6 +8,10 @@
 //   4. speed in onnxruntime-node, one thread, dense and pruned runs interleaved, one window per run.
 //   node bench/gqa-heads.mjs [--model bench/out/smollm2] [--channels 0.2] [--held GPL-3]
 //        [--windows 8] [--seq-len 256] [--runs 7] [--out bench/out/smollm2-channels.onnx]
+//        [--method wanda|sparsegpt --calib Apache-2.0 --calib-count 8] [--round-to N] [--skip-prune]
+//   --channels layers:K: whole blocks instead (ShortGPT), chosen on --calib (default Apache-2.0).
+// (--method / --calib / --round-to go to the CLI as they are; calibration text is another file than
+// the held-out text.)
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +26,7 @@ const channels = opt('--channels', '0.2');
 const held = opt('--held', '/usr/share/common-licenses/GPL-3');
 const windows = Number(opt('--windows', 8)), seqLen = Number(opt('--seq-len', 256)), runs = Number(opt('--runs', 7));
 const outFile = opt('--out', 'bench/out/smollm2-channels.onnx');
+const method = opt('--method'), calibText = opt('--calib'), calibCount = opt('--calib-count', '8'), roundTo = opt('--round-to');
 const cli = path.resolve('pkg/bin/sparsekit-wasm.js');
 
 const files = await resolveTextModel(folder);
@@ -44,12 +49,23 @@ const plain = OnnxModel.parse(gqaDecoder({ heads: H, kvHeads: KV, headDim: 8, di
 const plainShare = headShare(plain, (p) => p === 'matmul_0', 1, H);
 console.log(`plain-op block (interleaved RoPE, KV cache): ${plainShare.removable} of ${plainShare.total} query heads in removable groups`);
 
-// The CLI, as a user runs it.
+// The CLI, as a user runs it (it takes text as .txt / .jsonl: a license file gets a .txt copy).
+const asTxt = (f) => {
+  if (/\.(txt|jsonl)$/.test(f)) return f;
+  const copy = path.join(path.dirname(outFile), `${path.basename(f)}.txt`);
+  fs.copyFileSync(f, copy);
+  return copy;
+};
+const heldTxt = asTxt(held);
+const calibrated = method || channels.startsWith('layers:');
+const extra = [...(method ? ['--method', method] : []), ...(calibrated ? ['--calib', asTxt(calibText ?? '/usr/share/common-licenses/Apache-2.0'), '--calib-count', calibCount] : []),
+  ...(roundTo ? ['--round-to', roundTo] : [])];
 const t0 = performance.now();
-const r = spawnSync(process.execPath, [cli, 'prune', files.model, '-o', outFile, '--channels', channels, '--tokenizer', files.tokenizer,
-  '--eval', held, '--eval-count', '2', '--seq-len', String(seqLen)], { encoding: 'utf8', maxBuffer: 1 << 26 });
+// --skip-prune: time and judge a model an earlier run wrote to --out.
+const r = args.includes('--skip-prune') ? { status: 0, stdout: '(prune skipped: --out from an earlier run)' } : spawnSync(process.execPath, [cli, 'prune', files.model, '-o', outFile, '--channels', channels, '--tokenizer', files.tokenizer,
+  '--eval', heldTxt, '--eval-count', '2', '--seq-len', String(seqLen), ...extra], { encoding: 'utf8', maxBuffer: 1 << 26 });
 if (r.status !== 0) { console.error(r.stdout, r.stderr); process.exit(1); }
-console.log(`prune --channels ${channels}: ${((performance.now() - t0) / 1000).toFixed(0)} s, ${(fs.statSync(files.model).size / 2 ** 20).toFixed(0)} -> ${(fs.statSync(outFile).size / 2 ** 20).toFixed(0)} MiB`);
+console.log(`prune --channels ${channels} ${extra.join(' ')}: ${((performance.now() - t0) / 1000).toFixed(0)} s, ${(fs.statSync(files.model).size / 2 ** 20).toFixed(0)} -> ${(fs.statSync(outFile).size / 2 ** 20).toFixed(0)} MiB`);
 console.log(r.stdout.split('\n').filter((l) => /fidelity|perplexity|groups|removed|params/i.test(l)).slice(0, 12).join('\n'));
 
 // Perplexity on held-out windows.
@@ -64,7 +80,7 @@ console.log(`perplexity on ${set.samples.length} x ${seqLen} tokens of ${path.ba
 // Speed: one thread, interleaved.
 const opts = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
 const sessions = [await ort.InferenceSession.create(files.model, opts), await ort.InferenceSession.create(outFile, opts)];
-const feeds = set.samples[0].feeds;
+const feeds = Object.fromEntries(Object.entries(set.samples[0].feeds).map(([k, t]) => [k, new ort.Tensor(t.type, t.data, t.dims)]));
 for (const s of sessions) await s.run(feeds);
 const times = [[], []];
 for (let k = 0; k < runs; k++) {
