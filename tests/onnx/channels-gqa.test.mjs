@@ -1,7 +1,8 @@
 // Grouped-query attention heads as channel groups (rules/repeat.ts and the rules it meets): the K/V
 // repeat (Unsqueeze -> Expand -> Reshape), query head h tied to KV head h div n_rep in Q·Kᵀ and P·V,
 // rotate-half RoPE with computed Slice bounds (the torch export, smollm2-tiny-gqa.onnx: 4 query heads
-// over 2 KV heads) and interleaved RoPE with a KV cache in a plain-op block (kit/decoder-graphs.mjs).
+// over 2 KV heads), interleaved RoPE with a KV cache in a torch export (gqa-interleaved-cache.onnx,
+// bench/models/gqa_interleaved.py) and in a plain-op block (kit/decoder-graphs.mjs).
 // A KV head and its query heads are one unit; removing a unit whose weights are zero leaves the
 // outputs as they were (onnxruntime-node); removed == masked otherwise; the cache's declared shapes
 // follow the kept KV heads.
@@ -145,6 +146,40 @@ for (const past of [0, 3]) {
     }
   });
 }
+
+test('torch export, interleaved RoPE (strided Slice, stack, flatten) and a KV cache: removed == masked, the cache follows', async () => {
+  const bytes = M.modelBytes('gqa-interleaved-cache');
+  const m = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const { groups } = findChannelGroups(m);
+  const heads = groups.find((x) => x.members.some((y) => y.tensor === 'past_key'));
+  assert.ok(heads && heads.prunable, heads?.reason);
+  assert.equal(heads.channels, 2, 'one unit per KV head');
+  const kinds = new Set(heads.members.filter((x) => x.kind === 'io').map((x) => x.tensor));
+  assert.deepEqual([...kinds].sort(), ['past_key', 'past_value', 'present_key', 'present_value']);
+  const opts = { fraction: 0.5, roundTo: 1, filter: (x) => x.id === heads.id };
+  const r = removeChannels(m, opts);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  assert.equal(r.groups.removed.length, 1);
+  // The cache's declared head count follows (its sequence axis is symbolic and stays so).
+  const headDim = (list, name) => Number(list.find((v) => v.name === name).type.tensor_type.shape.dim[1].dim_value);
+  assert.equal(headDim(m.graph.input, 'past_key'), 1);
+  assert.equal(headDim(m.graph.output, 'present_value'), 1);
+  // Which KV head stayed: the one whose k columns are left (the removed one's are zero in the masked model).
+  const kMasked = masked.graph.node.find((n) => n.op_type === 'MatMul' && heads.producers.includes(n.name) && masked.weight(n.input[1]).dims[1] === 16);
+  const kw = masked.readFloat(masked.weight(kMasked.input[1]));
+  const keep = [0, 1].filter((h) => Array.from({ length: 32 * 8 }, (_, i) => kw[Math.floor(i / 8) * 16 + h * 8 + (i % 8)]).some((v) => v !== 0));
+  assert.equal(keep.length, 1);
+  const r4 = G.rng(8);
+  const t = (dims) => new ort.Tensor('float32', Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => r4()), dims);
+  const feeds = { h: t([1, 6, 32]), cos: t([1, 1, 6, 8]), sin: t([1, 1, 6, 8]), past_key: t([1, 2, 4, 8]), past_value: t([1, 2, 4, 8]) };
+  const full = await M.runModel(masked.encode(), feeds);
+  const cut = await M.runModel(m.encode(), { ...feeds, past_key: keepHeads(feeds.past_key, keep), past_value: keepHeads(feeds.past_value, keep) });
+  assert.ok(G.maxAbsDiff(cut.y.data, full.y.data) <= 1e-5, 'y as the masked model computes it');
+  for (const k of ['present_key', 'present_value']) {
+    assert.deepEqual(cut[k].dims, [1, 1, 10, 8]);
+    assert.ok(G.maxAbsDiff(cut[k].data, keepHeads(new ort.Tensor('float32', full[k].data, full[k].dims), keep).data) <= 1e-6, k);
+  }
+});
 
 test('rules: a constant Expand shape that counts the heads is rewritten; one that broadcasts a single head is refused', () => {
   const m = OnnxModel.parse(gqaDecoder({ heads: 6, kvHeads: 3 }));
