@@ -5,7 +5,7 @@
 //   2. `sparsekit-wasm prune --channels F` (the CLI, default settings: magnitude scores) on the real model;
 //   3. perplexity of dense and pruned on held-out text (windows of --seq-len tokens; the CLI's own
 //      report judges on --eval-count windows of the same text);
-//   4. speed in onnxruntime-node, one thread, dense and pruned runs interleaved, one window per run.
+//   4. speed in onnxruntime-node, one thread, dense and pruned runs interleaved (two warm-up runs each), one window per run.
 //   node bench/gqa-heads.mjs [--model bench/out/smollm2] [--channels 0.2] [--held GPL-3]
 //        [--windows 8] [--seq-len 256] [--runs 7] [--out bench/out/smollm2-channels.onnx]
 //        [--method wanda|sparsegpt --calib Apache-2.0 --calib-count 8] [--round-to N] [--skip-prune]
@@ -81,7 +81,7 @@ console.log(`perplexity on ${set.samples.length} x ${seqLen} tokens of ${path.ba
 const opts = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
 const sessions = [await ort.InferenceSession.create(files.model, opts), await ort.InferenceSession.create(outFile, opts)];
 const feeds = Object.fromEntries(Object.entries(set.samples[0].feeds).map(([k, t]) => [k, new ort.Tensor(t.type, t.data, t.dims)]));
-for (const s of sessions) await s.run(feeds);
+for (const s of sessions) { await s.run(feeds); await s.run(feeds); }
 const times = [[], []];
 for (let k = 0; k < runs; k++) {
   for (const i of k % 2 ? [1, 0] : [0, 1]) {
