@@ -6,6 +6,9 @@
 #   python bench/models/smollm2.py tiny  [--out tests/data/models]   the same architecture cut down
 #     (2 layers, hidden 4, 2 query heads of 2 over 1 KV head, SwiGLU 8, tied head, random weights, the real
 #     49 152-token vocabulary): smollm2-tiny.onnx, committed for tests (about 1.6 MB)
+#   python bench/models/smollm2.py tiny-gqa  [--out tests/data/models]   grouped-query attention with
+#     more than one KV head (4 query heads of 4 over 2 KV heads, hidden 16, 2 layers, a 1 024-token
+#     vocabulary so that the file stays small): smollm2-tiny-gqa.onnx, committed for the head-group tests
 # The full model's folder is a transformers.js layout (config.json, tokenizer.json,
 # onnx/model.onnx), gitignored under bench/out. Inputs input_ids, attention_mask, position_ids;
 # no KV cache (use_cache=False): the calibration and held-out windows are whole sequences.
@@ -76,7 +79,7 @@ def check(model, file, seq=24):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["full", "tiny"])
+    ap.add_argument("what", choices=["full", "tiny", "tiny-gqa"])
     ap.add_argument("--out")
     a = ap.parse_args()
     torch.manual_seed(0)
@@ -89,6 +92,17 @@ def main():
         export(model, os.path.join(out, "onnx", "model.onnx"))
         check(model, os.path.join(out, "onnx", "model.onnx"))
         print(f"{out}: from {src}")
+    elif a.what == "tiny-gqa":
+        out = a.out or "tests/data/models"
+        cfg = LlamaConfig(vocab_size=1024, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=100000.0,
+                          tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+        model = LlamaForCausalLM(cfg).eval()
+        os.makedirs(out, exist_ok=True)
+        file = os.path.join(out, "smollm2-tiny-gqa.onnx")
+        export(model, file)
+        check(model, file)
+        print(f"{file}: {os.path.getsize(file) / 1e6:.2f} MB")
     else:
         out = a.out or "tests/data/models"
         # the architecture of SmolLM2-135M's config (Llama: RMSNorm, RoPE theta 100000, SiLU-gated MLP,

@@ -28,6 +28,7 @@ const USAGE = `Usage: ${PROG} prune IN.onnx -o OUT.onnx MODE [options]
 
 Modes (exactly one):
   --sparsity S | --nm N:M | --channels F            one-shot, every layer
+  --channels layers:K --calib SRC                   the K least influential residual blocks removed
   --recipe R.json                                   per-layer settings
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                                                     searched per layer to a fidelity floor
@@ -88,6 +89,12 @@ function modeOf(values) {
     };
   }
   if (k === 'nm') return { kind: 'nm', nm: parseNm(str(values.nm), '--nm') };
+  // --channels layers:K: whole residual blocks, the value form of the structured-removal flag.
+  const layers = /^layers:(.*)$/.exec(str(values.channels));
+  if (layers) {
+    for (const f of ['scope', 'round-to']) if (values[f] !== undefined) throw new UsageError(`--${f} does not apply to --channels layers:K`);
+    return { kind: 'layers', count: posInt('channels', layers[1]) };
+  }
   return {
     kind: 'channels', fraction: num('channels', values.channels), scope: /** @type {'layer' | 'global' | undefined} */ (values.scope),
     roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
@@ -128,7 +135,7 @@ function checkApplies(values, kind, method, trains) {
     if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
   }
   const calibrated = method !== 'magnitude';
-  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl') throw new UsageError('--calib is read by --method wanda|sparsegpt, --scope owl, --prox and --recover');
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && kind !== 'layers') throw new UsageError('--calib is read by --method wanda|sparsegpt, --scope owl, --channels layers:K, --prox and --recover');
   for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
@@ -151,7 +158,7 @@ export async function main(argv) {
   const method = /** @type {JobMethod} */ (values.method ?? (mode.kind === 'recipe' ? /** @type {{ method?: string }} */ (mode.recipe).method : undefined) ?? 'magnitude');
   const trains = mode.kind === 'prox' || !!values.recover;
   checkApplies(values, mode.kind, method, trains);
-  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains || values.scope === 'owl' ? 'synthetic' : undefined);
+  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains || values.scope === 'owl' || mode.kind === 'layers' ? 'synthetic' : undefined);
   const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
@@ -184,7 +191,7 @@ export async function main(argv) {
     },
   };
   checkSamples(job.calibration?.samples, job.eval?.samples);
-  const needsOrt = method !== 'magnitude' || trains || !!job.eval;
+  const needsOrt = method !== 'magnitude' || trains || !!job.eval || mode.kind === 'layers';
   const ort = needsOrt ? await loadOrt() : undefined;
   const interrupt = interruptible(values.quiet === true);
   let result;
@@ -269,6 +276,12 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     const counts = {};
     for (const s of Object.values(/** @type {Record<string, string>} */ (r.recipe.settings))) counts[s] = (counts[s] ?? 0) + 1;
     console.log(`recipe (${r.recipe.mode}, ${report.method}): ${Object.entries(counts).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+  }
+  const ly = report.layers;
+  if (ly) {
+    console.log(table(ly.blocks.map((b, i) => [String(i), b.input, b.output, b.influence.toFixed(4), ly.removed.includes(i) ? 'removed' : '']),
+      ['block', 'input', 'output', 'influence', '']));
+    console.log(`layers: ${ly.removed.length} of ${ly.blocks.length} residual blocks removed (least influence on ${calibSrc === 'synthetic' ? 'generated samples' : `samples from ${calibSrc}`}); nodes ${ly.nodesBefore} -> ${ly.nodesAfter}`);
   }
   const px = report.prox;
   if (px) {

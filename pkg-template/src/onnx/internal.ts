@@ -40,6 +40,8 @@ export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './f
 export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
 export { CancelledError } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
+export { findResidualBlocks, removeResidualBlocks, type ResidualBlock } from './residual-blocks.js';
+export { blockInfluence, leastInfluential, type BlockInfluence } from './calib/block-influence.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
 export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextModel } from './files.js';

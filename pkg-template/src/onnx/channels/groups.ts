@@ -4,13 +4,20 @@ import type { NodeProto, OnnxModel } from '../model.js';
 import type { ChannelGroup, GroupChannel, GroupMember, ChannelAnalysis } from './types.js';
 import type { WalkResult } from './walk.js';
 import { useKey } from './shape-copies.js';
+import { positiveAxis } from './track.js';
 
 export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   const { sets, tracks, memberUses, consumers } = walk;
   const g = model.graph;
   for (const o of g.output) {
     const t = tracks.get(o.name);
-    if (t) for (const id of t.ids) sets.block(id, `it reaches graph output "${o.name}", whose shape is kept`);
+    if (!t) continue;
+    // The model's own state (a KV cache): channels that came in through a graph input leave through
+    // this output, which the caller feeds back there; both declarations shrink together.
+    const axis = positiveAxis(t);
+    const state = axis !== undefined && !t.flat && t.ids.every((id) => sets.slices[sets.find(id)].some((s) => s.kind === 'io'));
+    if (state) t.ids.forEach((id, c) => sets.addSlice(id, { tensor: o.name, axis, pos: t.at[c] * t.span, rep: t.span, kind: 'io' }));
+    else for (const id of t.ids) sets.block(id, `it reaches graph output "${o.name}", whose shape is kept`);
   }
   // A member tensor with uses outside its channel group would change shape under them. The nodes
   // that finally read a tensor are found through Cast / Identity. An integer vector ('shape' member)
@@ -29,7 +36,7 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
   for (let id = 0; id < sets.size; id++) {
     if (sets.find(id) !== id) continue;
     for (const s of sets.slices[id]) {
-      if (s.kind === 'shape') continue;
+      if (s.kind === 'shape' || s.kind === 'io') continue;
       let bad = foreign.get(s.tensor);
       if (bad === undefined) {
         const mine = memberUses.get(s.tensor);

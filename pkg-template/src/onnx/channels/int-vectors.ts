@@ -10,6 +10,8 @@ export type VectorEntry =
   /** `via`: the hops from the vector's producer down to the constant's reader (empty: the vector is the constant). */
   | { kind: 'const'; value: number; tensor: string; index: number; via: Hop[] }
   | { kind: 'dim'; of: string; axis: number }
+  /** A dimension of some value times a constant (grouped-query attention's Hkv · n_rep heads). */
+  | { kind: 'scaled'; of: string; axis: number; factor: number }
   | { kind: 'unknown' };
 
 export interface VectorSource {
@@ -85,6 +87,37 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
       const out = parts.flat() as VectorEntry[];
       return out.length > MAX_ENTRIES ? undefined : out;
     }
+    case 'Reshape': {
+      // A vector reshaped to one axis ([-1] or its own length) keeps its entries.
+      const v = sub(0), to = constInts(1);
+      return v && to && to.length === 1 && (to[0] === -1 || to[0] === v.length) ? v : undefined;
+    }
+    case 'Where': {
+      // torch's expand(-1 → keep): Where(Equal(v, -1), ones, v). A dimension read at run time is never
+      // -1; a constant -1 becomes the 1 the Where writes.
+      const eq = n.input[0] ? src.producerOf(n.input[0]) : undefined;
+      const ones = n.input[1] ? src.producerOf(n.input[1]) : undefined;
+      if (eq?.op_type !== 'Equal' || eq.input[0] !== n.input[2] || ones?.op_type !== 'ConstantOfShape' || !onesFill(ones)) return undefined;
+      const v = sub(2);
+      return v?.map((e) => (e.kind === 'const' && e.value === -1 ? { ...e, value: 1 } : e));
+    }
+    case 'Mul': {
+      // One dimension times a constant (torch writes Hkv · n_rep as such a product).
+      const a = sub(0), b = sub(1);
+      if (!a || !b || a.length !== 1 || b.length !== 1) return undefined;
+      const [d, k] = a[0].kind === 'dim' ? [a[0], b[0]] : [b[0], a[0]];
+      return d.kind === 'dim' && k.kind === 'const' && k.value > 0 ? [{ kind: 'scaled', of: d.of, axis: d.axis, factor: k.value }] : undefined;
+    }
     default: return undefined;
   }
+}
+
+/** A ConstantOfShape writing ones (integer), as torch's expand pattern has it. */
+function onesFill(n: NodeProto): boolean {
+  const t = n.attribute?.find((a: { name: string }) => a.name === 'value')?.t;
+  if (!t || (t.data_type !== 7 && t.data_type !== 6)) return false;
+  const raw: Uint8Array | undefined = t.raw_data;
+  if (raw && raw.length >= 4) return raw[0] === 1 && raw.slice(1).every((b) => b === 0);
+  const vals = t.data_type === 7 ? t.int64_data : t.int32_data;
+  return !!vals && vals.length === 1 && Number(vals[0]) === 1;
 }

@@ -45,6 +45,7 @@ export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?:
   // Every tensor the removal cuts is read before the first write (folding, surgery): one that cannot
   // be read in its kind (an integer bias where a float is cut) refuses the call, the model untouched.
   for (const d of drops.values()) {
+    if (d.kind === 'io') continue;
     if (d.kind !== 'shape') p.values.floats(d.tensor);
     else if (opts.apply === 'remove') {
       model.readInts(p.values.tensor(d.tensor));

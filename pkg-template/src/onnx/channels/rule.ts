@@ -35,6 +35,10 @@ export interface RuleContext {
   rankOf(name: string): number | undefined;
   /** The recorded shape of a value (graph inputs / outputs / value_info, constants); undefined dims are symbolic. */
   shapeOf(name: string): (number | undefined)[] | undefined;
+  /** The track of any value walked so far (a shape entry read from it names its channel axis). */
+  trackOf(name: string): Track | undefined;
+  /** Is the value an input of the main graph (not a constant)? */
+  isGraphInput(name: string): boolean;
   /** How many nodes read the value (in every graph). */
   useCount(name: string): number;
 

@@ -66,6 +66,7 @@ export function applyDrops(model: OnnxModel, drops: Drops, values: ConstantValue
   const byTensor = new Map<string, Drop[]>();
   const byUse = new Map<string, Drop[]>();
   for (const d of drops.values()) {
+    if (d.kind === 'io') { if (apply === 'remove') shrinkDeclared(model, d); continue; }
     const [map, k] = d.kind === 'shape' ? [byUse, `${d.tensor}\u0000${useKey(d.use)}`] : [byTensor, d.tensor];
     (map.get(k) ?? map.set(k, []).get(k)!).push(d);
   }
@@ -113,6 +114,16 @@ export function applyDrops(model: OnnxModel, drops: Drops, values: ConstantValue
       dims[d.axis] = keep.length;
     }
     model.writeFloat(t, data, dims);
+  }
+}
+
+/** A graph input / output of the model's state (a KV cache): its declared dimension loses the removed positions. */
+function shrinkDeclared(model: OnnxModel, d: Drop): void {
+  for (const v of [...model.graph.input, ...model.graph.output]) {
+    if (v.name !== d.tensor) continue;
+    const dim = v.type?.tensor_type?.shape?.dim?.[d.axis];
+    // A symbolic dimension (dim_param) says nothing about the count: it stays.
+    if (dim?.dim_value != null && toNum(dim.dim_value) > 0) dim.dim_value = toNum(dim.dim_value) - d.positions.size;
   }
 }
 

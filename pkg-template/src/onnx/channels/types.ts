@@ -19,9 +19,11 @@ export interface Slice {
    * 'weight': float data sliced and scored; 'stat': sliced, not scored (BN running mean / variance:
    * not weights, and their scale would swamp the norms); 'shape': an integer vector whose entry
    * `axis` counts channels (a Reshape shape, Split sizes, Slice bounds): it loses one per removed
-   * position, and `pos` only tells the channels apart.
+   * position, and `pos` only tells the channels apart. 'io': a graph input or output of the model's
+   * own state (a KV cache: past_key_values in, present out, fed back by the generation loop) whose
+   * declared dimension `axis` loses one per removed position; not scored, no data.
    */
-  kind: 'weight' | 'stat' | 'shape';
+  kind: 'weight' | 'stat' | 'shape' | 'io';
   /** The producer's own filter slice: what 'mask' zeroes (the channel then outputs a constant). */
   filter?: boolean;
   /** A depthwise Conv's slice of the channel (scored: the channel's signal goes through it). */
@@ -52,7 +54,7 @@ export interface Fold {
 export interface GroupMember {
   tensor: string;
   axis: number;
-  kind: 'weight' | 'stat' | 'shape';
+  kind: Slice['kind'];
 }
 
 /** A dependency group: channels that are removed together, in `channels` competing units. */

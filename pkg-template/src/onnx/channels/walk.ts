@@ -56,6 +56,7 @@ export function walkModel(model: OnnxModel): WalkResult {
   });
   // Shapes the file does not record (ranks, known dimensions), inferred once.
   for (const [k, v] of inferShapes(model, constants, shapes)) shapes.set(k, v);
+  const graphInputs = new Set<string>(model.graph.input.map((v: { name: string }) => v.name).filter((n: string) => !constants.has(n)));
   const opset = Number(model.opsets.find((o) => o.startsWith('ai.onnx:'))?.split(':')[1] ?? 13);
 
   // A constant reached through Cast / Identity, with the hops taken (for a private copy of it).
@@ -106,6 +107,8 @@ export function walkModel(model: OnnxModel): WalkResult {
         vector: (n): VectorEntry[] | undefined => resolveVector(vectorSource, n),
         rankOf,
         shapeOf: (n) => shapes.get(n) ?? constant(n)?.dims,
+        trackOf: (n) => tracks.get(n),
+        isGraphInput: (n) => graphInputs.has(n),
         useCount: (n) => consumers.get(n)?.length ?? 0,
         setOutput: (k, t) => { if (t && node.output[k]) tracks.set(node.output[k], t); },
         block: blockTrack,

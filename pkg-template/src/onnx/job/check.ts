@@ -41,6 +41,10 @@ function checkMode(mode: JobMode, method: string): void {
       if (mode.roundTo !== undefined && !isPosInt(mode.roundTo)) throw new JobError('mode.roundTo', `must be a positive integer (got ${String(mode.roundTo)})`);
       if (mode.scope !== undefined && !['layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be layer or global for channels (got ${String(mode.scope)})`);
       return;
+    case 'layers':
+      if (!isPosInt(mode.count)) throw new JobError('mode.count', `must be a positive integer (got ${String(mode.count)})`);
+      if (calibrated) throw new JobError('method', 'applies to weight pruning: layers are chosen by their measured influence');
+      return;
     case 'recipe':
       if (mode.recipe === null || mode.recipe === undefined) throw new JobError('mode.recipe', 'is required');
       return;
@@ -73,7 +77,7 @@ function checkMode(mode: JobMode, method: string): void {
       if (mode.ramp !== undefined && !(isNum(mode.ramp) && mode.ramp > 0 && mode.ramp <= 1)) throw new JobError('mode.ramp', `must be in (0, 1] (got ${String(mode.ramp)})`);
       return;
     default:
-      throw new JobError('mode.kind', `must be sparsity, nm, channels, recipe, search or prox (got ${String((mode as { kind?: unknown }).kind)})`);
+      throw new JobError('mode.kind', `must be sparsity, nm, channels, layers, recipe, search or prox (got ${String((mode as { kind?: unknown }).kind)})`);
   }
 }
 
@@ -98,7 +102,7 @@ function checkTraining(option: string, t: JobTraining): void {
  * the steps that read it, still before any weight changes.
  */
 export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'sparsegpt' } {
-  if (!job || typeof job !== 'object' || !job.mode || typeof job.mode !== 'object') throw new JobError('mode', 'is required (one of sparsity, nm, channels, recipe, search, prox)');
+  if (!job || typeof job !== 'object' || !job.mode || typeof job.mode !== 'object') throw new JobError('mode', 'is required (one of sparsity, nm, channels, layers, recipe, search, prox)');
   // a recipe may name its method (the job's method overrides it)
   const method = job.method ?? (job.mode?.kind === 'recipe' ? parseRecipe(job.mode.recipe).method : undefined) ?? JOB_DEFAULTS.method;
   if (!['magnitude', 'wanda', 'sparsegpt'].includes(method)) throw new JobError('method', `must be magnitude, wanda or sparsegpt (got ${String(method)})`);
@@ -114,8 +118,8 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('keepDense', `applies to the sparsity and nm modes (a ${job.mode.kind} plan says per layer)`);
   }
   const owl = job.mode.kind === 'sparsity' && job.mode.allocation === 'owl';
-  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.recover !== undefined || owl;
-  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : 'recover'}`);
+  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.mode.kind === 'layers' || job.recover !== undefined || owl;
+  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : job.mode.kind === 'layers' ? 'layers (the blocks\' influence is measured on them)' : 'recover'}`);
   if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');
   if (job.mode.kind === 'search' && !job.eval) throw new JobError('eval.samples', 'are needed by the search: its floor is measured on held-out samples');
   if (job.mode.kind === 'search' && job.mode.tableSamples !== undefined && job.eval && job.mode.tableSamples > job.eval.samples.length) {

@@ -17,6 +17,8 @@ import { recover, proxPrune, type ProxReport, type RecoverReport } from '../reco
 import type { ChannelReport } from '../channels/index.js';
 import type { ConsumerReport } from '../calib/calibrated-channels.js';
 import { checkJob } from './check.js';
+import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
+import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
@@ -46,6 +48,8 @@ export interface JobReport {
   /** The pruning's own report (absent for prox, whose report is `prox`). */
   prune?: JobPruneReport;
   search?: Omit<CompressResult, 'model' | 'report'>;
+  /** Layer removal: every residual block's measured influence, the blocks removed, the node counts. */
+  layers?: { blocks: { input: string; output: string; influence: number }[]; removed: number[]; nodesBefore: number; nodesAfter: number };
   prox?: ProxReport;
   recover?: RecoverReport;
   /** Per-layer sparsities of `allocation: 'owl'`, with each layer's share of outlier weights. */
@@ -107,7 +111,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
-  const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
+  const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
@@ -152,6 +156,14 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp,
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
+      break;
+    }
+    case 'layers': {
+      const blocks = findResidualBlocks(model);
+      emit({ phase: 'influence', done: 0, total: blocks.length });
+      const influence = await blockInfluence(model, runner!, calibration!, { blocks, signal: env.signal });
+      const removed = removeResidualBlocks(model, leastInfluential(influence, mode.count), blocks);
+      report.layers = { blocks: influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...removed };
       break;
     }
     case 'recipe': {

@@ -24,6 +24,11 @@ export type JobMode =
   | { kind: 'nm'; nm: [number, number] }
   /** Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per group. */
   | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global' }
+  /**
+   * Whole residual blocks (decoder layers), as ShortGPT removes them: the `count` blocks of lowest
+   * influence (1 − cos(hidden in, hidden out), averaged over the calibration samples' tokens).
+   */
+  | { kind: 'layers'; count: number }
   /** Per-layer settings from a recipe (parsed JSON, its text, or a Recipe). */
   | { kind: 'recipe'; recipe: Recipe | object | string }
   /**

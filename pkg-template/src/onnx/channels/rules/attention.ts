@@ -6,6 +6,7 @@
 import { useOf, type VectorEntry } from '../int-vectors.js';
 import { positiveAxis, negativeAxis, type Track } from '../track.js';
 import type { RuleContext } from '../rule.js';
+import { tieRepeatedHeads } from './repeat.js';
 
 /** An entry that keeps input axis i as it is: 0 (copy), a dimension read at the same index, or 1. */
 export const copiesAxis = (e: VectorEntry, i: number, allowInfer: boolean): boolean =>
@@ -70,7 +71,12 @@ export function activationMatMul(ctx: RuleContext) {
     return !!shape && shape.length === r && shape[at] === 1;
   };
   let out: Track | undefined;
-  if (a && b && batch(pa) && pa === pb && a.size === b.size && a.ids.length === b.ids.length && a.at.every((p, c) => p === b.at[c])) {
+  // Query heads against K/V heads repeated for grouped-query attention (one operand with a span).
+  const ga = a && !a.flat ? place(a, rankA) : undefined;
+  const gqa = a && b && !b.flat && batch(ga) && ga === place(b, rankB) && a.span !== b.span ? tieRepeatedHeads(ctx, a, b) : undefined;
+  if (gqa) {
+    out = { ...gqa, axis: ga!, rank };
+  } else if (a && b && batch(pa) && pa === pb && a.size === b.size && a.ids.length === b.ids.length && a.at.every((p, c) => p === b.at[c])) {
     ctx.tie(a.ids, b.ids);
     out = { ...a, axis: pa!, rank };
   } else if (a && !b && batch(pa) && broadcasts(node.input[1], rankB, pa!)) {

@@ -9,8 +9,9 @@ import { layoutRules } from './layout.js';
 import { splitConcatRules } from './split-concat.js';
 import { reduceRules } from './reduce.js';
 import { controlFlowRules } from './control-flow.js';
+import { repeatRules } from './repeat.js';
 
-const FAMILIES: RuleTable[] = [convRules, gemmRules, normRules, elementwiseRules, layoutRules, splitConcatRules, reduceRules, controlFlowRules];
+const FAMILIES: RuleTable[] = [convRules, gemmRules, normRules, elementwiseRules, layoutRules, splitConcatRules, reduceRules, controlFlowRules, repeatRules];
 
 function table(): ReadonlyMap<string, ChannelRule> {
   const out = new Map<string, ChannelRule>();

@@ -7,6 +7,7 @@ import { positiveAxis, negativeAxis, normalizeAxis, type Track } from '../track.
 import type { RuleContext, RuleTable } from '../rule.js';
 import { copiesAxis, splitIntoHeads } from './attention.js';
 import { useOf } from '../int-vectors.js';
+import { mergeRepeat } from './repeat.js';
 
 function transpose(ctx: RuleContext) {
   const x = ctx.inputs[0];
@@ -62,6 +63,7 @@ function reshape(ctx: RuleContext) {
     ctx.setOutput(0, { ...x, axis: pa, rank: pa + 1, span });
     return;
   }
+  if (mergeRepeat(ctx, x, entries)) return;
   ctx.block(x, `Reshape ${name} merges or splits the channel axis`);
 }
 

@@ -43,7 +43,21 @@ function concat(ctx: RuleContext) {
     ctx.setOutput(0, { ids, at, size: offset, axis: first.axis, rank: first.rank, span: 1, value: (c) => inputs[from[c][0]]!.value?.(from[c][1]) });
     return;
   }
-  // Concatenated along another axis: every input carries the same channels.
+  // Concatenated along another axis: every input carries the same channels. A graph input of the
+  // model's state (a KV cache's past_key_values, concatenated with the new keys along the sequence)
+  // carries them too: its declared head count shrinks with them.
+  const pf = positiveAxis(first);
+  if (tracked.length !== inputs.length && pf !== undefined && !first.flat) {
+    const state = node.input.filter((input: string, k: number) => !inputs[k] && ctx.isGraphInput(input) && ctx.shapeOf(input)?.[pf] === first.size * first.span);
+    if (state.length === inputs.length - tracked.length) {
+      if (tracked.every((t) => sameLayout(t, first))) {
+        for (const input of state) ctx.addSlices(first, input, pf, 'io');
+        for (const t of tracked.slice(1)) ctx.tie(t.ids, first.ids);
+        ctx.setOutput(0, { ...first, value: undefined });
+        return;
+      }
+    }
+  }
   if (tracked.length !== inputs.length || tracked.some((t) => !sameLayout(t, first))) { ctx.blockInputs(`Concat ${name} along another axis of inputs with different channels`); return; }
   for (const t of tracked.slice(1)) ctx.tie(t.ids, first.ids);
   ctx.setOutput(0, { ...first, value: (c) => {
@@ -106,8 +120,11 @@ function slice(ctx: RuleContext) {
   };
   const starts = read(1, 'starts'), ends = read(2, 'ends');
   const axesIn = read(3, 'axes'), stepsIn = read(4, 'steps');
-  if (!starts || !ends || (!legacy && ((node.input[3] && !axesIn) || (node.input[4] && !stepsIn)))) { ctx.block(x, `Slice ${name} with computed bounds`); return; }
   const rank = x.rank ?? ctx.rankOf(node.input[0]);
+  // Constant axes that miss the channel axis: the bounds may be computed (RoPE's rotate-half cuts the
+  // head dimension at Shape(x)[-1] / 2), the channels pass whatever they are.
+  if (axesIn && axesIn.values.every((a) => isChannelAxis({ ...x, rank }, a) === false)) { ctx.setOutput(0, x); return; }
+  if (!starts || !ends || (!legacy && ((node.input[3] && !axesIn) || (node.input[4] && !stepsIn)))) { ctx.block(x, `Slice ${name} with computed bounds`); return; }
   const axes = axesIn?.values ?? starts.values.map((_, i) => i);
   const i = axes.findIndex((a) => isChannelAxis({ ...x, rank }, a) !== false);
   if (i < 0) { ctx.setOutput(0, x); return; }

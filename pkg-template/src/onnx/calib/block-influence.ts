@@ -1,0 +1,66 @@
+// ShortGPT's block influence, measured: BI = 1 − cos(hidden state in, hidden state out) per token,
+// averaged over the calibration samples' tokens. A block whose output points where its input did
+// changes the stream least; removing the blocks of lowest influence is ShortGPT's layer removal.
+import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
+import { CancelledError } from './cancel.js';
+import type { InputSample } from './inputs.js';
+import type { ModelRunner } from './ort-runner.js';
+import { outputAsFloat } from './evaluate.js';
+import { findResidualBlocks, type ResidualBlock } from '../residual-blocks.js';
+
+export interface BlockInfluence { block: ResidualBlock; influence: number; tokens: number }
+
+/** Mean over rows (every axis but the last) of 1 − cos(a row, b row); rows where both are zero count 0. */
+function meanInfluence(a: ArrayLike<number>, b: ArrayLike<number>, width: number): [number, number] {
+  let sum = 0, rows = 0;
+  for (let o = 0; o + width <= a.length; o += width) {
+    let d = 0, na = 0, nb = 0;
+    for (let i = o; i < o + width; i++) { d += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+    const cos = na === 0 && nb === 0 ? 1 : na === 0 || nb === 0 ? 0 : d / Math.sqrt(na * nb);
+    sum += 1 - cos;
+    rows++;
+  }
+  return [sum, rows];
+}
+
+/** The influence of every residual block of `model` on `samples` (one onnxruntime session). */
+export async function blockInfluence(model: OnnxModel, runner: ModelRunner, samples: InputSample[], opts: { blocks?: ResidualBlock[]; signal?: AbortSignal } = {}): Promise<BlockInfluence[]> {
+  const blocks = opts.blocks ?? findResidualBlocks(model);
+  if (!blocks.length) throw new OnnxError('unsupported', 'the model has no residual blocks (Add of a value and a branch computed from it)', 'invalid_arguments');
+  if (!samples.length) throw new OnnxError('unsupported', 'block influence needs calibration samples', 'invalid_arguments');
+  const g = model.graph;
+  const names = [...new Set(blocks.flatMap((b) => [b.input, b.output]))];
+  const have = new Set(g.output.map((o: { name: string }) => o.name));
+  const before = g.output.length;
+  for (const n of names) if (!have.has(n)) g.output.push({ name: n, type: { tensor_type: { elem_type: 1 } } });
+  let bytes: Uint8Array;
+  try { bytes = model.encode(); } finally { g.output.length = before; }
+  const sums = blocks.map(() => [0, 0]);
+  const session = await runner.createSession(bytes);
+  try {
+    for (const { feeds } of samples) {
+      await new Promise((r) => setTimeout(r, 0));
+      if (opts.signal?.aborted) throw new CancelledError();
+      const out = await session.run(feeds, names);
+      blocks.forEach((b, k) => {
+        const x = out[b.input], y = out[b.output];
+        const width = x.dims[x.dims.length - 1];
+        if (!width || x.dims.join() !== y.dims.join()) throw new OnnxError('unsupported', `block ${k}: its input ${b.input} and output ${b.output} differ in shape`, 'shape_mismatch');
+        const [s, n] = meanInfluence(outputAsFloat(x), outputAsFloat(y), width);
+        sums[k][0] += s;
+        sums[k][1] += n;
+      });
+    }
+  } finally { await session.release(); }
+  return blocks.map((block, k) => ({ block, influence: sums[k][1] ? sums[k][0] / sums[k][1] : 0, tokens: sums[k][1] }));
+}
+
+/** The `count` blocks of lowest influence (ties to the later block), in block order. */
+export function leastInfluential(influence: BlockInfluence[], count: number): number[] {
+  if (!Number.isInteger(count) || count < 1 || count >= influence.length) {
+    throw new OnnxError('unsupported', `cannot remove ${count} of ${influence.length} blocks (at least 1, at most ${influence.length - 1})`, 'invalid_value');
+  }
+  const order = influence.map((b, k) => k).sort((p, q) => influence[p].influence - influence[q].influence || q - p);
+  return order.slice(0, count).sort((a, b) => a - b);
+}

@@ -1,0 +1,200 @@
+// Grouped-query attention heads as channel groups (rules/repeat.ts and the rules it meets): the K/V
+// repeat (Unsqueeze -> Expand -> Reshape), query head h tied to KV head h div n_rep in Q·Kᵀ and P·V,
+// rotate-half RoPE with computed Slice bounds (the torch export, smollm2-tiny-gqa.onnx: 4 query heads
+// over 2 KV heads), interleaved RoPE with a KV cache in a torch export (gqa-interleaved-cache.onnx,
+// bench/models/gqa_interleaved.py) and in a plain-op block (kit/decoder-graphs.mjs).
+// A KV head and its query heads are one unit; removing a unit whose weights are zero leaves the
+// outputs as they were (onnxruntime-node); removed == masked otherwise; the cache's declared shapes
+// follow the kept KV heads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import ort from 'onnxruntime-node';
+import { build } from './build.mjs';
+
+build();
+const { OnnxModel, findChannelGroups, removeChannels } = await import('#onnx-internal');
+const G = await import('./graphs.mjs');
+const M = await import('./models.mjs');
+const { gqaDecoder } = await import('../../kit/decoder-graphs.mjs');
+
+const attentionGroups = (groups, isQuery) => groups.filter((g) => g.producers.some(isQuery));
+const onlyAttention = (isQuery) => (g) => g.producers.some(isQuery);
+
+function lmFeeds(S = 7, seed = 3) {
+  const r = G.rng(seed);
+  const ids = BigInt64Array.from({ length: S }, () => BigInt(Math.floor((r() + 1) * 500)));
+  return {
+    input_ids: new ort.Tensor('int64', ids, [1, S]),
+    attention_mask: new ort.Tensor('int64', BigInt64Array.from({ length: S }, () => 1n), [1, S]),
+    position_ids: new ort.Tensor('int64', BigInt64Array.from({ length: S }, (_, i) => BigInt(i)), [1, S]),
+  };
+}
+
+function decoderFeeds({ tokens = 5, half = 2, kvHeads = 2, past = 0, D = 4, dim = 16, seed = 5 }) {
+  const r = G.rng(seed);
+  const t = (dims) => new ort.Tensor('float32', Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => r()), dims);
+  const feeds = { x: t([1, tokens, dim]), cos: t([1, 1, tokens, half]), sin: t([1, 1, tokens, half]) };
+  if (past) { feeds.past_key = t([1, kvHeads, past, D]); feeds.past_value = t([1, kvHeads, past, D]); }
+  return feeds;
+}
+
+/** The KV heads `keep` of a (1, KV, T, D) cache tensor. */
+function keepHeads(t, keep) {
+  const [, , T, D] = t.dims;
+  const data = new Float32Array(keep.length * T * D);
+  keep.forEach((h, i) => data.set(t.data.subarray(h * T * D, (h + 1) * T * D), i * T * D));
+  return new ort.Tensor('float32', data, [1, keep.length, T, D]);
+}
+
+test('smollm2-tiny-gqa (torch export, rotate-half RoPE, computed shapes): one unit per KV head with its query heads', () => {
+  const m = OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa'));
+  const { groups, channelsOf } = findChannelGroups(m);
+  const node = (name) => m.graph.node.find((n) => n.name === name);
+  for (const layer of [0, 1]) {
+    const at = `/model/model/layers.${layer}/self_attn`;
+    const [g] = attentionGroups(groups, (p) => p === `${at}/q_proj/MatMul`);
+    assert.equal(g.prunable, true, g.reason);
+    assert.equal(g.channels, 2, 'one unit per KV head');
+    for (const p of ['k_proj', 'v_proj']) assert.ok(g.producers.includes(`${at}/${p}/MatMul`), p);
+    // KV head u reads query heads 2u and 2u + 1: 8 consecutive q_proj columns and o_proj rows (head_dim 4).
+    const cover = (w, axis) => channelsOf.get(g.id).map((ch) => ch.slices.filter((s) => s.tensor === w && s.axis === axis)
+      .flatMap((s) => Array.from({ length: s.rep }, (_, i) => s.pos + i)).sort((a, b) => a - b));
+    const range = (a, n) => Array.from({ length: n }, (_, i) => a + i);
+    assert.deepEqual(cover(node(`${at}/q_proj/MatMul`).input[1], 1), [range(0, 8), range(8, 8)]);
+    assert.deepEqual(cover(node(`${at}/o_proj/MatMul`).input[1], 0), [range(0, 8), range(8, 8)]);
+    assert.deepEqual(cover(node(`${at}/k_proj/MatMul`).input[1], 1), [range(0, 4), range(4, 4)]);
+  }
+});
+
+test('smollm2-tiny-gqa: removing the KV groups whose weights are zero leaves the logits as they were', async () => {
+  const m = OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa'));
+  const node = (name) => m.graph.node.find((n) => n.name === name);
+  const isQuery = (p) => /q_proj\/MatMul$/.test(p);
+  // Zero KV head 1 of layer 0 and KV head 0 of layer 1: their k / v columns, their query heads' q columns and o rows.
+  const zero = (w, axis, from, to) => {
+    const t = m.weight(w);
+    const [rows, cols] = t.dims;
+    const data = m.readFloat(t).slice();
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if ((axis === 1 ? c : r) >= from && (axis === 1 ? c : r) < to) data[r * cols + c] = 0;
+    m.writeFloat(t, data);
+  };
+  for (const [layer, kv] of [[0, 1], [1, 0]]) {
+    const at = `/model/model/layers.${layer}/self_attn`;
+    zero(node(`${at}/q_proj/MatMul`).input[1], 1, 8 * kv, 8 * kv + 8);
+    zero(node(`${at}/o_proj/MatMul`).input[1], 0, 8 * kv, 8 * kv + 8);
+    for (const p of ['k_proj', 'v_proj']) zero(node(`${at}/${p}/MatMul`).input[1], 1, 4 * kv, 4 * kv + 4);
+  }
+  m.refresh();
+  const zeroed = m.encode();
+  const r = removeChannels(m, { fraction: 0.5, roundTo: 1, filter: onlyAttention(isQuery) });
+  assert.equal(r.groups.removed.length, 2);
+  assert.deepEqual(m.weight(node('/model/model/layers.0/self_attn/q_proj/MatMul').input[1]).dims, [16, 8]);
+  assert.deepEqual(m.weight(node('/model/model/layers.1/self_attn/k_proj/MatMul').input[1]).dims, [16, 4]);
+  const feeds = lmFeeds();
+  const [a, b] = [await M.runModel(m.encode(), feeds), await M.runModel(zeroed, feeds)];
+  assert.deepEqual(a.logits.dims, b.logits.dims);
+  const diff = G.maxAbsDiff(a.logits.data, b.logits.data);
+  assert.ok(diff <= 1e-5, `max |removed - zeroed| = ${diff}`);
+});
+
+test('smollm2-tiny-gqa: removed == masked-not-removed (every group, layer scope)', async () => {
+  const bytes = M.modelBytes('smollm2-tiny-gqa');
+  const removed = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const opts = { fraction: 0.5, roundTo: 1 };
+  const r = removeChannels(removed, opts);
+  const rm = removeChannels(masked, { ...opts, apply: 'mask' });
+  assert.deepEqual(r.groups.removed, rm.groups.removed);
+  assert.equal(r.groups.removed.length, 4, 'two attention groups and two FFN groups');
+  const feeds = lmFeeds(9, 4);
+  const [a, b] = [await M.runModel(removed.encode(), feeds), await M.runModel(masked.encode(), feeds)];
+  const scale = Math.max(1e-3, ...Array.from(b.logits.data, Math.abs));
+  assert.ok(G.maxAbsDiff(a.logits.data, b.logits.data) <= 1e-4 * scale);
+});
+
+for (const past of [0, 3]) {
+  test(`plain-op block, interleaved RoPE${past ? ', KV cache' : ''}: KV groups found; removing a zeroed one changes nothing${past ? ', past / present shrink with it' : ''}`, async () => {
+    const bytes = gqaDecoder({ past, zeroHeads: [0] });
+    const m = OnnxModel.parse(bytes);
+    const { groups } = findChannelGroups(m);
+    const [g] = attentionGroups(groups, (p) => p === 'matmul_0');
+    assert.equal(g.prunable, true, g.reason);
+    assert.equal(g.channels, 2);
+    assert.deepEqual(g.producers.slice().sort(), ['matmul_0', 'matmul_1', 'matmul_2']);
+    const members = new Set(g.members.map((x) => `${x.tensor}:${x.axis}:${x.kind}`));
+    // The constant shapes that count heads: the head split, the interleaved pairs, the repeat.
+    for (const s of ['shape.q:2', 'shape.kv:2', 'shape.q2:1', 'shape.k2:1', 'shape.expand:1', 'shape.rep:1', 'shape.out:2']) assert.ok(members.has(`${s}:shape`), s);
+    if (past) for (const s of ['past_key:1', 'past_value:1', 'present_key:1', 'present_value:1']) assert.ok(members.has(`${s}:io`), s);
+    removeChannels(m, { fraction: 0.5, roundTo: 1, filter: (x) => x.id === g.id });
+    assert.deepEqual(m.weight('q.w').dims, [16, 8]);
+    assert.deepEqual(m.weight('k.w').dims, [16, 4]);
+    const declared = (list, name) => list.find((v) => v.name === name)?.type.tensor_type.shape.dim.map((d) => Number(d.dim_value));
+    if (past) {
+      assert.deepEqual(declared(m.graph.input, 'past_key'), [1, 1, past, 4]);
+      assert.deepEqual(declared(m.graph.output, 'present_value'), [1, 1, past + 5, 4]);
+    }
+    const feeds = decoderFeeds({ past });
+    const orig = await M.runModel(bytes, feeds);
+    const cut = { ...feeds };
+    if (past) { cut.past_key = keepHeads(feeds.past_key, [1]); cut.past_value = keepHeads(feeds.past_value, [1]); }
+    const out = await M.runModel(m.encode(), cut);
+    assert.ok(G.maxAbsDiff(out.y.data, orig.y.data) <= 1e-5, 'y unchanged');
+    if (past) {
+      for (const k of ['present_key', 'present_value']) {
+        assert.deepEqual(out[k].dims, [1, 1, past + 5, 4]);
+        assert.ok(G.maxAbsDiff(out[k].data, keepHeads(new ort.Tensor('float32', orig[k].data, orig[k].dims), [1]).data) <= 1e-6, k);
+      }
+    }
+  });
+}
+
+test('torch export, interleaved RoPE (strided Slice, stack, flatten) and a KV cache: removed == masked, the cache follows', async () => {
+  const bytes = M.modelBytes('gqa-interleaved-cache');
+  const m = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const { groups } = findChannelGroups(m);
+  const heads = groups.find((x) => x.members.some((y) => y.tensor === 'past_key'));
+  assert.ok(heads && heads.prunable, heads?.reason);
+  assert.equal(heads.channels, 2, 'one unit per KV head');
+  const kinds = new Set(heads.members.filter((x) => x.kind === 'io').map((x) => x.tensor));
+  assert.deepEqual([...kinds].sort(), ['past_key', 'past_value', 'present_key', 'present_value']);
+  const opts = { fraction: 0.5, roundTo: 1, filter: (x) => x.id === heads.id };
+  const r = removeChannels(m, opts);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  assert.equal(r.groups.removed.length, 1);
+  // The cache's declared head count follows (its sequence axis is symbolic and stays so).
+  const headDim = (list, name) => Number(list.find((v) => v.name === name).type.tensor_type.shape.dim[1].dim_value);
+  assert.equal(headDim(m.graph.input, 'past_key'), 1);
+  assert.equal(headDim(m.graph.output, 'present_value'), 1);
+  // Which KV head stayed: the one whose k columns are left (the removed one's are zero in the masked model).
+  const kMasked = masked.graph.node.find((n) => n.op_type === 'MatMul' && heads.producers.includes(n.name) && masked.weight(n.input[1]).dims[1] === 16);
+  const kw = masked.readFloat(masked.weight(kMasked.input[1]));
+  const keep = [0, 1].filter((h) => Array.from({ length: 32 * 8 }, (_, i) => kw[Math.floor(i / 8) * 16 + h * 8 + (i % 8)]).some((v) => v !== 0));
+  assert.equal(keep.length, 1);
+  const r4 = G.rng(8);
+  const t = (dims) => new ort.Tensor('float32', Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => r4()), dims);
+  const feeds = { h: t([1, 6, 32]), cos: t([1, 1, 6, 8]), sin: t([1, 1, 6, 8]), past_key: t([1, 2, 4, 8]), past_value: t([1, 2, 4, 8]) };
+  const full = await M.runModel(masked.encode(), feeds);
+  const cut = await M.runModel(m.encode(), { ...feeds, past_key: keepHeads(feeds.past_key, keep), past_value: keepHeads(feeds.past_value, keep) });
+  assert.ok(G.maxAbsDiff(cut.y.data, full.y.data) <= 1e-5, 'y as the masked model computes it');
+  for (const k of ['present_key', 'present_value']) {
+    assert.deepEqual(cut[k].dims, [1, 1, 10, 8]);
+    assert.ok(G.maxAbsDiff(cut[k].data, keepHeads(new ort.Tensor('float32', full[k].data, full[k].dims), keep).data) <= 1e-6, k);
+  }
+});
+
+test('rules: a constant Expand shape that counts the heads is rewritten; one that broadcasts a single head is refused', () => {
+  const m = OnnxModel.parse(gqaDecoder({ heads: 6, kvHeads: 3 }));
+  const { groups, channelsOf } = findChannelGroups(m);
+  const [g] = attentionGroups(groups, (p) => p === 'matmul_0');
+  assert.equal(g.channels, 3);
+  // The repeats' Reshape (K's and V's, one constant) writes Hq = 6: KV head u counts for 2 of it (span n_rep = 2).
+  const rep = channelsOf.get(g.id).map((ch) => ch.slices.filter((s) => s.tensor === 'shape.rep').map((s) => s.rep));
+  assert.deepEqual(rep, [[2, 2], [2, 2], [2, 2]]);
+  removeChannels(m, { fraction: 0.34, roundTo: 1, filter: (x) => x.id === g.id });
+  const ints = (n) => m.readInts(m.graph.initializer.find((t) => t.name === n));
+  assert.deepEqual(ints('shape.expand'), [1, 2, 2, 5, 4]);
+  assert.deepEqual(ints('shape.rep'), [1, 4, 5, 4]);
+  // One KV head: the Expand may broadcast it into copies of itself; its group is not removable.
+  const one = findChannelGroups(OnnxModel.parse(gqaDecoder({ heads: 2, kvHeads: 1 })));
+  const [k] = attentionGroups(one.groups, (p) => p === 'matmul_1');
+  assert.equal(k.prunable, false);
+});

@@ -1,0 +1,91 @@
+// Whole residual blocks (ShortGPT's layer removal, job mode `layers`, CLI `--channels layers:K`): the
+// blocks of a Llama-style decoder are found in the torch export and in a plain-op graph; a block whose
+// branches write zero has influence 0 (its output is its input), is the one chosen, and removing it
+// leaves the outputs unchanged (onnxruntime-node); the job and the CLI refuse what does not apply by name.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { build, CLI } from './build.mjs';
+
+build();
+const O = await import('#onnx-internal');
+const G = await import('./graphs.mjs');
+const M = await import('./models.mjs');
+const { llamaBlocks } = await import('../../kit/shared-graphs.mjs');
+
+/** llamaBlocks with block `b`'s output projections (o, down) zero: that block is the identity. */
+function withIdleBlock(b, blocks = 4) {
+  const m = O.OnnxModel.parse(llamaBlocks({ blocks }));
+  for (const w of [`b${b}.o`, `b${b}.down`]) m.writeFloat(m.weight(w), new Float32Array(m.weight(w).numel));
+  m.refresh();
+  return m;
+}
+
+const samples = (n, seed = 9) => {
+  const r = G.rng(seed);
+  return Array.from({ length: n }, () => ({ feeds: { x: { type: 'float32', data: Float32Array.from({ length: 12 * 16 }, () => r()), dims: [1, 12, 16] } } }));
+};
+
+test('blocks found: attention + MLP per layer, in the torch export and in a plain-op decoder', () => {
+  const tiny = O.findResidualBlocks(O.OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa')));
+  assert.deepEqual(tiny.map((b) => b.adds), [0, 1].map((l) => [`/model/model/layers.${l}/Add`, `/model/model/layers.${l}/Add_1`]));
+  // The torch export reads the stream through Cast: a block's input is that Cast, its output the MLP's Add.
+  assert.equal(tiny[1].input, '/model/model/layers.1/input_layernorm/Cast_output_0');
+  const plain = O.findResidualBlocks(O.OnnxModel.parse(llamaBlocks({ blocks: 3 })));
+  assert.deepEqual(plain.map((b) => [b.input, b.output]), [['x', 'b0.r2'], ['b0.r2', 'b1.r2'], ['b1.r2', 'b2.r2']]);
+});
+
+test('influence: an identity block scores 0 and is the one removed; the outputs do not change', async () => {
+  const m = withIdleBlock(2);
+  const before = m.encode();
+  const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+  const infl = await O.blockInfluence(m, runner, samples(3));
+  assert.equal(infl.length, 4);
+  assert.ok(Math.abs(infl[2].influence) < 1e-6, `identity block: ${infl[2].influence}`);
+  for (const k of [0, 1, 3]) assert.ok(infl[k].influence > 1e-4, `block ${k}: ${infl[k].influence}`);
+  assert.equal(infl[0].tokens, 3 * 12);
+  assert.deepEqual(O.leastInfluential(infl, 1), [2]);
+  const { report } = await O.runJob(m, { mode: { kind: 'layers', count: 1 }, calibration: { samples: samples(3) } }, { ort });
+  assert.deepEqual(report.layers.removed, [2]);
+  assert.ok(report.layers.nodesAfter < report.layers.nodesBefore);
+  assert.ok(!m.weights.some((w) => w.name.startsWith('b2.')), 'the removed block\'s weights are gone');
+  const feeds = { x: new ort.Tensor('float32', samples(1, 4)[0].feeds.x.data, [1, 12, 16]) };
+  const [a, b] = [await M.runModel(m.encode(), feeds), await M.runModel(before, feeds)];
+  assert.ok(G.maxAbsDiff(a.y.data, b.y.data) <= 1e-5);
+});
+
+test('two blocks removed in a row: the later one reads the earlier one\'s input', async () => {
+  const m = O.OnnxModel.parse(llamaBlocks({ blocks: 4 }));
+  O.removeResidualBlocks(m, [1, 2]);
+  const add = m.graph.node.find((n) => n.op_type === 'Add' && n.output[0] === 'b3.r1');
+  assert.ok(add.input.includes('b0.r2'), 'block 3 reads block 0\'s output');
+  const feeds = { x: new ort.Tensor('float32', samples(1)[0].feeds.x.data, [1, 12, 16]) };
+  const out = await M.runModel(m.encode(), feeds);
+  assert.deepEqual(out.y.dims, [1, 12, 16]);
+});
+
+test('layers: refusals name the option; the CLI --channels layers:K', async () => {
+  const cases = [
+    [{ mode: { kind: 'layers', count: 0 }, calibration: { samples: [{}] } }, 'mode.count'],
+    [{ mode: { kind: 'layers', count: 1 } }, 'calibration.samples'],
+    [{ mode: { kind: 'layers', count: 1 }, method: 'wanda', calibration: { samples: [{}] } }, 'method'],
+  ];
+  for (const [job, option] of cases) assert.throws(() => O.checkJob(job), (e) => e instanceof O.JobError && e.option === option, JSON.stringify(job));
+  await assert.rejects(O.runJob(withIdleBlock(0, 2), { mode: { kind: 'layers', count: 2 }, calibration: { samples: samples(1) } }, { ort }), /cannot remove 2 of 2 blocks/);
+  const dir = G.tmpDir('sk-layers-');
+  const input = path.join(dir, 'llama.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(input, withIdleBlock(1, 3).encode());
+  const cli = (...a) => spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, ...a], { encoding: 'utf8' });
+  const r = cli('--channels', 'layers:1', '--calib-count', '4', '-q');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /layers: 1 of 3 residual blocks removed/);
+  const written = await O.loadOnnx(out);
+  assert.ok(!written.weights.some((w) => w.name.startsWith('b1.')), 'the identity block went');
+  const bad = cli('--channels', 'layers:0');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--channels/);
+  assert.match(cli('--channels', 'layers:1', '--round-to', '4').stderr, /--round-to does not apply to --channels layers:K/);
+});
