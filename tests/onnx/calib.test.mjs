@@ -209,3 +209,22 @@ test('PNG samples of a dense-prediction model with dynamic height and width keep
   huge.writeUInt32BE(1 << 14, 16); huge.writeUInt32BE(1 << 14, 20); // IHDR: 16384 × 16384, CRC left stale
   assert.throws(() => O.decodePng(huge, (z) => zlib.inflateSync(z)), /more than the 67108864/);
 });
+
+test('maskFromScores keeps what a stable sort by score keeps (ties: the lower index), per row, per N:M group and per layer', () => {
+  const r = G.rng(5);
+  for (const tied of [false, true]) {
+    const sc = Float32Array.from({ length: 32 * 24 }, () => (tied ? Math.round(r() * 4) : r()));
+    for (const [target, perRow] of [[{ sparsity: 0.5 }, true], [{ sparsity: 0.3 }, true], [{ nm: [2, 4] }, true], [{ sparsity: 0.6 }, false], [{ sparsity: 0 }, true], [{ sparsity: 1 }, true]]) {
+      const m = O.maskFromScores(sc, 32, 24, target, perRow);
+      const ref = new Uint8Array(sc.length);
+      const groups = target.nm ? Array.from({ length: 32 * 6 }, (_, g) => [g * 4, 4, 2])
+        : perRow ? Array.from({ length: 32 }, (_, row) => [row * 24, 24, Math.floor((1 - target.sparsity) * 24 + 0.5)])
+          : [[0, sc.length, Math.floor((1 - target.sparsity) * sc.length + 0.5)]];
+      for (const [b, len, k] of groups) {
+        const idx = Array.from({ length: len }, (_, i) => b + i).sort((x, y) => sc[y] - sc[x] || x - y);
+        for (let i = 0; i < k; i++) ref[idx[i]] = 1;
+      }
+      assert.deepEqual(m, ref, `${tied ? 'tied' : 'distinct'} ${JSON.stringify(target)} ${perRow ? 'per row' : 'per layer'}`);
+    }
+  }
+});

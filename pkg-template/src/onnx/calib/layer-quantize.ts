@@ -6,7 +6,7 @@ import * as sk from 'sparsekit-wasm';
 import type { CalibLayer } from './layers.js';
 import { CALIB_DEFAULTS } from './defaults.js';
 import { OnnxError } from '../errors.js';
-import { allowsNm, maskFromScores, reconstructionTerms, toStored, viewValues, withView } from './layer-prune.js';
+import { absOf, allowsNm, applyMask, maskFromScores, reconstructionTerms, toStored, viewValues, withView } from './layer-prune.js';
 import type { LayerStats, Target } from './layer-prune.js';
 
 export type QuantMethod = 'gptq' | 'rtn';
@@ -72,8 +72,8 @@ function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: numbe
   let keep: Uint8Array | undefined;
   if (o.target) {
     const w0 = viewValues(stored, shape);
-    keep = maskFromScores(Float32Array.from(w0, Math.abs), shape.rows, shape.cols, o.target, false);
-    src = toStored(Float32Array.from(w0, (x, i) => (keep![i] ? x : 0)), shape);
+    keep = maskFromScores(absOf(w0), shape.rows, shape.cols, o.target, false);
+    src = toStored(applyMask(w0, keep), shape);
   }
   const r = withView(src, shape, (v) => sk.roundToNearest(v, grid));
   return { q: keep ? { ...r.result, keep } : r.result, data: r.data };
