@@ -5,7 +5,7 @@
 // to --out as it finishes, so a long table survives an interruption (--skip-done resumes).
 //   node bench/text/lm-table.mjs [--model bench/out/smollm2] [--calib FILE] [--eval FILE]
 //        [--seq-len 256] [--calib-count 32] [--eval-count 16] [--runs magnitude:0.5,wanda:2:4,wanda:0.5:owl,…]
-//        [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done]
+//        [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done] [--table]
 // --calib default: the machine's license texts other than the GPL family (Apache-2.0, Artistic,
 // LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0) concatenated; --eval default: the GNU GPL v3.
 import fs from 'node:fs';
@@ -26,6 +26,15 @@ const calibText = opt('--calib') ? fs.readFileSync(opt('--calib'), 'utf8')
   : ['Apache-2.0', 'Artistic', 'LGPL-2.1', 'MPL-1.1', 'MPL-2.0', 'GFDL-1.3', 'CC0-1.0'].map((f) => fs.readFileSync(path.join(LIC, f), 'utf8')).join('\n\n');
 const evalText = fs.readFileSync(opt('--eval', path.join(LIC, 'GPL-3')), 'utf8');
 
+// --table: no runs; the markdown table of the runs in --out so far.
+if (args.includes('--table')) {
+  const rows = fs.readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const pattern = (r) => (r.allocation ? `${r.pattern.split(':')[0]} OWL (${r.allocation.min.toFixed(2)}–${r.allocation.max.toFixed(2)})` : r.pattern.includes(':') ? r.pattern : `${100 * Number(r.pattern)}%`);
+  console.log('| method | pattern | perplexity (dense ' + rows[0].perplexityDense.toFixed(2) + ') | ratio | next-token top-1 agreement | mean KL | CPU s | wall s (load) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(`| ${r.method} | ${pattern(r)} | ${r.perplexity.toFixed(2)} | ×${r.ratio.toFixed(3)} | ${(100 * r.top1).toFixed(1)}% | ${r.kl.toFixed(3)} | ${r.cpuS.toFixed(0)} | ${r.wallS.toFixed(0)} (${r.loadavg.toFixed(1)}) |`);
+  process.exit(0);
+}
 const files = await resolveTextModel(folder);
 const bytes = (await loadOnnx(files.model)).encode();
 const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
