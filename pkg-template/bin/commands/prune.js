@@ -124,8 +124,9 @@ function checkApplies(values, kind, method, trains) {
   for (const [flag, modes] of Object.entries(ONLY)) {
     if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
   }
-  const calibrated = method !== 'magnitude';
-  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains) throw new UsageError('--calib is read by --method wanda|sparsegpt, --prox and --recover');
+  // --quantize reads --calib too: with samples its codes are compensated (GPTQ), without them rounded to nearest
+  const calibrated = method !== 'magnitude' || values.quantize !== undefined;
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains) throw new UsageError('--calib is read by --method wanda|sparsegpt, --quantize, --prox and --recover');
   for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
@@ -180,7 +181,7 @@ export async function main(argv) {
     },
   };
   checkSamples(job.calibration?.samples, job.eval?.samples);
-  const needsOrt = method !== 'magnitude' || trains || !!job.eval;
+  const needsOrt = method !== 'magnitude' || trains || !!job.eval || (!!job.quantize && !!job.calibration);
   const ort = needsOrt ? await loadOrt() : undefined;
   const interrupt = interruptible(values.quiet === true);
   let result;
