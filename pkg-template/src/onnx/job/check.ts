@@ -123,6 +123,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
       if (!isPosInt(q.group) || q.group < 16 || (q.group & (q.group - 1)) !== 0) throw new JobError('quantize.group', `must be a power of two >= 16 (got ${String(q.group)})`);
     }
     if (q.method !== undefined && !['gptq', 'rtn'].includes(q.method)) throw new JobError('quantize.method', `must be gptq or rtn (got ${String(q.method)})`);
+    if (q.embeddings !== undefined && !['int8', 'int4', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `must be int8, int4 or float (got ${String(q.embeddings)})`);
     if (q.method === 'gptq' && !cal?.samples.length) throw new JobError('quantize.method', 'gptq compensates through the inputs of each layer: it needs calibration samples (calibration.samples)');
   }
   const trainCount = cal?.samples.length ?? 0;

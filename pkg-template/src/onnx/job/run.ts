@@ -108,7 +108,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
   // refuses 'gptq' without samples); round-to-nearest is the path without them.
   const gptq = !!job.quantize && !!calibration && (job.quantize.method ?? 'gptq') === 'gptq';
-  const quantOpts: QuantizeOptions | undefined = job.quantize && { scheme: job.quantize.scheme, group: job.quantize.group };
+  const quantOpts: QuantizeOptions | undefined = job.quantize && { scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings };
   const runner = evalSamples || method !== 'magnitude' || mode.kind === 'search' || mode.kind === 'prox' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;

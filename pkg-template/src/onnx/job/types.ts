@@ -70,7 +70,11 @@ export interface PruneJob {
    * whose weights are already quantized is read back to float, pruned, and written again in its own
    * scheme unless this asks for another.
    */
-  quantize?: { scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn' };
+  quantize?: {
+    scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn';
+    /** Embedding tables: the scheme's bits by default, or int8 per row, or left float. */
+    embeddings?: 'int8' | 'int4' | 'float';
+  };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;
 }
