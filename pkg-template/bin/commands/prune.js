@@ -286,7 +286,8 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     /** @type {Record<string, number>} */
     const forms = {};
     for (const l of q.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
-    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+    const how = q.gptq ? ` (GPTQ on ${q.gptq.layers} layers, ${q.gptq.pass === 'joint' ? 'joint with the pruning' : 'after the pruning'}; the rest rounded to nearest)` : ' (rounded to nearest)';
+    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}${how}`);
   }
   const fid = report.fidelity;
   if (fid) {
