@@ -58,7 +58,14 @@ async function child(name) {
       r.calibration = `${set.samples.length} windows x ${seqLen} tokens`;
     }
     const t0 = performance.now();
-    const { report } = await O.runJob(model, job, { ort, sessionOptions: { intraOpNumThreads: 2, logSeverityLevel: 3 } });
+    // Where the job is, in --out/NAME.progress (the children's output is only read at their end).
+    let last = 0;
+    const onProgress = (p) => {
+      if (performance.now() - last < 5000) return;
+      last = performance.now();
+      fs.writeFileSync(path.join(outDir, `${name}.progress`), `${((last - t0) / 1000).toFixed(0)} s: ${p.phase} ${p.done}/${p.total} ${p.label ?? ''}\n`);
+    };
+    const { report } = await O.runJob(model, job, { ort, sessionOptions: { intraOpNumThreads: 2, logSeverityLevel: 3 }, onProgress });
     r.jobSeconds = (performance.now() - t0) / 1000;
     r.gptq = report.quantize.gptq;
     const emb = report.quantize.layers.filter((l) => l.op === 'Gather');

@@ -134,7 +134,10 @@ export function quantizeLayer(p: LayerQuantizeOptions): LayerQuantizeResult {
   };
   if (q.zeros) result.zeros = cat(runs.map((r) => r.q.zeros!), (k) => new Int8Array(k));
   if (q.keep) result.keep = cat(runs.map((r) => r.q.keep!), (k) => new Uint8Array(k));
-  if (hs) {
+  if (hs && parts === 1) {
+    // The core's reduction (wasm): the JavaScript loop below costs rows x cols² multiply-adds, 16 G for a 49152 x 576 output head.
+    result.relError = sk.relReconError(viewValues(stored, layer), viewValues(data, layer), hs[0]);
+  } else if (hs) {
     let num = 0, den = 0;
     hs.forEach((h, g) => {
       const w0 = parts === 1 ? viewValues(stored, layer) : stored.subarray(g * n, (g + 1) * n);
