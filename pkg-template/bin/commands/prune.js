@@ -134,8 +134,9 @@ function checkApplies(values, kind, method, trains) {
   for (const [flag, modes] of Object.entries(ONLY)) {
     if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
   }
-  const calibrated = method !== 'magnitude';
-  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && kind !== 'layers') throw new UsageError('--calib is read by --method wanda|sparsegpt, --scope owl, --channels layers:K, --prox and --recover');
+  // --quantize reads --calib too: with samples its codes are compensated (GPTQ), without them rounded to nearest
+  const calibrated = method !== 'magnitude' || values.quantize !== undefined;
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && kind !== 'layers') throw new UsageError('--calib is read by --method wanda|sparsegpt, --quantize, --scope owl, --channels layers:K, --prox and --recover');
   for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
@@ -191,7 +192,7 @@ export async function main(argv) {
     },
   };
   checkSamples(job.calibration?.samples, job.eval?.samples);
-  const needsOrt = method !== 'magnitude' || trains || !!job.eval || mode.kind === 'layers';
+  const needsOrt = method !== 'magnitude' || trains || !!job.eval || mode.kind === 'layers' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || (!!job.quantize && !!job.calibration);
   const ort = needsOrt ? await loadOrt() : undefined;
   const interrupt = interruptible(values.quiet === true);
   let result;
@@ -303,7 +304,8 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     /** @type {Record<string, number>} */
     const forms = {};
     for (const l of q.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
-    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+    const how = q.gptq ? ` (GPTQ on ${q.gptq.layers} layers, ${q.gptq.pass === 'joint' ? 'joint with the pruning' : 'after the pruning'}; the rest rounded to nearest)` : ' (rounded to nearest)';
+    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}${how}`);
   }
   const fid = report.fidelity;
   if (fid) {

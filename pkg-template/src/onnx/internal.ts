@@ -76,8 +76,8 @@ export { quantizeLayer } from './calib/layer-quantize.js';
 export type { LayerQuantizeOptions, LayerQuantizeResult, QuantMethod } from './calib/layer-quantize.js';
 // Quantization (quant/): int8 / int4 (MatMulNBits) weights written in the forms onnxruntime serves,
 // quantized models read back to float (dequantizeModel) and written again in their scheme (requantize).
-export { quantizeModel } from './quant/quantize.js';
-export type { QuantizeOptions, QuantReport, QuantLayerReport, QuantScheme } from './quant/quantize.js';
+export { quantizeModel, plannedGrids } from './quant/quantize.js';
+export type { QuantizeOptions, QuantReport, QuantLayerReport, QuantScheme, GivenCodes } from './quant/quantize.js';
 export { dequantizeModel, requantize } from './quant/dequantize.js';
 export type { QuantRecord, QuantRecordEntry } from './quant/dequantize.js';
 export { detectQuantized } from './quant/detect.js';

@@ -9,7 +9,8 @@ import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { checkSparsity, layerReport, type LayerReport, type PruneReport } from '../prune.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
-import { pruneLayer, allowsNm, type Criterion, type MethodUsed, type Target, type LayerStats } from './layer-prune.js';
+import { pruneLayer, allowsNm, viewValues, type Criterion, type MethodUsed, type Target, type LayerStats } from './layer-prune.js';
+import { quantizeLayer, type LayerQuantizeResult } from './layer-quantize.js';
 import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
 import { CancelledError } from './cancel.js';
@@ -62,9 +63,32 @@ export interface CalibrateOptions {
    * false accumulates one per layer (same bits, more work).
    */
   shareStatistics?: boolean;
+  /**
+   * Quantize each layer given a grid here (by weight name; quant/quantize.ts `plannedGrids`) as it
+   * is calibrated: GPTQ through its Hessian, in sequence, so each later layer's inputs come from
+   * the layers before it already quantized. With criterion sparsegpt, SparseGPT's joint mode prunes
+   * and quantizes in one factorisation; other criteria prune first and GPTQ keeps their zeros as
+   * its mask. Without a target (sparsity / nm / layerTarget) it only quantizes, keeping the zeros
+   * each layer already holds; layers without a grid are then left as they are. The codes are in
+   * the report's `quantized`, for quantizeModel's `given`. `method: 'rtn'` rounds to nearest
+   * instead (same passes, each layer's calibration error still measured: the baseline GPTQ is
+   * judged against).
+   */
+  quantize?: { grids: ReadonlyMap<string, LayerGrid>; method?: 'gptq' | 'rtn' };
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
+}
+
+/** A quantization grid as quant/ describes it (int4 blocks of `group`; 0 = per output row; reduceRange = 7 bits). */
+export interface LayerGrid { bits: number; group: number; reduceRange?: boolean }
+
+/** A layer's codes in the view layout (quant/grid.ts `QuantizedView`) and how they were found. */
+export interface CalibratedCodes {
+  qv: { rows: number; cols: number; codes: Int8Array; scales: Float32Array; groupsPerRow: number; width: number };
+  method: 'gptq' | 'rtn';
+  relError: number | null;
+  notes?: string[];
 }
 
 /** One layer of a calibration report: the common figures (prune.ts) and what calibration did. */
@@ -118,6 +142,8 @@ export interface CalibReport extends PruneReport {
   sweep: SweepStats;
   /** Hessians accumulated against one per layer (shareStatistics). */
   hessians: SharingStats;
+  /** With `quantize`: each quantized layer's codes, by weight name. */
+  quantized?: Map<string, CalibratedCodes>;
   time: CalibTime;
   ms: number;
 }
@@ -134,7 +160,7 @@ function timeOf(elapsed: number, s: SweepStats, t: { capture: number; statistics
 function validate(model: OnnxModel, o: CalibrateOptions) {
   const arg = (msg: string, code = 'invalid_arguments') => new OnnxError('unsupported', msg, code);
   if (o.sparsity !== undefined && o.nm !== undefined) throw arg('calibration needs exactly one of sparsity / nm');
-  if (o.sparsity === undefined && o.nm === undefined && !o.layerTarget) throw arg('calibration needs exactly one of sparsity / nm');
+  if (o.sparsity === undefined && o.nm === undefined && !o.layerTarget && !o.quantize) throw arg('calibration needs exactly one of sparsity / nm');
   let target: Target | undefined;
   if (o.nm) {
     const [n, m] = o.nm;
@@ -150,17 +176,20 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (model.externalTensors().length) {
     throw arg('calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   }
+  const quantOnly = !!o.quantize && o.sparsity === undefined && o.nm === undefined && !o.layerTarget;
   const plan = (l: CalibLayer): Criterion | null => {
+    if (quantOnly) return o.quantize!.grids.has(l.weight.name) ? 'sparsegpt' : null;
     const k = typeof c === 'function' ? c(l) : c;
     if (k == null || k === 'dense') return null;
     if (!CRITERIA.includes(k)) throw arg(`criterion of ${l.name} must be magnitude, wanda, sparsegpt or dense (got "${String(k)}")`);
     return k;
   };
-  return { target, plan, blockSize, percDamp };
+  return { target, plan, blockSize, percDamp, quantOnly };
 }
 
 /** A layer's own target: the per-layer one or the common one, checked (see layerTarget). */
-function targetFor(o: CalibrateOptions, common: Target | undefined, l: CalibLayer): Target {
+function targetFor(o: CalibrateOptions, common: Target | undefined, l: CalibLayer, quantOnly: boolean): Target | undefined {
+  if (quantOnly) return undefined;
   const t = o.layerTarget?.(l) ?? common;
   if (!t) throw new OnnxError('unsupported', `layer ${l.name} has no target (sparsity or nm)`, 'invalid_arguments');
   if (t.nm) {
@@ -171,15 +200,58 @@ function targetFor(o: CalibrateOptions, common: Target | undefined, l: CalibLaye
   return { sparsity: checkSparsity(t.sparsity, `sparsity of ${l.name}`) };
 }
 
+/**
+ * One layer pruned (unless quantize-only) and quantized on `grid`: SparseGPT's joint mode for the
+ * sparsegpt criterion (one factorisation; its fallbacks are quantizeLayer's), else the criterion's
+ * pruning and then GPTQ with the pruned zeros as its mask. Records the codes in `out`.
+ */
+function solveQuantized(p: {
+  layer: CalibLayer; stored: Float32Array; stats?: LayerStats; criterion: Criterion; target?: Target; blockSize: number; percDamp: number; minVectors: number; grid: LayerGrid;
+  method: 'gptq' | 'rtn';
+}, out: Map<string, CalibratedCodes>): { data: Float32Array; method: MethodUsed; notes: string[]; relError: number | null } {
+  const { layer, stats, grid, target } = p;
+  const bits = grid.reduceRange ? 7 : grid.bits;
+  const group = grid.group > 0 ? grid.group : undefined;
+  const common = { layer, stats, bits, group, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
+  const nmFits = !target?.nm || allowsNm(layer, target.nm[1]);
+  let q: LayerQuantizeResult;
+  let method: MethodUsed = target ? p.criterion : 'dense';
+  const notes: string[] = [];
+  if (target && p.criterion === 'sparsegpt' && nmFits) {
+    q = quantizeLayer({ ...common, stored: p.stored, target });
+    if (q.method === 'rtn') method = 'magnitude';
+  } else {
+    let stored = p.stored;
+    if (target) {
+      const pr = pruneLayer({ ...common, stored, criterion: p.criterion, target });
+      stored = pr.data;
+      method = pr.method;
+      notes.push(...pr.notes);
+    }
+    const w = viewValues(stored, layer);
+    const keep = w.some((x) => x === 0) ? Uint8Array.from(w, (x) => (x === 0 ? 0 : 1)) : undefined;
+    q = quantizeLayer({ ...common, stored, keep });
+  }
+  notes.push(...q.notes);
+  const width = group ?? layer.cols;
+  out.set(layer.weight.name, {
+    qv: { rows: layer.rows, cols: layer.cols, codes: q.codes, scales: q.scales, groupsPerRow: Math.ceil(layer.cols / width), width },
+    method: q.method, relError: q.relError, ...(q.notes.length ? { notes: q.notes } : {}),
+  });
+  return { data: q.data, method, notes, relError: q.relError };
+}
+
 /** Prunes `model` in place with calibration (see CalibrateOptions); the report counts what will be written. */
 export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): Promise<CalibReport> {
-  const { target, plan, blockSize, percDamp } = validate(model, opts);
+  const { target, plan, blockSize, percDamp, quantOnly } = validate(model, opts);
+  const grids = opts.quantize?.grids;
+  const quantized = grids ? new Map<string, CalibratedCodes>() : undefined;
   const { calibration, sequential = CALIB_DEFAULTS.sequential, minVectors = CALIB_DEFAULTS.minVectors, signal, onProgress = () => {} } = opts;
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const t0 = now();
   const planned = findLayers(model).map((l) => ({ l, c: plan(l) })).filter((x): x is { l: CalibLayer; c: Criterion } => x.c !== null);
-  const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l)]));
-  const nmOf = (l: CalibLayer) => targetOf.get(l)!.nm;
+  const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l, quantOnly)]));
+  const nmOf = (l: CalibLayer) => targetOf.get(l)?.nm;
   if (planned.length && planned.every(({ l }) => nmOf(l) && !allowsNm(l, nmOf(l)![1]))) {
     throw new OnnxError('unsupported', `nm ${nmOf(planned[0].l)!.join(':')} fits no layer of this model: no reduction axis is a multiple of ${nmOf(planned[0].l)![1]}`, 'invalid_nm_shape');
   }
@@ -205,8 +277,9 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
     for (const [gi, group] of groups.entries()) {
       await yieldTurn();
       check();
-      const needs = group.filter((l) => criterionOf.get(l) !== 'magnitude' && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1])));
-      const stats = new SharedStats(needs, opts.shareStatistics ?? true, (l) => criterionOf.get(l) === 'wanda');
+      const needs = group.filter((l) => (criterionOf.get(l) !== 'magnitude' || grids?.has(l.weight.name)) && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1]) && !grids?.has(l.weight.name)));
+      // Wanda reads only its inputs' norms, unless GPTQ then quantizes the layer through its Hessian
+      const stats = new SharedStats(needs, opts.shareStatistics ?? true, (l) => criterionOf.get(l) === 'wanda' && !grids?.has(l.weight.name));
       try {
         if (needs.length) {
           const t1 = now(), ort1 = sweep.stats.ortMs, cut1 = sweep.stats.cutMs, st1 = time.statistics;
@@ -229,9 +302,12 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           const requested = criterionOf.get(l)!;
           const stored = model.readFloat(l.weight);
           const t2 = now();
-          const res = pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
+          const grid = grids?.get(l.weight.name);
+          const res = grid
+            ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq' }, quantized!)
+            : pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
           const t3 = now();
-          if (res.method !== 'dense') rollback.write(l.weight, res.data, stored);
+          if (res.method !== 'dense' || grid) rollback.write(l.weight, res.data, stored);
           changing.delete(l.weight.name);
           const t4 = now();
           reports.push({
@@ -261,6 +337,6 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
     options: { ...(!target || opts.layerTarget ? { target: 'per layer' } : target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
     params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
     layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s }, hessians: sharing,
-    time: timeOf(ms, s, time), ms: Math.round(ms),
+    ...(quantized ? { quantized } : {}), time: timeOf(ms, s, time), ms: Math.round(ms),
   };
 }

@@ -135,6 +135,9 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
       if (q.scheme !== 'int4') throw new JobError('quantize.group', 'applies to int4 (int8 has one scale per output channel)');
       if (!isPosInt(q.group) || q.group < 16 || (q.group & (q.group - 1)) !== 0) throw new JobError('quantize.group', `must be a power of two >= 16 (got ${String(q.group)})`);
     }
+    if (q.method !== undefined && !['gptq', 'rtn'].includes(q.method)) throw new JobError('quantize.method', `must be gptq or rtn (got ${String(q.method)})`);
+    if (q.embeddings !== undefined && !['int8', 'int4', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `must be int8, int4 or float (got ${String(q.embeddings)})`);
+    if (q.method === 'gptq' && !cal?.samples.length) throw new JobError('quantize.method', 'gptq compensates through the inputs of each layer: it needs calibration samples (calibration.samples)');
   }
   const trainCount = cal?.samples.length ?? 0;
   if ((job.mode.kind === 'prox' || job.recover !== undefined) && trainCount > JOB_DEFAULTS.maxTrainingSamples) {

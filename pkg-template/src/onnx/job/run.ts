@@ -27,7 +27,7 @@ import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
-import { quantizeModel, type QuantReport } from '../quant/quantize.js';
+import { quantizeModel, plannedGrids, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null } & {
@@ -56,8 +56,12 @@ export interface JobReport {
   allocation?: OwlLayer[];
   /** The layers the sparsity / N:M modes left dense (PruneJob.keepDense, or the default), and why. */
   keptDense?: KeptDense[];
-  /** The quantization written (asked for, or the input's own scheme written again). */
-  quantize?: QuantReport & { source: 'asked' | 'input' };
+  /**
+   * The quantization written (asked for, or the input's own scheme written again); `gptq` when the
+   * codes were compensated on the calibration samples: in the pruning's own pass (`joint`, SparseGPT's
+   * joint mode) or in a pass of its own after pruning and recovery, and its time.
+   */
+  quantize?: QuantReport & { source: 'asked' | 'input'; gptq?: { pass: 'joint' | 'after'; layers: number; ms: number } };
   fidelity?: JobFidelity;
   ms: number;
 }
@@ -111,7 +115,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
-  const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined ? needRunner(env, 'this job') : undefined;
+  // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
+  // refuses 'gptq' without samples); round-to-nearest is the path without them.
+  const gptq = !!job.quantize && !!calibration && (job.quantize.method ?? 'gptq') === 'gptq';
+  const quantOpts: QuantizeOptions | undefined = job.quantize && { scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings };
+  const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
@@ -121,6 +129,10 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
 
   let pruned = model;
   const report: JobReport = { mode: mode.kind, method, ms: 0 };
+  // SparseGPT's joint mode: the pruning's column loop also quantizes, one factorisation per layer.
+  // Not before recovery, which would move the weights off the codes afterwards.
+  const joint = gptq && method === 'sparsegpt' && (mode.kind === 'sparsity' || mode.kind === 'nm') && job.recover === undefined;
+  let gptqRun: { pass: 'joint' | 'after'; layers: number; ms: number; codes: NonNullable<CalibReport['quantized']> } | undefined;
   switch (mode.kind) {
     case 'sparsity':
     case 'nm': {
@@ -144,7 +156,13 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
+          ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!) } } : {}),
         });
+      if (joint) {
+        const { quantized, ...rest } = report.prune as CalibReport;
+        gptqRun = { pass: 'joint', layers: quantized!.size, ms: rest.ms, codes: quantized! };
+        report.prune = rest;
+      }
       break;
     }
     case 'channels': {
@@ -215,8 +233,18 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     });
   }
 
+  if (gptq && !gptqRun) {
+    // GPTQ after the pruning: each layer's inputs captured with the layers before it quantized,
+    // the zeros the pruning left kept as its mask.
+    const r = await calibratePrune(pruned, {
+      ...sess, ort: runner!, calibration: calibration!, sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp,
+      quantize: { grids: plannedGrids(pruned, quantOpts!) }, onProgress: calibProgress,
+    });
+    gptqRun = { pass: 'after', layers: r.quantized!.size, ms: r.ms, codes: r.quantized! };
+  }
   if (job.quantize) {
-    report.quantize = { ...quantizeModel(pruned, { scheme: job.quantize.scheme, group: job.quantize.group, onProgress: step('quantize') }), source: 'asked' };
+    const q = quantizeModel(pruned, { ...quantOpts!, given: gptqRun?.codes, onProgress: step('quantize') });
+    report.quantize = { ...q, source: 'asked', ...(gptqRun ? { gptq: { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } } : {}) };
   } else if (record) {
     report.quantize = { ...requantize(pruned, record, { onProgress: step('quantize') }), source: 'input' };
   }

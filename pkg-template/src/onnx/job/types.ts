@@ -78,11 +78,18 @@ export interface PruneJob {
   recover?: JobTraining | true;
   /**
    * Quantize the result: int8 per output channel, or int4 in blocks of `group` (default 32) along the
-   * reduction axis (MatMulNBits), round to nearest; pruned zeros stay zero. A model whose weights
-   * are already quantized is read back to float, pruned, and written again in its own scheme unless
-   * this asks for another.
+   * reduction axis (MatMulNBits; embedding tables 4-bit per row in the same blocks); pruned zeros
+   * stay zero. `method`: 'gptq' (the default when there are calibration samples) compensates each
+   * layer's rounding through its Hessian, layer after layer (jointly with SparseGPT's pruning when
+   * that runs); 'rtn' rounds to nearest (the default, and the only way, without samples). A model
+   * whose weights are already quantized is read back to float, pruned, and written again in its own
+   * scheme unless this asks for another.
    */
-  quantize?: { scheme: 'int8' | 'int4'; group?: number };
+  quantize?: {
+    scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn';
+    /** Embedding tables: the scheme's bits by default, or int8 per row, or left float. */
+    embeddings?: 'int8' | 'int4' | 'float';
+  };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;
 }

@@ -7,10 +7,11 @@ import type { QuantGrid } from './grid.js';
  * - `int8-dynamic`: MatMulInteger with DynamicQuantizeLinear (onnxruntime's quantize_dynamic form);
  * - `int8-dq`: int8 weight + per-axis DequantizeLinear feeding the float op;
  * - `int4-nbits`: com.microsoft MatMulNBits, 4 bits in blocks along K;
- * - `int8-gather`: an embedding table in int8 with a scale per row.
+ * - `int8-gather`: an embedding table in int8 with a scale per row;
+ * - `int4-gather`: an embedding table in 4 bits, blocks of G along each row (gather-int4.ts).
  */
-export type QuantForm = 'int8-dynamic' | 'int8-dq' | 'int4-nbits' | 'int8-gather';
-export const QUANT_FORMS: readonly QuantForm[] = ['int8-dynamic', 'int8-dq', 'int4-nbits', 'int8-gather'];
+export type QuantForm = 'int8-dynamic' | 'int8-dq' | 'int4-nbits' | 'int8-gather' | 'int4-gather';
+export const QUANT_FORMS: readonly QuantForm[] = ['int8-dynamic', 'int8-dq', 'int4-nbits', 'int8-gather', 'int4-gather'];
 
 /** The int8 form of a MatMul weight: the only op with two forms here (see int8-dynamic.ts). */
 export type Int8MatMulForm = 'dynamic' | 'dq';
@@ -20,6 +21,6 @@ export const INT8_MATMUL_FORM: Int8MatMulForm = 'dynamic';
 
 /** The grid of a form (group: 0 = per output channel / per row). */
 export function gridOf(form: QuantForm, group: number): QuantGrid {
-  if (form === 'int4-nbits') return { bits: 4, group };
+  if (form === 'int4-nbits' || form === 'int4-gather') return { bits: 4, group };
   return form === 'int8-dynamic' ? { bits: 8, group: 0, reduceRange: true } : { bits: 8, group: 0 };
 }

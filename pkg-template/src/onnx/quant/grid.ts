@@ -1,14 +1,14 @@
 // The quantization grid and the round-to-nearest quantizer. A grid is symmetric (no zero point, code
 // 0 is the value 0, so the zeros a pruning left stay exact zeros) with one scale per output row and,
 // for int4, per group of G consecutive inputs along the reduction axis (GPTQ's "group size"). The
-// quantizer is a plain function of a layer's float view and the grid so that an error-compensating
-// one (GPTQ, Frantar et al. 2022, arXiv:2210.17323; built by the Rust solver on the `gptq` branch)
-// plugs in where round-to-nearest is the default.
+// quantizer is a plain function of a layer's float view and the grid; the error-compensating codes
+// (GPTQ, Frantar et al. 2022, arXiv:2210.17323, through the core's solver) are computed during
+// calibration (calib/calibrate.ts) and handed to quantizeModel as `given` layers.
 import { OnnxError } from '../errors.js';
 
-/** A symmetric integer grid. */
+/** A symmetric integer grid (codes in [-qmax - 1, qmax]: see quantizeChecked). */
 export interface QuantGrid {
-  /** 8 (codes in [-127, 127]) or 4 (codes in [-8, 7]; -8 is never produced, see `qmax`). */
+  /** 8 (codes in [-128, 127]) or 4 (codes in [-8, 7]); round-to-nearest never writes -qmax - 1, GPTQ may. */
   bits: 8 | 4;
   /** Inputs per scale along the reduction axis; 0 = one scale per output row (per channel). */
   group: number;
@@ -116,9 +116,12 @@ export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows
   if (qv.codes.length !== rows * cols || qv.scales.length !== rows * gpr || qv.groupsPerRow !== gpr || qv.width !== (grid.group > 0 ? grid.group : cols)) {
     throw new OnnxError('unsupported', `the quantizer returned the wrong shapes for "${name}"`, 'shape_mismatch');
   }
+  // -q - 1 is on every form's grid too (int4 stores it as 0, int8 as -128, the 7-bit MatMulInteger
+  // weight as -64, whose pair sums 2 · 255 · 64 still fit int16): GPTQ's compensation may push a
+  // value past -max|w| and the core's grid keeps that one extra negative code (quant_grid.rs).
   const q = qmax(grid);
   for (let i = 0; i < qv.codes.length; i++) {
-    if (qv.codes[i] > q || qv.codes[i] < -q) throw new OnnxError('unsupported', `the quantizer wrote code ${qv.codes[i]} outside ±${q} in "${name}"`, 'invalid_value');
+    if (qv.codes[i] > q || qv.codes[i] < -q - 1) throw new OnnxError('unsupported', `the quantizer wrote code ${qv.codes[i]} outside [${-q - 1}, ${q}] in "${name}"`, 'invalid_value');
     if (values[i] === 0 && qv.codes[i] !== 0) throw new OnnxError('unsupported', `the quantizer moved a zero of "${name}" (element ${i}) off the grid's zero`, 'invalid_value');
   }
   for (const s of qv.scales) if (!(s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');

@@ -7,12 +7,13 @@ import type { OnnxModel, OnnxWeight } from '../model.js';
 import { countZeros } from '../prune.js';
 import { Names, opsetVersion } from './graph-edit.js';
 import { findTargets, type QuantTarget } from './targets.js';
-import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, type Quantizer, type QuantizedView } from './grid.js';
+import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, type Quantizer, type QuantizedView, type QuantGrid } from './grid.js';
 import { gridOf, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm } from './forms.js';
 import { writeInt8Dq } from './int8-dq.js';
 import { writeInt8Dynamic, type DqlCache } from './int8-dynamic.js';
 import { writeNBits } from './nbits.js';
 import { writeGatherInt8 } from './gather-int8.js';
+import { writeGatherInt4 } from './gather-int4.js';
 
 export type QuantScheme = 'int8' | 'int4';
 
@@ -23,15 +24,33 @@ export interface QuantizeOptions {
   group?: number;
   /** Which weights to quantize (default: all that can be). */
   layers?: (w: OnnxWeight) => boolean;
-  /** Embedding tables (Gather data): int8 per row (default) or left float. */
-  embeddings?: 'int8' | 'float';
+  /**
+   * Embedding tables (Gather data): int8 per row, int4 in blocks of `group` along each row, or left
+   * float. Default: the scheme's own bits (int4 tables are most of a small language model's bytes).
+   */
+  embeddings?: 'int8' | 'int4' | 'float';
   /** int8 form of MatMul weights (default INT8_MATMUL_FORM, from the measurement in forms.ts). */
   int8MatMul?: Int8MatMulForm;
   /** Codes and scales of one layer from its float view (default round-to-nearest). */
   quantizer?: Quantizer;
+  /**
+   * Codes already computed for some weights (by name), on the grid `plannedGrids` gives them: GPTQ's,
+   * from a calibration that quantized each layer in turn (calib/calibrate.ts). The model must hold
+   * their dequantized values; the rest get `quantizer`.
+   */
+  given?: ReadonlyMap<string, GivenCodes>;
   /** Per-layer form (requantize): a form, null = leave float, undefined = what `scheme` gives. */
   layerForm?: (w: OnnxWeight) => { form: QuantForm; group: number } | null | undefined;
   onProgress?: (done: number, total: number, label: string) => void;
+}
+
+/** A layer's codes computed elsewhere, and how. */
+export interface GivenCodes {
+  qv: QuantizedView;
+  method: 'gptq' | 'rtn';
+  /** Relative output error on the calibration inputs against the float weight; null without statistics. */
+  relError: number | null;
+  notes?: string[];
 }
 
 export interface QuantLayerReport {
@@ -47,8 +66,12 @@ export interface QuantLayerReport {
   zeros: number;
   bytesBefore: number;
   bytesAfter: number;
-  /** Largest |w - dequantized w| of the layer. */
+  /** Largest |w - dequantized w| of the layer (for `given` codes: against the values the model held, their own dequantization). */
   maxAbsError: number;
+  /** How the codes were found: GPTQ (compensated through the layer's Hessian) or round-to-nearest. */
+  method: 'gptq' | 'rtn';
+  /** GPTQ's relative output error on the calibration inputs (absent for round-to-nearest). */
+  relError?: number | null;
   note?: string;
 }
 
@@ -67,7 +90,7 @@ interface Planned { t: QuantTarget; form: QuantForm; qv: QuantizedView; report: 
 
 function formFor(t: QuantTarget, opts: QuantizeOptions, group: number): { form: QuantForm; group: number; note?: string } {
   if (t.role === 'embedding') {
-    return { form: 'int8-gather', group: 0, note: opts.scheme === 'int4' ? 'embedding: int8 per row (a 4-bit Gather needs a contrib op onnxruntime-web does not document)' : undefined };
+    return (opts.embeddings ?? opts.scheme) === 'int4' ? { form: 'int4-gather', group } : { form: 'int8-gather', group: 0 };
   }
   const mm2d = t.w.op === 'MatMul' && t.w.dims.length === 2;
   if (opts.scheme === 'int4') {
@@ -80,7 +103,7 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number): { form: 
 
 function bytesAfter(form: QuantForm, qv: QuantizedView): number {
   const scales = qv.scales.length * 4;
-  if (form === 'int4-nbits') return qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
+  if (form === 'int4-nbits' || form === 'int4-gather') return qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
   if (form === 'int8-gather') return qv.codes.length + scales;
   return qv.codes.length + scales + qv.rows; // + the int8 zero points
 }
@@ -91,23 +114,30 @@ function maxAbsErr(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-/** Quantizes the model's weights in place (see QuantizeOptions); returns the per-layer report. */
-export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantReport {
+/** The options checked; the group int4 uses. */
+function checkOptions(opts: QuantizeOptions): number {
   if (opts.scheme !== 'int8' && opts.scheme !== 'int4') {
     throw new OnnxError('unsupported', `quantization scheme must be int8 or int4 (got ${String(opts.scheme)})`, 'invalid_arguments');
   }
   const group = opts.group ?? 32;
   if (opts.scheme === 'int4') checkGrid({ bits: 4, group });
   if (opts.group !== undefined && opts.scheme === 'int8') throw new OnnxError('unsupported', 'a group applies to int4 only: int8 is per output channel', 'invalid_arguments');
-  const quantizer = opts.quantizer ?? rtnQuantize;
-  const { targets, skipped } = findTargets(model);
-  const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && !(t.role === 'embedding' && opts.embeddings === 'float'));
+  if (opts.embeddings !== undefined && !['int8', 'int4', 'float'].includes(opts.embeddings)) {
+    throw new OnnxError('unsupported', `embeddings must be int8, int4 or float (got ${String(opts.embeddings)})`, 'invalid_arguments');
+  }
+  return group;
+}
+
+/** Every weight the options quantize with its form, each form checked against the op and the opset. */
+function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] {
+  const { targets } = findTargets(model);
+  const embeddings = opts.embeddings ?? opts.scheme;
+  const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && !(t.role === 'embedding' && embeddings === 'float'));
   const onnxOpset = opsetVersion(model.model, '');
-  const planned: Planned[] = [];
-  const layers: QuantLayerReport[] = [];
-  chosen.forEach((t, i) => {
+  const out: { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] = [];
+  for (const t of chosen) {
     const own = opts.layerForm?.(t.w);
-    if (own === null) return;
+    if (own === null) continue;
     const pick = own ?? formFor(t, opts, group);
     if (pick.form === 'int8-dq' && onnxOpset < 13) {
       throw new OnnxError('unsupported', `"${t.w.name}": per-channel DequantizeLinear needs opset 13 or later (the model imports ai.onnx ${onnxOpset})`, 'unsupported_op');
@@ -118,22 +148,52 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     if (pick.form === 'int4-nbits' && !(t.w.op === 'MatMul' && t.w.dims.length === 2)) {
       throw new OnnxError('unsupported', `"${t.w.name}": MatMulNBits serves 2-D MatMul weights only (this is ${t.w.op})`, 'unsupported_op');
     }
-    if ((pick.form === 'int8-gather') !== (t.role === 'embedding')) {
+    const gather = pick.form === 'int8-gather' || pick.form === 'int4-gather';
+    if (gather !== (t.role === 'embedding')) {
       throw new OnnxError('unsupported', `"${t.w.name}": form ${pick.form} does not fit a ${t.role} weight`, 'invalid_arguments');
     }
+    if (pick.form === 'int4-gather' && (t.w.dims[1] < 2)) {
+      throw new OnnxError('unsupported', `"${t.w.name}": a 4-bit table needs rows of at least 2 values`, 'invalid_arguments');
+    }
+    out.push({ t, pick });
+  }
+  return out;
+}
+
+/**
+ * The grid each weight of the 2-D linear views will be quantized on (by weight name), as
+ * quantizeModel would choose it with these options: what a calibration quantizing layer by layer
+ * must use so that its codes can be written as `given`. Checks the options like quantizeModel.
+ */
+export function plannedGrids(model: OnnxModel, opts: QuantizeOptions): Map<string, QuantGrid> {
+  const group = checkOptions(opts);
+  return new Map(plan(model, opts, group).filter(({ t }) => t.role === 'linear').map(({ t, pick }) => [t.w.name, gridOf(pick.form, pick.group)]));
+}
+
+/** Quantizes the model's weights in place (see QuantizeOptions); returns the per-layer report. */
+export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantReport {
+  const group = checkOptions(opts);
+  const quantizer = opts.quantizer ?? rtnQuantize;
+  const { skipped } = findTargets(model);
+  const chosen = plan(model, opts, group);
+  const planned: Planned[] = [];
+  const layers: QuantLayerReport[] = [];
+  chosen.forEach(({ t, pick }, i) => {
     const grid = gridOf(pick.form, pick.group);
     const values = t.role === 'embedding' ? model.readFloat(t.w) : model.readView(t.w);
     const rows = t.role === 'embedding' ? t.w.dims[0] : t.w.view!.rows;
     const cols = values.length / rows;
-    const qv = quantizeChecked(quantizer, values, rows, cols, grid, t.w.name);
+    const given = opts.given?.get(t.w.name);
+    const qv = quantizeChecked(given ? () => given.qv : quantizer, values, rows, cols, grid, t.w.name);
     const report: QuantLayerReport = {
       name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.reduceRange ? 7 : grid.bits, group: qv.width,
       params: values.length, zeros: countZeros(values),
       bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv),
-      maxAbsError: maxAbsErr(values, dequantizeView(qv)),
+      maxAbsError: maxAbsErr(values, dequantizeView(qv)), method: given?.method ?? 'rtn',
     };
-    const note = (pick as { note?: string }).note;
-    if (note) report.note = note;
+    if (given) report.relError = given.relError;
+    const notes = [pick.note, ...(given?.notes ?? [])].filter((x): x is string => !!x);
+    if (notes.length) report.note = notes.join('; ');
     planned.push({ t, form: pick.form, qv, report });
     layers.push(report);
     opts.onProgress?.(i + 1, chosen.length, t.w.name);
@@ -141,7 +201,7 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
   for (const s of skipped) {
     if (opts.layers && !opts.layers(s.w)) continue;
     const b = s.w.numel * (FLOAT_BYTES[s.w.dtype] ?? 4);
-    layers.push({ name: s.w.name, op: s.w.op, form: 'float', bits: 8 * (FLOAT_BYTES[s.w.dtype] ?? 4), group: 0, params: s.w.numel, zeros: countZeros(model.readFloat(s.w)), bytesBefore: b, bytesAfter: b, maxAbsError: 0, note: s.reason });
+    layers.push({ name: s.w.name, op: s.w.op, form: 'float', bits: 8 * (FLOAT_BYTES[s.w.dtype] ?? 4), group: 0, params: s.w.numel, zeros: countZeros(model.readFloat(s.w)), bytesBefore: b, bytesAfter: b, maxAbsError: 0, method: 'rtn', note: s.reason });
   }
   // Commit: graph edits only, on values all computed above.
   const names = new Names(model.graph);
@@ -153,6 +213,7 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     if (p.form === 'int8-dq') writeInt8Dq(model, names, p.t, p.qv);
     else if (p.form === 'int8-dynamic') writeInt8Dynamic(model, names, p.t, p.qv, cache);
     else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv);
+    else if (p.form === 'int4-gather') writeGatherInt4(model, names, p.t, p.qv);
     else writeGatherInt8(model, names, p.t, p.qv);
   }
   model.refresh();

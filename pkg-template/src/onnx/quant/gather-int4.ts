@@ -1,0 +1,76 @@
+// An embedding table (the data input of a Gather on axis 0) in 4 bits, blocks of G along each row
+// with one scale per block, gathered first and unpacked after, in plain ops onnxruntime runs at
+// every opset and in -web (no contrib op: com.microsoft GatherBlockQuantized is not one -web
+// documents, and an opset-21 int4 DequantizeLinear of the whole table would widen all V rows on
+// every run):
+//   Gather(packed uint8 [V, kb·G/2], ids) ─Cast(float)─▶ hi = Floor(x / 16), lo = x - 16·hi
+//   ─Concat(lo, hi) per byte, Reshape [.., kb, G]─▶ (codes - 8) · Gather(scales [V, kb], ids)
+//   ─Reshape [.., kb·G], Slice to K─▶ output
+// The bytes follow MatMulNBits' packing (pack4.ts: even element in the low nibble, code + 8), so a
+// row of the table is packed exactly as an output row of a MatMulNBits weight would be.
+import type { OnnxModel } from '../model.js';
+import { DT } from '../tensor-data.js';
+import { tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
+import { packNBits, NBITS_ZERO } from './pack4.js';
+import type { QuantTarget } from './targets.js';
+import type { QuantizedView } from './grid.js';
+
+const int64Tensor = (name: string, v: number[]) => tensor(name, DT.INT64, [v.length], new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
+
+export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, qv: QuantizedView): void {
+  const { w, node: reader } = t;
+  const g = model.graph;
+  const ids = reader.input[1];
+  const out = reader.output[0];
+  const [v, k] = w.dims;
+  const gw = qv.width, kb = qv.groupsPerRow, half = kb * gw / 2;
+  const init = (stem: string, make: (n: string) => unknown) => { const n = names.fresh(`${w.name}_${stem}`); g.initializer.push(make(n)); return n; };
+  const packed = init('q4', (n) => tensor(n, DT.UINT8, [v, half], packNBits(qv)));
+  const scales = init('block_scales', (n) => floatTensor(n, [v, kb], qv.scales));
+  const sixteen = init('sixteen', (n) => floatTensor(n, [], Float32Array.of(16)));
+  const zero = init('nbits_zero', (n) => floatTensor(n, [], Float32Array.of(NBITS_ZERO)));
+  const pairTail = init('pair_shape', (n) => int64Tensor(n, [half, 1]));
+  const blockTail = init('block_shape', (n) => int64Tensor(n, [kb, gw]));
+  const rowTail = init('row_shape', (n) => int64Tensor(n, [kb * gw]));
+  const stem = reader.name || out;
+  const o = (s: string) => names.fresh(`${out}_${s}`);
+  const nm = (s: string) => names.fresh(`${stem}_${s}`);
+  const [bytes, wide, div, hi, hi16, lo, idShape, pairShape, loP, hiP, pairs, blockShape, blocks, codes, s, sCol, deq, rowShape, row] =
+    ['bytes', 'wide', 'div16', 'hi', 'hi16', 'lo', 'ids_shape', 'pair_shape', 'lo_pairs', 'hi_pairs', 'pairs', 'block_shape', 'blocks', 'codes', 'scales', 'scale_col', 'deq', 'row_shape', 'row'].map(o);
+  const padded = kb * gw !== k;
+  // Unsqueeze's axes: an attribute before opset 13, an input from 13 on.
+  const unsqueeze = opsetVersion(model.model, '') >= 13
+    ? node('Unsqueeze', [s, init('last_axis', (n) => int64Tensor(n, [-1]))], [sCol], nm('q4_scale_col'))
+    : node('Unsqueeze', [s], [sCol], nm('q4_scale_col'), { axes: [-1] });
+  const nodes = [
+    node('Gather', [packed, ids], [bytes], nm('q4_gather'), { axis: 0 }),
+    node('Cast', [bytes], [wide], nm('q4_cast'), { to: DT.FLOAT }),
+    node('Div', [wide, sixteen], [div], nm('q4_div')),
+    node('Floor', [div], [hi], nm('q4_hi')),
+    node('Mul', [hi, sixteen], [hi16], nm('q4_hi16')),
+    node('Sub', [wide, hi16], [lo], nm('q4_lo')),
+    node('Shape', [ids], [idShape], nm('q4_ids_shape')),
+    node('Concat', [idShape, pairTail], [pairShape], nm('q4_pair_shape'), { axis: 0 }),
+    node('Reshape', [lo, pairShape], [loP], nm('q4_lo_pairs')),
+    node('Reshape', [hi, pairShape], [hiP], nm('q4_hi_pairs')),
+    node('Concat', [loP, hiP], [pairs], nm('q4_pairs'), { axis: -1 }),
+    node('Concat', [idShape, blockTail], [blockShape], nm('q4_block_shape'), { axis: 0 }),
+    node('Reshape', [pairs, blockShape], [blocks], nm('q4_blocks')),
+    node('Sub', [blocks, zero], [codes], nm('q4_codes')),
+    node('Gather', [scales, ids], [s], nm('q4_scales'), { axis: 0 }),
+    unsqueeze,
+    node('Mul', [codes, sCol], [deq], nm('q4_dequant')),
+    node('Concat', [idShape, rowTail], [rowShape], nm('q4_row_shape'), { axis: 0 }),
+    node('Reshape', [deq, rowShape], [padded ? row : out], nm('q4_row')),
+  ];
+  if (padded) {
+    // The last block ran past K: its padding codes are dropped along the last axis.
+    const starts = init('slice_start', (n) => int64Tensor(n, [0]));
+    const ends = init('slice_end', (n) => int64Tensor(n, [k]));
+    const axes = init('slice_axis', (n) => int64Tensor(n, [-1]));
+    nodes.push(node('Slice', [row, starts, ends, axes], [out], nm('q4_slice')));
+  }
+  insertBefore(g, reader, nodes);
+  g.node.splice(g.node.indexOf(reader), 1);
+  dropUnused(g, [w.name]);
+}
