@@ -8,7 +8,7 @@
 //! gradients of Y and Y_h (backpropagation through time).
 
 use super::linear::matmul_acc;
-use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, Io, Rnn};
+use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, tanh, Io, Rnn};
 use super::{Attrs, Kernel};
 use crate::core::error::Result;
 use crate::kernels::gemm::SUM_CHUNK;
@@ -66,7 +66,7 @@ impl Gru {
             for e in 0..b * h {
                 let (n, j) = (e / h, e % h);
                 let x = xw[(t * b + n) * gh + 2 * h + j];
-                hh[e] = if self.lbr { (x + r[e] * lin[e]).tanh() } else { (x + hh[e] + rb[2 * h + j]).tanh() };
+                hh[e] = if self.lbr { tanh(x + r[e] * lin[e]) } else { tanh(x + hh[e] + rb[2 * h + j]) };
             }
             let hn: Vec<f32> = (0..b * h).map(|e| (1.0 - z[e]) * hh[e] + z[e] * hp[e]).collect();
             hs[t] = hn.clone();

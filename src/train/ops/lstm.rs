@@ -6,7 +6,7 @@
 //! gradients of Y, Y_h and Y_c (backpropagation through time).
 
 use super::linear::matmul_acc;
-use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, Io, Rnn};
+use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, tanh, Io, Rnn};
 use super::{Attrs, Kernel};
 use crate::core::error::Result;
 use crate::kernels::gemm::SUM_CHUNK;
@@ -49,7 +49,7 @@ impl Lstm {
                 let (x, row) = (&xw[(t * b + n) * gh..][..gh], &mut g[n * gh..][..gh]);
                 for k in 0..gh {
                     let v = x[k] + row[k] + rb[k];
-                    row[k] = if k >= 3 * h { v.tanh() } else { sigmoid(v) };
+                    row[k] = if k >= 3 * h { tanh(v) } else { sigmoid(v) };
                 }
             }
             let (mut c, mut hn) = (vec![0.0; b * h], vec![0.0; b * h]);
@@ -57,7 +57,7 @@ impl Lstm {
                 let (n, j) = (e / h, e % h);
                 let row = &g[n * gh..][..gh];
                 c[e] = row[2 * h + j] * cp[e] + row[j] * row[3 * h + j];
-                hn[e] = row[h + j] * c[e].tanh();
+                hn[e] = row[h + j] * tanh(c[e]);
             }
             hs[t] = hn.clone();
             cs[t] = c.clone();
@@ -115,7 +115,7 @@ impl Kernel for Lstm {
                     let (n, j) = (e / h, e % h);
                     let g = &s.g[n * gh..][..gh];
                     let (i, o, f, cc) = (g[j], g[h + j], g[2 * h + j], g[3 * h + j]);
-                    let tc = s.c[e].tanh();
+                    let tc = tanh(s.c[e]);
                     let dce = dc[e] + dh[e] * o * (1.0 - tc * tc);
                     let row = &mut grow[n * gh..][..gh];
                     row[j] = dce * cc * i * (1.0 - i);

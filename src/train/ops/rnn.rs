@@ -160,6 +160,12 @@ pub fn sigmoid(x: f32) -> f32 {
     (1.0 / (1.0 + (-(x as f64)).exp())) as f32
 }
 
+/// Tanh in f64, rounded: the same bits whichever libm the build links (glibc natively, Rust's
+/// libm in wasm), as Exp and Log are computed.
+pub fn tanh(x: f32) -> f32 {
+    (x as f64).tanh() as f32
+}
+
 /// `X · W_dᵀ + Wb_d` for every time step at once: [T·B, G·H].
 pub fn project(io: &Io, d: usize) -> Vec<f32> {
     let (n, gh) = (io.t * io.bsz, io.gh());
