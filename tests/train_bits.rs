@@ -7,6 +7,7 @@
 //! - this test: the native scalar build (`cargo test --release --test train_bits`), and with
 //!   `--features native-threads` the same graph in a 1-thread and a 4-thread pool;
 //! - tests/onnx/train-bits.test.mjs: the package's SIMD128 wasm build, through the JS Trainer.
+//!
 //! `SPARSEKIT_WRITE_TRAIN_BITS=1` rewrites the fixture (only after a deliberate change of the
 //! arithmetic: every build must then agree with the new hashes).
 #![cfg(not(target_arch = "wasm32"))]
