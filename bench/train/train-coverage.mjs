@@ -16,7 +16,7 @@ const { OnnxModel, trainGraph, makeInputSet } = await import('#onnx-internal');
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../tests/data/models');
 const MODELS = [
   ['PaddleOCR det', DET], ['PaddleOCR rec', REC], ['PaddleOCR cls', CLS],
-  ...['byte-attention', 'bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style'].map((n) => [n, path.join(DATA, `${n}.onnx`)]),
+  ...['byte-attention', 'bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger'].map((n) => [n, path.join(DATA, `${n}.onnx`)]),
 ];
 
 function relErr(a, b) {

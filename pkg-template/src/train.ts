@@ -13,7 +13,7 @@ import type { RawTrainer } from '../wasm/st/sparsekit_wasm.js';
 export interface TrainTensorAttr { dims: number[]; values: number[]; int: boolean }
 
 /** An attribute value of a training graph node. */
-export type TrainAttr = number | string | number[] | TrainTensorAttr;
+export type TrainAttr = number | string | number[] | string[] | TrainTensorAttr;
 
 /** One ONNX node of a training graph (an empty input name is an omitted optional input). */
 export interface TrainNode {

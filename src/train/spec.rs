@@ -15,6 +15,8 @@ pub enum Attr {
     Ints(Vec<i64>),
     Floats(Vec<f64>),
     Str(String),
+    /// A list of strings (ONNX type 8: a recurrent cell's `activations`).
+    Strs(Vec<String>),
     /// A tensor attribute (ONNX type 4: ConstantOfShape's `value`), its values widened to f64
     /// (exact for f32 and for integers below 2^53) and whether it holds integers.
     Tensor(TensorAttr),

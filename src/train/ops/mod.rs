@@ -7,16 +7,22 @@ pub mod chain;
 mod compare;
 mod conv;
 mod conv_transpose;
+mod einsum;
 mod extremum;
 mod gather;
 mod generate;
+mod gru;
 mod linear;
+mod lstm;
 mod norm;
+mod pad;
 mod pool;
 mod reduce;
 mod resize;
+mod rnn;
 mod select;
 mod shape;
+mod tile;
 mod unary;
 
 use super::spec::{Attr, NodeSpec};
@@ -103,7 +109,7 @@ const OPS: &[(&str, Build)] = &[
     ("Squeeze", reshape_op),
     ("Unsqueeze", reshape_op),
     ("Transpose", |_, a| Ok(Box::new(IntLift(shape::Transpose::new(a)?)))),
-    ("Pad", |_, a| Ok(Box::new(shape::Pad::new(a)?))),
+    ("Pad", |_, a| Ok(Box::new(pad::Pad::new(a)?))),
     ("Expand", |_, _| Ok(Box::new(select::Expand))),
     ("Where", |_, _| Ok(Box::new(select::Where))),
     ("Equal", compare_op),
@@ -118,6 +124,10 @@ const OPS: &[(&str, Build)] = &[
     ("GatherElements", |_, a| Ok(Box::new(gather::GatherElements::new(a)?))),
     ("ConstantOfShape", |_, a| Ok(Box::new(generate::ConstantOfShape::new(a)?))),
     ("Range", |_, _| Ok(Box::new(generate::Range))),
+    ("Tile", |_, _| Ok(Box::new(IntLift(tile::Tile)))),
+    ("Einsum", |_, a| Ok(Box::new(einsum::Einsum::new(a)?))),
+    ("GRU", |_, a| Ok(Box::new(gru::Gru::new(a)?))),
+    ("LSTM", |_, a| Ok(Box::new(lstm::Lstm::new(a)?))),
 ];
 
 fn unary_op(_: &NodeSpec, a: &Attrs) -> Result<Box<dyn Kernel>> {

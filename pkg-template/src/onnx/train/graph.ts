@@ -8,7 +8,7 @@ import { OnnxError } from '../errors.js';
 const utf8 = new TextDecoder();
 
 // onnx.AttributeProto.AttributeType
-const AT = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
+const AT = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 function attrValue(model: OnnxModel, node: NodeProto, a: any): TrainAttr | undefined {
@@ -18,6 +18,7 @@ function attrValue(model: OnnxModel, node: NodeProto, a: any): TrainAttr | undef
     case AT.STRING: return utf8.decode(a.s);
     case AT.FLOATS: return Array.from(a.floats as number[]);
     case AT.INTS: return (a.ints as unknown[]).map(toNum);
+    case AT.STRINGS: return (a.strings as Uint8Array[]).map((s) => utf8.decode(s));
     case AT.TENSOR: return tensorAttr(model, node, a);
     default:
       throw new OnnxError('unsupported', `unsupported op ${node.op_type}: attribute ${a.name} of type ${a.type} is not read by the training core`, 'unsupported_op');
