@@ -48,7 +48,12 @@ fn graph() -> (GraphSpec, Vec<InitSpec>) {
     ];
     let s = |v: &str| Attr::Str(v.into());
     let nodes = vec![
-        node("GRU", &["x", "gw", "gr", "gb"], &["y1", "yh1"], &[("hidden_size", Attr::Int(16)), ("direction", s("bidirectional")), ("linear_before_reset", Attr::Int(1))]),
+        node(
+            "GRU",
+            &["x", "gw", "gr", "gb"],
+            &["y1", "yh1"],
+            &[("hidden_size", Attr::Int(16)), ("direction", s("bidirectional")), ("linear_before_reset", Attr::Int(1))],
+        ),
         node("LSTM", &["x", "lw", "lr", "lb", "", "h0", "c0"], &["y2", "yh2", "yc2"], &[("hidden_size", Attr::Int(16))]),
         node("Einsum", &["y1", "y1"], &["att"], &[("equation", s("tdbh,sdbh->dbts"))]),
         node("ReduceMax", &["att"], &["mx"], &[("axes", ints(&[-1]))]),
@@ -89,10 +94,8 @@ fn new_ops_have_the_fixture_bits() {
     let gouts: Vec<Vec<f32>> = g.forward(vec![]).unwrap().iter().map(|y| (0..y.len()).map(|_| r.away()).collect()).collect();
     let got = hashes(&spec, &inits, &gouts);
     if std::env::var_os("SPARSEKIT_WRITE_TRAIN_BITS").is_some() {
-        let init_json: Vec<serde_json::Value> = inits
-            .iter()
-            .map(|i| serde_json::json!({ "name": i.name, "dims": i.dims, "floats": i.floats, "ints": i.ints }))
-            .collect();
+        let init_json: Vec<serde_json::Value> =
+            inits.iter().map(|i| serde_json::json!({ "name": i.name, "dims": i.dims, "floats": i.floats, "ints": i.ints })).collect();
         let fixture = serde_json::json!({
             "spec": spec, "inits": init_json, "gouts": gouts,
             "outputs": got.0, "moments": got.1.iter().map(|(n, h)| serde_json::json!([n, h])).collect::<Vec<_>>(),

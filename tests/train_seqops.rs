@@ -36,20 +36,32 @@ fn einsum_gradients() {
         check(vec![node("Einsum", &["a", "b"], &["y"], &[eq(e)])], vec![f("a", a, &mut r), f("b", b, &mut r)], &["y"], 1e-3, TOL);
     }
     for e in ["ij->ji", "bij->bj", "bij->", "abc->cab"] {
-        check(vec![node("Einsum", &["a"], &["y"], &[eq(e)])], vec![f("a", &[2, 3, 4][3 - e.split("->").next().unwrap().len()..], &mut r)], &["y"], 1e-3, TOL);
+        check(
+            vec![node("Einsum", &["a"], &["y"], &[eq(e)])],
+            vec![f("a", &[2, 3, 4][3 - e.split("->").next().unwrap().len()..], &mut r)],
+            &["y"],
+            1e-3,
+            TOL,
+        );
     }
 }
 
 #[test]
 fn einsum_refuses_what_it_does_not_run_naming_the_equation() {
     for e in ["ii->i", "...ij,...jk->...ik", "ij,jk,kl->il", "ij->iz", "i1->i"] {
-        let err = sparsekit_wasm::train::ops::build(&node("Einsum", &["a", "b"], &["y"], &[eq(e)])).err().unwrap_or_else(|| panic!("{e} built"));
+        let err =
+            sparsekit_wasm::train::ops::build(&node("Einsum", &["a", "b"], &["y"], &[eq(e)])).err().unwrap_or_else(|| panic!("{e} built"));
         assert_eq!(err.code(), "unsupported_op", "{e}");
         assert!(err.message().contains(&format!("'{e}'")), "{}", err.message());
     }
     // letters of different sizes (broadcasting) are a shape mismatch at run time, typed
     let mut r = Rng(33);
-    let spec = GraphSpec { nodes: vec![node("Einsum", &["a", "b"], &["y"], &[eq("ij,jk->ik")])], inputs: vec![], outputs: vec!["y".into()], frozen: vec![] };
+    let spec = GraphSpec {
+        nodes: vec![node("Einsum", &["a", "b"], &["y"], &[eq("ij,jk->ik")])],
+        inputs: vec![],
+        outputs: vec!["y".into()],
+        frozen: vec![],
+    };
     let e = Graph::new(&spec, vec![f("a", &[2, 3], &mut r), f("b", &[4, 2], &mut r)]).unwrap().forward(vec![]).expect_err("refused");
     assert_eq!(e.code(), "shape_mismatch");
     assert!(e.message().contains("'ij,jk->ik'") && e.message().contains("letter 'j'"), "{}", e.message());
@@ -113,7 +125,13 @@ fn recurrent_cells_refuse_what_they_do_not_run() {
     refused("GRU", &[("direction", Attr::Str("sideways".into()))], "direction sideways");
     refused("LSTM", &[("input_forget", Attr::Int(1))], "input_forget");
     // the default activations, spelled out, are accepted
-    assert!(sparsekit_wasm::train::ops::build(&NodeSpec::new("LSTM", &["x"], &["y"], &[("activations", strs(&["Sigmoid", "Tanh", "Tanh"]))])).is_ok());
+    assert!(sparsekit_wasm::train::ops::build(&NodeSpec::new(
+        "LSTM",
+        &["x"],
+        &["y"],
+        &[("activations", strs(&["Sigmoid", "Tanh", "Tanh"]))]
+    ))
+    .is_ok());
     // peepholes and short sequences are refused when the node runs
     let mut r = Rng(36);
     let (mut inits, mut ins) = rnn_inits(4, 1, true, &mut r);

@@ -116,7 +116,10 @@ impl Reorder {
 
     fn map(&self, shape: &[usize]) -> SepMap {
         let st = strides(shape);
-        SepMap { out_shape: self.perm.iter().map(|&a| shape[a]).collect(), maps: self.perm.iter().map(|&a| SepMap::axis(0, shape[a], st[a])).collect() }
+        SepMap {
+            out_shape: self.perm.iter().map(|&a| shape[a]).collect(),
+            maps: self.perm.iter().map(|&a| SepMap::axis(0, shape[a], st[a])).collect(),
+        }
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -162,7 +165,17 @@ impl Kernel for Einsum {
         let c_shape: Vec<usize> = c_letters.iter().map(|c| size_of(&s, &[*c])).collect();
         let mut c = Tensor::zeros(&c_shape)?;
         for t in 0..nb {
-            matmul_acc(&a.data[t * mm * kk..][..mm * kk], false, &b.data[t * kk * nn..][..kk * nn], false, mm, kk, nn, 0, &mut c.data[t * mm * nn..][..mm * nn]);
+            matmul_acc(
+                &a.data[t * mm * kk..][..mm * kk],
+                false,
+                &b.data[t * kk * nn..][..kk * nn],
+                false,
+                mm,
+                kk,
+                nn,
+                0,
+                &mut c.data[t * mm * nn..][..mm * nn],
+            );
         }
         Ok(vec![Value::F(Reorder::new(&c_letters, &self.out).forward(&c)?)])
     }

@@ -77,7 +77,9 @@ impl Rnn {
         if let Some(acts) = a.map.get("activations") {
             let want: Vec<String> = default_acts.iter().map(|s| s.to_lowercase()).collect();
             let ok = match acts {
-                crate::train::spec::Attr::Strs(v) => v.chunks(default_acts.len()).all(|c| c.iter().map(|s| s.to_lowercase()).eq(want.iter().cloned())),
+                crate::train::spec::Attr::Strs(v) => {
+                    v.chunks(default_acts.len()).all(|c| c.iter().map(|s| s.to_lowercase()).eq(want.iter().cloned()))
+                }
                 _ => false,
             };
             if !ok {
