@@ -29,7 +29,7 @@ const evalText = fs.readFileSync(opt('--eval', path.join(LIC, 'GPL-3')), 'utf8')
 // --table: no runs; the markdown table of the runs in --out so far.
 if (args.includes('--table')) {
   const rows = fs.readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const pattern = (r) => (r.allocation ? `${r.pattern.split(':')[0]} OWL (${r.allocation.min.toFixed(2)}–${r.allocation.max.toFixed(2)})` : r.pattern.includes(':') ? r.pattern : `${100 * Number(r.pattern)}%`);
+  const pattern = (r) => (r.allocation ? `${100 * Number(r.pattern.split(':')[0])}%, OWL (layers ${r.allocation.min.toFixed(2)}–${r.allocation.max.toFixed(2)})` : r.pattern.includes(':') ? r.pattern : `${100 * Number(r.pattern)}%`);
   console.log('| method | pattern | perplexity (dense ' + rows[0].perplexityDense.toFixed(2) + ') | ratio | next-token top-1 agreement | mean KL | CPU s | wall s (load) |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(`| ${r.method} | ${pattern(r)} | ${r.perplexity.toFixed(2)} | ×${r.ratio.toFixed(3)} | ${(100 * r.top1).toFixed(1)}% | ${r.kl.toFixed(3)} | ${r.cpuS.toFixed(0)} | ${r.wallS.toFixed(0)} (${r.loadavg.toFixed(1)}) |`);
