@@ -169,8 +169,8 @@ export interface InputNorms { sumSq: Float64Array; count: number }
 /** Input statistics of a layer: one Hessian, one per Conv group, or (Wanda on rows) the inputs' norms only. */
 export interface LayerStats { h?: sk.Hessian; groups?: sk.Hessian[]; norms?: InputNorms }
 
-/** Wanda's scores from the inputs' norms: the core's wandaScores formula, |w| · sqrt(mean x²) in f64. */
-function normScores(w0: Float32Array, rows: number, cols: number, n: InputNorms): Float32Array {
+/** Wanda's scores from the inputs' norms: the core's wandaScores formula, |w| · sqrt(mean x²) in f64 (view layout; OWL counts its outliers on them too). */
+export function normScores(w0: Float32Array, rows: number, cols: number, n: InputNorms): Float32Array {
   const rms = Float64Array.from(n.sumSq, (x) => Math.sqrt(n.count ? x / n.count : 0));
   const out = new Float32Array(rows * cols);
   for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[r * cols + c] = Math.abs(w0[r * cols + c]) * rms[c];

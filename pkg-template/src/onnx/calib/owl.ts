@@ -9,7 +9,7 @@
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { findLayers, type CalibLayer } from './layers.js';
-import { viewValues } from './layer-prune.js';
+import { normScores, viewValues } from './layer-prune.js';
 import { SharedStats } from './shared-stats.js';
 import { Sweep } from './sweep.js';
 import { asF32 } from './tensor.js';
@@ -43,15 +43,13 @@ export async function owlSparsities(model: OnnxModel, p: {
   try {
     await new Sweep(model, p.runner, p.calibration).capture(stats.inputs(), (name, t) => stats.add(name, asF32(t), t.dims), { hold: false });
     for (const l of rows) {
-      const n = stats.get(l)!.norms!;
-      const rms = Float64Array.from(n.sumSq, (x) => Math.sqrt(n.count ? x / n.count : 0));
-      const w = viewValues(model.readFloat(l.weight), l);
+      const scores = normScores(viewValues(model.readFloat(l.weight), l), l.rows, l.cols, stats.get(l)!.norms!);
       let sum = 0;
-      for (let i = 0; i < w.length; i++) sum += Math.abs(w[i]) * rms[i % l.cols];
-      const cut = m * (sum / w.length);
+      for (let i = 0; i < scores.length; i++) sum += scores[i];
+      const cut = m * (sum / scores.length);
       let out = 0;
-      for (let i = 0; i < w.length; i++) if (Math.abs(w[i]) * rms[i % l.cols] > cut) out++;
-      ratio.set(l, out / w.length);
+      for (let i = 0; i < scores.length; i++) if (scores[i] > cut) out++;
+      ratio.set(l, out / scores.length);
     }
   } finally {
     stats.free();
