@@ -94,6 +94,21 @@ fn bce_on_sigmoid_and_weighted_sum_match_finite_differences() {
 }
 
 #[test]
+fn cosine_matches_finite_differences_and_ignores_the_targets_norm() {
+    let cos = LossSpec::parse("cosine", None, None).unwrap();
+    check_loss_gradient(&["z"], vec![cos]);
+    let mut tr = net(&["z"], false);
+    tr.set_losses(vec![cos]).unwrap();
+    let t = tr.graph.forward(vec![x(5)]).unwrap();
+    assert!(tr.eval(vec![x(5)], &t).unwrap().abs() < 1e-6, "1 - cos is 0 at the target");
+    let far = teacher_targets(&["z"]);
+    let a = tr.eval(vec![x(5)], &far).unwrap();
+    let scaled: Vec<Tensor> = far.iter().map(|f| Tensor::new(f.shape.clone(), f.data.iter().map(|v| v * 3.0).collect()).unwrap()).collect();
+    let b = tr.eval(vec![x(5)], &scaled).unwrap();
+    assert!(a > 1e-3 && (a - b).abs() < 1e-6 * a, "the norm of the target does not count: {a} vs {b}");
+}
+
+#[test]
 fn kl_is_zero_at_the_target_and_weights_scale() {
     let mut tr = net(&["p", "s"], false);
     let t = tr.graph.forward(vec![x(5)]).unwrap();

@@ -62,7 +62,7 @@ export interface TrainerOptions {
  * element, for Sigmoid maps. `weight` (default 1, 0 leaves the output out of the loss) scales it.
  */
 export interface OutputLoss {
-  kind: 'mse' | 'kl' | 'bce';
+  kind: 'mse' | 'kl' | 'bce' | 'cosine';
   axis?: number;
   weight?: number;
 }

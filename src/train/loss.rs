@@ -6,7 +6,11 @@
 //!   per row, is soft cross-entropy's; through the Softmax it becomes `y - t` (cancelling `y`);
 //! - `Bce`: element-wise binary cross-entropy against the teacher's probabilities, for
 //!   Sigmoid maps (PaddleOCR det): `mean(-t log y - (1 - t) log(1 - y))` (its minimum is the
-//!   teacher's entropy, not 0). Through the Sigmoid its gradient becomes `(y - t) / n`.
+//!   teacher's entropy, not 0). Through the Sigmoid its gradient becomes `(y - t) / n`;
+//! - `Cosine`: for embeddings, `mean(1 - cos(y, t))` over the rows of the last axis: what a
+//!   sentence embedding is used for (cosine neighbours) is blind to its norm, which the MSE would
+//!   spend its gradient on (the loss of sentence-transformers' distillation recipes, Reimers &
+//!   Gurevych 2020, with the cosine in place of their MSE for the same reason).
 //!
 //! Sums in f64. A probability loss refuses a value outside [0, 1] (the output is then not a
 //! probability: wrong kind for that output) with `invalid_value` instead of returning NaN.
@@ -23,6 +27,7 @@ pub enum LossKind {
     Mse,
     Kl { axis: i64 },
     Bce,
+    Cosine,
 }
 
 /// The loss of one output and its weight in the sum (0: the output is not in the loss).
@@ -45,7 +50,8 @@ impl LossSpec {
             "mse" => LossKind::Mse,
             "kl" => LossKind::Kl { axis: axis.unwrap_or(-1) },
             "bce" => LossKind::Bce,
-            other => return Err(Error::new(ErrorKind::InvalidArguments, format!("loss `{other}`: expected mse, kl or bce"))),
+            "cosine" => LossKind::Cosine,
+            other => return Err(Error::new(ErrorKind::InvalidArguments, format!("loss `{other}`: expected mse, kl, bce or cosine"))),
         };
         if axis.is_some() && !matches!(kind, LossKind::Kl { .. }) {
             return Err(Error::new(ErrorKind::InvalidArguments, "loss: `axis` applies to kl only"));
@@ -69,6 +75,7 @@ impl LossSpec {
             LossKind::Mse => mse(y, t)?,
             LossKind::Kl { axis } => kl(y, t, axis)?,
             LossKind::Bce => bce(y, t)?,
+            LossKind::Cosine => cosine(y, t)?,
         };
         if self.weight != 1.0 {
             g.data.iter_mut().for_each(|x| *x *= self.weight);
@@ -129,6 +136,58 @@ pub fn kl(y: &Tensor, t: &Tensor, axis: i64) -> Result<(f64, Tensor)> {
         g.data[i] = (-q / p / rows) as f32;
     }
     Ok((sum / rows, g))
+}
+
+/// Norms below this count as zero: such a row has no direction, its cosine is taken as 0 and the
+/// gradient pulls it along the target's direction.
+const NORM_MIN: f64 = 1e-12;
+
+/// `mean(1 - cos(y, t))` over the rows along the last axis, with the gradient
+/// `-(t / (|y||t|) - cos · y / |y|²) / rows`. A target row of zero norm is left out (no direction
+/// to match): it adds neither loss nor gradient.
+pub fn cosine(y: &Tensor, t: &Tensor) -> Result<(f64, Tensor)> {
+    if y.shape != t.shape {
+        return Err(Error::shape_mismatch("cosine target", &y.shape, &t.shape));
+    }
+    let d = *y.shape.last().unwrap_or(&1);
+    let mut g = Tensor::zeros(&y.shape)?;
+    if d == 0 || y.len() == 0 {
+        return Ok((0.0, g));
+    }
+    let rows = y.len() / d;
+    let mut sum = 0.0f64;
+    let mut counted = 0usize;
+    let mut grads: Vec<(usize, f64, f64, f64)> = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let (ys, ts) = (&y.data[r * d..(r + 1) * d], &t.data[r * d..(r + 1) * d]);
+        let (mut yy, mut tt, mut yt) = (0.0f64, 0.0f64, 0.0f64);
+        for (&a, &b) in ys.iter().zip(ts) {
+            let (a, b) = (a as f64, b as f64);
+            yy += a * a;
+            tt += b * b;
+            yt += a * b;
+        }
+        if !(yy.is_finite() && tt.is_finite() && yt.is_finite()) {
+            return Err(Error::new(ErrorKind::InvalidValue, format!("cosine loss: row {r} is not finite")));
+        }
+        let nt = tt.sqrt();
+        if nt < NORM_MIN {
+            continue;
+        }
+        let ny = yy.sqrt().max(NORM_MIN);
+        let c = yt / (ny * nt);
+        sum += 1.0 - c;
+        counted += 1;
+        grads.push((r, ny, nt, c));
+    }
+    let n = counted.max(1) as f64;
+    for (r, ny, nt, c) in grads {
+        for i in r * d..(r + 1) * d {
+            let dc = t.data[i] as f64 / (ny * nt) - c * y.data[i] as f64 / (ny * ny);
+            g.data[i] = (-dc / n) as f32;
+        }
+    }
+    Ok((sum / n, g))
 }
 
 /// Mean binary cross-entropy of `y` against the probabilities `t`.

@@ -11,14 +11,12 @@ import * as sk from 'sparsekit-wasm';
 import { OnnxModel, type OnnxWeight } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { pruneSparsity } from '../prune.js';
-import { capture } from '../calib/sweep.js';
-import { asF32 } from '../calib/tensor.js';
 import { heldOut } from '../calib/evaluate.js';
 import { toRunner } from '../calib/ort-runner.js';
 import { CancelledError } from '../calib/cancel.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
-import { checkSoftmaxLoss, lossesOf, trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, lossesOf, teacherTargets, trainSetup } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
@@ -191,10 +189,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);
-  const names = [...new Set(setup.trained.map((t) => t.tensor))];
-  const captured = new Map<string, Float32Array[]>(names.map((n) => [n, []]));
-  await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
-  const targets = setup.trained.map((t) => captured.get(t.tensor)!);
+  const targets = await teacherTargets(runner, teacher, setup, samples, check);
   const featureTeacher = await openFeatures(runner, work, teacher, samples, opts, new Set(setup.trained.map((t) => t.tensor)), check);
   const features = featureTeacher?.features ?? [];
   const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);

@@ -7,7 +7,6 @@ import * as sk from 'sparsekit-wasm';
 import { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { capture } from '../calib/sweep.js';
-import { asF32 } from '../calib/tensor.js';
 import { heldOut } from '../calib/evaluate.js';
 import { toRunner } from '../calib/ort-runner.js';
 import { CancelledError } from '../calib/cancel.js';
@@ -18,7 +17,7 @@ import { fitLayers, type FitLayer } from './layers.js';
 import { ChannelStats } from './channel-stats.js';
 import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
-import { checkSoftmaxLoss, trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, teacherTargets, trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 import { guardSync } from '../run-failure.js';
@@ -130,18 +129,16 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   let distilled: RecoverReport['distill'];
   if (setup) {
     check();
-    // The teacher's values of the trained tensors (outputs, or logits before a final Softmax).
-    const names = [...new Set(setup.trained.map((t) => t.tensor))];
-    const captured = new Map<string, Float32Array[]>(names.map((n) => [n, []]));
-    emit('teacher', { step: 0, steps: 1 });
-    await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push(Float32Array.from(asF32(t))), check);
     // The student's setup was made from `work` before the closed-form steps: its initializer values
     // are copies, so it is made again from the model as it is now.
     const now_ = trainSetup(work, kinds, opts.softmaxLoss);
+    // The teacher's values of the trained tensors (outputs, logits before a final Softmax, a language model's distributions).
+    emit('teacher', { step: 0, steps: 1 });
+    const targets = await teacherTargets(runner, teacher, now_, samples, check);
     const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
     try {
       distilled = await distill(work, {
-        setup: now_, samples, targets: now_.trained.map((t) => captured.get(t.tensor)!),
+        setup: now_, samples, targets,
         score: async () => (await measure()).score, check, start: current,
         progress: (p) => emit('distill', p), features: source,
       }, opts);

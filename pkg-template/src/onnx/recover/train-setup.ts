@@ -6,18 +6,30 @@
 // probabilities); a sequence output by the KL of its probabilities (over thousands of symbols per
 // step, the logits' MSE is dominated by symbols no input uses: PaddleOCR rec after channel removal
 // stays unreadable with it, and reads again with KL; bench/RESULTS.md); either can be asked for.
-// A Sigmoid map by binary cross-entropy; every other output by the mean squared error of its values.
+// A Sigmoid map by binary cross-entropy. A language model's logits by the KL of its next-token
+// distributions (a Softmax over the vocabulary appended to the student, the teacher's logits turned
+// into probabilities: the distillation loss of DistilBERT and Minitron; the MSE of raw logits
+// spends its gradient on the offsets of tokens no context makes likely). An embedding by 1 - its
+// cosine (what its neighbours depend on). Every other output by the mean squared error of its values.
 import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { NodeProto, OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { trainGraph } from '../train/graph.js';
+import { capture } from '../calib/sweep.js';
+import { asF32 } from '../calib/tensor.js';
+import type { ModelRunner } from '../calib/ort-runner.js';
+import type { InputSample } from '../calib/inputs.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { LossName } from './types.js';
 
 export interface TrainSetup {
   graph: TrainGraph;
-  /** The tensor trained for each model output (in graph.outputs order): the output itself or its logits; `axis` of a 'kl' loss. */
-  trained: { output: string; tensor: string; kind: OutputKind; loss: LossName; axis?: number }[];
+  /**
+   * The tensor trained for each model output (in graph.outputs order): the output itself or its
+   * logits; `axis` of a 'kl' loss; `softmax`: the teacher's values of `tensor` are logits to be
+   * turned into probabilities along `axis` (the student's graph ends in that Softmax).
+   */
+  trained: { output: string; tensor: string; kind: OutputKind; loss: LossName; axis?: number; softmax?: boolean }[];
 }
 
 
@@ -83,6 +95,16 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
       trained.push({ output: o, tensor: o, kind, loss: 'bce' });
       return o;
     }
+    if (kind === 'language-model' && (softmaxLoss ?? 'kl') === 'kl') {
+      const probsName = `${o}::softmax`;
+      graph.nodes.push({ opType: 'Softmax', inputs: [o], outputs: [probsName], attrs: { axis: -1 } });
+      trained.push({ output: o, tensor: o, kind, loss: 'kl', axis: -1, softmax: true });
+      return probsName;
+    }
+    if (kind === 'embedding') {
+      trained.push({ output: o, tensor: o, kind, loss: 'cosine' });
+      return o;
+    }
     if (probs && node?.opType === 'Softmax' && !consumers.get(o) && (consumers.get(node.inputs[0]) ?? 0) === 1) {
       drop.add(at);
       trained.push({ output: o, tensor: node.inputs[0], kind, loss: 'logits' });
@@ -97,5 +119,31 @@ export function trainSetup(student: OnnxModel, kinds: Record<string, OutputKind>
 
 /** The training core's loss for each trained tensor of `setup` (in graph.outputs order). */
 export function lossesOf(setup: TrainSetup): OutputLoss[] {
-  return setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' ? { kind: 'bce' } : { kind: 'mse' }));
+  return setup.trained.map((t) => (t.loss === 'kl' ? { kind: 'kl', axis: t.axis } : t.loss === 'bce' || t.loss === 'cosine' ? { kind: t.loss } : { kind: 'mse' }));
+}
+
+/**
+ * The teacher's value of a trained tensor as the loss wants it: probabilities along the last axis
+ * for a language model's logits (`softmax`), in place; the values themselves otherwise.
+ */
+function asTarget(t: TrainSetup['trained'][number], values: Float32Array, dims: readonly number[]): Float32Array {
+  if (!t.softmax) return values;
+  const d = dims[dims.length - 1] ?? values.length;
+  if (!d || values.length % d) throw new OnnxError('bad_calibration', `${t.output}: ${values.length} values are not rows of ${d} logits`, 'invalid_value');
+  for (let r = 0; r < values.length; r += d) {
+    let max = -Infinity;
+    for (let i = r; i < r + d; i++) if (values[i] > max) max = values[i];
+    let sum = 0;
+    for (let i = r; i < r + d; i++) { const e = Math.exp(values[i] - max); values[i] = e; sum += e; }
+    for (let i = r; i < r + d; i++) values[i] /= sum;
+  }
+  return values;
+}
+
+/** The teacher's targets of `setup`'s trained tensors on `samples`: per trained tensor, one array per sample (one output, one trained tensor: the arrays are not shared). */
+export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void): Promise<Float32Array[][]> {
+  const names = [...new Set(setup.trained.map((t) => t.tensor))];
+  const captured = new Map<string, { values: Float32Array; dims: readonly number[] }[]>(names.map((n) => [n, []]));
+  await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push({ values: Float32Array.from(asF32(t)), dims: t.dims }), check);
+  return setup.trained.map((t) => captured.get(t.tensor)!.map((c) => asTarget(t, c.values, c.dims)));
 }

@@ -7,8 +7,12 @@ import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/ty
 /** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
 export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
 
-/** A distillation loss: 'logits' (MSE on a final Softmax's input), 'kl' (on its probabilities), 'bce' (a Sigmoid map), 'mse'. */
-export type LossName = 'logits' | 'kl' | 'bce' | 'mse';
+/**
+ * A distillation loss: 'logits' (MSE on a final Softmax's input, or on a language model's logits),
+ * 'kl' (on the probabilities: a final Softmax's, or the softmax of a language model's logits),
+ * 'bce' (a Sigmoid map), 'cosine' (1 - cosine, an embedding), 'mse'.
+ */
+export type LossName = 'logits' | 'kl' | 'bce' | 'cosine' | 'mse';
 
 /** The phases of {@link recover}, in the order they run. */
 export type RecoverPhase = 'teacher' | 'stats' | 'lsq' | 'distill' | 'eval';
@@ -72,9 +76,10 @@ export interface RecoverOptions extends FidelityOptions {
   /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
   ridge?: number;
   /**
-   * The loss of a classification / sequence output made by a final Softmax: 'logits' (MSE to the
-   * teacher's logits) or 'kl' (KL divergence of the probabilities along the Softmax's axis).
-   * Default: 'logits' for a classification output, 'kl' for a sequence output.
+   * The loss of a classification / sequence output made by a final Softmax, or of a language
+   * model's logits: 'logits' (MSE to the teacher's logits) or 'kl' (KL divergence of the
+   * probabilities along the Softmax's axis; a language model's next-token distributions).
+   * Default: 'logits' for a classification output, 'kl' for a sequence or a language model.
    */
   softmaxLoss?: 'logits' | 'kl';
   /**
@@ -122,7 +127,7 @@ export interface RecoverReport {
     bestScore: number;
     bestEpoch: number;
     history: { epoch: number; loss: number; fidelity: number }[];
-    /** The loss used per output: 'logits' (MSE on the input of a final Softmax), 'kl', 'bce' or 'mse'. */
+    /** The loss used per output: 'logits' (MSE on the input of a final Softmax or on a language model's logits), 'kl', 'bce', 'cosine' or 'mse'. */
     losses: Record<string, { kind: OutputKind; loss: LossName }>;
     /** Float parameters trained and their count of values; bytes of state held (weights + Adam moments). */
     params: number;
