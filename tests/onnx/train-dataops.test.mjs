@@ -33,6 +33,10 @@ const CASES = {
       ['Max', ['x', 'c', 'd'], ['m']], ['Min', ['x', 'c'], ['n']]],
     outputs: ['a', 'b', 'c_', 'm', 'n'],
   },
+  'Cos Sin (rotary tables from positions)': {
+    inputs: X, inits: { f: { dims: [5], data: [1, 0.5, 0.1, 0.01, 3] } },
+    nodes: [['Mul', ['x', 'f'], ['a']], ['Cos', ['a'], ['c']], ['Sin', ['a'], ['s']]], outputs: ['c', 's'],
+  },
   'ReduceMax ReduceMin': {
     inputs: X, nodes: [['ReduceMax', ['x'], ['a'], { axes: [1] }], ['ReduceMin', ['x'], ['b'], { axes: [0, 2], keepdims: 0 }], ['ReduceMax', ['x'], ['c'], { keepdims: 0 }]],
     outputs: ['a', 'b', 'c'],
@@ -40,6 +44,10 @@ const CASES = {
   'Gather rows (negative index) and along axis 2': {
     inputs: X, inits: { tab: { dims: [7, 4] }, ids: int64([2, 3], [0, 6, -1, 2, 2, 5]), i2: int64([2], [4, 0]) },
     nodes: [['Gather', ['tab', 'ids'], ['a']], ['Gather', ['x', 'i2'], ['b'], { axis: 2 }]], outputs: ['a', 'b'],
+  },
+  'Slice to the end as torch writes x[..., k:] (ends INT64_MAX) and back to the start (INT64_MIN, step -1)': {
+    inputs: X, inits: { st: int64([1], [1]), en: int64([1], [2n ** 63n - 1n]), ax: int64([1], [-1]), rs: int64([1], [-2]), re: int64([1], [-(2n ** 63n)]), rst: int64([1], [-1]) },
+    nodes: [['Slice', ['x', 'st', 'en', 'ax'], ['a']], ['Slice', ['x', 'rs', 're', 'ax', 'rst'], ['b']]], outputs: ['a', 'b'],
   },
   'GatherElements': {
     inputs: X, inits: { ie: int64([2, 2, 5], [0, 2, 1, -1, 0, 2, 2, 1, 0, 0, 1, 0, 2, 2, 1, 0, 0, 1, 1, 2]) },

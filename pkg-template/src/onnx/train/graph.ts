@@ -39,13 +39,19 @@ function tensorAttr(model: OnnxModel, node: NodeProto, a: any): TrainAttr {
     return { dims, values, int: true };
   }
   const int = t.data_type === DT.INT64 || t.data_type === DT.INT32;
-  const values = int ? model.readInts(t) : Array.from(model.readFloat(t));
+  const values = int ? intsOf(model, t) : Array.from(model.readFloat(t));
   return { dims, values, int };
 }
 
+// Integers cross into the core as doubles, exact up to 2^53. Beyond that an INT64 constant of an
+// export is a sentinel, INT64_MAX / INT64_MIN as a Slice's "to the end" (torch writes them for
+// `x[..., k:]`); ONNX clamps such bounds to the axis, so ±(2^53 - 1) means the same there.
+const clampInt = (v: number) => Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, v));
+const intsOf = (model: OnnxModel, t: TensorProto) => model.readInts(t).map(clampInt);
+
 function tensorOf(model: OnnxModel, name: string, t: TensorProto): TrainInit {
   const dims = (t.dims as unknown[]).map(toNum);
-  if (t.data_type === DT.INT64 || t.data_type === DT.INT32) return { name, dims, values: Float64Array.from(model.readInts(t)) };
+  if (t.data_type === DT.INT64 || t.data_type === DT.INT32) return { name, dims, values: Float64Array.from(intsOf(model, t)) };
   return { name, dims, values: model.readFloat(t) };
 }
 
