@@ -94,10 +94,10 @@ test('an abort leaves the model untouched', async () => {
 });
 
 test('an op outside the training core is refused by name before anything runs', async () => {
-  const bytes = net('Sin');
+  const bytes = net('Softplus');
   const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
   let progressed = false;
-  await assert.rejects(recover(pruned, teacher, train(teacher), { ort: runner, kinds, onProgress: (p) => { if (p.phase !== 'teacher') progressed = true; } }), (e) => /Sin/.test(e.message));
+  await assert.rejects(recover(pruned, teacher, train(teacher), { ort: runner, kinds, onProgress: (p) => { if (p.phase !== 'teacher') progressed = true; } }), (e) => /Softplus/.test(e.message));
   assert.equal(progressed, false);
 });
 
@@ -121,8 +121,8 @@ const cli = (args) => spawnSync(process.execPath, [CLI, 'recover', ...args], { e
 
 test('CLI: usage errors exit 2, a refused op exits 1 with one line naming it and no output file', () => {
   const dir = tmpDir('sk-recover-');
-  const t = path.join(dir, 't.onnx'), bad = path.join(dir, 'sin.onnx'), out = path.join(dir, 'out.onnx');
-  fs.writeFileSync(t, net()); fs.writeFileSync(bad, net('Sin'));
+  const t = path.join(dir, 't.onnx'), bad = path.join(dir, 'softplus.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(t, net()); fs.writeFileSync(bad, net('Softplus'));
   let r = cli([t, '-o', out]);
   assert.equal(r.status, 2); assert.match(r.stderr, /--teacher/);
   r = cli([t, '--teacher', t, '-o', out, '--epochs', '0']);
@@ -130,7 +130,7 @@ test('CLI: usage errors exit 2, a refused op exits 1 with one line naming it and
   r = cli([bad, '--teacher', bad, '-o', out, '--calib-count', '4', '-q']);
   assert.equal(r.status, 1, r.stderr);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-  assert.match(r.stderr, /Sin/);
+  assert.match(r.stderr, /Softplus/);
   assert.equal(fs.existsSync(out), false);
 });
 

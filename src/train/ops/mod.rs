@@ -82,6 +82,8 @@ const OPS: &[(&str, Build)] = &[
     ("Exp", unary_op),
     ("Log", unary_op),
     ("Reciprocal", unary_op),
+    ("Cos", unary_op),
+    ("Sin", unary_op),
     ("Add", binary_op),
     ("Sub", binary_op),
     ("Mul", binary_op),

@@ -24,6 +24,9 @@ enum Kind {
     Exp,
     Log,
     Reciprocal,
+    /// Rotary position embeddings' tables, computed in the graph from the position ids (Llama-style exports).
+    Cos,
+    Sin,
 }
 
 pub struct Unary {
@@ -72,6 +75,8 @@ impl Unary {
             "Exp" => Kind::Exp,
             "Log" => Kind::Log,
             "Reciprocal" => Kind::Reciprocal,
+            "Cos" => Kind::Cos,
+            "Sin" => Kind::Sin,
             _ => Kind::Identity,
         };
         Ok(Unary { kind })
@@ -117,6 +122,8 @@ impl Unary {
             Kind::Exp => (x as f64).exp() as f32,
             Kind::Log => (x as f64).ln() as f32,
             Kind::Reciprocal => 1.0 / x,
+            Kind::Cos => (x as f64).cos() as f32,
+            Kind::Sin => (x as f64).sin() as f32,
         }
     }
 
@@ -170,6 +177,8 @@ impl Unary {
             Kind::Log => 1.0 / x,
             // d(1/x) = -1/x² = -y²
             Kind::Reciprocal => -y * y,
+            Kind::Cos => -(x as f64).sin() as f32,
+            Kind::Sin => (x as f64).cos() as f32,
         }
     }
 }
