@@ -41,6 +41,22 @@ export class CouplingError extends SparseKitError {
 /** The classes the Rust bindings name in `err.name`. */
 const ERROR_CLASSES: Record<string, typeof SparseKitError> = { SparseKitError, ShapeMismatchError, CouplingError };
 
+/** The bytes of wasm memory in use (set by the runtime when a build is bound; 0 before). */
+let memoryInUse: () => number = () => 0;
+
+/** @internal The runtime's probe of the wasm memory's size, read when a call traps. */
+export function setMemoryProbe(probe: () => number): void {
+  memoryInUse = probe;
+}
+
+/**
+ * A wasm32 module addresses 4 GiB. An allocation that cannot grow the memory aborts (Rust's
+ * allocation-failure path is a trap, `unreachable`, not an error it can return); a trap while more
+ * than 2 GiB are in use (a tensor asks for at most 1 GiB) is read as that, and said in the user's terms.
+ */
+const WASM32_BYTES = 2 ** 32;
+const NEAR_FULL = 2 * 2 ** 30;
+
 /** @internal Turns what a wasm call threw into a SparseKitError (the glue's own errors included). */
 export function convertError(e: unknown): SparseKitError {
   if (e instanceof SparseKitError) return e;
@@ -54,6 +70,11 @@ export function convertError(e: unknown): SparseKitError {
     return new SparseKitError('use_after_free', `object used after free(): ${msg}`);
   }
   if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError) {
+    const used = memoryInUse();
+    if (/unreachable/.test(msg) && used >= NEAR_FULL) {
+      const gib = (b: number) => (b / 2 ** 30).toFixed(2);
+      return new SparseKitError('out_of_memory', `the wasm module ran out of memory (${gib(used)} GiB in use of the ${gib(WASM32_BYTES)} GiB a wasm32 module can address): use smaller inputs or batches`);
+    }
     return new SparseKitError('internal_error', `internal error in the wasm module (please report): ${msg}`);
   }
   return new SparseKitError('invalid_arguments', msg);

@@ -1,7 +1,7 @@
 // The loaded wasm build: which variant, its glue module, feature detection and the thread count.
 // The entries (browser.ts, node.ts, node-cjs.ts) load a variant and bind it here; every other
 // module reaches the wasm exports through R().
-import { SparseKitError } from './errors.js';
+import { SparseKitError, setMemoryProbe } from './errors.js';
 
 /**
  * @internal The wasm-bindgen glue of either variant, once instantiated: the exports both share
@@ -56,6 +56,7 @@ export function bind(g: Glue, v: Exclude<Variant, 'uninitialized'>): void {
   glue = g;
   variantName = v;
   loadError = null;
+  setMemoryProbe(() => (g.wasmMemory() as WebAssembly.Memory).buffer.byteLength);
 }
 
 /** @internal Remembers why no build could be loaded: later calls throw it instead of `not_initialized`. */
