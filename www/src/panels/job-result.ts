@@ -31,7 +31,7 @@ async function showWeights(r: JobResultMsg, bytes: Uint8Array): Promise<void> {
   const ids = new Map(state.layers.map((l) => [l.w.name, l.id]));
   const results = r.layers.filter((l) => ids.has(l.name)).map((l) => ({ ...l, id: ids.get(l.name)! }));
   if (!results.length) return;
-  state.run = { results, pruned: { bytes, external: new Map() }, ms: r.ms };
+  state.run = { results, pruned: { bytes, external: new Map(r.external.map((f) => [f.path, f.data])) }, ms: r.ms };
   renderResults();
   await evaluate();
 }
