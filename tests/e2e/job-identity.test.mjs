@@ -251,3 +251,48 @@ for (const table of TABLES) {
     assertSameBytes(pageBytes, cli, 'playground vs CLI');
   });
 }
+
+// The job card's "per layer" goal: the table's recipe composed with the card's other settings
+// (here int8 after pruning), as `prune --recipe FILE --quantize int8` composes them.
+test('one job, three faces: the card\'s per-layer goal (the table\'s recipe, then int8) writes the same bytes as prune --recipe --quantize int8 and the module', async (t) => {
+  const dir = tmpDir('sk-job-identity-recipe-card-');
+  const original = fs.readFileSync(MODEL);
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(MODEL);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  await page.locator('#more > summary').click();
+  await page.waitForSelector('#layers tbody tr');
+  await TABLES[0].set(page);
+  await page.getByTestId('goal-kind').selectOption('recipe');
+  assert.equal(await page.getByTestId('goal-use-floor').isDisabled(), true, 'the table is the plan: no floor to search');
+  await page.getByTestId('job-quantize').selectOption('int8');
+  await page.getByTestId('goal-samples').fill(String(HELD_OUT));
+  await page.getByTestId('goal-run').click();
+  await page.waitForFunction(() => {
+    const s = document.getElementById('goal-status').textContent;
+    return s === 'done' || document.querySelector('[data-testid="error"]');
+  }, null, { timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const save = async (testid, name) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
+    const file = path.join(dir, name);
+    await dl.saveAs(file);
+    return file;
+  };
+  const pageBytes = fs.readFileSync(await save('goal-export', 'page.onnx'));
+  const recipeFile = await save('export-recipe', 'recipe.json');
+  assert.deepEqual(problems, []);
+  await context.close();
+  const recipe = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+  TABLES[0].check(recipe.layers);
+
+  const out = path.join(dir, 'cli.onnx');
+  const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, '--quantize', 'int8', '-o', out, '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+  const cli = fs.readFileSync(out);
+  const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe }, quantize: { scheme: 'int8' } }, { ort })).model.encode();
+  t.diagnostic(`per-layer goal then int8: ${cli.length} bytes`);
+  assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+  assertSameBytes(mod, cli, 'module vs CLI');
+  assertSameBytes(pageBytes, cli, 'playground vs CLI');
+});

@@ -29,11 +29,13 @@ function setting(l: Layer, global: GlobalScope): unknown {
   return { sparsity: cfg.sparsity, ...block, ...(row ? { scope: 'row' } : {}) };
 }
 
-/** The table's recipe: every row by its weight's exact name, nothing left to the default. */
+/**
+ * The table's recipe: every row by its weight's exact name, nothing left to the default; no method
+ * (magnitude unless the job, or the CLI's --method, says otherwise).
+ */
 export function layerRecipe(layers: readonly Layer[], global: GlobalScope): Record<string, unknown> {
   return {
     sparsekit: 'recipe/1',
-    method: 'magnitude',
     default: 'dense',
     layers: Object.fromEntries(layers.map((l) => [key(l.w.name), setting(l, global)])),
   };

@@ -18,12 +18,17 @@ function globalScope(): GlobalScope {
   return { enabled, keep };
 }
 
+/** The table's recipe as it stands (the job card's "per layer" goal runs it too); throws on a field it cannot say. */
+export function tableRecipe(): Record<string, unknown> {
+  return layerRecipe(state.layers, globalScope());
+}
+
 /** The table's recipe as a file: `sparsekit-wasm prune IN.onnx -o OUT.onnx --recipe FILE` writes the same model. */
 export function exportRecipe(): void {
   if (!state.loaded) return;
   clearError();
   try {
-    download(`${baseName()}.recipe.json`, JSON.stringify(layerRecipe(state.layers, globalScope()), null, 2), 'application/json');
+    download(`${baseName()}.recipe.json`, JSON.stringify(tableRecipe(), null, 2), 'application/json');
   } catch (e) { showError(describeError(e)); }
 }
 
@@ -32,7 +37,7 @@ export async function runPruning(hooks: RunHooks): Promise<void> {
   if (state.running || !loaded) return;
   clearError();
   let recipe: Record<string, unknown>;
-  try { recipe = layerRecipe(state.layers, globalScope()); } catch (e) { showError(describeError(e)); return; }
+  try { recipe = tableRecipe(); } catch (e) { showError(describeError(e)); return; }
   state.running = true;
   updateRunButton();
   const progress = $<HTMLProgressElement>('progress');
