@@ -47,6 +47,7 @@ export async function runPruning(hooks: RunHooks): Promise<void> {
     setStatus(`pruning ${state.layers.length} layers…`);
     const res = await jobClient.request('run', {
       bytes: loaded.bytes.slice(), external: [...loaded.external].map(([path, data]) => ({ path, data: data.slice() })),
+      dataName: `${baseName()}.pruned.onnx.data`,
       goal: 'recipe', recipe, floor: null, amount: 0, nm: '2:4', levels: [], maxSteps: 1, method: 'magnitude', quantize: null,
       samples: { calibration: 0, heldOut: 0, images: [], text: null }, recover: null,
     }, {

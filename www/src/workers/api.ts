@@ -103,6 +103,8 @@ export interface JobRequest {
   recipe?: object | null;
   /** The model's external data files (a model saved with them), by the location the model names. */
   external?: { path: string; data: Uint8Array }[];
+  /** The name the result's data file takes when the input's external data came in several files. */
+  dataName?: string;
   /** A fidelity floor: the job searches per-layer settings down to it; null: the fixed amount below everywhere. */
   floor: number | null;
   /** Fixed amount (no floor): the channel fraction (smaller / faster) or the sparsity, in [0, 1). */

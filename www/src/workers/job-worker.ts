@@ -32,13 +32,13 @@ function layerNotes(report: JobReport | null): Map<string, string> {
 
 /**
  * The model's bytes and its external data. External tensors go to one data file: the name of the
- * original one (so the download pairs as the input did), or `model.onnx.data` when the input spread
- * them over several files.
+ * original one (so the download pairs as the input did), or `dataName` when the input spread them
+ * over several files.
  */
-function encodeWithData(model: OnnxModel): { bytes: Uint8Array; external: { path: string; data: Uint8Array }[] } {
+function encodeWithData(model: OnnxModel, dataName: string): { bytes: Uint8Array; external: { path: string; data: Uint8Array }[] } {
   const locs = model.externalLocations;
   if (!locs.length) return { bytes: model.encode(), external: [] };
-  const location = locs.length === 1 ? locs[0] : 'model.onnx.data';
+  const location = locs.length === 1 ? locs[0] : dataName;
   const chunks: Uint8Array[] = [];
   const bytes = model.encode({ location, sink: (b: Uint8Array) => { chunks.push(b.slice()); } });
   const data = new Uint8Array(chunks.reduce((a, c) => a + c.length, 0));
@@ -79,7 +79,7 @@ serve<JobApi>({
     }
     const report = out ? JSON.parse(JSON.stringify(out.report)) as JobReport : null;
     const after = out ? figures(out.model) : before;
-    const enc = out ? encodeWithData(out.model) : null;
+    const enc = out ? encodeWithData(out.model, req.dataName ?? 'model.pruned.onnx.data') : null;
     const bytes = enc?.bytes ?? null, external = enc?.external ?? [];
     const nm = req.goal === 'nm' ? parseNm(req.nm, 'mode.nm') : null;
     // the view reads the written model back: a quantized result shows its weights as they dequantize
