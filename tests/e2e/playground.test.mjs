@@ -1,6 +1,7 @@
-// End-to-end test of the sparsity playground in headless Chromium: serve the page (scripts/serve.sh),
-// load a real ONNX model through the file input, prune (2:4 on every Conv, 50% 4x4 blocks with a
-// global scope on the rest), export, and check the exported model with onnxruntime-node.
+// End-to-end test of the sparsity playground's per-layer table in headless Chromium: serve the page
+// (scripts/serve.sh), load a real ONNX model through the file input, prune (2:4 on every Conv, 50%
+// 4x4 blocks with a global scope on the rest: one recipe job of the package), export, and check the
+// exported model with onnxruntime-node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,7 +11,8 @@ import { DT } from '#onnx-internal';
 import { REC, CLS, DET, ARTIFACTS, runModel, tmpDir, makeExternalDataModel, makeFp16Model, startPlayground, openPerLayer, importWww } from './helpers.mjs';
 
 const { compareOutputs } = await importWww('model-input.ts');
-const { nmViolations, defaultPlan, DEFAULT_RULE } = await importWww('prune-core.ts');
+const { nmViolations } = await importWww('workers/job-layers.ts');
+const { defaultPlan, DEFAULT_RULE } = await import('sparsekit-wasm');
 
 let playground;
 
@@ -162,15 +164,11 @@ test('prune a real model in the page, export it, and check it with onnxruntime-n
 
 // Default settings, one click on `run`, on the default model (PaddleOCR v4 det): one model-wide
 // magnitude threshold that prunes 25% of the Conv/Gemm/MatMul weights, at most 50% of any layer
-// (the package's DEFAULT_RULE; 2:4 everywhere was measured to break this model). Run in the page's worker with threads (the unbundled package, a rayon pool), then again with
-// ?threads=0 (the single-threaded build): the exported models must be identical, and agree with Node.
+// (the package's DEFAULT_RULE; 2:4 everywhere was measured to break this model), written as a recipe
+// of per-layer sparsities and run by the package's runJob in the job worker.
 async function runDefaults(query) {
   const { context, page, problems } = await openPage(query);
-  // The engine badge carries what started (data-attributes, engine.ts).
-  const engine = await page.locator('#engine').evaluate((el) => ({
-    source: el.dataset.source, variant: el.dataset.variant, threads: el.dataset.threaded === 'true', numThreads: Number(el.dataset.threads),
-    probe: Number(el.dataset.probe), poolError: el.dataset.poolError, loadError: el.dataset.loadError,
-  }));
+  const engine = await page.locator('#engine').evaluate((el) => ({ variant: el.dataset.variant, cls: el.className }));
   await page.click('#load-default');
   await page.waitForSelector('#layers tbody tr');
   const note = await page.getByTestId('defaults-note').textContent();
@@ -192,26 +190,14 @@ async function runDefaults(query) {
   return res;
 }
 
-test('default settings: one click on run prunes the default model meaningfully (25%, outputs kept), with threads; identical single-threaded', async () => {
+test('default settings: one click on run prunes the default model meaningfully (25%, outputs kept), as one recipe job', async () => {
   const t0 = Date.now();
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const mt = await runDefaults('');
-  // The page's worker ran the threaded build with a real pool.
-  assert.equal(mt.engine.source, 'unbundled', `the package is imported unbundled from sparsekit/ (${mt.engine.loadError})`);
-  assert.equal(mt.engine.variant, 'threads');
-  assert.equal(mt.engine.threads, true, `initThreadPool resolved true (${mt.engine.poolError})`);
-  assert.ok(mt.engine.numThreads > 1, `numThreads ${mt.engine.numThreads}`);
-  assert.ok(mt.engine.probe > 1, `probeThreads(64) ran on ${mt.engine.probe} workers`);
-  assert.match(mt.badge, new RegExp(`threads: ${mt.engine.numThreads} workers`));
-  assert.match(mt.status, /with threads/);
-
-  const st = await runDefaults('?threads=0');
-  assert.equal(st.engine.variant, 'simd');
-  assert.equal(st.engine.threads, false);
-  assert.match(st.badge, /single-threaded/);
-  assert.ok(Buffer.compare(mt.exported, st.exported) === 0, 'threaded and single-threaded pruning export the same model');
-  assert.equal(mt.sparsity, st.sparsity);
-  assert.equal(mt.cosine, st.cosine);
+  // the badge names the build the job worker runs
+  assert.equal(mt.engine.cls, 'badge ok');
+  assert.match(mt.badge, new RegExp(`sparsekit-wasm · ${mt.engine.variant} build`));
+  assert.match(mt.status, /by one job: the recipe of this table/);
 
   // The exported model: every layer pruned exactly as the default plan says (computed here from the
   // original weights alone), its smallest |w| first, none above the cap; the page said what and why.
@@ -242,23 +228,20 @@ test('default settings: one click on run prunes the default model meaningfully (
   }
   assert.ok(kinds.global >= 40, JSON.stringify(kinds));
   const actual = zeros / numel;
-  // Measured (this commit): 25.0% of 1,1xx,xxx weights (63 layers by the threshold, 1 dense).
+  // the rule's 25%, as the plan's per-layer sparsities give it
   assert.ok(actual >= 0.245, `total sparsity ${actual}`);
   assert.ok(Math.abs(parseFloat(mt.sparsity) / 100 - actual) <= 0.0005 + 1e-9, `reported ${mt.sparsity}, exported ${actual}`);
 
   // The effect the page reports is the one onnxruntime-node measures on the exported model, and the
-  // pruned detector still works. Measured (this commit): cosine 0.9925 (page and node), max |Δ| 1.0
-  // (a few pixels of the probability map flip); each of the candidates that reached >= 25% kept
-  // cosine >= 0.98 on det, so 0.97 leaves a margin for the browser's float arithmetic while failing
-  // for the old 2:4-everywhere default (0.00) and for 2:4 on every layer with C >= 128 (0.52).
+  // pruned detector still works: 0.97 leaves a margin for the browser's float arithmetic while
+  // failing for the old 2:4-everywhere default and for 2:4 on every layer with C >= 128.
   const cmp = compareOutputs(await runModel(DET, original), await runModel(exported.encode(), exported));
   const cosine = parseFloat(mt.cosine), maxAbs = parseFloat(mt.maxAbs);
   assert.ok(Number.isFinite(cosine) && Number.isFinite(maxAbs));
   assert.ok(Math.abs(cosine - cmp.cosine) < 2e-3, `page cosine ${cosine} vs node ${cmp.cosine}`);
   assert.ok(cosine >= 0.97 && cmp.cosine >= 0.97, `the pruned model still works: cosine ${cosine} (node ${cmp.cosine})`);
   console.log(`# default model, default settings: total sparsity ${mt.sparsity} (${kinds.global} layers by the threshold, ${kinds.capped} capped, ${kinds.dense} dense), `
-    + `cosine ${mt.cosine} (node ${cmp.cosine.toFixed(5)}), max |Δ| ${mt.maxAbs}; engine "${mt.badge}", probe ${mt.engine.probe}; `
-    + `run+compare ${mt.runMs} ms threads / ${st.runMs} ms single; test ${Date.now() - t0} ms`);
+    + `cosine ${mt.cosine} (node ${cmp.cosine.toFixed(5)}), max |Δ| ${mt.maxAbs}; engine "${mt.badge}"; run+compare ${mt.runMs} ms; test ${Date.now() - t0} ms`);
 });
 
 test('a truncated .onnx and a non-ONNX file each show an error on the page', async () => {

@@ -152,3 +152,45 @@ test('pruneSparsity / pruneNm per-layer targets: null leaves a layer dense; glob
   O.pruneNm(m, { layerTarget: (w) => (w.name === 'B.w' ? [1, 4] : null) });
   assert.ok(isNm(m.readFloat(m.weight('B.w')), [8, 8, 3, 3], 1, 4));
 });
+
+test('a sparsity setting with its block and scope: each layer as pruneSparsity prunes it, global pools per setting', () => {
+  const recipe = {
+    layers: {
+      'A.w': { sparsity: 0.5, block: '4x4' },
+      'B.w': { sparsity: 0.75, block: [2, 1], scope: 'row' },
+      'C.w': { sparsity: 0.5, scope: 'global', block: '2x2' },
+      'fc.w': { sparsity: 0.5, scope: 'global', block: '2x2' },
+    },
+  };
+  const parsed = O.parseRecipe(recipe);
+  assert.deepEqual(parsed.rules[1].setting, { kind: 'sparsity', sparsity: 0.75, block: [2, 1], scope: 'row' });
+  assert.deepEqual(O.settingJson(parsed.rules[1].setting), { sparsity: 0.75, block: '2x1', scope: 'row' });
+  assert.deepEqual(O.parseRecipe(O.recipeJson({ layers: parsed.rules.map((r) => [r.pattern.source, r.setting]) })).rules.map((r) => r.setting), parsed.rules.map((r) => r.setting), 'recipeJson writes it back');
+  const m = O.OnnxModel.parse(G.residual());
+  return O.applyRecipe(m, recipe).then((rep) => {
+    // the oracle: the module's one-shot calls, one per setting, the other layers left out
+    const want = O.OnnxModel.parse(G.residual());
+    const only = (names) => (w) => (names.includes(w.name) ? undefined : null);
+    O.pruneSparsity(want, { sparsity: 0.5, block: [4, 4], layerTarget: only(['A.w']) });
+    O.pruneSparsity(want, { sparsity: 0.75, block: [2, 1], scope: 'row', layerTarget: only(['B.w']) });
+    O.pruneSparsity(want, { sparsity: 0.5, block: [2, 2], scope: 'global', layerTarget: only(['C.w', 'fc.w']) });
+    for (const w of want.prunable()) assert.deepEqual(Array.from(m.readFloat(m.weight(w.name))), Array.from(want.readFloat(w)), w.name);
+    assert.equal(zeros(m.readFloat(m.weight('A.w'))), 8 * 4 * 9 / 2);
+    assert.equal(rep.recipe.settings['B.w'], 'sparsity 0.75 block 2x1 scope row');
+    assert.ok(zeros(m.readFloat(m.weight('C.w'))) > 0 && zeros(m.readFloat(m.weight('fc.w'))) > 0, 'both layers of the global pool are pruned');
+    assert.equal(rep.recipe.settings['fc.w'], 'sparsity 0.5 block 2x2 scope global');
+  });
+});
+
+test('block and scope: validated, and refused with a calibrated method', async () => {
+  for (const [s, re] of [
+    [{ sparsity: 0.5, block: '4x0' }, /block must be "RxC"/],
+    [{ sparsity: 0.5, block: [4] }, /block must be "RxC"/],
+    [{ sparsity: 0.5, scope: 'model' }, /scope must be layer, row or global/],
+    [{ nm: '2:4', block: '4x4' }, /exactly one of sparsity/],
+    [{ block: '4x4' }, /unknown setting "block"/],
+  ]) assert.throws(() => O.parseRecipe({ default: s }), re, JSON.stringify(s));
+  const m = O.OnnxModel.parse(G.mlp());
+  const calibration = O.makeInputSet(m, { count: 2 });
+  await assert.rejects(O.applyRecipe(m, { method: 'wanda', layers: { W1: { sparsity: 0.5, block: '4x4' } } }, { ort, calibration }), /W1: block and scope apply to method magnitude/);
+});

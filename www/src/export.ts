@@ -2,7 +2,7 @@
 import { download, input } from './dom.js';
 import { totals } from './results.js';
 import { baseName, state } from './state.js';
-import type { LayerResult } from './prune-core.js';
+import type { LayerResult } from './layer-result.js';
 
 /** One uint8 per element (1 keeps, 0 prunes) in the weight's storage order. */
 function elementMask(r: LayerResult): Uint8Array {
@@ -34,7 +34,7 @@ function masksPayload(results: LayerResult[]): { json: object; bin: Uint8Array }
       blockGrid: r.grid, blockKeepBase64: b64(r.blockKeep),
     };
     if (r.criterion === 'nm') Object.assign(entry, { n: r.n, m: r.m });
-    if (r.criterion !== 'nm' && r.criterion !== 'none') entry.sparsityTarget = r.global ? 1 - keep : r.sparsityTarget;
+    if (r.criterion === 'hard') entry.sparsityTarget = r.sparsityTarget;
     offset += masks[i].length;
     return entry;
   });

@@ -1,14 +1,27 @@
 // The layer table: one row per prunable weight with its settings (criterion, block, scope,
 // sparsity, N:M), what its default was and why, the "apply to all" bar and the run button's state.
+// Each row is one entry of a recipe (layer-recipe.ts): only what a job can run is offered: blocks
+// at a sparsity (per layer, per row, or ranked model-wide), N:M, or dense.
 import { $, button, input, makeCell, select, setStatus } from './dom.js';
 import { engineReady } from './engine.js';
 import { fmtInt, fmtPair, parseNM, parsePair } from './format.js';
-import { planLayer } from './prune-core.js';
 import { state, type Layer } from './state.js';
-import type { LayerConfig } from 'sparsekit-wasm';
+import { fitBlock, type LayerConfig } from 'sparsekit-wasm';
 import type { OnnxWeight } from 'sparsekit-wasm/onnx';
 
-const CRITERIA: [LayerConfig['criterion'], string][] = [['hard', 'hard'], ['soft', 'soft'], ['nm', 'N:M'], ['none', 'dense']];
+const CRITERIA: [LayerConfig['criterion'], string][] = [['hard', 'blocks'], ['nm', 'N:M'], ['none', 'dense']];
+
+/** A scope the job runs: the whole layer ("all") or each row of blocks ("1xall"); null otherwise. */
+export function parseScope(s: string): [number, number] | null {
+  const p = parsePair(s, true);
+  return p && p[1] === -1 && (p[0] === -1 || p[0] === 1) ? p : null;
+}
+
+/** The note of the package's block fallback for this weight (a block that does not divide its view), or null. */
+function blockNote(layer: Layer): string | null {
+  const v = layer.w.view;
+  return v ? fitBlock(v.rows, v.cols, layer.cfg.block).note : null;
+}
 
 /** Rebuilds the table (and the other-weights list and the op picker); `onRowClick` gets a layer id. */
 export function renderLayerTable(onRowClick: (id: number) => void): void {
@@ -35,8 +48,8 @@ export function renderLayerTable(onRowClick: (id: number) => void): void {
     const mk = (field: string, size: number, title: string) => {
       const i = document.createElement('input'); i.dataset.field = field; i.size = size; i.title = title; makeCell(tr, i); return i;
     };
-    mk('block', 5, 'block shape (rows x cols) in the 2-D view');
-    mk('scope', 5, 'scope in blocks: all, 1xall, 2x2, …');
+    mk('block', 5, 'block shape: rows x cols of the weight viewed as outputs x inputs');
+    mk('scope', 5, 'where blocks compete: all (the whole layer) or 1xall (each row of blocks)');
     const sp = mk('sparsity', 3, 'target sparsity (%)');
     sp.type = 'number'; sp.min = '0'; sp.max = '100'; sp.step = '5';
     mk('nm', 4, 'N:M pattern, e.g. 2:4');
@@ -93,14 +106,14 @@ export function writeRow(layer: Layer): void {
   f('scope').disabled = nm || dense || (globalOn && cfg.criterion === 'hard');
   f('sparsity').disabled = nm || dense || (globalOn && cfg.criterion === 'hard');
   f('nm').disabled = !nm;
-  const plan = planLayer(layer.w.dims, cfg);
+  const note = blockNote(layer);
   const isDefault = JSON.stringify(cfg) === layer.defaultCfg;
   const why = row.querySelector('.why')!;
   why.textContent = isDefault ? `default: ${layer.defaultNote}` : `changed (default: ${layer.defaultNote})`;
   why.classList.toggle('changed', !isDefault);
   row.dataset.default = isDefault ? layer.defaultKind : 'changed';
-  row.title = nm || dense ? '' : plan.notes.join('\n');
-  f('block').classList.toggle('warn', !nm && !dense && plan.notes.some((n) => n.startsWith('block')));
+  row.title = nm || dense || !note ? '' : note;
+  f('block').classList.toggle('warn', !nm && !dense && !!note);
   for (const el of row.querySelectorAll('input')) el.classList.remove('invalid');
 }
 
@@ -110,8 +123,8 @@ function readRow(layer: Layer, target: HTMLInputElement | HTMLSelectElement): vo
   let ok = true;
   switch (target.dataset.field) {
     case 'criterion': cfg.criterion = v as LayerConfig['criterion']; break;
-    case 'block': { const p = parsePair(v, true); ok = !!p; if (p) cfg.block = p; break; }
-    case 'scope': { const p = parsePair(v, true); ok = !!p; if (p) cfg.scope = p; break; }
+    case 'block': { const p = parsePair(v, false); ok = !!p; if (p) cfg.block = p; break; }
+    case 'scope': { const p = parseScope(v); ok = !!p; if (p) cfg.scope = p; break; }
     case 'sparsity': { const x = Number(v); ok = v !== '' && x >= 0 && x <= 100; if (ok) cfg.sparsity = x / 100; break; }
     case 'nm': { const p = parseNM(v); ok = !!p; if (p) [cfg.n, cfg.m] = p; break; }
     default: return;
@@ -123,8 +136,8 @@ function readRow(layer: Layer, target: HTMLInputElement | HTMLSelectElement): vo
 /** "Apply to all": the bar's settings on every layer of the chosen op. */
 export function applyBulk(): void {
   const op = select('bulk-op').value;
-  const block = parsePair(input('bulk-block').value, true);
-  const scope = parsePair(input('bulk-scope').value, true);
+  const block = parsePair(input('bulk-block').value, false);
+  const scope = parseScope(input('bulk-scope').value);
   const sparsity = Number(input('bulk-sparsity').value);
   const nm = parseNM(input('bulk-nm').value);
   if (!block || !scope || !nm || !(sparsity >= 0 && sparsity <= 100)) {

@@ -15,7 +15,7 @@ import { initChannelsPanel, setChannelsModel } from './panels/channels-panel.js'
 import { initJobPanel, setJobModel } from './panels/job-panel.js';
 import { initJobDownloads } from './panels/job-result.js';
 import { onBarsClick, redraw, renderResults, selectLayer, zoom } from './results.js';
-import { runPruning } from './run.js';
+import { exportRecipe, runPruning } from './run.js';
 import { state } from './state.js';
 import { installTestSurface } from './test-surface.js';
 
@@ -73,6 +73,7 @@ button('run').addEventListener('click', () => void runPruning({ done: async () =
 button('export').addEventListener('click', exportModel);
 button('export-masks').addEventListener('click', exportMasksJson);
 button('export-masks-bin').addEventListener('click', exportMasksBin);
+button('export-recipe').addEventListener('click', exportRecipe);
 select('layer-select').addEventListener('change', (e) => selectLayer(Number((e.target as HTMLSelectElement).value)));
 button('zoom-in').addEventListener('click', () => zoom.by(1.5));
 button('zoom-out').addEventListener('click', () => zoom.by(1 / 1.5));

@@ -1,11 +1,11 @@
 // The results card: totals over all layers, the per-layer sparsity bars, and the selected layer's
 // mask heatmap, block-norm histogram and details.
 import { $, select, statTile } from './dom.js';
-import { fmtBytes, fmtInt, fmtPair, pct } from './format.js';
+import { fmtBytes, fmtInt, pct } from './format.js';
 import { Heatmap } from './render/heatmap.js';
 import { drawHistogram, drawSparsityBars, type BarGeometry } from './render/charts.js';
 import { state } from './state.js';
-import type { LayerResult } from './prune-core.js';
+import type { LayerResult } from './layer-result.js';
 
 let heatmap: Heatmap | null = null;
 let barGeo: BarGeometry | null = null;
@@ -57,7 +57,7 @@ export function selectLayer(id: number): void {
   const meta = $('layer-meta');
   meta.replaceChildren();
   const line = (text: string, cls?: string) => { const p = document.createElement('div'); p.textContent = text; if (cls) p.className = cls; meta.append(p); };
-  const scope = r.global ? ' · global scope' : r.criterion === 'hard' || r.criterion === 'soft' ? ` · scope ${fmtPair(r.scope)}` : '';
+  const scope = r.criterion === 'hard' ? ` · scope ${r.scope}` : '';
   line(`${r.dims.join('×')} viewed as ${r.rows}×${r.cols} · ${r.pattern}${scope}`);
   line(`${r.criterion === 'nm' ? 'elements' : 'blocks'} kept ${fmtInt(r.blocksKept)} / ${fmtInt(r.blocksTotal)} · sparsity ${pct(r.sparsity)} · ${fmtInt(r.nnz)} non-zeros · CSR ${fmtBytes(r.bytes.csr)} · BSR(${r.bytes.bsrBlock.join('x')}) ${fmtBytes(r.bytes.bsr)}${r.bytes.nm24 != null ? ` · 2:4 ${fmtBytes(r.bytes.nm24)}` : ''}`);
   for (const n of r.notes) line(`note: ${n}`, 'note');

@@ -2,7 +2,7 @@
 // owned by the modules that change it (model-load, defaults, layer-table, run, results).
 import type { OnnxModel, OnnxWeight } from 'sparsekit-wasm/onnx';
 import type { LayerConfig, PlanItem, Plan } from 'sparsekit-wasm';
-import type { LayerResult } from './prune-core.js';
+import type { LayerResult } from './layer-result.js';
 import type { EngineInfo } from './workers/api.js';
 
 /** A model's bytes and its external data files, by name. */
@@ -35,7 +35,7 @@ export const state: {
   run: RunOutcome | null;
   selected: number | null;
   running: boolean;
-  engine: (EngineInfo & { poolFailed?: string }) | { failed: string } | null;
+  engine: EngineInfo | { failed: string } | null;
 } = { loaded: null, layers: [], others: [], defaults: null, run: null, selected: null, running: false, engine: null };
 
 export const baseName = (): string => (state.loaded?.fileName ?? 'model').replace(/\.onnx$/i, '');

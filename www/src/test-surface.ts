@@ -3,9 +3,9 @@
 // read what comes back, errors included as their wire fields. Everything else a test needs is on the
 // DOM (data-testid and data-* attributes); without the parameter nothing is installed.
 import { toWire, type WireError } from './protocol.js';
-import { calibClient, channelsClient, evalClient, jobClient, pruneClient } from './workers.js';
+import { calibClient, channelsClient, evalClient, jobClient } from './workers.js';
 
-const clients = { prune: pruneClient, eval: evalClient, calib: calibClient, channels: channelsClient, job: jobClient };
+const clients = { eval: evalClient, calib: calibClient, channels: channelsClient, job: jobClient };
 
 export interface TestSurface {
   /** Sends `op` with `payload` to a worker; resolves with its result, or with the error it sent. */

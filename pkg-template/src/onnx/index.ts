@@ -60,7 +60,7 @@ export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, Detec
 
 // Recipes (per-layer settings as JSON), sensitivity and the search to a fidelity floor.
 export { parseRecipe } from './recipe/recipe.js';
-export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
+export type { Recipe, RecipeRule, Setting, SettingScope, Pattern } from './recipe/recipe.js';
 export { planRecipe, applyRecipe } from './recipe/apply.js';
 export type { ApplyRecipeOptions, RecipeReport } from './recipe/apply.js';
 export { sensitivity } from './search/sensitivity.js';

@@ -48,7 +48,7 @@ export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextMod
 export type { TextModelFiles, TextFileOptions } from './text/text-files.js';
 // Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
 export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
-export type { Recipe, RecipeRule, Setting, Pattern } from './recipe/recipe.js';
+export type { Recipe, RecipeRule, Setting, SettingScope, Pattern } from './recipe/recipe.js';
 export { resolveRecipe, layerUnits, groupUnits } from './recipe/match.js';
 export type { RecipeUnit, Resolved } from './recipe/match.js';
 export { applyRecipe, planRecipe } from './recipe/apply.js';

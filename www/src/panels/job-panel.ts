@@ -1,6 +1,7 @@
 // The job card, the page's main path: goal (smaller / faster / N:M / sparsity, a fixed amount or
-// down to a fidelity floor; scoring; quantization) → samples (generated, your images, or text with
-// the model's tokenizer.json) → recovery as the last step → run → result → download. One PruneJob
+// down to a fidelity floor, or per layer: the per-layer table's recipe; scoring; quantization) →
+// samples (generated, your images, or text with the model's tokenizer.json) → recovery as the last
+// step → run → result → download. One PruneJob
 // per run, built and run by the package's runJob in workers/job-worker.ts, as the CLI's `prune` runs
 // it: the same settings write the same model on both faces.
 import { JOB_DEFAULTS, type JobMethod } from 'sparsekit-wasm/onnx';
@@ -8,6 +9,7 @@ import { $, button, clearError, input, select, showError } from '../dom.js';
 import { WorkerError } from '../protocol.js';
 import type { JobRequest, JobSamplesRequest, JobStep } from '../workers/api.js';
 import { jobClient } from '../workers.js';
+import { tableRecipe } from '../run.js';
 import { clearJobResult, renderJobResult } from './job-result.js';
 import { recoverProgress, resetRecoverView } from './recover-view.js';
 
@@ -51,10 +53,12 @@ function readRecover(): JobRequest['recover'] {
 
 async function readRequest(b: Uint8Array): Promise<JobRequest> {
   const goal = select('goal-kind').value as JobRequest['goal'];
-  const floor = input('goal-use-floor').checked ? num('goal-floor') : null;
+  // the table's rows are the plan: no floor to search down to, no amount
+  const recipe = goal === 'recipe' ? tableRecipe() : null;
+  const floor = input('goal-use-floor').checked && !recipe ? num('goal-floor') : null;
   if (floor !== null && !(floor > 0 && floor <= 1)) fail('Fidelity floor', 'in (0, 1]');
   const amount = num('goal-amount') / 100;
-  if (floor === null && goal !== 'nm' && !(amount >= 0 && amount < 1)) fail(goal === 'sparsity' ? 'Sparsity' : 'Channels removed', 'a percentage in [0, 100)');
+  if (floor === null && goal !== 'nm' && !recipe && !(amount >= 0 && amount < 1)) fail(goal === 'sparsity' ? 'Sparsity' : 'Channels removed', 'a percentage in [0, 100)');
   const maxSteps = Math.floor(num('goal-steps'));
   if (!(maxSteps >= 1)) fail('Plans verified', 'at least one');
   const levels = input('goal-levels').value.split(/[\s,]+/).filter(Boolean).map(Number);
@@ -63,7 +67,7 @@ async function readRequest(b: Uint8Array): Promise<JobRequest> {
   const group = Math.floor(num('job-group'));
   if (scheme === 'int4' && !(group >= 1)) fail('Group', 'a whole number of weights, e.g. 32');
   return {
-    bytes: b.slice(), goal, floor, amount, nm: input('goal-nm').value, levels, maxSteps,
+    bytes: b.slice(), goal, recipe, floor, amount, nm: input('goal-nm').value, levels, maxSteps,
     method: select('job-method').value as JobMethod,
     quantize: scheme === 'int8' || scheme === 'int4' ? { scheme, group } : null,
     samples: await readSamples(), recover: readRecover(),
@@ -72,11 +76,12 @@ async function readRequest(b: Uint8Array): Promise<JobRequest> {
 
 /** Which fields the goal uses: the amount without a floor, the levels with one (not for N:M). */
 function syncFields(): void {
-  const goal = select('goal-kind').value, floor = input('goal-use-floor').checked;
+  const goal = select('goal-kind').value, table = goal === 'recipe', floor = input('goal-use-floor').checked && !table;
+  input('goal-use-floor').disabled = table;
   input('goal-floor').disabled = !floor;
   input('goal-steps').disabled = !floor;
   input('goal-levels').disabled = !floor || goal === 'nm';
-  input('goal-amount').disabled = floor || goal === 'nm';
+  input('goal-amount').disabled = floor || goal === 'nm' || table;
   input('goal-nm').disabled = goal !== 'nm';
   input('job-group').disabled = select('job-quantize').value !== 'int4';
   $('goal-amount-label').firstChild!.textContent = goal === 'sparsity' ? 'sparsity ' : 'channels removed ';

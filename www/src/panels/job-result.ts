@@ -31,7 +31,7 @@ async function showWeights(r: JobResultMsg, bytes: Uint8Array): Promise<void> {
   const ids = new Map(state.layers.map((l) => [l.w.name, l.id]));
   const results = r.layers.filter((l) => ids.has(l.name)).map((l) => ({ ...l, id: ids.get(l.name)! }));
   if (!results.length) return;
-  state.run = { results, pruned: { bytes, external: new Map() }, ms: r.ms };
+  state.run = { results, pruned: { bytes, external: new Map(r.external.map((f) => [f.path, f.data])) }, ms: r.ms };
   renderResults();
   await evaluate();
 }
@@ -56,12 +56,12 @@ export async function renderJobResult(r: JobResultMsg, req: JobRequest): Promise
     return;
   }
   s.dataset.outcome = 'plan';
-  const zeros = req.goal === 'nm' || req.goal === 'sparsity';
+  const zeros = req.goal === 'nm' || req.goal === 'sparsity' || req.goal === 'recipe';
   const removed = zeros ? r.zeros.after - r.zeros.before : r.params.before - r.params.after;
   const f = r.report.fidelity;
   const totals = document.createElement('div');
   totals.className = 'totals';
-  totals.append(statTile(zeros ? `weights zeroed (${req.goal === 'nm' ? req.nm : 'sparsity'})` : 'parameters removed', fmtInt(removed), 'goal-removed', `${(100 * removed / Math.max(1, r.params.before)).toFixed(1)}% of ${fmtInt(r.params.before)}`));
+  totals.append(statTile(zeros ? `weights zeroed (${req.goal === 'nm' ? req.nm : req.goal === 'recipe' ? 'per layer' : 'sparsity'})` : 'parameters removed', fmtInt(removed), 'goal-removed', `${(100 * removed / Math.max(1, r.params.before)).toFixed(1)}% of ${fmtInt(r.params.before)}`));
   if (f) {
     totals.append(
       statTile('held-out fidelity', f.score.toFixed(4), 'goal-fidelity', `${req.floor !== null ? `floor ${req.floor} · ` : ''}${fidelitySub(f)}`),

@@ -1,6 +1,6 @@
 // The block-norm histogram of a layer and the per-layer sparsity bars.
 import { fmtNum } from '../format.js';
-import type { LayerResult } from '../prune-core.js';
+import type { LayerResult } from '../layer-result.js';
 import { fitCanvas } from './canvas.js';
 
 /** Histogram of block norms (kept blue, pruned grey) with the threshold(s) drawn in red. */

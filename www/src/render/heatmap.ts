@@ -1,7 +1,7 @@
 // The block mask heatmap of one layer: kept blocks coloured by (log) norm, pruned blocks grey;
 // wheel to zoom, drag to pan, hover to read a block.
 import { fmtNum } from '../format.js';
-import type { LayerResult } from '../prune-core.js';
+import type { LayerResult } from '../layer-result.js';
 import { fitCanvas } from './canvas.js';
 
 // Kept blocks: a blue -> teal -> yellow ramp by log norm (weak -> strong); pruned: light grey.

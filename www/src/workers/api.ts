@@ -1,40 +1,19 @@
 // The APIs of the page's workers (types only): what each operation takes, returns and reports.
 // The page calls them with WorkerClient<…Api>.request(op, payload); each worker serve()s its handlers.
 import type { CompressResult, JobMethod, JobReport } from 'sparsekit-wasm/onnx';
-import type { GlobalOption, LayerInput, LayerResult, PruneProgress } from '../prune-core.js';
+import type { LayerResult } from '../layer-result.js';
 
-/** How the pruning worker's engine started (shown in the badge, exposed as its data-attributes). */
+/**
+ * How the job worker's sparsekit-wasm started (shown in the badge, exposed as its data-attributes):
+ * the bundled single-threaded build that runJob runs on, in the page as in the CLI.
+ */
 export interface EngineInfo {
-  /** A rayon pool runs the threaded build. */
-  threads: boolean;
-  /** The page is cross-origin isolated (SharedArrayBuffer available). */
-  isolated: boolean;
-  cores: number;
-  /** The wasm build in use: 'threads' or 'simd'. */
+  /** The wasm build in use ('simd'). */
   variant: string | null;
-  /** Why the threaded build's pool did not start (the page then restarts on the single-threaded build). */
-  poolError: string | null;
-  numThreads: number;
-  /** Distinct rayon workers that ran 64 probe tasks (> 1: the pool really runs in parallel). */
-  probe: number;
-  /** Threads were asked for (?threads=0 turns them off). */
-  requested: boolean;
-  poolSize: number;
-  /** 'unbundled': the package imported from the page's sparsekit/ folder; 'bundled': the fallback copy. */
-  source: 'unbundled' | 'bundled';
-  url: string | null;
-  loadError: string | null;
+  cores: number;
+  /** The page is cross-origin isolated (onnxruntime-web may use SharedArrayBuffer). */
+  isolated: boolean;
 }
-
-export type PruneApi = {
-  /** base: the page's base URL, under which the server puts the unbundled package (sparsekit/). */
-  init: { req: { threads: boolean; base: string }; res: EngineInfo };
-  prune: {
-    req: { layers: LayerInput[]; global: GlobalOption };
-    res: { results: LayerResult[]; ms: number; threads: boolean; numThreads: number };
-    progress: PruneProgress;
-  };
-};
 
 /** One input of a test run: its name, ONNX element type and concrete shape. */
 export interface InputSpec { name: string; elemType: number; shape: number[] }
@@ -115,8 +94,17 @@ export type ChannelsApi = {
  */
 export interface JobRequest {
   bytes: Uint8Array;
-  /** smaller / faster: remove channels (faster: the search minimises measured latency); nm: N:M; sparsity: unstructured. */
-  goal: 'smaller' | 'faster' | 'nm' | 'sparsity';
+  /**
+   * smaller / faster: remove channels (faster: the search minimises measured latency); nm: N:M;
+   * sparsity: unstructured; recipe: the per-layer table's settings (`recipe`).
+   */
+  goal: 'smaller' | 'faster' | 'nm' | 'sparsity' | 'recipe';
+  /** goal recipe: the recipe JSON the layer table wrote (layer-recipe.ts), as `prune --recipe` reads it. */
+  recipe?: object | null;
+  /** The model's external data files (a model saved with them), by the location the model names. */
+  external?: { path: string; data: Uint8Array }[];
+  /** The name the result's data file takes when the input's external data came in several files. */
+  dataName?: string;
   /** A fidelity floor: the job searches per-layer settings down to it; null: the fixed amount below everywhere. */
   floor: number | null;
   /** Fixed amount (no floor): the channel fraction (smaller / faster) or the sparsity, in [0, 1). */
@@ -151,6 +139,8 @@ export interface JobStep { phase: string; done: number; total: number; label: st
 export interface JobResultMsg {
   /** The job's model, null when a search found no plan that meets the floor. */
   bytes: Uint8Array | null;
+  /** Its external data file, when the input had external data (one file, named as the input's when it had one). */
+  external: { path: string; data: Uint8Array }[];
   /** runJob's report (a JSON copy); for a failed search, its figures alone. */
   report: JobReport | null;
   search: Omit<CompressResult, 'model' | 'report'> | null;
@@ -165,5 +155,6 @@ export interface JobResultMsg {
 }
 
 export type JobApi = {
+  init: { req: Record<string, never>; res: EngineInfo };
   run: { req: JobRequest; res: JobResultMsg; progress: JobStep };
 };

@@ -6,7 +6,7 @@ import { makeInputData } from '../model-input.js';
 import { PlaygroundError, serve } from '../protocol.js';
 import type { BenchSide, EvalApi, InputSpec, ModelFiles } from './api.js';
 
-ort.env.wasm.numThreads = 1;   // the pruning worker gets the cores; one inference at a time is plenty
+ort.env.wasm.numThreads = 1;   // the job worker gets the other core; one inference at a time is plenty
 
 const median = (xs: number[]) => { const s = xs.slice().sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const message = (e: unknown) => String((e as { message?: unknown })?.message ?? e);

@@ -7,6 +7,7 @@ import type { JobRequest } from './api.js';
 
 /** What the goal asks for: the mode of the job (a search when a floor is given). */
 export function jobMode(req: JobRequest): JobMode {
+  if (req.goal === 'recipe') return { kind: 'recipe', recipe: req.recipe ?? {} };
   const channels = req.goal === 'smaller' || req.goal === 'faster';
   if (req.floor !== null) {
     const target = channels ? 'channels' as const : req.goal === 'nm' ? 'nm' as const : 'sparsity' as const;

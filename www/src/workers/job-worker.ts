@@ -1,10 +1,11 @@
-// Module worker of the job card: builds one PruneJob from the card's settings (job-build.ts) and
-// runs the package's runJob on it, as the CLI's `prune` does, with onnxruntime-web as the runner:
-// one-shot channels / N:M / sparsity, or the search down to a fidelity floor, scored by magnitude
-// or calibrated, then recovery and quantization if asked, then the held-out fidelity.
+// Module worker of the page's pruning: builds one PruneJob from the job card's settings or the
+// per-layer table's recipe (job-build.ts) and runs the package's runJob on it, as the CLI's `prune`
+// does, with onnxruntime-web as the runner: one-shot channels / N:M / sparsity, a recipe, or the
+// search down to a fidelity floor, scored by magnitude or calibrated, then recovery and quantization
+// if asked, then the held-out fidelity.
 import * as ort from 'onnxruntime-web/wasm';
-import init from 'sparsekit-wasm';
-import { OnnxModel, dequantizeModel, makeOrtRunner, parseNm, runJob, FloorError, type OrtLike, type CompressResult, type JobReport } from 'sparsekit-wasm/onnx';
+import init, { variant } from 'sparsekit-wasm';
+import { OnnxModel, dequantizeModel, makeOrtRunner, parseNm, planRecipe, runJob, FloorError, type OrtLike, type CompressResult, type JobReport } from 'sparsekit-wasm/onnx';
 import { serve, PlaygroundError } from '../protocol.js';
 import type { JobApi } from './api.js';
 import { buildJob } from './job-build.js';
@@ -29,11 +30,34 @@ function layerNotes(report: JobReport | null): Map<string, string> {
   return notes;
 }
 
+/**
+ * The model's bytes and its external data. External tensors go to one data file: the name of the
+ * original one (so the download pairs as the input did), or `dataName` when the input spread them
+ * over several files.
+ */
+function encodeWithData(model: OnnxModel, dataName: string): { bytes: Uint8Array; external: { path: string; data: Uint8Array }[] } {
+  const locs = model.externalLocations;
+  if (!locs.length) return { bytes: model.encode(), external: [] };
+  const location = locs.length === 1 ? locs[0] : dataName;
+  const chunks: Uint8Array[] = [];
+  const bytes = model.encode({ location, sink: (b: Uint8Array) => { chunks.push(b.slice()); } });
+  const data = new Uint8Array(chunks.reduce((a, c) => a + c.length, 0));
+  let off = 0;
+  for (const c of chunks) { data.set(c, off); off += c.length; }
+  return { bytes, external: [{ path: location, data }] };
+}
+
+const externalFiles = (files: { path: string; data: Uint8Array }[] | undefined) => Object.fromEntries((files ?? []).map((f) => [f.path, f.data]));
+
 serve<JobApi>({
+  async init() {
+    await (ready ??= init({ threads: false }));
+    return { variant: variant(), cores: navigator.hardwareConcurrency || 1, isolated: !!self.crossOriginIsolated };
+  },
   async run(req, ctx) {
     await (ready ??= init({ threads: false }));
     const t0 = performance.now();
-    const model = OnnxModel.parse(req.bytes);
+    const model = OnnxModel.parse(req.bytes, { externalFiles: externalFiles(req.external) });
     const before = figures(model);
     const needCalibration = req.method !== 'magnitude' || req.recover !== null;
     const samples = await jobSamples(model, req.samples, needCalibration);
@@ -55,16 +79,19 @@ serve<JobApi>({
     }
     const report = out ? JSON.parse(JSON.stringify(out.report)) as JobReport : null;
     const after = out ? figures(out.model) : before;
-    const bytes = out ? out.model.encode() : null;
+    const enc = out ? encodeWithData(out.model, req.dataName ?? 'model.pruned.onnx.data') : null;
+    const bytes = enc?.bytes ?? null, external = enc?.external ?? [];
     const nm = req.goal === 'nm' ? parseNm(req.nm, 'mode.nm') : null;
     // the view reads the written model back: a quantized result shows its weights as they dequantize
-    const written = bytes ? OnnxModel.parse(bytes) : null;
+    const written = bytes ? OnnxModel.parse(bytes, { externalFiles: externalFiles(external) }) : null;
     if (written && report?.quantize) dequantizeModel(written);
-    const layers = written ? jobLayers(written, nm, layerNotes(report)) : [];
-    if (bytes) ctx.transfer.push(bytes.buffer);
+    // a recipe's setting per layer, as the package resolved it for the run (names, patterns, default)
+    const settings = written && req.goal === 'recipe' ? planRecipe(written, req.recipe ?? {}).resolved.settings : null;
+    const layers = written ? jobLayers(written, nm, settings, layerNotes(report)) : [];
+    if (bytes) ctx.transfer.push(bytes.buffer, ...external.map((f) => f.data.buffer));
     for (const l of layers) ctx.transfer.push(l.data.buffer, l.blockKeep.buffer, l.blockNorms.buffer);
     return {
-      bytes, report, search: search ? JSON.parse(JSON.stringify(search)) as typeof search : null,
+      bytes, external, report, search: search ? JSON.parse(JSON.stringify(search)) as typeof search : null,
       params: { before: before.params, after: after.params }, zeros: { before: before.zeros, after: after.zeros },
       measuredOn: { images: samples.images, generated: samples.text ? 0 : samples.heldOut.length - samples.images, text: samples.text, calibration: samples.calibration.length },
       layers, ms: performance.now() - t0,

@@ -33,8 +33,29 @@ export interface RecipeReport extends PruneReport {
   passes: number | null;
 }
 
-const settingLabel = (s: Setting) => s.kind === 'dense' ? 'dense' : s.kind === 'sparsity' ? `sparsity ${s.sparsity}`
+const settingLabel = (s: Setting) => s.kind === 'dense' ? 'dense'
+  : s.kind === 'sparsity' ? `sparsity ${s.sparsity}${s.block ? ` block ${s.block[0]}x${s.block[1]}` : ''}${s.scope ? ` scope ${s.scope}` : ''}`
   : s.kind === 'nm' ? `${s.nm[0]}:${s.nm[1]}` : `channels ${s.channels}`;
+
+/** Whether a sparsity setting asks for more than 1x1 blocks ranked per layer (magnitude's block and scope). */
+const blockwise = (s: Setting) => s.kind === 'sparsity' && ((s.block !== undefined && (s.block[0] !== 1 || s.block[1] !== 1)) || (s.scope !== undefined && s.scope !== 'layer'));
+
+/**
+ * The sparsity settings in pruneSparsity calls of one block and one scope each: the key of a call,
+ * its options, and which layers it prunes. A 'global' pool is one sparsity and block; calls run in
+ * key order, so the same recipe always prunes the same way (each layer is pruned by exactly one call).
+ */
+function sparsityCalls(set: Map<string, Setting>): { key: string; block: [number, number]; scope: 'layer' | 'row' | 'global'; sparsity?: number; names: Set<string> }[] {
+  const calls = new Map<string, { key: string; block: [number, number]; scope: 'layer' | 'row' | 'global'; sparsity?: number; names: Set<string> }>();
+  for (const [name, s] of set) {
+    if (s.kind !== 'sparsity') continue;
+    const block = s.block ?? [1, 1], scope = s.scope ?? 'layer';
+    const key = `${scope} ${block[0]}x${block[1]}${scope === 'global' ? ` ${s.sparsity}` : ''}`;
+    const c = calls.get(key) ?? calls.set(key, { key, block, scope, sparsity: scope === 'global' ? s.sparsity : undefined, names: new Set() }).get(key)!;
+    c.names.add(name);
+  }
+  return [...calls.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
 
 /** Resolves the recipe against the model without changing it (throws on a pattern that matches nothing). */
 export function planRecipe(model: OnnxModel, recipe: Recipe | string | object): { recipe: Recipe; resolved: Resolved } {
@@ -53,6 +74,10 @@ export async function applyRecipe(model: OnnxModel, recipe: Recipe | string | ob
   const method = opts.method ?? r.method ?? 'magnitude';
   if (method !== 'magnitude' && (!opts.ort || !opts.calibration?.length)) {
     throw recipeError(`method ${method} needs onnxruntime and calibration samples`, 'invalid_arguments');
+  }
+  const blocked = [...resolved.settings].find(([, s]) => blockwise(s));
+  if (method !== 'magnitude' && blocked) {
+    throw recipeError(`${blocked[0]}: block and scope apply to method magnitude (wanda prunes per output row, sparsegpt per block of columns)`, 'invalid_arguments');
   }
   const info = {
     mode: r.mode, method,
@@ -85,8 +110,12 @@ async function applyWeights(model: OnnxModel, resolved: Resolved, method: string
   const keepNotes = (rep: PruneReport, kind: string) => {
     for (const l of rep.layers) if (set.get(l.name)?.kind === kind) notes.set(l.name, l.note);
   };
-  if (kinds.has('sparsity')) {
-    keepNotes(pruneSparsity(model, { layerTarget: (w) => { const s = set.get(w.name); return s?.kind === 'sparsity' ? s.sparsity : null; } }), 'sparsity');
+  for (const c of sparsityCalls(set)) {
+    const rep = c.scope === 'global'
+      // one pool: the layers of this setting take the common sparsity (undefined), the others stay out (null)
+      ? pruneSparsity(model, { sparsity: c.sparsity, block: c.block, scope: 'global', layerTarget: (w) => (c.names.has(w.name) ? undefined : null) })
+      : pruneSparsity(model, { block: c.block, scope: c.scope, layerTarget: (w) => { const s = set.get(w.name); return c.names.has(w.name) && s?.kind === 'sparsity' ? s.sparsity : null; } });
+    for (const l of rep.layers) if (c.names.has(l.name)) notes.set(l.name, l.note);
   }
   if (kinds.has('nm')) {
     keepNotes(pruneNm(model, { layerTarget: (w) => { const s = set.get(w.name); return s?.kind === 'nm' ? s.nm : null; } }), 'nm');

@@ -6,6 +6,7 @@
 //   "sparsekit": "recipe/1",                 optional tag
 //   "method": "magnitude" | "wanda" | "sparsegpt",   optional (the CLI's --method wins when given)
 //   "default": {"sparsity": 0.5} | {"nm": "2:4"} | {"channels": 0.3} | "dense",   optional (dense)
+//              a sparsity may add "block": "4x4" and "scope": "layer" | "row" | "global" (magnitude only)
 //   "layers": {"<name | glob | /regex/>": <setting>, …},                               optional
 //   "ignore": ["<name | glob | /regex/>", …],                                            optional
 //   "roundTo": 8,                             channels only: kept count rounded to a multiple of this
@@ -13,9 +14,17 @@
 // }
 import { OnnxError } from '../errors.js';
 
+/**
+ * Where a sparsity setting's blocks compete: each layer (the default), each output row of the layer,
+ * or every layer with the same setting ranked together model-wide ('global': one pool per distinct
+ * sparsity and block, as pruneSparsity's scope 'global' ranks a whole model).
+ */
+export type SettingScope = 'layer' | 'row' | 'global';
+
 /** One layer's (or channel group's) setting. */
 export type Setting =
-  | { kind: 'sparsity'; sparsity: number }
+  /** `block` (default 1x1) and `scope` (default 'layer') are magnitude pruning's, as the job's sparsity mode has them. */
+  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: SettingScope }
   | { kind: 'nm'; nm: [number, number] }
   | { kind: 'channels'; channels: number }
   | { kind: 'dense' };
@@ -66,17 +75,39 @@ function fraction(v: unknown, what: string, below1 = false): number {
   return v;
 }
 
+/** "4x4" or [4, 4]: a block of two positive integers (rows x cols of the weight's 2-D view). */
+function parseBlock(v: unknown, where: string): [number, number] {
+  const m = typeof v === 'string' ? /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/.exec(v) : null;
+  const b = m ? [Number(m[1]), Number(m[2])] : v;
+  if (!Array.isArray(b) || b.length !== 2 || !b.every((x) => Number.isInteger(x) && x >= 1)) {
+    throw recipeError(`${where}: block must be "RxC" with two positive integers, e.g. "4x4" (got ${JSON.stringify(v)})`);
+  }
+  return [b[0], b[1]];
+}
+
+/** {"sparsity": S, "block"?: "RxC", "scope"?: "layer" | "row" | "global"}. */
+function sparsitySetting(o: Record<string, unknown>, where: string): Setting {
+  const s: Setting = { kind: 'sparsity', sparsity: fraction(o.sparsity, `${where}: sparsity`) };
+  if (o.block !== undefined) s.block = parseBlock(o.block, where);
+  if (o.scope !== undefined) {
+    if (!['layer', 'row', 'global'].includes(o.scope as string)) throw recipeError(`${where}: scope must be layer, row or global (got ${JSON.stringify(o.scope)})`);
+    s.scope = o.scope as SettingScope;
+  }
+  return s;
+}
+
 /** Parses one setting: {"sparsity": S}, {"nm": "N:M"}, {"channels": F}, "dense" or {"dense": true}. */
 export function parseSetting(v: unknown, where: string): Setting {
   if (v === 'dense') return { kind: 'dense' };
   if (!v || typeof v !== 'object' || Array.isArray(v)) {
     throw recipeError(`${where}: a setting is {"sparsity": S}, {"nm": "N:M"}, {"channels": F} or "dense" (got ${JSON.stringify(v)})`);
   }
-  const keys = Object.keys(v);
   const o = v as Record<string, unknown>;
+  // block and scope qualify a sparsity: they are not a setting of their own
+  const keys = Object.keys(v).filter((k) => !(('sparsity' in o) && (k === 'block' || k === 'scope')));
   if (keys.length !== 1) throw recipeError(`${where}: a setting has exactly one of sparsity / nm / channels / dense (got ${keys.join(', ') || 'none'})`);
   const k = keys[0];
-  if (k === 'sparsity') return { kind: 'sparsity', sparsity: fraction(o.sparsity, `${where}: sparsity`) };
+  if (k === 'sparsity') return sparsitySetting(o, where);
   if (k === 'channels') return { kind: 'channels', channels: fraction(o.channels, `${where}: channels`, true) };
   if (k === 'dense') {
     if (o.dense !== true) throw recipeError(`${where}: "dense" must be true (got ${JSON.stringify(o.dense)})`);
@@ -134,7 +165,9 @@ export function parseRecipe(src: string | object): Recipe {
 export function settingJson(s: Setting): unknown {
   switch (s.kind) {
     case 'dense': return 'dense';
-    case 'sparsity': return { sparsity: s.sparsity };
+    case 'sparsity': return {
+      sparsity: s.sparsity, ...(s.block ? { block: `${s.block[0]}x${s.block[1]}` } : {}), ...(s.scope ? { scope: s.scope } : {}),
+    };
     case 'nm': return { nm: `${s.nm[0]}:${s.nm[1]}` };
     case 'channels': return { channels: s.channels };
   }
