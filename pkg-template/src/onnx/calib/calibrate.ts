@@ -212,7 +212,8 @@ function solveQuantized(p: {
   const { layer, stats, grid, target } = p;
   const bits = grid.reduceRange ? 7 : grid.bits;
   const group = grid.group > 0 ? grid.group : undefined;
-  const common = { layer, stats, bits, group, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
+  // int4 is written as MatMulNBits: onnxruntime's 16-level grid (grid.ts), the same in GPTQ's loop.
+  const common = { layer, stats, bits, group, fullRange: grid.bits === 4, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
   const nmFits = !target?.nm || allowsNm(layer, target.nm[1]);
   let q: LayerQuantizeResult;
   let method: MethodUsed = target ? p.criterion : 'dense';
