@@ -167,7 +167,8 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
     if (!(Number.isInteger(n) && Number.isInteger(m) && n >= 1 && m >= 1 && n <= m)) throw arg(`nm must be [n, m] with 1 <= n <= m (got ${JSON.stringify(o.nm)})`, 'invalid_nm_pattern');
     target = { nm: [n, m] };
   } else if (o.sparsity !== undefined) target = { sparsity: checkSparsity(o.sparsity) };
-  const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? CALIB_DEFAULTS.percDamp;
+  const quantOnly = !!o.quantize && o.sparsity === undefined && o.nm === undefined && !o.layerTarget;
+  const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? (quantOnly ? CALIB_DEFAULTS.gptqPercDamp : CALIB_DEFAULTS.percDamp);
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
@@ -176,7 +177,6 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (model.externalTensors().length) {
     throw arg('calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   }
-  const quantOnly = !!o.quantize && o.sparsity === undefined && o.nm === undefined && !o.layerTarget;
   // Layers left dense that have a grid (a language-model head kept dense) are quantized by GPTQ in
   // the same sweep, without a target: round-to-nearest for them would be the joint pass's weak spot.
   const gridOnly = new Set<CalibLayer>();
