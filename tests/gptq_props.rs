@@ -4,7 +4,7 @@
 //! sequential loop in f32 bit for bit (so block size, row split and threads cannot change a bit:
 //! the per-element operation order is the calibration GEMM's contract, which its SIMD128 path keeps,
 //! tests/wasm_kernels.rs); compensation lowers the output error below round-to-nearest's on
-//! correlated inputs; bad options are refused before any write.
+//! correlated inputs; the full 4-bit grid is onnxruntime's; bad options are refused before any write.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -53,9 +53,9 @@ fn run_gptq(w0: &[f32], rows: usize, cols: usize, h: &Hessian, opts: &GptqOption
     (v, q)
 }
 
-fn run_rtn(w0: &[f32], rows: usize, cols: usize, bits: i64, group: Option<i64>, sym: bool) -> (Vec<f32>, Quantized) {
+fn run_rtn(w0: &[f32], rows: usize, cols: usize, bits: i64, group: Option<i64>, sym: bool, full: bool) -> (Vec<f32>, Quantized) {
     let p = Param::from_slice(w0, &[rows, cols]).unwrap();
-    let q = round_to_nearest(&View::from_param(&p), bits, group, sym).unwrap();
+    let q = round_to_nearest(&View::from_param(&p), bits, group, sym, full).unwrap();
     let v = p.data().to_vec();
     (v, q)
 }
@@ -75,7 +75,8 @@ fn check_on_grid(v: &[f32], q: &Quantized, rows: usize, cols: usize, bits: i64) 
             let code = q.codes[r * cols + c] as i32;
             prop_assert!((-half..half).contains(&code), "code {} out of {} bits", code, bits);
             let zero = q.zeros.as_ref().map_or(0, |z| z[k]) as i32;
-            let want = (code - zero) as f32 * q.scales[k];
+            // + 0.0: the grid's zero is +0.0 even where a full grid's scale is negative.
+            let want = (code - zero) as f32 * q.scales[k] + 0.0;
             prop_assert_eq!(v[r * cols + c].to_bits(), want.to_bits(), "[{}, {}]", r, c);
         }
     }
@@ -87,13 +88,14 @@ proptest! {
 
     /// A diagonal H couples no inputs: nothing to compensate, GPTQ is round-to-nearest bit for bit.
     #[test]
-    fn diagonal_hessian_is_round_to_nearest(rows in 1usize..6, cols in 1usize..40, bits in 2i64..9, g in 0i64..12, sym: bool, seed in 0u64..1000) {
+    fn diagonal_hessian_is_round_to_nearest(rows in 1usize..6, cols in 1usize..40, bits in 2i64..9, g in 0i64..12, sym: bool, full: bool, seed in 0u64..1000) {
         let group = (g > 0).then_some(g);
+        let full = full && sym;
         let h = diagonal_hessian(cols, seed);
         let w0 = rand_vec(seed + 1, rows * cols);
-        let opts = GptqOptions { bits, group, sym: Some(sym), ..Default::default() };
+        let opts = GptqOptions { bits, group, sym: Some(sym), full_range: Some(full), ..Default::default() };
         let (vg, qg) = run_gptq(&w0, rows, cols, &h, &opts);
-        let (vr, qr) = run_rtn(&w0, rows, cols, bits, group, sym);
+        let (vr, qr) = run_rtn(&w0, rows, cols, bits, group, sym, full);
         prop_assert_eq!(bits_of(&vg), bits_of(&vr));
         prop_assert_eq!(&qg, &qr);
         check_on_grid(&vr, &qr, rows, cols, bits)?;
@@ -104,7 +106,7 @@ proptest! {
     #[test]
     fn round_to_nearest_matches_its_definition(rows in 1usize..5, cols in 1usize..50, bits in 2i64..9, g in 1usize..20, seed in 0u64..1000) {
         let w0 = rand_vec(seed, rows * cols);
-        let (v, q) = run_rtn(&w0, rows, cols, bits, Some(g as i64), true);
+        let (v, q) = run_rtn(&w0, rows, cols, bits, Some(g as i64), true, false);
         let qmax = ((1 << (bits - 1)) - 1) as f32;
         let ng = cols.div_ceil(g);
         for r in 0..rows {
@@ -123,19 +125,50 @@ proptest! {
         }
     }
 
+    /// The full grid against onnxruntime's blockwise quantizer (MatMulNBits, `range2scale` in
+    /// onnxruntime/core/mlas/lib/q4_dq.cpp): the group's value of largest magnitude `e` (the
+    /// negative one on a tie) is code `-2^(bits-1)` exactly, `scale = e / -2^(bits-1)`, codes
+    /// `round(w / scale)` clamped to `[-2^(bits-1), 2^(bits-1) - 1]`. The default grid fails this
+    /// on every group (its extreme is code ±(2^(bits-1) - 1) and its scale positive).
+    #[test]
+    fn full_grid_matches_onnxruntime(rows in 1usize..5, cols in 1usize..50, bits in 2i64..9, g in 1usize..20, seed in 0u64..1000) {
+        let w0 = rand_vec(seed, rows * cols);
+        let (v, q) = run_rtn(&w0, rows, cols, bits, Some(g as i64), true, true);
+        let half = (1i32 << (bits - 1)) as f32;
+        let ng = cols.div_ceil(g);
+        for r in 0..rows {
+            for k in 0..ng {
+                let idx: Vec<usize> = (k * g..((k + 1) * g).min(cols)).map(|c| r * cols + c).collect();
+                let e = idx.iter().fold(0.0f32, |a, &i| if w0[i].abs() > a.abs() || (w0[i].abs() == a.abs() && w0[i] < a) { w0[i] } else { a });
+                let s = if e != 0.0 { e / -half } else { 1.0 };
+                prop_assert_eq!(q.scales[r * ng + k].to_bits(), s.to_bits());
+                for &i in &idx {
+                    let c = ((w0[i] / s).round_ties_even() + 0.0).clamp(-half, half - 1.0);
+                    prop_assert_eq!(q.codes[i] as f32, c);
+                    prop_assert_eq!(v[i].to_bits(), (c * s + 0.0).to_bits());
+                    if e != 0.0 && w0[i] == e {
+                        prop_assert_eq!(q.codes[i] as f32, -half);
+                        prop_assert_eq!(v[i], e);
+                    }
+                }
+            }
+        }
+    }
+
     /// The blocked, banded solver equals the sequential loop written out in f32 (group
     /// parameters from the values as the loop reaches the group), for every block size that
     /// holds whole groups: the same bits, codes and scales.
     #[test]
-    fn equals_sequential_gptq(rows in 1usize..5, cols in 2usize..30, bits in 2i64..9, g in 0usize..8, bmul in 1usize..5, sym: bool, seed in 0u64..1000) {
+    fn equals_sequential_gptq(rows in 1usize..5, cols in 2usize..30, bits in 2i64..9, g in 0usize..8, bmul in 1usize..5, sym: bool, full: bool, seed in 0u64..1000) {
+        let full = full && sym;
         let x = correlated_inputs(cols, 3 * cols, seed);
         let h = hessian_of(&x, cols);
         let w0 = rand_vec(seed + 5, rows * cols);
         let group = (g > 0).then_some(g as i64);
         let bs = if g > 0 && g < cols { g * bmul } else { bmul + 1 };
-        let opts = GptqOptions { bits, group, sym: Some(sym), block_size: Some(bs as i64), perc_damp: Some(0.02), ..Default::default() };
+        let opts = GptqOptions { bits, group, sym: Some(sym), full_range: Some(full), block_size: Some(bs as i64), perc_damp: Some(0.02), ..Default::default() };
         let (v, q) = run_gptq(&w0, rows, cols, &h, &opts);
-        let (want, want_codes, want_scales) = sequential(&w0, rows, cols, &h, 0.02, QuantGrid { bits: bits as u32, sym, group: group.map(|g| g as usize) });
+        let (want, want_codes, want_scales) = sequential(&w0, rows, cols, &h, 0.02, QuantGrid { bits: bits as u32, sym, full, group: group.map(|g| g as usize) });
         prop_assert_eq!(bits_of(&v), bits_of(&want));
         prop_assert_eq!(&q.codes, &want_codes);
         prop_assert_eq!(bits_of(&q.scales), bits_of(&want_scales));
@@ -145,16 +178,17 @@ proptest! {
     /// Joint mode: the mask's zeros are exact zeros with the zero point as code; the kept
     /// weights are on the grid; sparsity and N:M counts hold.
     #[test]
-    fn joint_mode_keeps_mask_zero(rows in 1usize..6, m in 1usize..5, per in 1usize..6, bits in 2i64..9, sym: bool, s in 0.0f64..1.0, use_nm: bool, seed in 0u64..1000) {
+    fn joint_mode_keeps_mask_zero(rows in 1usize..6, m in 1usize..5, per in 1usize..6, bits in 2i64..9, sym: bool, full: bool, s in 0.0f64..1.0, use_nm: bool, seed in 0u64..1000) {
+        let full_range = Some(full && sym);
         let cols = m * per * 2;
         let x = correlated_inputs(cols, 2 * cols, seed);
         let h = hessian_of(&x, cols);
         let w0 = rand_vec(seed + 9, rows * cols);
         let n = m / 2;
         let opts = if use_nm {
-            GptqOptions { bits, group: Some(m as i64 * 2), sym: Some(sym), nm: Some((n as i64, m as i64)), ..Default::default() }
+            GptqOptions { bits, group: Some(m as i64 * 2), sym: Some(sym), full_range, nm: Some((n as i64, m as i64)), ..Default::default() }
         } else {
-            GptqOptions { bits, sym: Some(sym), sparsity: Some(s), ..Default::default() }
+            GptqOptions { bits, sym: Some(sym), full_range, sparsity: Some(s), ..Default::default() }
         };
         let (v, q) = run_gptq(&w0, rows, cols, &h, &opts);
         let keep = q.keep.clone().expect("joint mode returns its mask");
@@ -231,12 +265,19 @@ fn compensation_beats_round_to_nearest() {
         let h = hessian_of(&x, cols);
         let w0 = rand_vec(seed + 31, rows * cols);
         for (bits, group) in [(4, None), (4, Some(16)), (3, Some(32)), (8, None)] {
-            let (vr, _) = run_rtn(&w0, rows, cols, bits, group, true);
+            let (vr, _) = run_rtn(&w0, rows, cols, bits, group, true, false);
             let opts = GptqOptions { bits, group, ..Default::default() };
             let (vg, _) = run_gptq(&w0, rows, cols, &h, &opts);
             let er = rel_recon_error(&w0, &vr, &h).unwrap();
             let eg = rel_recon_error(&w0, &vg, &h).unwrap();
             assert!(eg < RATIO_BAR * er, "seed {seed} bits {bits} group {group:?}: gptq {eg:.5} vs rtn {er:.5}");
+            if bits == 4 {
+                // The same on the full 4-bit grid, which MatMulNBits files use.
+                let (vr, _) = run_rtn(&w0, rows, cols, bits, group, true, true);
+                let (vg, _) = run_gptq(&w0, rows, cols, &h, &GptqOptions { full_range: Some(true), ..opts });
+                let (er, eg) = (rel_recon_error(&w0, &vr, &h).unwrap(), rel_recon_error(&w0, &vg, &h).unwrap());
+                assert!(eg < RATIO_BAR * er, "seed {seed} full 4-bit group {group:?}: gptq {eg:.5} vs rtn {er:.5}");
+            }
         }
     }
 }
@@ -258,6 +299,7 @@ fn refusals_write_nothing() {
         (GptqOptions { group: Some(4), block_size: Some(6), ..base.clone() }, "invalid_arguments"),
         (GptqOptions { block_size: Some(0), ..base.clone() }, "invalid_arguments"),
         (GptqOptions { perc_damp: Some(f64::NAN), ..base.clone() }, "invalid_arguments"),
+        (GptqOptions { sym: Some(false), full_range: Some(true), ..base.clone() }, "invalid_arguments"),
         (GptqOptions { sparsity: Some(0.5), nm: Some((2, 4)), ..base.clone() }, "invalid_arguments"),
         (GptqOptions { sparsity: Some(1.5), ..base.clone() }, "invalid_sparsity"),
         (GptqOptions { nm: Some((2, 3)), ..base.clone() }, "invalid_nm_shape"),
@@ -282,8 +324,9 @@ fn refusals_write_nothing() {
     bad[5] = f32::NAN;
     let pb = Param::from_slice(&bad, &[rows, cols]).unwrap();
     assert_eq!(gptq(&View::from_param(&pb), &h, &base).unwrap_err().code(), "invalid_value");
-    assert_eq!(round_to_nearest(&View::from_param(&pb), 4, None, true).unwrap_err().code(), "invalid_value");
-    assert_eq!(round_to_nearest(&View::from_param(&p), 4, Some(-1), true).unwrap_err().code(), "invalid_arguments");
+    assert_eq!(round_to_nearest(&View::from_param(&pb), 4, None, true, false).unwrap_err().code(), "invalid_value");
+    assert_eq!(round_to_nearest(&View::from_param(&p), 4, Some(-1), true, false).unwrap_err().code(), "invalid_arguments");
+    assert_eq!(round_to_nearest(&View::from_param(&p), 4, None, false, true).unwrap_err().code(), "invalid_arguments");
 }
 
 /// Threads: 1, 2 and 3 workers give the same bits, codes and scales (bands of rows, one join

@@ -56,6 +56,7 @@ async function child(name) {
       const set = O.textSamples({ text, tokenizer, seqLen, inputs: model.inputs, outputs: model.outputs, limit: calibWindows });
       job.calibration = { samples: set.samples, ...(damp === undefined ? {} : { percDamp: Number(damp) }) };
       r.calibration = `${set.samples.length} windows x ${seqLen} tokens`;
+      r.percDamp = job.calibration.percDamp ?? 'job default';
     }
     const t0 = performance.now();
     // Where the job is, in --out/NAME.progress (the children's output is only read at their end).

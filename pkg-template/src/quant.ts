@@ -19,6 +19,12 @@ export interface QuantGridOptions {
   group?: number;
   /** Symmetric grid without zero points (default true); false adds one zero point per scale. */
   sym?: boolean;
+  /**
+   * Symmetric grid on all 2^bits codes (default false), onnxruntime's MatMulNBits convention: the
+   * group's value of largest magnitude e is code -2^(bits-1) exactly, scale = e / -2^(bits-1)
+   * (negative when e is positive). false: scale = max|w| / (2^(bits-1) - 1). Needs `sym`.
+   */
+  fullRange?: boolean;
 }
 
 /** Options of {@link gptq}: the grid, and at most one of sparsity / nm / keep for joint pruning. */
@@ -45,7 +51,7 @@ export interface GptqOptions extends QuantGridOptions {
 export interface QuantizedWeights {
   /** One code per element, view-shaped row-major (a MatMul (K, N) weight: [N, K], K fastest). */
   codes: Int8Array;
-  /** One scale per row and group: `rows x groups`, groups = ceil(cols / group). */
+  /** One scale per row and group: `rows x groups`, groups = ceil(cols / group); negative only with `fullRange`. */
   scales: Float32Array;
   /** Zero points, laid out as `scales`; only when `sym` is false. */
   zeros?: Int8Array;
@@ -67,16 +73,17 @@ const optNum = (v: unknown, what: string) => (v === undefined ? undefined : num(
 export function gptq(w: Param | View, h: Hessian, opts: GptqOptions): QuantizedWeights {
   const hr = hessian(h);
   const o = optsObject(opts, 'gptq options');
-  checkKeys(o, ['bits', 'group', 'sym', 'sparsity', 'nm', 'keep', 'blockSize', 'percDamp'], 'gptq options');
+  checkKeys(o, ['bits', 'group', 'sym', 'fullRange', 'sparsity', 'nm', 'keep', 'blockSize', 'percDamp'], 'gptq options');
   const bits = num(o.bits, 'bits');
   const group = optNum(o.group, 'group');
   const sym = bool(o.sym, true, 'sym');
+  const fullRange = bool(o.fullRange, false, 'fullRange');
   const sparsity = optNum(o.sparsity, 'sparsity');
   const nm = o.nm === undefined ? undefined : dims(o.nm, 'nm');
   const keep = o.keep === undefined ? undefined : u8(o.keep, 'keep').slice();
   const blockSize = optNum(o.blockSize, 'blockSize');
   const percDamp = optNum(o.percDamp, 'percDamp');
-  return withView(w, (v) => call(() => R().rawGptq(v, hr, bits, group, sym, sparsity, nm, keep, blockSize, percDamp) as QuantizedWeights));
+  return withView(w, (v) => call(() => R().rawGptq(v, hr, bits, group, sym, fullRange, sparsity, nm, keep, blockSize, percDamp) as QuantizedWeights));
 }
 
 /**
@@ -86,9 +93,10 @@ export function gptq(w: Param | View, h: Hessian, opts: GptqOptions): QuantizedW
  */
 export function roundToNearest(w: Param | View, opts: QuantGridOptions): QuantizedWeights {
   const o = optsObject(opts, 'roundToNearest options');
-  checkKeys(o, ['bits', 'group', 'sym'], 'roundToNearest options');
+  checkKeys(o, ['bits', 'group', 'sym', 'fullRange'], 'roundToNearest options');
   const bits = num(o.bits, 'bits');
   const group = optNum(o.group, 'group');
   const sym = bool(o.sym, true, 'sym');
-  return withView(w, (v) => call(() => R().rawRoundToNearest(v, bits, group, sym) as QuantizedWeights));
+  const fullRange = bool(o.fullRange, false, 'fullRange');
+  return withView(w, (v) => call(() => R().rawRoundToNearest(v, bits, group, sym, fullRange) as QuantizedWeights));
 }

@@ -37,6 +37,7 @@ pub fn gptq(
     bits: f64,
     group: Option<f64>,
     sym: Option<bool>,
+    full_range: Option<bool>,
     sparsity: Option<f64>,
     nm: Option<Vec<f64>>,
     keep: Option<Vec<u8>>,
@@ -53,6 +54,7 @@ pub fn gptq(
             bits: int(bits, "bits")?,
             group: group.map(|g| int(g, "group")).transpose()?,
             sym,
+            full_range,
             sparsity,
             nm,
             keep,
@@ -65,8 +67,8 @@ pub fn gptq(
 }
 
 #[wasm_bindgen(js_name = rawRoundToNearest)]
-pub fn round_to_nearest(w: &RawView, bits: f64, group: Option<f64>, sym: Option<bool>) -> JsResult<JsValue> {
+pub fn round_to_nearest(w: &RawView, bits: f64, group: Option<f64>, sym: Option<bool>, full_range: Option<bool>) -> JsResult<JsValue> {
     let bits = int(bits, "bits").map_err(to_js)?;
     let group = group.map(|g| int(g, "group")).transpose().map_err(to_js)?;
-    Ok(quantized_obj(calib::round_to_nearest(&w.inner, bits, group, sym.unwrap_or(true)).map_err(to_js)?))
+    Ok(quantized_obj(calib::round_to_nearest(&w.inner, bits, group, sym.unwrap_or(true), full_range.unwrap_or(false)).map_err(to_js)?))
 }

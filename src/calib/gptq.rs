@@ -24,6 +24,9 @@ pub struct GptqOptions {
     pub group: Option<i64>,
     /// Symmetric grid (no zero point), default true.
     pub sym: Option<bool>,
+    /// Symmetric grid on all `2^bits` codes (onnxruntime's MatMulNBits convention,
+    /// [`QuantGrid`]), default false.
+    pub full_range: Option<bool>,
     /// Joint pruning: fraction pruned in every block of columns.
     pub sparsity: Option<f64>,
     /// Joint pruning: keep n of every m consecutive inputs in each row.
@@ -56,7 +59,7 @@ pub fn gptq(w: &View, h: &Hessian, opts: &GptqOptions) -> Result<Quantized> {
     if h.cols() != cols {
         bail!(ShapeMismatch, "gptq: the Hessian has {} inputs but the weight view {:?} has {cols} columns (rows = outputs, cols = inputs; a MatMul weight (K, N) needs its transposed view [N, K], stride [1, N])", h.cols(), w.shape());
     }
-    let grid = QuantGrid::new(opts.bits, opts.group, opts.sym.unwrap_or(true), "gptq")?;
+    let grid = QuantGrid::new(opts.bits, opts.group, opts.sym.unwrap_or(true), opts.full_range.unwrap_or(false), "gptq")?;
     let g = grid.group_len(cols);
     // A group's parameters are found from its values once every earlier column has updated
     // them: the group must lie inside one lazy block, so blocks hold whole groups (and whole

@@ -11,11 +11,12 @@ use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
 
 /// Quantizes `w` in place (rows = outputs, cols = inputs; groups run along the columns) and
-/// returns its codes and parameters in [`Quantized`]'s layout (`keep` is `None`). A refused
-/// call (bad options, a non-finite weight, an aliasing view) changes no weight.
-pub fn round_to_nearest(w: &View, bits: i64, group: Option<i64>, sym: bool) -> Result<Quantized> {
+/// returns its codes and parameters in [`Quantized`]'s layout (`keep` is `None`); `full`:
+/// the symmetric grid on all `2^bits` codes ([`QuantGrid`]). A refused call (bad options, a
+/// non-finite weight, an aliasing view) changes no weight.
+pub fn round_to_nearest(w: &View, bits: i64, group: Option<i64>, sym: bool, full: bool) -> Result<Quantized> {
     let (rows, cols, s0, s1) = dims2(w, "roundToNearest")?;
-    let grid = QuantGrid::new(bits, group, sym, "roundToNearest")?;
+    let grid = QuantGrid::new(bits, group, sym, full, "roundToNearest")?;
     w.check_writable()?;
     check_finite(w, "roundToNearest", (rows, cols, s0, s1))?;
     let param = w.param();

@@ -123,6 +123,10 @@ test('pruned zeros stay exact zeros: joint SparseGPT 50% and 2:4 with int4, GPTQ
     // the language-model head stays dense (the job's default, as SparseGPT and Wanda leave it): quantized, not pruned
     const head = new Set(report.keptDense.map((k) => k.name));
     assert.equal(head.size, 1, label);
+    // ... and compensated like every other layer, in the joint pass too (not rounded to nearest).
+    const headQ = report.quantize.layers.find((l) => head.has(l.name));
+    assert.equal(headQ.method, 'gptq', `${label}: the head is quantized by ${headQ.method}`);
+    if (job.method === 'sparsegpt') assert.ok(!report.prune.layers.some((l) => head.has(l.name)), `${label}: the pruning's report lists only what it pruned`);
     for (const [name, v] of values) {
       if (!name.startsWith('onnx::MatMul') || head.has(name)) continue;
       const w = m0.weight(name);

@@ -61,11 +61,15 @@ export function upperFactorF32(h, cols, percDamp) {
   return u;
 }
 
-/** Scale and zero point of a group's values. */
-function params(vals, bits, sym) {
+/** Scale and zero point of a group's values (fullRange: the extreme, negative on a tie, is code -half). */
+function params(vals, bits, sym, fullRange) {
   let lo = 0, hi = 0;
   for (const v of vals) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   const half = 2 ** (bits - 1);
+  if (sym && fullRange) {
+    const s = f((hi > -lo ? hi : lo) / -half);
+    return { scale: s !== 0 && Number.isFinite(s) ? s : 1, zero: 0 };
+  }
   if (sym) {
     const s = f(Math.max(hi, -lo) / (half - 1));
     return { scale: s > 0 && Number.isFinite(s) ? s : 1, zero: 0 };
@@ -78,7 +82,7 @@ function params(vals, bits, sym) {
 }
 
 /** GPTQ on rows x cols (row-major view values) in sequence; returns { values, codes, scales, zeros }. */
-export function gptqOracle(w0, rows, cols, u, { bits, group, sym = true }) {
+export function gptqOracle(w0, rows, cols, u, { bits, group, sym = true, fullRange = false }) {
   const g = group !== undefined && group < cols ? group : cols, ng = Math.ceil(cols / g);
   const half = 2 ** (bits - 1);
   const w = Float32Array.from(w0), codes = new Int8Array(rows * cols), scales = new Float32Array(rows * ng), zeros = new Int8Array(rows * ng);
@@ -87,12 +91,12 @@ export function gptqOracle(w0, rows, cols, u, { bits, group, sym = true }) {
     let p = null;
     for (let i = 0; i < cols; i++) {
       if (i % g === 0) {
-        p = params(row.subarray(i, Math.min(i + g, cols)), bits, sym);
+        p = params(row.subarray(i, Math.min(i + g, cols)), bits, sym, fullRange);
         scales[r * ng + i / g] = p.scale;
         zeros[r * ng + i / g] = p.zero;
       }
       const c = Math.min(half - 1, Math.max(-half, roundEven(f(row[i] / p.scale)) + p.zero));
-      const q = f((c - p.zero) * p.scale);
+      const q = f((c - p.zero) * p.scale) + 0; // + 0: the grid's zero is +0 under a negative scale
       codes[r * cols + i] = c;
       const ne = -f(f(row[i] - q) / u[i * cols + i]);
       row[i] = q;

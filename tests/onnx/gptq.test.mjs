@@ -38,28 +38,31 @@ function onParam(w0, rows, cols, fn) {
   try { return [fn(p), p.toArray()]; } finally { p.free(); }
 }
 
-test('gptq equals the scalar reference bit for bit (per row and grouped, sym and asym, several block sizes)', () => {
+test('gptq equals the scalar reference bit for bit (per row and grouped, sym, full-range and asym, several block sizes)', () => {
   const rows = 12, cols = 48, n = 64;
   const x = correlated(n, cols, 5);
   const h = new sk.Hessian(cols);
   h.addRows(x, n);
   const u = upperFactorF32(hessianF64(x, n, cols), cols, 0.01);
   const w0 = rand(9, rows * cols);
-  for (const [bits, group, sym, blockSize] of [[4, undefined, true, 128], [4, 16, true, 16], [3, 16, false, 32], [8, 24, true, 48], [2, 8, false, 8]]) {
-    const want = gptqOracle(w0, rows, cols, u, { bits, group, sym });
-    const [q, got] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { bits, group, sym, blockSize }));
-    const label = JSON.stringify({ bits, group, sym, blockSize });
+  for (const [bits, group, sym, blockSize, fullRange] of [[4, undefined, true, 128], [4, 16, true, 16], [4, 16, true, 32, true], [3, undefined, true, 48, true],
+    [3, 16, false, 32], [8, 24, true, 48], [2, 8, false, 8]]) {
+    const want = gptqOracle(w0, rows, cols, u, { bits, group, sym, fullRange });
+    const [q, got] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { bits, group, sym, blockSize, fullRange }));
+    const label = JSON.stringify({ bits, group, sym, blockSize, fullRange });
     assert.ok(sameBits(got, want.values), `${label}: values`);
     assert.deepEqual(q.codes, want.codes, `${label}: codes`);
     assert.ok(sameBits(q.scales, want.scales), `${label}: scales`);
     if (sym) assert.equal(q.zeros, undefined);
     else assert.deepEqual(q.zeros, want.zeros);
     assert.equal(q.group, group ?? cols);
+    // The full grid reaches code -half in every group (its extreme, unless compensation moved it away) and has negative scales.
+    if (fullRange) assert.ok(q.codes.includes(-(2 ** (bits - 1))) && q.scales.some((s) => s < 0), `${label}: the full grid`);
     // Every value is its code dequantized: (code - zero) * scale in float32.
     const ng = Math.ceil(cols / q.group);
     for (let i = 0; i < rows * cols; i++) {
       const k = Math.floor(i / cols) * ng + Math.floor((i % cols) / q.group);
-      assert.equal(got[i], Math.fround((q.codes[i] - (q.zeros?.[k] ?? 0)) * q.scales[k]));
+      assert.equal(got[i], Math.fround((q.codes[i] - (q.zeros?.[k] ?? 0)) * q.scales[k]) + 0);
     }
   }
   h.free();
@@ -70,9 +73,9 @@ test('compensation beats round-to-nearest on correlated inputs; joint 2:4 + 4-bi
   const h = new sk.Hessian(cols);
   h.addRows(correlated(n, cols, 21), n);
   const w0 = rand(22, rows * cols);
-  for (const [bits, group] of [[4, undefined], [4, 32], [8, undefined]]) {
-    const [, rtn] = onParam(w0, rows, cols, (p) => sk.roundToNearest(p, { bits, group }));
-    const [, gq] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { bits, group }));
+  for (const [bits, group, fullRange] of [[4, undefined], [4, 32], [4, 32, true], [8, undefined]]) {
+    const [, rtn] = onParam(w0, rows, cols, (p) => sk.roundToNearest(p, { bits, group, fullRange }));
+    const [, gq] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { bits, group, fullRange }));
     const er = sk.relReconError(w0, rtn, h), eg = sk.relReconError(w0, gq, h);
     assert.ok(eg < 0.75 * er, `${bits} bits group ${group}: gptq ${eg} vs rtn ${er}`);
   }
@@ -90,7 +93,8 @@ test('refused options change nothing and name their code', () => {
   h.addRows(correlated(40, cols, 3), 40);
   const w0 = rand(4, rows * cols);
   for (const [opts, code] of [[{ bits: 9 }, 'invalid_arguments'], [{ bits: 4, group: 8, blockSize: 12 }, 'invalid_arguments'],
-    [{ bits: 4, sparsity: 0.5, nm: [2, 4] }, 'invalid_arguments'], [{ bits: 4, nm: [2, 3] }, 'invalid_nm_shape'], [{ bits: 4, colour: 1 }, 'invalid_arguments']]) {
+    [{ bits: 4, sparsity: 0.5, nm: [2, 4] }, 'invalid_arguments'], [{ bits: 4, nm: [2, 3] }, 'invalid_nm_shape'], [{ bits: 4, colour: 1 }, 'invalid_arguments'],
+    [{ bits: 4, sym: false, fullRange: true }, 'invalid_arguments']]) {
     const [err, after] = onParam(w0, rows, cols, (p) => { try { sk.gptq(p, h, opts); return null; } catch (e) { return e; } });
     assert.ok(err instanceof sk.SparseKitError, JSON.stringify(opts));
     assert.equal(err.code, code, JSON.stringify(opts));
@@ -114,7 +118,7 @@ test('quantizeLayer on a MatMul layer: transposed view codes, GPTQ below RTN, RT
   assert.ok(g.relError < 0.8 * r.relError, `gptq ${g.relError} vs rtn ${r.relError}`);
   // codes are view-shaped [N, K]; data is stored (K, N): element (k, n) is code [n, k] dequantized.
   for (let k = 0; k < K; k++) for (let c = 0; c < N; c++) {
-    assert.equal(g.data[k * N + c], Math.fround(g.codes[c * K + k] * g.scales[c * 2 + Math.floor(k / 16)]));
+    assert.equal(g.data[k * N + c], Math.fround(g.codes[c * K + k] * g.scales[c * 2 + Math.floor(k / 16)]) + 0);
   }
   const none = O.quantizeLayer({ layer, stored, bits: 8 });
   assert.equal(none.method, 'rtn');

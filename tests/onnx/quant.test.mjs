@@ -79,8 +79,10 @@ test('codes and scales round-trip: RTN error within half a step, 4-bit packing b
     const qv = rtnQuantize(v, rows, cols, grid);
     const back = dequantizeView(qv);
     for (let i = 0; i < v.length; i++) {
-      const s = qv.scales[Math.floor(i / cols) * qv.groupsPerRow + Math.floor((i % cols) / qv.width)];
-      assert.ok(Math.abs(back[i] - v[i]) <= s / 2 + 1e-6, `grid ${JSON.stringify(grid)} element ${i}`);
+      const s = Math.abs(qv.scales[Math.floor(i / cols) * qv.groupsPerRow + Math.floor((i % cols) / qv.width)]);
+      // int4's top step on the side opposite the extreme is clamped to code 7: up to one step there.
+      const tol = qv.codes[i] === 7 && grid.bits === 4 ? s : s / 2;
+      assert.ok(Math.abs(back[i] - v[i]) <= tol + 1e-6, `grid ${JSON.stringify(grid)} element ${i}`);
     }
     if (grid.bits === 4) {
       const packed = packNBits(qv);
@@ -91,6 +93,29 @@ test('codes and scales round-trip: RTN error within half a step, 4-bit packing b
     }
   }
   assert.throws(() => rtnQuantize(v, rows, cols, { bits: 4, group: 24 }), (e) => e instanceof OnnxError && /power of two/.test(e.message));
+});
+
+test("int4 uses onnxruntime's 16-level grid: a group's extreme is code -8 exactly, the scale's sign following it", () => {
+  // range2scale in onnxruntime/core/mlas/lib/q4_dq.cpp (MatMulNBitsQuantizer, symmetric): scale = e / -8
+  // for the value e of largest magnitude (the negative one on a tie). The 15-level grid (max|w| / 7,
+  // codes ±7) gives other scales and never code -8.
+  const v = Float32Array.of(
+    0.8, -0.3, 0.7, 0, 0.05, -0.79, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, -0.1, -0.2, 0.75, // e = 0.8
+    -0.8, 0.3, 0.7, 0, 0.05, 0.79, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, -0.1, -0.2, 0.75, // e = -0.8
+    0.5, -0.5, 0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, //  a tie: e = -0.5
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0); // all zeros: scale 1
+  const qv = rtnQuantize(v, 1, 64, { bits: 4, group: 16 });
+  assert.deepEqual(Array.from(qv.scales), [Math.fround(0.8) / -8, Math.fround(0.8) / 8, Math.fround(0.5) / 8, 1].map(Math.fround));
+  assert.deepEqual([qv.codes[0], qv.codes[16], qv.codes[33]], [-8, -8, -8], 'the extremes');
+  assert.equal(qv.codes[5], 7, '-0.79 against e = 0.8: past the last step, clamped to 7');
+  assert.equal(qv.codes[21], 7);
+  assert.equal(qv.codes[32], 7, 'the tie makes -0.5 the extreme: 0.5 is past the last step');
+  const back = dequantizeView(qv);
+  assert.equal(back[0], Math.fround(0.8));
+  assert.equal(back[16], Math.fround(-0.8));
+  for (const i of [3, 48, 63]) assert.ok(Object.is(back[i], 0), `element ${i} is +0`);
+  // Negative scales and code -8 pack and unpack as any others (stored 0 under the zero point 8).
+  assert.deepEqual(Array.from(unpackNBits(packNBits(qv), 1, 64, 16)), Array.from(qv.codes));
 });
 
 test('zeros of a pruned model survive int8 and int4 exactly', () => {

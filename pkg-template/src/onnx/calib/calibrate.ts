@@ -167,7 +167,8 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
     if (!(Number.isInteger(n) && Number.isInteger(m) && n >= 1 && m >= 1 && n <= m)) throw arg(`nm must be [n, m] with 1 <= n <= m (got ${JSON.stringify(o.nm)})`, 'invalid_nm_pattern');
     target = { nm: [n, m] };
   } else if (o.sparsity !== undefined) target = { sparsity: checkSparsity(o.sparsity) };
-  const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? CALIB_DEFAULTS.percDamp;
+  const quantOnly = !!o.quantize && o.sparsity === undefined && o.nm === undefined && !o.layerTarget;
+  const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? (quantOnly ? CALIB_DEFAULTS.gptqPercDamp : CALIB_DEFAULTS.percDamp);
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
@@ -176,15 +177,18 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (model.externalTensors().length) {
     throw arg('calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   }
-  const quantOnly = !!o.quantize && o.sparsity === undefined && o.nm === undefined && !o.layerTarget;
+  // Layers left dense that have a grid (a language-model head kept dense) are quantized by GPTQ in
+  // the same sweep, without a target: round-to-nearest for them would be the joint pass's weak spot.
+  const gridOnly = new Set<CalibLayer>();
   const plan = (l: CalibLayer): Criterion | null => {
     if (quantOnly) return o.quantize!.grids.has(l.weight.name) ? 'sparsegpt' : null;
     const k = typeof c === 'function' ? c(l) : c;
+    if ((k == null || k === 'dense') && o.quantize?.grids.has(l.weight.name)) { gridOnly.add(l); return 'sparsegpt'; }
     if (k == null || k === 'dense') return null;
     if (!CRITERIA.includes(k)) throw arg(`criterion of ${l.name} must be magnitude, wanda, sparsegpt or dense (got "${String(k)}")`);
     return k;
   };
-  return { target, plan, blockSize, percDamp, quantOnly };
+  return { target, plan, blockSize, percDamp, quantOnly, gridOnly };
 }
 
 /** A layer's own target: the per-layer one or the common one, checked (see layerTarget). */
@@ -212,7 +216,8 @@ function solveQuantized(p: {
   const { layer, stats, grid, target } = p;
   const bits = grid.reduceRange ? 7 : grid.bits;
   const group = grid.group > 0 ? grid.group : undefined;
-  const common = { layer, stats, bits, group, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
+  // int4 is written as MatMulNBits: onnxruntime's 16-level grid (grid.ts), the same in GPTQ's loop.
+  const common = { layer, stats, bits, group, fullRange: grid.bits === 4, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
   const nmFits = !target?.nm || allowsNm(layer, target.nm[1]);
   let q: LayerQuantizeResult;
   let method: MethodUsed = target ? p.criterion : 'dense';
@@ -243,14 +248,14 @@ function solveQuantized(p: {
 
 /** Prunes `model` in place with calibration (see CalibrateOptions); the report counts what will be written. */
 export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): Promise<CalibReport> {
-  const { target, plan, blockSize, percDamp, quantOnly } = validate(model, opts);
+  const { target, plan, blockSize, percDamp, quantOnly, gridOnly } = validate(model, opts);
   const grids = opts.quantize?.grids;
   const quantized = grids ? new Map<string, CalibratedCodes>() : undefined;
   const { calibration, sequential = CALIB_DEFAULTS.sequential, minVectors = CALIB_DEFAULTS.minVectors, signal, onProgress = () => {} } = opts;
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const t0 = now();
   const planned = findLayers(model).map((l) => ({ l, c: plan(l) })).filter((x): x is { l: CalibLayer; c: Criterion } => x.c !== null);
-  const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l, quantOnly)]));
+  const targetOf = new Map(planned.map(({ l }) => [l, targetFor(opts, target, l, quantOnly || gridOnly.has(l))]));
   const nmOf = (l: CalibLayer) => targetOf.get(l)?.nm;
   if (planned.length && planned.every(({ l }) => nmOf(l) && !allowsNm(l, nmOf(l)![1]))) {
     throw new OnnxError('unsupported', `nm ${nmOf(planned[0].l)!.join(':')} fits no layer of this model: no reduction axis is a multiple of ${nmOf(planned[0].l)![1]}`, 'invalid_nm_shape');
@@ -259,7 +264,8 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const layers = planned.map((x) => x.l);
   const total = layers.length;
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
-  const prunableBefore = layers.reduce((a, l) => a + l.weight.numel, 0);
+  // The pruning's figures count the layers it prunes; a dense layer quantized alongside is in the quantization's report.
+  const prunableBefore = layers.reduce((a, l) => a + (gridOnly.has(l) ? 0 : l.weight.numel), 0);
   const reports: CalibLayerReport[] = [];
   const time = { capture: 0, statistics: 0, solve: 0, write: 0, report: 0 };
   const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
@@ -310,7 +316,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           if (res.method !== 'dense' || grid) rollback.write(l.weight, res.data, stored);
           changing.delete(l.weight.name);
           const t4 = now();
-          reports.push({
+          if (!gridOnly.has(l)) reports.push({
             ...layerReport(model, l.weight, shapeBefore, res.notes.length ? res.notes.join('; ') : undefined),
             node: l.node, view: { rows: l.rows, cols: l.cols, transposed: l.transposed, group: l.group },
             requested, method: res.method, relError: res.relError, notes: res.notes, ms: Math.round(now() - t1),

@@ -25,6 +25,12 @@ export const CALIB_DEFAULTS = Object.freeze({
    * PaddleOCR classifier 0.01 lets SparseGPT fall below plain magnitude (docs/guides/calibration.md).
    */
   percDamp: 0.1,
+  /**
+   * GPTQ's damping when a pass only quantizes (GPTQ after pruning, or no pruning): GPTQ's reference
+   * value (IST-DASLab/gptq, `percdamp`), which beats 0.1 on a language model at 4 bits (bench/RESULTS.md,
+   * "4-bit SmolLM2-135M").
+   */
+  gptqPercDamp: 0.01,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

@@ -23,6 +23,8 @@ export interface LayerQuantizeOptions {
   group?: number;
   /** Symmetric (default) or with zero points. */
   sym?: boolean;
+  /** The symmetric grid on all 2^bits codes, as MatMulNBits files use it (sk.GptqOptions.fullRange); default false. */
+  fullRange?: boolean;
   /** 'gptq' (default) or 'rtn'. */
   method?: QuantMethod;
   /** Joint pruning (GPTQ: SparseGPT's joint mode; round-to-nearest: magnitude mask first). */
@@ -61,8 +63,8 @@ const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 
 /** One 2-D map quantized; returns the stored values after and the quantized form. */
 function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: number; transposed: boolean }, h: sk.Hessian | undefined,
-  o: { bits: number; group?: number; sym: boolean; method: QuantMethod; target?: Target; keep?: Uint8Array; blockSize?: number; percDamp: number }) {
-  const grid = { bits: o.bits, sym: o.sym, ...(o.group === undefined ? {} : { group: o.group }) };
+  o: { bits: number; group?: number; sym: boolean; fullRange: boolean; method: QuantMethod; target?: Target; keep?: Uint8Array; blockSize?: number; percDamp: number }) {
+  const grid = { bits: o.bits, sym: o.sym, ...(o.fullRange ? { fullRange: true } : {}), ...(o.group === undefined ? {} : { group: o.group }) };
   if (o.method === 'gptq') {
     const g = o.group !== undefined && o.group < shape.cols ? o.group : 1;
     const m = o.target?.nm?.[1] ?? 1;
@@ -90,7 +92,7 @@ function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: numbe
  * is G independent maps, each with its own Hessian; their rows follow each other in the outputs.
  */
 export function quantizeLayer(p: LayerQuantizeOptions): LayerQuantizeResult {
-  const { layer, stored, stats = {}, bits, group, sym = true, method = 'gptq', blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep } = p;
+  const { layer, stored, stats = {}, bits, group, sym = true, fullRange = false, method = 'gptq', blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep } = p;
   let { target } = p;
   if (keep && target) throw new OnnxError('bad_option', `quantizeLayer: give a target or a keep-mask for ${layer.name}, not both`, 'invalid_arguments');
   if (keep && keep.length !== layer.rows * layer.cols) throw new OnnxError('size_mismatch', `quantizeLayer: the keep-mask of ${layer.name} has ${keep.length} entries, expected ${layer.rows} x ${layer.cols}`, 'shape_mismatch');
@@ -108,7 +110,7 @@ export function quantizeLayer(p: LayerQuantizeOptions): LayerQuantizeResult {
     used = 'rtn';
     notes.push(`${hs![0].count} calibration vectors for ${layer.cols} inputs: too few for GPTQ's update (needs ${minVectors}x the inputs); round-to-nearest instead`);
   }
-  const o = { bits, group, sym, method: used, target, blockSize, percDamp };
+  const o = { bits, group, sym, fullRange, method: used, target, blockSize, percDamp };
   const keepOf = (g: number) => (keep && parts > 1 ? keep.subarray(g * n, (g + 1) * n) : keep);
   const parts = hs && hs.length > 1 ? hs.length : 1;
   const per = layer.rows / parts, n = per * layer.cols;

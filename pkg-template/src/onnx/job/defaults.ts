@@ -15,6 +15,8 @@ export const JOB_DEFAULTS = Object.freeze({
   /** Calibration samples a caller generates or reads when it gives no count (CLI, playground). */
   calibrationCount: CALIB_DEFAULTS.calibrationCount,
   percDamp: CALIB_DEFAULTS.percDamp,
+  /** GPTQ's damping in a pass of its own after the pruning (the joint pass prunes: `percDamp`). */
+  gptqPercDamp: CALIB_DEFAULTS.gptqPercDamp,
   sequential: CALIB_DEFAULTS.sequential,
   /** Held-out samples generated when the caller asks for generated ones. */
   generatedEvalCount: 8,

@@ -237,7 +237,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     // GPTQ after the pruning: each layer's inputs captured with the layers before it quantized,
     // the zeros the pruning left kept as its mask.
     const r = await calibratePrune(pruned, {
-      ...sess, ort: runner!, calibration: calibration!, sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp,
+      ...sess, ort: runner!, calibration: calibration!, sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential,
+      percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
       quantize: { grids: plannedGrids(pruned, quantOpts!) }, onProgress: calibProgress,
     });
     gptqRun = { pass: 'after', layers: r.quantized!.size, ms: r.ms, codes: r.quantized! };

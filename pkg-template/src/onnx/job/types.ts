@@ -64,7 +64,10 @@ export interface PruneJob {
   mode: JobMode;
   /** Scoring (default magnitude); wanda / sparsegpt need calibration samples and onnxruntime. */
   method?: JobMethod;
-  /** Calibration (and training) samples; `percDamp` SparseGPT's damping, `sequential` layer by layer (default). */
+  /**
+   * Calibration (and training) samples; `percDamp` SparseGPT's damping (default 0.1) and GPTQ's
+   * (default 0.01 in a GPTQ pass of its own, 0.1 in the joint pass), `sequential` layer by layer (default).
+   */
   calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
   /**
    * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the

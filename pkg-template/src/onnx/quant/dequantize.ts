@@ -94,7 +94,8 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     const zp = n.input[3] ? model.tensorBytes(inits.get(n.input[3])) : undefined;
     const codes = unpackNBits(model.tensorBytes(t), nn, k, bs, zp);
     const values = new Float32Array(k * nn); // stored (K, N) for the MatMul it becomes
-    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)];
+    // + 0: a zero code under a negative scale (onnxruntime's own 4-bit files have them) reads +0, as pruned zeros are.
+    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)] + 0;
     const entry: QuantRecordEntry = { name: '', form: 'int4-nbits', group: bs, source: 'nbits' };
     if (zp) entry.note = 'asymmetric (zero points): requantized symmetric';
     return { entry, values, dims: [k, nn], apply: (names, w) => {

@@ -1,6 +1,10 @@
 // The quantization grid and the round-to-nearest quantizer. A grid is symmetric (no zero point, code
 // 0 is the value 0, so the zeros a pruning left stay exact zeros) with one scale per output row and,
-// for int4, per group of G consecutive inputs along the reduction axis (GPTQ's "group size"). The
+// for int4, per group of G consecutive inputs along the reduction axis (GPTQ's "group size").
+// int4 uses all 16 codes as onnxruntime's MatMulNBits quantizer does (range2scale in
+// onnxruntime/core/mlas/lib/q4_dq.cpp): the group's value of largest magnitude e is code -8 exactly,
+// scale = e / -8, negative when e is positive (the op multiplies by it like any scale); int8 keeps
+// ±127 (±63) with a positive scale, as onnxruntime's int8 weights. The
 // quantizer is a plain function of a layer's float view and the grid; the error-compensating codes
 // (GPTQ, Frantar et al. 2022, arXiv:2210.17323, through the core's solver) are computed during
 // calibration (calib/calibrate.ts) and handed to quantizeModel as `given` layers.
@@ -8,7 +12,7 @@ import { OnnxError } from '../errors.js';
 
 /** A symmetric integer grid (codes in [-qmax - 1, qmax]: see quantizeChecked). */
 export interface QuantGrid {
-  /** 8 (codes in [-128, 127]) or 4 (codes in [-8, 7]); round-to-nearest never writes -qmax - 1, GPTQ may. */
+  /** 8 (codes in [-128, 127]; round-to-nearest never writes -128, GPTQ may) or 4 (codes in [-8, 7], all used). */
   bits: 8 | 4;
   /** Inputs per scale along the reduction axis; 0 = one scale per output row (per channel). */
   group: number;
@@ -27,7 +31,7 @@ export interface QuantizedView {
   cols: number;
   /** rows × cols codes, row-major. */
   codes: Int8Array;
-  /** rows × groupsPerRow scales, row-major. */
+  /** rows × groupsPerRow scales, row-major (int4: negative where the group's extreme is positive). */
   scales: Float32Array;
   groupsPerRow: number;
   /** Inputs per scale (cols when one scale per row). */
@@ -42,9 +46,8 @@ export interface QuantizedView {
 export type Quantizer = (values: Float32Array, rows: number, cols: number, grid: QuantGrid) => QuantizedView;
 
 /**
- * Largest code magnitude. Symmetric grids use ±(2^(b-1) - 1) (int8: ±127, int4: ±7), as
- * onnxruntime's symmetric int8 weights and its 4-bit MatMulNBits quantizer do, so that -x and x map
- * to opposite codes and the grid's zero is exact.
+ * Largest positive code: int8 ±127 (±63 reduced), as onnxruntime's symmetric int8 weights, so that
+ * -x and x map to opposite codes; int4 7, its codes reaching -8 (rtnQuantize).
  */
 export const qmax = (grid: QuantGrid): number => (grid.bits === 4 ? 7 : grid.reduceRange ? 63 : 127);
 
@@ -63,30 +66,36 @@ export function checkGrid(grid: QuantGrid): QuantGrid {
   return grid;
 }
 
-/** Round-to-nearest on the grid: scale = max |w| of the group / qmax, code = round(w / scale). */
+/**
+ * Round-to-nearest on the grid, code = round(w / scale) clamped to the codes: int8 scale = max |w|
+ * of the group / qmax; int4 scale = e / -8 with e the group's value of largest magnitude (the
+ * negative one on a tie, as onnxruntime), so e is code -8 exactly and the step is max |w| / 8.
+ */
 export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
   checkGrid(grid);
   const gpr = groupsPerRow(cols, grid);
   const width = grid.group > 0 ? grid.group : cols;
   const q = qmax(grid);
+  const full = grid.bits === 4;
+  const lo = full ? -q - 1 : -q;
   const codes = new Int8Array(rows * cols);
   const scales = new Float32Array(rows * gpr);
   for (let r = 0; r < rows; r++) {
     for (let g = 0; g < gpr; g++) {
       const start = r * cols + g * width;
       const end = r * cols + Math.min(cols, (g + 1) * width);
-      let amax = 0;
+      let amax = 0, ext = 0;
       for (let i = start; i < end; i++) {
-        const a = Math.abs(values[i]);
-        if (!(a <= amax)) amax = a; // NaN lands here and is caught below
+        const x = values[i], a = Math.abs(x);
+        if (!(a <= amax) || (a === amax && x < ext)) { amax = a; ext = x; } // NaN lands here and is caught below
       }
       if (!Number.isFinite(amax)) throw new OnnxError('unsupported', `row ${r} holds a value that is not finite: it has no quantization grid`, 'invalid_value');
       // An all-zero group keeps scale 0's stand-in 1 so dequantization never divides or yields NaN.
-      const s = amax > 0 ? Math.fround(amax / q) : 1;
+      const s = amax > 0 ? Math.fround(full ? ext / lo : amax / q) : 1;
       scales[r * gpr + g] = s;
       for (let i = start; i < end; i++) {
         const c = Math.round(values[i] / s);
-        codes[i] = c > q ? q : c < -q ? -q : c;
+        codes[i] = c > q ? q : c < lo ? lo : c;
       }
     }
   }
@@ -100,15 +109,17 @@ export function dequantizeView(qv: QuantizedView): Float32Array {
   for (let r = 0; r < qv.rows; r++) {
     for (let c = 0; c < qv.cols; c++) {
       const i = r * qv.cols + c;
-      out[i] = qv.codes[i] * qv.scales[r * qv.groupsPerRow + Math.floor(c / width)];
+      // + 0: code 0 is +0 under a negative scale too.
+      out[i] = qv.codes[i] * qv.scales[r * qv.groupsPerRow + Math.floor(c / width)] + 0;
     }
   }
   return out;
 }
 
 /**
- * Runs a quantizer and checks its output: shapes, codes inside the grid, positive finite scales,
- * and that every zero of the input is code 0 (the pruning's zeros survive exactly).
+ * Runs a quantizer and checks its output: shapes, codes inside the grid, finite scales (positive
+ * for int8, nonzero for int4), and that every zero of the input is code 0 (the pruning's zeros
+ * survive exactly).
  */
 export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows: number, cols: number, grid: QuantGrid, name: string): QuantizedView {
   const qv = quantizer(values, rows, cols, grid);
@@ -117,13 +128,14 @@ export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows
     throw new OnnxError('unsupported', `the quantizer returned the wrong shapes for "${name}"`, 'shape_mismatch');
   }
   // -q - 1 is on every form's grid too (int4 stores it as 0, int8 as -128, the 7-bit MatMulInteger
-  // weight as -64, whose pair sums 2 · 255 · 64 still fit int16): GPTQ's compensation may push a
-  // value past -max|w| and the core's grid keeps that one extra negative code (quant_grid.rs).
+  // weight as -64, whose pair sums 2 · 255 · 64 still fit int16): int4's extreme takes it, and for
+  // int8 GPTQ's compensation may push a value past -max|w| onto it (quant_grid.rs).
   const q = qmax(grid);
   for (let i = 0; i < qv.codes.length; i++) {
     if (qv.codes[i] > q || qv.codes[i] < -q - 1) throw new OnnxError('unsupported', `the quantizer wrote code ${qv.codes[i]} outside [${-q - 1}, ${q}] in "${name}"`, 'invalid_value');
     if (values[i] === 0 && qv.codes[i] !== 0) throw new OnnxError('unsupported', `the quantizer moved a zero of "${name}" (element ${i}) off the grid's zero`, 'invalid_value');
   }
-  for (const s of qv.scales) if (!(s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');
+  const signed = grid.bits === 4;
+  for (const s of qv.scales) if (!(signed ? s !== 0 : s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');
   return qv;
 }
