@@ -6,7 +6,7 @@
 // (WASM) and onnxruntime-node, one thread, batch 1, interleaved runs.
 //   node bench/text/minilm-recover.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--fractions 0.5[,0.3]]
 //        [--minutes 15] [--lr 1e-4] [--batch 8] [--calib-count 512] [--sections 8] [--ref 60] [--eval 40]
-//        [--val 128] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
+//        [--val 128] [--train-count N] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
@@ -14,6 +14,8 @@
 // descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
 // the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
 // best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
+// --train-count: recovery's training set, the calibration set plus further descriptions (default:
+// the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -29,7 +31,7 @@ const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
   fractions: { type: 'string', default: '0.5' },
   minutes: { type: 'string', default: '15' }, lr: { type: 'string' }, batch: { type: 'string' },
-  'calib-count': { type: 'string', default: '512' }, sections: { type: 'string', default: '8' },
+  'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
   ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
   'seq-len': { type: 'string', default: '32' }, reps: { type: 'string', default: '15' },
   'lat-sentences': { type: 'string', default: '8' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
@@ -68,8 +70,9 @@ for (const s of sections) {
 }
 const rest = [...sectionsOf.keys()].filter((d) => !used.has(d)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
 const nVal = Number(values.val), nCal = Number(values['calib-count']);
-const valLines = rest.slice(0, nVal), calLines = rest.slice(nVal, nVal + nCal);
-log(`${sectionsOf.size} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}`);
+const nTrain = Math.max(nCal, Number(values['train-count'] ?? nCal));
+const valLines = rest.slice(0, nVal), trainLines = rest.slice(nVal, nVal + nTrain), calLines = trainLines.slice(0, nCal);
+log(`${sectionsOf.size} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
 
 // ---- model and samples
 const files = await resolveTextModel(values.model);
@@ -80,6 +83,7 @@ const seqLen = Number(values['seq-len']);
 const samplesOf = (lines) => textSamples({ lines, tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d));
 const valSet = samplesOf(valLines), calSet = samplesOf(calLines);
+const trainSet = trainLines.length > calLines.length ? samplesOf(trainLines) : calSet;
 const tokensPer = heldSet.samples.map((s) => Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0));
 log(`seq-len ${seqLen}: held-out ${median(tokensPer)} tokens median (${Math.min(...tokensPer)}–${Math.max(...tokensPer)}), truncated: held-out ${heldSet.dropped}, reference ${refSet.dropped}, calibration ${calSet.dropped}`);
 
@@ -137,7 +141,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   const student = OnnxModel.parse(oneShot);
   const tr = Date.now();
   let last = 0;
-  const rep = await recover(student, OnnxModel.parse(denseBytes), calSet.samples, {
+  const rep = await recover(student, OnnxModel.parse(denseBytes), trainSet.samples, {
     ort: runner, evalSamples: valSet.samples, ...training,
     onProgress: (p) => { if (p.epoch !== undefined && p.epoch !== last && p.fidelity !== undefined) { last = p.epoch; log(`  epoch ${p.epoch}: loss ${p.loss?.toFixed(5)}, validation fidelity ${p.fidelity.toFixed(4)}`); } },
   });
@@ -147,7 +151,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
     pruneSeconds: pruneS, params, recoverSeconds: recS,
     distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped },
-    closedForm: rep.closedForm.map((s) => ({ step: s.step, kept: s.kept })), training,
+    closedForm: rep.closedForm.map((s) => ({ step: s.step, kept: s.kept })), training, trainSamples: trainSet.samples.length,
   }));
 }
 
@@ -200,6 +204,6 @@ for (const r of rows) {
   const p = r.params ? `${(r.params.after / 1e6).toFixed(2)} M` : before ? `${(before / 1e6).toFixed(2)} M` : '–';
   console.log(`| ${r.label} | ${p} | ${f(r.cosine)} / ${f(r.minCosine)} | ${f(100 * r.neighboursKept, 1)}% | ${f(100 * r.accuracy, 2)}% (${r.label === 'dense' ? '–' : f(100 * r.accuracyDelta, 2)}) | ${f(r.webMs, 2)} (×${f(r.webRatio, 2)}) | ${f(r.nodeMs, 2)} (×${f(r.nodeRatio, 2)}) | ${r.recoverSeconds ? f(r.recoverSeconds / 60, 1) : '–'} |`);
 }
-console.log(`\n${held.length} held-out descriptions (${nEval} per section × ${sections.length}: ${sections.join(', ')}), ${ref.length} reference, ${calSet.samples.length} calibration/training, ${valSet.samples.length} validation; seq-len ${seqLen}; latency per sentence over the first ${L} held-out sentences (${Math.min(...tokensPer.slice(0, L))}–${Math.max(...tokensPer.slice(0, L))} tokens, unpadded), median of ${reps} interleaved repetitions, one thread; training ${JSON.stringify(training)}; load average at the end ${load()}; total ${((Date.now() - t0) / 60000).toFixed(1)} min.`);
+console.log(`\n${held.length} held-out descriptions (${nEval} per section × ${sections.length}: ${sections.join(', ')}), ${ref.length} reference, ${calSet.samples.length} calibration, ${trainSet.samples.length} training, ${valSet.samples.length} validation; seq-len ${seqLen}; latency per sentence over the first ${L} held-out sentences (${Math.min(...tokensPer.slice(0, L))}–${Math.max(...tokensPer.slice(0, L))} tokens, unpadded), median of ${reps} interleaved repetitions, one thread; training ${JSON.stringify(training)}; load average at the end ${load()}; total ${((Date.now() - t0) / 60000).toFixed(1)} min.`);
 fs.mkdirSync(path.dirname(values.out), { recursive: true });
 fs.writeFileSync(values.out, JSON.stringify({ sections, seqLen, denseAccuracy: denseAcc, rows: rows.map(({ bytes, ...r }) => r), load: load() }, null, 1));
