@@ -147,11 +147,11 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   });
   const recS = (Date.now() - tr) / 1000;
   const d = rep.distill;
-  log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.kept ? 'kept' : 'dropped'}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
+  log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
   rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
     pruneSeconds: pruneS, params, recoverSeconds: recS,
     distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped },
-    closedForm: rep.closedForm.map((s) => ({ step: s.step, kept: s.kept })), training, trainSamples: trainSet.samples.length,
+    closedForm: rep.closedForm.map((s) => ({ step: s.step, layers: s.layers, applied: s.applied, before: s.before, after: s.after })), training, trainSamples: trainSet.samples.length,
   }));
 }
 
