@@ -6,7 +6,7 @@
 // (WASM) and onnxruntime-node, one thread, batch 1, interleaved runs.
 //   node bench/text/minilm-recover.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--fractions 0.5[,0.3]]
 //        [--minutes 15] [--lr 1e-4] [--batch 8] [--calib-count 512] [--sections 8] [--ref 60] [--eval 40]
-//        [--val 128] [--train-count N] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
+//        [--val 128] [--train-count N] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
@@ -14,7 +14,8 @@
 // descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
 // the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
 // best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
-// --train-count: recovery's training set, the calibration set plus further descriptions (default:
+// --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
+// MiniLM's 12 heads per layer at --channels 0.5). --train-count: recovery's training set, the calibration set plus further descriptions (default:
 // the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -33,7 +34,7 @@ const { values } = parseArgs({ options: {
   minutes: { type: 'string', default: '15' }, lr: { type: 'string' }, batch: { type: 'string' },
   'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
   ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
-  'seq-len': { type: 'string', default: '32' }, reps: { type: 'string', default: '15' },
+  'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, reps: { type: 'string', default: '15' },
   'lat-sentences': { type: 'string', default: '8' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
 } });
 const t0 = Date.now();
@@ -129,7 +130,8 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it.
   const m = OnnxModel.parse(denseBytes);
   const tp = Date.now();
-  const job = await runJob(m, { mode: { kind: 'channels', fraction }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
+  const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
+  const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
   const pruneS = (Date.now() - tp) / 1000;
   const params = job.report.prune?.params;
   const oneShot = m.encode();
