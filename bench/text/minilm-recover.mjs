@@ -14,7 +14,9 @@
 // descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
 // the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
 // best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
-// --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
+// --latency-only: no fidelity, task or recovery: the dense model against the shapes --channels F
+// leaves (magnitude removal: the same kept counts, so the same latency), for each --round-to of a
+// list (e.g. 1,8), with more --reps on a loaded machine. --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
 // MiniLM's 12 heads per layer at --channels 0.5). --train-count: recovery's training set, the calibration set plus further descriptions (default:
 // the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
 import { execFileSync } from 'node:child_process';
@@ -25,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, recover, OnnxModel } from '#onnx-internal';
+import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
 
 const { values } = parseArgs({ options: {
@@ -34,7 +36,7 @@ const { values } = parseArgs({ options: {
   minutes: { type: 'string', default: '15' }, lr: { type: 'string' }, batch: { type: 'string' },
   'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
   ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
-  'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, reps: { type: 'string', default: '15' },
+  'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
   'lat-sentences': { type: 'string', default: '8' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
 } });
 const t0 = Date.now();
@@ -108,10 +110,11 @@ function knnAccuracy(refOut, heldOut) {
   return right / H.length;
 }
 
-const denseHeld = await runSet(runner, denseBytes, heldSet.samples);
-const denseRef = await runSet(runner, denseBytes, refSet.samples);
-const denseAcc = knnAccuracy(denseRef, denseHeld);
-log(`dense: kNN accuracy ${(100 * denseAcc).toFixed(2)}% over ${held.length} held-out descriptions (chance ${(100 / sections.length).toFixed(1)}%)`);
+const latencyOnly = values['latency-only'];
+const denseHeld = latencyOnly ? [] : await runSet(runner, denseBytes, heldSet.samples);
+const denseRef = latencyOnly ? [] : await runSet(runner, denseBytes, refSet.samples);
+const denseAcc = latencyOnly ? NaN : knnAccuracy(denseRef, denseHeld);
+if (!latencyOnly) log(`dense: kNN accuracy ${(100 * denseAcc).toFixed(2)}% over ${held.length} held-out descriptions (chance ${(100 / sections.length).toFixed(1)}%)`);
 
 async function judge(label, bytes, extra = {}) {
   const out = await runSet(runner, bytes, heldSet.samples);
@@ -123,10 +126,18 @@ async function judge(label, bytes, extra = {}) {
   return row;
 }
 
-const rows = [await judge('dense', denseBytes)];
+const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
 const minutes = Number(values.minutes);
 const training = { minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}) };
 for (const fraction of values.fractions.split(',').map(Number)) {
+  if (latencyOnly) {
+    for (const r of (values['round-to'] ?? '8').split(',').map(Number)) {
+      const m = OnnxModel.parse(denseBytes);
+      const rep = removeChannels(m, { fraction, roundTo: r });
+      rows.push({ label: `channels ${fraction} (shapes, roundTo ${r})`, bytes: m.encode(), params: rep.params });
+    }
+    continue;
+  }
   // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it.
   const m = OnnxModel.parse(denseBytes);
   const tp = Date.now();
@@ -198,7 +209,7 @@ for (const r of rows) {
   for (const k of ['nodeMs', 'nodeP90', 'nodeRatio', 'webMs', 'webP90', 'webRatio']) r[k] = base[k];
 }
 
-const f = (x, d = 4) => (x === undefined ? '–' : x.toFixed(d));
+const f = (x, d = 4) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(d));
 console.log(`\n| model | params | cosine mean / min | 10-NN kept | kNN accuracy (Δ dense) | web WASM ms (×) | node ms (×) | recover min |`);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
