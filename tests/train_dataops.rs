@@ -63,6 +63,56 @@ fn elementwise_gradients() {
     }
 }
 
+/// sentence-transformers' Normalize as torch exports it: x / Expand(Clip(ReduceL2(x, axes=[1]), eps)),
+/// and a ReduceL2 over two axes without keepdims; both against finite differences.
+#[test]
+fn reduce_l2_gradients() {
+    let mut r = Rng(27);
+    let nodes = vec![
+        node("ReduceL2", &["x"], &["n"], &[("axes", ints(&[1])), ("keepdims", Attr::Int(1))]),
+        node("Clip", &["n", "eps"], &["nc"], &[]),
+        node("Shape", &["x"], &["sh"], &[]),
+        node("Expand", &["nc", "sh"], &["ne"], &[]),
+        node("Div", &["x", "ne"], &["y"], &[]),
+    ];
+    let eps = InitSpec { name: "eps".into(), dims: vec![], floats: Some(vec![1e-12]), ints: None };
+    check(nodes, vec![f("x", &[3, 5], &mut r), eps], &["y"], 1e-3, TOL);
+    let attrs = [("axes", ints(&[0, 2])), ("keepdims", Attr::Int(0))];
+    check(vec![node("ReduceL2", &["x"], &["y"], &attrs)], vec![f("x", &[2, 3, 4], &mut r)], &["y"], 1e-3, TOL);
+    // by value, and a zero row: norm 0 and a zero gradient (not NaN)
+    let x = InitSpec { name: "x".into(), dims: vec![2, 2], floats: Some(vec![3.0, 4.0, 0.0, 0.0]), ints: None };
+    let nd = node("ReduceL2", &["x"], &["y"], &[("axes", ints(&[1])), ("keepdims", Attr::Int(0))]);
+    let mut g = Graph::new(&spec(vec![nd], &[], &["y"]), vec![x]).unwrap();
+    assert_eq!(g.forward(vec![]).unwrap()[0].data, vec![5.0, 0.0]);
+    let gx = &g.backward(vec![Tensor::new(vec![2], vec![1.0, 1.0]).unwrap()]).unwrap()[0];
+    assert_eq!(gx.data, vec![0.6, 0.8, 0.0, 0.0]);
+}
+
+/// torch's scaled_dot_product_attention export: Where(IsNaN(Softmax(s)), 0, Softmax(s)); the mask
+/// by value (a NaN row zeroed), and the gradient through the Where of a finite Softmax.
+#[test]
+fn isnan_masks_a_softmax() {
+    let x = InitSpec { name: "x".into(), dims: vec![4], floats: Some(vec![1.0, f32::NAN, -0.0, f32::INFINITY]), ints: None };
+    let zero = InitSpec { name: "zero".into(), dims: vec![], floats: Some(vec![0.0]), ints: None };
+    let nodes = vec![
+        node("IsNaN", &["x"], &["m"], &[]),
+        node("Cast", &["m"], &["y"], &[("to", Attr::Int(1))]),
+        node("Where", &["m", "zero", "x"], &["z"], &[]),
+    ];
+    let mut g = Graph::new(&spec(nodes, &[], &["y", "z"]), vec![x, zero]).unwrap();
+    let outs = g.forward(vec![]).unwrap();
+    assert_eq!(outs[0].data, vec![0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(outs[1].data, vec![1.0, 0.0, 0.0, f32::INFINITY]);
+    let mut r = Rng(28);
+    let zero = InitSpec { name: "zero".into(), dims: vec![], floats: Some(vec![0.0]), ints: None };
+    let nodes = vec![
+        node("Softmax", &["s"], &["p"], &[("axis", Attr::Int(-1))]),
+        node("IsNaN", &["p"], &["m"], &[]),
+        node("Where", &["m", "zero", "p"], &["y"], &[]),
+    ];
+    check(nodes, vec![f("s", &[2, 3, 4], &mut r), zero], &["y"], 1e-3, TOL);
+}
+
 #[test]
 fn gather_embedding_rows_and_axis() {
     let mut r = Rng(23);

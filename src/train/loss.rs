@@ -151,7 +151,7 @@ pub fn cosine(y: &Tensor, t: &Tensor) -> Result<(f64, Tensor)> {
     }
     let d = *y.shape.last().unwrap_or(&1);
     let mut g = Tensor::zeros(&y.shape)?;
-    if d == 0 || y.len() == 0 {
+    if d == 0 || y.is_empty() {
         return Ok((0.0, g));
     }
     let rows = y.len() / d;

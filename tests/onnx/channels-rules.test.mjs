@@ -1,7 +1,7 @@
 // Per-op channel rules on small generated graphs: Slice of the channel axis and a Concat with an input
 // that carries no channels; Gather / Unsqueeze / ReduceMean / Squeeze on other axes; Reshape shapes
 // computed as Shape -> Gather -> Unsqueeze -> Concat (keeping the channel axis with a constant count,
-// and flattening). Groups found and removable; removed == masked in onnxruntime-node; outputs keep
+// and flattening); attention heads as torch's SDPA export writes them. Groups found and removable; removed == masked in onnxruntime-node; outputs keep
 // their shapes; the constants the shapes and bounds read are rewritten.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,8 +73,41 @@ const computedShapes = () => G.makeModel({
   ],
 });
 
-const GRAPHS = { sliceConcat, otherAxes, computedShapes };
-const INPUTS = { sliceConcat: { x: [1, 3, 8, 8] }, otherAxes: { x: [1, 3, 6, 6] }, computedShapes: { x: [2, 3, 4, 4] } };
+/**
+ * Attention as torch exports scaled_dot_product_attention (all-MiniLM-L6-v2, bench/models/minilm.py):
+ * x (N, S, 8) -> q, k, v (8) -> heads (N, S, 2, 4) -> Softmax(q kᵀ) -> Where(IsNaN(p), 0, p) -> · v ->
+ * Reshape to (Shape[0], -1, Shape[2], Shape[3]) (the channel axis inferred, the others copied) ->
+ * heads merged (N, S, 8) -> o (8 -> 8) -> y.
+ */
+const sdpaHeads = () => G.makeModel({
+  inputs: [['x', ['N', 'S', 8]]], outputs: [['y', ['N', 'S', 8]]], opset: 13,
+  inits: {
+    q: { dims: [8, 8] }, k: { dims: [8, 8] }, v: { dims: [8, 8] }, o: { dims: [8, 8] }, zerof: { dims: [], data: [0] },
+    split: { dims: [4], int64: [0, 0, 2, 4] }, merge: { dims: [3], int64: [0, 0, 8] },
+    i0: { dims: [], int64: [0] }, i2: { dims: [], int64: [2] }, i3: { dims: [], int64: [3] }, ax0: { dims: [1], int64: [0] }, minus1: { dims: [1], int64: [-1] },
+  },
+  nodes: [
+    ['MatMul', ['x', 'q'], ['qx']], ['MatMul', ['x', 'k'], ['kx']], ['MatMul', ['x', 'v'], ['vx']],
+    ['Reshape', ['qx', 'split'], ['qh']], ['Reshape', ['kx', 'split'], ['kh']], ['Reshape', ['vx', 'split'], ['vh']],
+    ['Transpose', ['qh'], ['qt'], { perm: [0, 2, 1, 3] }], ['Transpose', ['kh'], ['kt'], { perm: [0, 2, 3, 1] }], ['Transpose', ['vh'], ['vt'], { perm: [0, 2, 1, 3] }],
+    ['MatMul', ['qt', 'kt'], ['sc']],
+    ['Softmax', ['sc'], ['p'], { axis: -1 }],
+    ['IsNaN', ['p'], ['pn']],
+    ['Where', ['pn', 'zerof', 'p'], ['pz']],
+    ['MatMul', ['pz', 'vt'], ['a']],
+    ['Shape', ['a'], ['sh']],
+    ['Gather', ['sh', 'i0'], ['d0'], { axis: 0 }], ['Gather', ['sh', 'i2'], ['d2'], { axis: 0 }], ['Gather', ['sh', 'i3'], ['d3'], { axis: 0 }],
+    ['Unsqueeze', ['d0', 'ax0'], ['u0']], ['Unsqueeze', ['d2', 'ax0'], ['u2']], ['Unsqueeze', ['d3', 'ax0'], ['u3']],
+    ['Concat', ['u0', 'minus1', 'u2', 'u3'], ['view'], { axis: 0 }],
+    ['Reshape', ['a', 'view'], ['av']],
+    ['Transpose', ['av'], ['at'], { perm: [0, 2, 1, 3] }],
+    ['Reshape', ['at', 'merge'], ['am']],
+    ['MatMul', ['am', 'o'], ['y']],
+  ],
+});
+
+const GRAPHS = { sliceConcat, otherAxes, computedShapes, sdpaHeads };
+const INPUTS = { sliceConcat: { x: [1, 3, 8, 8] }, otherAxes: { x: [1, 3, 6, 6] }, computedShapes: { x: [2, 3, 4, 4] }, sdpaHeads: { x: [2, 5, 8] } };
 const groupOf = (groups, producer) => groups.find((g) => g.producers.includes(producer));
 const members = (g) => g.members.map((m) => `${m.tensor}:${m.axis}${m.kind === 'shape' ? ' (shape)' : ''}`).sort();
 
@@ -115,6 +148,14 @@ test('computed Reshape shapes: a constant channel count is a member; Shape(.)[0]
   const b = groupOf(groups, 'conv_8');
   assert.equal(b.prunable, true, b.reason);
   assert.deepEqual(channelsOf.get(b.id).map((ch) => ch.slices.find((s) => s.tensor === 'fc.w')).map((s) => [s.pos, s.rep]), [[0, 16], [16, 16], [32, 16], [48, 16]]);
+});
+
+test('heads through a Where(IsNaN(p), 0, p) and a view with the head axis inferred (torch SDPA export)', () => {
+  const { groups } = findChannelGroups(OnnxModel.parse(sdpaHeads()));
+  const h = groupOf(groups, 'matmul_0');
+  assert.equal(h.prunable, true, h.reason);
+  assert.equal(h.channels, 2);
+  assert.deepEqual(['matmul_0', 'matmul_1', 'matmul_2'].every((p) => h.producers.includes(p)), true, h.producers.join());
 });
 
 for (const [name, make] of Object.entries(GRAPHS)) {

@@ -51,9 +51,27 @@ export function tinyDecoder({ vocab = VOCAB, dim = 16, maxPos = 64, seed = 11, p
   });
 }
 
-/** The encoder with mean pooling: inputs input_ids, attention_mask, token_type_ids; output sentence_embedding [B, dim]. */
-export function tinyEncoder({ vocab = VOCAB, dim = 24, seed = 13 } = {}) {
+/**
+ * The encoder with mean pooling: inputs input_ids, attention_mask, token_type_ids; output
+ * sentence_embedding [B, dim]. `torch`: as torch exports all-MiniLM-L6-v2 (bench/models/minilm.py),
+ * with a self-attention whose Softmax is masked by Where(IsNaN(p), 0, p) (scaled_dot_product_attention's
+ * export) and sentence-transformers' Normalize at the end (x / Clip(ReduceL2(x), eps)).
+ */
+export function tinyEncoder({ vocab = VOCAB, dim = 24, seed = 13, torch = false } = {}) {
   const ids = (n) => [n, ['batch', 'seq'], DT.INT64];
+  const attention = [
+    ['Transpose', ['t'], ['tt'], { perm: [0, 2, 1] }],
+    ['MatMul', ['t', 'tt'], ['sc']],
+    ['Softmax', ['sc'], ['p'], { axis: -1 }],
+    ['IsNaN', ['p'], ['pn']],
+    ['Where', ['pn', 'zero', 'p'], ['pz']],
+    ['MatMul', ['pz', 't'], ['x']],
+  ];
+  const normalize = [
+    ['ReduceL2', ['pooled'], ['l2'], { axes: [1], keepdims: 1 }],
+    ['Clip', ['l2', 'eps'], ['l2c']],
+    ['Div', ['pooled', 'l2c'], ['sentence_embedding']],
+  ];
   return makeModel({
     inputs: [ids('input_ids'), ids('attention_mask'), ids('token_type_ids')],
     outputs: [['sentence_embedding', ['batch', dim]]],
@@ -63,16 +81,19 @@ export function tinyEncoder({ vocab = VOCAB, dim = 24, seed = 13 } = {}) {
       ['Add', ['e', 'ty'], ['h']],
       ['MatMul', ['h', 'w1'], ['a']],
       ['Tanh', ['a'], ['t']],
+      ...(torch ? attention : [['Identity', ['t'], ['x']]]),
       ['Cast', ['attention_mask'], ['m'], { to: DT.FLOAT }],
       ['Unsqueeze', ['m', 'axis_last'], ['m3']],
-      ['Mul', ['t', 'm3'], ['tm']],
+      ['Mul', ['x', 'm3'], ['tm']],
       ['ReduceSum', ['tm', 'axis_seq'], ['s'], { keepdims: 0 }],
       ['ReduceSum', ['m3', 'axis_seq'], ['n'], { keepdims: 0 }],
-      ['Div', ['s', 'n'], ['sentence_embedding']],
+      ['Div', ['s', 'n'], [torch ? 'pooled' : 'sentence_embedding']],
+      ...(torch ? normalize : []),
     ],
     inits: {
       tok: { dims: [vocab, dim], scale: 1 }, typ: { dims: [2, dim], scale: 0.1 }, w1: { dims: [dim, dim], scale: 0.8 },
       axis_last: { dims: [1], int64: [-1] }, axis_seq: { dims: [1], int64: [1] },
+      ...(torch ? { zero: { dims: [], data: [0] }, eps: { dims: [], data: [1e-12] } } : {}),
     },
     seed,
   });

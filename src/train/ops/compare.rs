@@ -1,5 +1,6 @@
 //! Comparisons and logic as masks: Equal, Less(OrEqual), Greater(OrEqual), And, Or (numpy
-//! broadcast) and Not. The outputs are booleans held as 0/1 integer tensors; Where reads them as
+//! broadcast), Not and IsNaN (torch's scaled_dot_product_attention export zeroes the Softmax of a
+//! fully masked row with Where(IsNaN(p), 0, p)). The outputs are booleans held as 0/1 integer tensors; Where reads them as
 //! conditions, Cast turns them into float masks. A mask has no gradient (its derivative is zero
 //! almost everywhere), so nothing flows back into the compared values.
 
@@ -18,6 +19,7 @@ enum Kind {
     And,
     Or,
     Not,
+    IsNaN,
 }
 
 pub struct Compare {
@@ -34,6 +36,7 @@ impl Compare {
             "GreaterOrEqual" => Kind::GreaterOrEqual,
             "And" => Kind::And,
             "Or" => Kind::Or,
+            "IsNaN" => Kind::IsNaN,
             _ => Kind::Not,
         };
         Ok(Compare { kind })
@@ -56,6 +59,10 @@ impl Kernel for Compare {
             let data = wide(a).iter().map(|&x| (x == 0.0) as i64).collect();
             return Ok(vec![Value::I(ITensor { shape: a.shape().to_vec(), data })]);
         }
+        if let Kind::IsNaN = self.kind {
+            let data = wide(a).iter().map(|&x| x.is_nan() as i64).collect();
+            return Ok(vec![Value::I(ITensor { shape: a.shape().to_vec(), data })]);
+        }
         let b = input(ins, 1, "compare")?;
         let out = broadcast_shape(a.shape(), b.shape(), "compare")?;
         let (ia, ib) = (bcast_index(a.shape(), &out), bcast_index(b.shape(), &out));
@@ -67,7 +74,7 @@ impl Kernel for Compare {
             Kind::Greater => |u, v| u > v,
             Kind::GreaterOrEqual => |u, v| u >= v,
             Kind::And => |u, v| u != 0.0 && v != 0.0,
-            Kind::Or | Kind::Not => |u, v| u != 0.0 || v != 0.0,
+            Kind::Or | Kind::Not | Kind::IsNaN => |u, v| u != 0.0 || v != 0.0,
         };
         let data = ia.iter().zip(&ib).map(|(&i, &j)| f(va[i], vb[j]) as i64).collect();
         Ok(vec![Value::I(ITensor { shape: out, data })])

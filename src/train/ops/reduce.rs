@@ -1,6 +1,8 @@
-//! ReduceMean, ReduceSum, ReduceMax and ReduceMin over any axes (attribute, or input from
-//! opset 18), keepdims. Max and Min send each output's gradient to the first element (row-major)
-//! that holds the extremum, as a one-element argmax would.
+//! ReduceMean, ReduceSum, ReduceL2, ReduceMax and ReduceMin over any axes (attribute, or input
+//! from opset 18), keepdims. Max and Min send each output's gradient to the first element (row-major)
+//! that holds the extremum, as a one-element argmax would. L2 (sentence-transformers' Normalize as
+//! torch exports it: x / clip(ReduceL2(x))) has dy/dx = x / y, taken as 0 where y is 0 (the
+//! subgradient torch's norm backward uses there).
 
 use super::{fin, gout0, iin_opt, Attrs, Kernel};
 use crate::core::error::Result;
@@ -10,6 +12,7 @@ use crate::train::tensor::{broadcast_strides, for_each_bcast2, norm_axis, Tensor
 enum Kind {
     Sum,
     Mean,
+    L2,
     Max,
     Min,
 }
@@ -26,6 +29,7 @@ impl Reduce {
         Ok(Reduce {
             kind: match a.op {
                 "ReduceMean" => Kind::Mean,
+                "ReduceL2" => Kind::L2,
                 "ReduceMax" => Kind::Max,
                 "ReduceMin" => Kind::Min,
                 _ => Kind::Sum,
@@ -95,6 +99,10 @@ impl Kernel for Reduce {
         let mut acc = vec![0.0f64; kept.iter().product()];
         let s = broadcast_strides(&kept, &x.shape);
         let zero = vec![0; x.rank()];
+        if self.kind == Kind::L2 {
+            for_each_bcast2(&x.shape, &s, &zero, |o, k, _| acc[k] += (x.data[o] as f64) * (x.data[o] as f64));
+            return Ok(vec![Value::F(Tensor { shape: out, data: acc.iter().map(|&v| v.sqrt() as f32).collect() })]);
+        }
         for_each_bcast2(&x.shape, &s, &zero, |o, k, _| acc[k] += x.data[o] as f64);
         let div = if self.kind == Kind::Mean { count.max(1) as f64 } else { 1.0 };
         Ok(vec![Value::F(Tensor { shape: out, data: acc.iter().map(|&v| (v / div) as f32).collect() })])
@@ -107,6 +115,16 @@ impl Kernel for Reduce {
         if matches!(self.kind, Kind::Max | Kind::Min) {
             let mut dx = Tensor::zeros(&x.shape)?;
             self.arg(x, &kept).iter().zip(&g.data).for_each(|(&o, &v)| dx.data[o] = v);
+            return Ok(vec![Some(dx), None]);
+        }
+        if self.kind == Kind::L2 {
+            let y = fin(&[Some(outs[0])], 0, "ReduceL2")?;
+            let mut dx = Tensor::zeros(&x.shape)?;
+            let s = broadcast_strides(&kept, &x.shape);
+            let zero = vec![0; x.rank()];
+            for_each_bcast2(&x.shape, &s, &zero, |o, k, _| {
+                dx.data[o] = if y.data[k] > 0.0 { g.data[k] * x.data[o] / y.data[k] } else { 0.0 };
+            });
             return Ok(vec![Some(dx), None]);
         }
         let scale = if self.kind == Kind::Mean { 1.0 / count.max(1) as f32 } else { 1.0 };

@@ -12,7 +12,8 @@ export const ELEMENTWISE_BINARY = ['Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Po
 
 /**
  * Broadcasting ops whose output shape inference follows but whose channels the rules do not (they
- * compare, select or combine bits: a channel tied through them would carry a mask, not a feature).
+ * compare or combine bits: a channel tied through them would carry a mask, not a feature); except
+ * Where, which selects between features element by element (rules/elementwise.ts follows it).
  */
 export const BROADCAST_ONLY = ['Mean', 'Mod', 'Equal', 'Less', 'Greater', 'LessOrEqual', 'GreaterOrEqual', 'And', 'Or', 'Xor',
   'Where', 'BitShift'] as const;

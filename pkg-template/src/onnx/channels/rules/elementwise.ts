@@ -1,7 +1,9 @@
 // Elementwise ops: unary ones and pools carry the channels as they are (and map a removed channel's
 // constant through their scalar function); binary ones tie the channels of two carrying operands
 // (a residual Add, a squeeze-excitation Mul), slice a per-channel constant operand with the channel,
-// and let an operand that broadcasts over the channel axis be.
+// and let an operand that broadcasts over the channel axis be. Where selects element by element as
+// they combine, so it follows the same rule: torch's scaled_dot_product_attention export zeroes the
+// attention probabilities of a fully masked row with Where(IsNaN(p), 0, p), and the heads must pass it.
 import { attr } from '../../model.js';
 import { binaryFunction, unaryFunction } from '../scalar.js';
 import { negativeAxis, sameLayout, type Track } from '../track.js';
@@ -89,8 +91,16 @@ function binary(ctx: RuleContext) {
   } });
 }
 
+function where(ctx: RuleContext) {
+  // A constant condition per channel would have to be sliced as a boolean tensor: kept whole instead.
+  const c = ctx.constant(ctx.node.input[0]);
+  if (c && prod(c.dims) > 1) { ctx.blockInputs(`Where ${ctx.name} selects by a constant mask`); return; }
+  binary(ctx);
+}
+
 export const elementwiseRules: RuleTable = Object.fromEntries([
   ...ELEMENTWISE_UNARY.map((op) => [op, unary]),
   ...POOL.map((op) => [op, passThrough]),
   ...ELEMENTWISE_BINARY.map((op) => [op, binary]),
+  ['Where', where],
 ]);

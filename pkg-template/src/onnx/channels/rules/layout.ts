@@ -50,6 +50,14 @@ function reshape(ctx: RuleContext) {
       return;
     }
   }
+  // The channel axis inferred (-1), every other axis copied: its size cannot change. Torch's
+  // scaled_dot_product_attention export takes this view of its [B, H, S, D] output (the heads on H)
+  // before the heads are merged back.
+  const rank = x.rank ?? declared?.length;
+  if (at?.kind === 'const' && at.value === -1 && entries.length === rank && entries.every((e, i) => i === pa || copiesAxis(e, i, false))) {
+    ctx.setOutput(0, { ...x, axis: pa, rank });
+    return;
+  }
   // The channel axis and every axis after it merge (Flatten written as a Reshape, heads merged back).
   const mergesTail = entries.length === pa + 1 && x.span === 1 && (x.rank === undefined || x.rank > pa + 1);
   const classicFlatten = pa === 1 && entries.length === 2 && constValue(1) === -1;

@@ -1,0 +1,222 @@
+// Bench: MiniLM-L6 (all-MiniLM-L6-v2) after removing half its attention heads and FFN neurons
+// (`--channels 0.5`, SparseGPT compensation), one-shot and then recovered by distillation on 1 − cosine
+// (issue 37's target), in one run: embedding cosine and 10-nearest neighbours kept (the package's
+// 'embedding' fidelity), a labelled task (Debian package descriptions -> their archive Section, kNN
+// k=10 by cosine against a labelled reference set), and latency dense vs pruned in onnxruntime-web
+// (WASM) and onnxruntime-node, one thread, batch 1, interleaved runs.
+//   node bench/text/minilm-recover.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--fractions 0.5[,0.3]]
+//        [--minutes 15] [--lr 1e-4] [--batch 8] [--calib-count 512] [--sections 8] [--ref 60] [--eval 40]
+//        [--val 128] [--train-count N] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
+// The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
+// Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
+// and runs for about twice the recovery budget.
+// Text: /var/lib/apt/lists/*bookworm_main_binary-amd64_Packages.lz4 (needs `lz4`); the short
+// descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
+// the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
+// best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
+// --latency-only: no fidelity, task or recovery: the dense model against the shapes --channels F
+// leaves (magnitude removal: the same kept counts, so the same latency), for each --round-to of a
+// list (e.g. 1,8), with more --reps on a loaded machine. --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
+// MiniLM's 12 heads per layer at --channels 0.5). --train-count: recovery's training set, the calibration set plus further descriptions (default:
+// the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import ortNode from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
+import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxModel } from '#onnx-internal';
+import { median, quantile, sorted } from '../lib/stats.mjs';
+
+const { values } = parseArgs({ options: {
+  model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
+  fractions: { type: 'string', default: '0.5' },
+  minutes: { type: 'string', default: '15' }, lr: { type: 'string' }, batch: { type: 'string' },
+  'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
+  ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
+  'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
+  'lat-sentences': { type: 'string', default: '8' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
+} });
+const t0 = Date.now();
+const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+
+// ---- text: distinct short descriptions with one Section each
+const LISTS = '/var/lib/apt/lists';
+const list = fs.readdirSync(LISTS).find((f) => /bookworm_main_binary-amd64_Packages\.lz4$/.test(f));
+if (!list) throw new Error(`no bookworm main amd64 Packages.lz4 in ${LISTS} (apt-get update)`);
+const raw = execFileSync('lz4', ['-dc', path.join(LISTS, list)], { maxBuffer: 1 << 30 }).toString('utf8');
+const sectionsOf = new Map(); // description -> Set of sections
+for (const stanza of raw.split('\n\n')) {
+  const d = /^Description: (.+)$/m.exec(stanza)?.[1]?.trim();
+  const s = /^Section: (.+)$/m.exec(stanza)?.[1]?.trim();
+  if (!d || !s) continue;
+  if (!sectionsOf.has(d)) sectionsOf.set(d, new Set());
+  sectionsOf.get(d).add(s);
+}
+// A description under two sections has no single label: out of the labelled sets, still usable for training.
+const labelled = [...sectionsOf].filter(([, s]) => s.size === 1).map(([d, s]) => [d, [...s][0]]);
+// A fixed pseudo-random order (by hash), so the sets are the same on every run and machine with these lists.
+const key = (d) => crypto.createHash('sha1').update(d).digest('hex');
+labelled.sort((a, b) => (key(a[0]) < key(b[0]) ? -1 : 1));
+const counts = new Map();
+for (const [, s] of labelled) counts.set(s, (counts.get(s) ?? 0) + 1);
+const nSections = Number(values.sections), nRef = Number(values.ref), nEval = Number(values.eval);
+const sections = [...counts].sort((a, b) => b[1] - a[1]).slice(0, nSections).map(([s]) => s);
+const ref = [], held = [], used = new Set();
+for (const s of sections) {
+  const of = labelled.filter(([, x]) => x === s);
+  ref.push(...of.slice(0, nRef)); held.push(...of.slice(nRef, nRef + nEval));
+  for (const [d] of of.slice(0, nRef + nEval)) used.add(d);
+}
+const rest = [...sectionsOf.keys()].filter((d) => !used.has(d)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
+const nVal = Number(values.val), nCal = Number(values['calib-count']);
+const nTrain = Math.max(nCal, Number(values['train-count'] ?? nCal));
+const valLines = rest.slice(0, nVal), trainLines = rest.slice(nVal, nVal + nTrain), calLines = trainLines.slice(0, nCal);
+log(`${sectionsOf.size} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
+
+// ---- model and samples
+const files = await resolveTextModel(values.model);
+const dense = await loadOnnx(files.model);
+const denseBytes = dense.encode();
+const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
+const seqLen = Number(values['seq-len']);
+const samplesOf = (lines) => textSamples({ lines, tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
+const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d));
+const valSet = samplesOf(valLines), calSet = samplesOf(calLines);
+const trainSet = trainLines.length > calLines.length ? samplesOf(trainLines) : calSet;
+const tokensPer = heldSet.samples.map((s) => Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0));
+log(`seq-len ${seqLen}: held-out ${median(tokensPer)} tokens median (${Math.min(...tokensPer)}–${Math.max(...tokensPer)}), truncated: held-out ${heldSet.dropped}, reference ${refSet.dropped}, calibration ${calSet.dropped}`);
+
+const sessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
+const runner = makeOrtRunner(ortNode, sessionOptions);
+const EMB = 'sentence_embedding';
+const unit = (v) => { let n = 0; for (const x of v) n += x * x; n = Math.sqrt(n) || 1; return Float64Array.from(v, (x) => x / n); };
+
+/** kNN (k = 10, cosine) accuracy of the held-out descriptions' sections against the reference set. */
+function knnAccuracy(refOut, heldOut) {
+  const R = refOut.map((o) => unit(o[EMB])), H = heldOut.map((o) => unit(o[EMB]));
+  let right = 0;
+  H.forEach((h, i) => {
+    const sims = R.map((r, j) => { let s = 0; for (let c = 0; c < r.length; c++) s += r[c] * h[c]; return [s, j]; }).sort((a, b) => b[0] - a[0]).slice(0, 10);
+    // Majority of the 10 labels; a tie goes to the label with the larger summed similarity.
+    const votes = new Map();
+    for (const [s, j] of sims) { const l = ref[j][1]; const v = votes.get(l) ?? [0, 0]; votes.set(l, [v[0] + 1, v[1] + s]); }
+    const best = [...votes].sort((a, b) => b[1][0] - a[1][0] || b[1][1] - a[1][1])[0][0];
+    if (best === held[i][1]) right++;
+  });
+  return right / H.length;
+}
+
+const latencyOnly = values['latency-only'];
+const denseHeld = latencyOnly ? [] : await runSet(runner, denseBytes, heldSet.samples);
+const denseRef = latencyOnly ? [] : await runSet(runner, denseBytes, refSet.samples);
+const denseAcc = latencyOnly ? NaN : knnAccuracy(denseRef, denseHeld);
+if (!latencyOnly) log(`dense: kNN accuracy ${(100 * denseAcc).toFixed(2)}% over ${held.length} held-out descriptions (chance ${(100 / sections.length).toFixed(1)}%)`);
+
+async function judge(label, bytes, extra = {}) {
+  const out = await runSet(runner, bytes, heldSet.samples);
+  const refOut = await runSet(runner, bytes, refSet.samples);
+  const f = fidelity(denseHeld, out, { inputs: heldSet.samples }).outputs.find((o) => o.name === EMB);
+  const acc = knnAccuracy(refOut, out);
+  const row = { label, kind: f.kind, cosine: f.metrics.cosine, minCosine: f.metrics.minCosine, neighboursKept: f.metrics.neighboursKept, accuracy: acc, accuracyDelta: acc - denseAcc, bytes, ...extra };
+  log(`${label}: ${f.kind} cosine ${row.cosine.toFixed(4)} (min ${row.minCosine.toFixed(4)}), neighbours kept ${(100 * row.neighboursKept).toFixed(1)}%, accuracy ${(100 * acc).toFixed(2)}% (${(100 * row.accuracyDelta).toFixed(2)} points)`);
+  return row;
+}
+
+const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
+const minutes = Number(values.minutes);
+const training = { minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}) };
+for (const fraction of values.fractions.split(',').map(Number)) {
+  if (latencyOnly) {
+    for (const r of (values['round-to'] ?? '8').split(',').map(Number)) {
+      const m = OnnxModel.parse(denseBytes);
+      const rep = removeChannels(m, { fraction, roundTo: r });
+      rows.push({ label: `channels ${fraction} (shapes, roundTo ${r})`, bytes: m.encode(), params: rep.params });
+    }
+    continue;
+  }
+  // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it.
+  const m = OnnxModel.parse(denseBytes);
+  const tp = Date.now();
+  const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
+  const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
+  const pruneS = (Date.now() - tp) / 1000;
+  const params = job.report.prune?.params;
+  const oneShot = m.encode();
+  rows.push(await judge(`channels ${fraction} sparsegpt`, oneShot, { pruneSeconds: pruneS, params }));
+  if (!(minutes > 0)) continue;
+  // Recovery: what `--recover` adds to the same job (run.ts calls recover on the pruned model with the
+  // dense model as teacher and the calibration samples as training set), here on the one-shot result
+  // so the pruning is not run twice. The best epoch is chosen on the validation set, not the held-out one.
+  const student = OnnxModel.parse(oneShot);
+  const tr = Date.now();
+  let last = 0;
+  const rep = await recover(student, OnnxModel.parse(denseBytes), trainSet.samples, {
+    ort: runner, evalSamples: valSet.samples, ...training,
+    onProgress: (p) => { if (p.epoch !== undefined && p.epoch !== last && p.fidelity !== undefined) { last = p.epoch; log(`  epoch ${p.epoch}: loss ${p.loss?.toFixed(5)}, validation fidelity ${p.fidelity.toFixed(4)}`); } },
+  });
+  const recS = (Date.now() - tr) / 1000;
+  const d = rep.distill;
+  log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
+  rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
+    pruneSeconds: pruneS, params, recoverSeconds: recS,
+    distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped },
+    closedForm: rep.closedForm.map((s) => ({ step: s.step, layers: s.layers, applied: s.applied, before: s.before, after: s.after })), training, trainSamples: trainSet.samples.length,
+  }));
+}
+
+// ---- latency: the first L held-out sentences at their own length (no padding), batch 1, one thread
+const L = Number(values['lat-sentences']), reps = Number(values.reps);
+const lat = heldSet.samples.slice(0, L).map((s) => {
+  const n = Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0);
+  return Object.fromEntries(Object.entries(s.feeds).map(([k, t]) => [k, t.data.slice(0, n)]));
+});
+const latVariants = [rows[0], ...rows.filter((r) => r.label !== 'dense' && !r.label.endsWith('recover'))];
+ortWeb.env.wasm.numThreads = 1;
+ortWeb.env.logLevel = 'error';
+const times = {};
+for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
+  const sess = [];
+  for (const r of latVariants) sess.push(await ort.InferenceSession.create(r.bytes, rt === 'node' ? sessionOptions : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
+  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
+  times[rt] = latVariants.map(() => []);
+  for (const s of sess) for (const f of feeds) await s.run(f); // warm-up
+  for (let r = 0; r < reps; r++) {
+    for (let j = 0; j < sess.length; j++) {
+      const k = (r + j) % sess.length; // a rotating order: drift on a shared machine hits every variant alike
+      const t = performance.now();
+      for (const f of feeds) await sess[k].run(f);
+      times[rt][k].push((performance.now() - t) / feeds.length);
+    }
+  }
+  for (const s of sess) await s.release?.();
+  log(`${rt} latency measured`);
+}
+latVariants.forEach((r, i) => {
+  for (const rt of ['node', 'web']) {
+    r[`${rt}Ms`] = median(times[rt][i]);
+    r[`${rt}P90`] = quantile(sorted(times[rt][i]), 0.9);
+    r[`${rt}Ratio`] = median(times[rt][0]) / r[`${rt}Ms`];
+  }
+});
+// A recovered model has the one-shot model's shapes: its latency is the one-shot's.
+for (const r of rows) {
+  if (!r.label.endsWith('recover')) continue;
+  const base = rows.find((x) => x.label === r.label.replace(' + recover', ''));
+  for (const k of ['nodeMs', 'nodeP90', 'nodeRatio', 'webMs', 'webP90', 'webRatio']) r[k] = base[k];
+}
+
+const f = (x, d = 4) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(d));
+console.log(`\n| model | params | cosine mean / min | 10-NN kept | kNN accuracy (Δ dense) | web WASM ms (×) | node ms (×) | recover min |`);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  const before = rows.find((x) => x.params)?.params.before;
+  const p = r.params ? `${(r.params.after / 1e6).toFixed(2)} M` : before ? `${(before / 1e6).toFixed(2)} M` : '–';
+  console.log(`| ${r.label} | ${p} | ${f(r.cosine)} / ${f(r.minCosine)} | ${f(100 * r.neighboursKept, 1)}% | ${f(100 * r.accuracy, 2)}% (${r.label === 'dense' ? '–' : f(100 * r.accuracyDelta, 2)}) | ${f(r.webMs, 2)} (×${f(r.webRatio, 2)}) | ${f(r.nodeMs, 2)} (×${f(r.nodeRatio, 2)}) | ${r.recoverSeconds ? f(r.recoverSeconds / 60, 1) : '–'} |`);
+}
+console.log(`\n${held.length} held-out descriptions (${nEval} per section × ${sections.length}: ${sections.join(', ')}), ${ref.length} reference, ${calSet.samples.length} calibration, ${trainSet.samples.length} training, ${valSet.samples.length} validation; seq-len ${seqLen}; latency per sentence over the first ${L} held-out sentences (${Math.min(...tokensPer.slice(0, L))}–${Math.max(...tokensPer.slice(0, L))} tokens, unpadded), median of ${reps} interleaved repetitions, one thread; training ${JSON.stringify(training)}; load average at the end ${load()}; total ${((Date.now() - t0) / 60000).toFixed(1)} min.`);
+fs.mkdirSync(path.dirname(values.out), { recursive: true });
+fs.writeFileSync(values.out, JSON.stringify({ sections, seqLen, denseAccuracy: denseAcc, rows: rows.map(({ bytes, ...r }) => r), load: load() }, null, 1));
