@@ -42,6 +42,13 @@ const JOBS = [
   },
 ];
 
+/** Clicks the page's `testid` button and saves the download it starts as `file`. */
+async function download(page, testid, file) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
+  await dl.saveAs(file);
+  return file;
+}
+
 function firstDifference(a, b) {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
@@ -74,9 +81,7 @@ async function viaPage(job, dir) {
   }, null, { timeout: 600_000 });
   assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
   assert.equal(await page.getByTestId('goal-status').textContent(), 'done');
-  const file = path.join(dir, 'page.onnx');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('goal-export').click()]);
-  await dl.saveAs(file);
+  const file = await download(page, 'goal-export', path.join(dir, 'page.onnx'));
   // the weights view shows the job's model: one bar per prunable weight
   assert.equal(await page.locator('#results-card').isVisible(), true, 'the weights of the result are shown');
   assert.deepEqual(problems, []);
@@ -154,10 +159,7 @@ test('one job, three faces: Wanda 50% calibrated on text writes the same bytes f
   assert.equal(await summary.getAttribute('data-text'), '8', '4 calibration + 4 held-out text samples');
   // judged as a language model on the held-out windows
   assert.ok(await summary.locator('.fidelity-outputs li[data-kind="language-model"]').count() >= 1, await summary.textContent());
-  const file = path.join(dir, 'page.onnx');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('goal-export').click()]);
-  await dl.saveAs(file);
-  const pageBytes = fs.readFileSync(file);
+  const pageBytes = fs.readFileSync(await download(page, 'goal-export', path.join(dir, 'page.onnx')));
   assert.deepEqual(problems, []);
   await context.close();
   t.diagnostic(`text job: ${cli.length} bytes`);
@@ -225,12 +227,7 @@ for (const table of TABLES) {
     await page.getByTestId('run').click();
     await page.getByTestId('total-sparsity').waitFor({ timeout: 300_000 });
     assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
-    const save = async (testid, name) => {
-      const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
-      const file = path.join(dir, name);
-      await dl.saveAs(file);
-      return file;
-    };
+    const save = (testid, name) => download(page, testid, path.join(dir, name));
     const pageBytes = fs.readFileSync(await save('export', 'page.onnx'));
     const recipeFile = await save('export-recipe', 'recipe.json');
     assert.deepEqual(problems, []);
@@ -273,12 +270,7 @@ test('one job, three faces: the card\'s per-layer goal (the table\'s recipe, the
     return s === 'done' || document.querySelector('[data-testid="error"]');
   }, null, { timeout: 600_000 });
   assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
-  const save = async (testid, name) => {
-    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()]);
-    const file = path.join(dir, name);
-    await dl.saveAs(file);
-    return file;
-  };
+  const save = (testid, name) => download(page, testid, path.join(dir, name));
   const pageBytes = fs.readFileSync(await save('goal-export', 'page.onnx'));
   const recipeFile = await save('export-recipe', 'recipe.json');
   assert.deepEqual(problems, []);
