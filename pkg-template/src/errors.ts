@@ -44,6 +44,14 @@ const ERROR_CLASSES: Record<string, typeof SparseKitError> = { SparseKitError, S
 /** The bytes of wasm memory in use (set by the runtime when a build is bound; 0 before). */
 let memoryInUse: () => number = () => 0;
 
+/** Whether a wasm call has trapped: objects it had borrowed can no longer be freed (see Owned.free). */
+let trapped = false;
+
+/** @internal True once any wasm call of this module has trapped. */
+export function hasTrapped(): boolean {
+  return trapped;
+}
+
 /** @internal The runtime's probe of the wasm memory's size, read when a call traps. */
 export function setMemoryProbe(probe: () => number): void {
   memoryInUse = probe;
@@ -70,6 +78,7 @@ export function convertError(e: unknown): SparseKitError {
     return new SparseKitError('use_after_free', `object used after free(): ${msg}`);
   }
   if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError) {
+    trapped = true;
     const used = memoryInUse();
     if (/unreachable/.test(msg) && used >= NEAR_FULL) {
       const gib = (b: number) => (b / 2 ** 30).toFixed(2);

@@ -1,5 +1,5 @@
 // The lifetime of objects that own wasm memory: free() and `using`.
-import { SparseKitError } from './errors.js';
+import { SparseKitError, hasTrapped } from './errors.js';
 
 // `Symbol.dispose` typed without requiring the consumer's `esnext.disposable` lib: this merges
 // with that lib's identical declaration where it is present, and supplies the key where not.
@@ -31,9 +31,18 @@ export abstract class Owned {
   /** @internal */
   _raw!: RawHandle;
 
-  /** Releases the wasm-side object now. Freeing twice is a no-op. */
+  /**
+   * Releases the wasm-side object now. Freeing twice is a no-op. After a trap (out of memory) the
+   * object the trapped call had borrowed stays borrowed and wasm-bindgen refuses to free it: its
+   * memory went with the trap, and the trap's error is the one the caller reads, not free()'s.
+   */
   free(): void {
-    if (this._raw && ptr(this._raw) !== 0) this._raw.free();
+    if (!this._raw || ptr(this._raw) === 0) return;
+    try {
+      this._raw.free();
+    } catch (e) {
+      if (!hasTrapped()) throw e;
+    }
   }
 
   /** Same as free(): lets `using` release the object at the end of its block. */

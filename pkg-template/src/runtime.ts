@@ -56,7 +56,7 @@ export function bind(g: Glue, v: Exclude<Variant, 'uninitialized'>): void {
   glue = g;
   variantName = v;
   loadError = null;
-  setMemoryProbe(() => (g.wasmMemory() as WebAssembly.Memory).buffer.byteLength);
+  setMemoryProbe(() => memoryBuffer().byteLength);
 }
 
 /** @internal Remembers why no build could be loaded: later calls throw it instead of `not_initialized`. */

@@ -52,7 +52,6 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   if (resume) writeParams(work, resume.params);
   const { graph, losses } = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), ctx.features?.features ?? []);
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
-  let failure: unknown;
   try {
     trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
@@ -101,12 +100,5 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
     }
     writeParams(work, best);
     return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
-  } catch (e) {
-    failure = e;
-    throw e;
-  } finally {
-    // A core that trapped (out of memory) cannot free its trainer: the failure that says so is
-    // the one the caller reads, not free()'s.
-    try { trainer.free(); } catch (e) { if (failure === undefined) throw e; }
-  }
+  } finally { trainer.free(); }
 }

@@ -201,7 +201,6 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const trained = new Set(trainer.paramNames);
   const layers = work.prunable().filter((w) => trained.has(w.name)).map((w) => proxLayer(w, want));
   if (!layers.length) { trainer.free(); await featureTeacher?.release(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
-  let failure: unknown;
   try {
     trainer.setLosses(losses); // the loss per output kind, as recover's distillation trains, and the features'
     const size = opts.batchSize ?? TRAINING_DEFAULTS.batchSize, seed = opts.seed ?? 1;
@@ -249,14 +248,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
       history.push({ epoch: epoch + 1, loss: sum / n, sparsity: reached, fidelity: score });
       emit({ phase: 'prox', step: batches.length, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, sparsity: reached, fidelity: score });
     }
-  } catch (e) {
-    failure = e;
-    throw e;
-  } finally {
-    // a trapped core (out of memory) cannot free its trainer: the caller reads the failure, not free()'s
-    try { trainer.free(); } catch (e) { if (failure === undefined) throw e; }
-    await featureTeacher?.release();
-  }
+  } finally { trainer.free(); await featureTeacher?.release(); }
 
   // Exactly the target in every layer: the proximal phase zeroed most of these blocks already.
   emit({ phase: 'project', step: 0, steps: 1 });
