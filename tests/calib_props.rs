@@ -1,12 +1,13 @@
 //! Properties of the calibration core that the conformance cases do not pin down: a keep-all
 //! mask changes nothing, SparseGPT equals sequential optimal-brain-surgeon with explicit
 //! inverses, strided and transposed views give the same bits as contiguous weights, and
-//! `addConv` equals `addRows` of an explicitly built im2col matrix.
+//! `addConv` equals `addRows` of an explicitly built im2col matrix, and the tiled reconstruction
+//! error equals its definition as one quadratic form per row.
 
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use sparsekit_wasm::calib::{sparse_gpt, ConvGeometry, Hessian, SparseGptOptions};
+use sparsekit_wasm::calib::{rel_recon_error, sparse_gpt, ConvGeometry, Hessian, SparseGptOptions};
 use sparsekit_wasm::{Param, View};
 
 #[path = "support/calib_data.rs"]
@@ -38,8 +39,41 @@ fn inverse(a: &[f64], n: usize) -> Vec<f64> {
     inv
 }
 
+/// API.md step 5 as written: `sqrt(Σ_r d_r H d_rᵀ / Σ_r w_r H w_rᵀ)`, one row at a time, f64.
+fn recon_by_definition(before: &[f32], after: &[f32], h: &Hessian) -> f64 {
+    let cols = h.cols();
+    let hm = h.matrix_f64().unwrap();
+    let quad = |v: &[f64]| -> f64 { (0..cols).map(|a| v[a] * (0..cols).map(|b| hm[a * cols + b] * v[b]).sum::<f64>()).sum() };
+    let (mut num, mut den) = (0.0, 0.0);
+    for (b, a) in before.chunks_exact(cols).zip(after.chunks_exact(cols)) {
+        num += quad(&b.iter().zip(a).map(|(&x, &y)| x as f64 - y as f64).collect::<Vec<_>>());
+        den += quad(&b.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    }
+    if num == 0.0 {
+        0.0
+    } else {
+        (num / den).max(0.0).sqrt()
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    /// The banded, panelled product gives the definition's value (row bands of 64 and panels of
+    /// 64 inputs: the shapes cross both boundaries), and exactly 0 when nothing changed.
+    #[test]
+    fn recon_error_equals_its_definition(rows in 1usize..150, cols in 1usize..140, seed in 0u64..1000) {
+        let h = hessian(cols, cols + 5, seed);
+        let before = rand_vec(seed + 1, rows * cols);
+        let mut after = before.clone();
+        for (i, v) in after.iter_mut().enumerate() {
+            if (i as u64 ^ seed).is_multiple_of(3) { *v = 0.0 } else if i.is_multiple_of(5) { *v *= 1.1 }
+        }
+        let got = rel_recon_error(&before, &after, &h).unwrap();
+        let want = recon_by_definition(&before, &after, &h);
+        prop_assert!((got - want).abs() <= 1e-9 * want.max(1e-12), "{got} vs {want}");
+        prop_assert_eq!(rel_recon_error(&before, &before, &h).unwrap(), 0.0);
+    }
 
     /// keep = all ones: no error to spread, so the weights keep their exact bits.
     #[test]
