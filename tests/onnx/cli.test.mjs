@@ -213,7 +213,8 @@ for (const method of ['wanda', 'sparsegpt']) {
       assert.match(r.err, /^capture: 1\/\d+ /m, 'capture progress on stderr');
       assert.match(r.err, /^prune: \d+\/\d+ /m, 'prune progress on stderr');
       assert.match(r.out, /\bmethod\b.*\brel\. error\b/);
-      assert.match(r.out, /calibration: 8 generated, sequential/);
+      assert.match(r.out, /calibration: 8 generated, sequential, in one sweep of \d+ graph segments \((1|0\.\d\d|1\.\d\d) runs of the model per sample\)/);
+      assert.match(r.out, /^time: .*\(calibrated prune \d+\.\d s\)$/m, 'where the time went');
       const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
       assert.equal(report.method, method);
       assert.ok(report.layers.some((l) => l.method === method), `${input}: some layer got ${method}`);

@@ -327,13 +327,26 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     /** @type {Record<string, number>} */
     const used = {};
     for (const l of /** @type {CalibLayerReport[]} */ (r.layers)) used[l.method] = (used[l.method] ?? 0) + 1;
-    console.log(`calibration: ${r.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}, ${r.sequential ? 'sequential' : 'one pass'} (${r.passes} capture passes over the samples); methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    const runsPerSample = r.sweep ? r.sweep.nodeRuns / Math.max(1, r.sweep.graphNodes * (r.calibration ?? 0)) : 0;
+    const how = r.sequential ? `sequential, in one sweep of ${r.passes} graph segments (${runsPerSample.toFixed(2)} runs of the model per sample)` : `one pass (${r.passes} capture passes)`;
+    console.log(`calibration: ${r.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}, ${how}; methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    if (r.time) console.log(`time: ${timeLine(r.time)}`);
   }
   const sub = subgraphNote(model);
   if (sub) console.log(sub);
   if (r?.folded?.biases) console.log(`removed channels' constant outputs folded into ${r.folded.biases} consumer biases (${r.folded.created} created)${r.folded.unknown ? `; ${r.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (r?.groups?.kept?.length) console.log(`${r.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
   console.log(`wrote ${out.model}${out.data ? ` and ${out.data}` : ''}`);
+}
+
+/**
+ * Where a calibrated prune spent its time, largest phases first, those of 50 ms or more (the report's `time`, ms).
+ * @param {import('sparsekit-wasm/onnx').CalibTime} t
+ */
+function timeLine(t) {
+  const phases = { 'forward in onnxruntime': t.model, statistics: t.statistics, solve: t.solve, capture: t.capture, cut: t.cut, write: t.write, report: t.report };
+  const parts = Object.entries(phases).filter(([, ms]) => ms >= 50).sort((a, b) => b[1] - a[1]).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(1)} s`);
+  return `${parts.length ? `${parts.join(', ')} ` : ''}(calibrated prune ${((t.model + t.library) / 1000).toFixed(1)} s)`;
 }
 
 /**

@@ -23,7 +23,7 @@ import { SharedStats, type SharingStats } from './shared-stats.js';
 /** Progress in layers (fractional while capturing). */
 export interface CalibProgress {
   done: number; total: number; phase: 'capture' | 'prune' | 'done'; layer: string;
-  /** The time spent so far, per phase (calibratePrune gives it; a `--verbose` CLI prints it). */
+  /** The time spent so far, per phase (calibratePrune gives it; the CLI prints the final one in its summary). */
   time?: CalibTime;
 }
 

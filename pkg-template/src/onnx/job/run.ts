@@ -30,7 +30,7 @@ import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequanti
 import { quantizeModel, plannedGrids, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
-export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null } & {
+export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null; sweep?: CalibReport['sweep']; time?: CalibReport['time'] } & {
   compensation?: ConsumerReport[]; groups?: ChannelReport['groups']; folded?: ChannelReport['folded'];
   recipe?: RecipeReport['recipe'];
 };
