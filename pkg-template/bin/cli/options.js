@@ -12,7 +12,8 @@ const P = 'prune', I = 'inspect', S = 'sensitivity', R = 'recover';
 
 /** @type {CliOption[]} */
 export const OPTIONS = [
-  { flag: 'output', short: 'o', value: 'OUT.onnx', commands: [P, R], help: 'where to write the model (external data to OUT.onnx.data); written last, through a temporary file: a failed run leaves none' },
+  { flag: 'output', short: 'o', value: 'OUT.onnx', commands: [P, R], help: 'where to write the model (external data to OUT.onnx.data); written last, through a temporary file: a failed run leaves none. prune: for a transformers.js folder input, -o DIR/ (a trailing slash, or an empty existing folder) writes a folder of the same layout that pipeline() loads: the other files copied, the model as onnx/model<suffix>.onnx of its dtype (q8: model_quantized.onnx), config.json naming that dtype', job: ['output.layout'] },
+  { flag: 'dtype', value: 'fp32|fp16|q8|q4|…', commands: [P, I, S], help: 'which onnx/model*.onnx of a transformers.js folder input to read, by transformers.js dtype (q8: model_quantized.onnx; default model.onnx, or the only variant)' },
   { flag: 'sparsity', value: 'S', commands: [P, S], job: ['mode.sparsity'], help: 'zero the fraction S in [0, 1] of the smallest-magnitude blocks; "auto" with --min-fidelity; sensitivity: levels L1,L2,…' },
   { flag: 'nm', value: 'N:M', commands: [P, S], job: ['mode.nm'], help: 'keep N of every M weights along the reduction axis (e.g. 2:4); layers whose axis is not a multiple of M stay dense (said per layer)' },
   { flag: 'channels', value: 'F', commands: [P, S], job: ['mode.fraction', 'mode.count'], help: 'remove the fraction F in [0, 1) of output channels along dependency groups (smaller and faster, not just sparser); "auto" with --min-fidelity; "layers:K" removes the K residual blocks (decoder layers) of least influence on --calib, 1 − cos(hidden in, hidden out), as ShortGPT; sensitivity: levels' },
