@@ -10,7 +10,8 @@ The tokenizer is all-MiniLM-L6-v2's (tests/data/tokenizers/all-minilm-l6-v2.json
 pre-tokenizer, [CLS] .. [SEP] template) over a 1 024-entry vocabulary cut from it (the specials, every
 printable ASCII character alone and as a ##continuation, then the first words of its vocabulary), so
 any English line tokenizes and the embedding table stays small. The model is transformers' BertModel
-(hidden 64, 2 layers, 4 heads, FFN 128), random init seeded (biases and LayerNorms perturbed so the
+(hidden 64, 2 layers, 4 heads, FFN 128), random init seeded with std 0.1 (BERT's 0.02 leaves the layers so
+small beside the embeddings that any pruning looks harmless; biases and LayerNorms perturbed so the
 layers do not share tensors), exported by torch.onnx.export at opset 17 with input_ids,
 attention_mask, token_type_ids and last_hidden_state, dynamic batch and sequence. Nothing is downloaded;
 the same bytes each run. Needs torch, transformers, tokenizers, onnxruntime (/work/venv/bin/python).
@@ -66,7 +67,7 @@ json.dump({"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cl
 
 torch.manual_seed(0)
 cfg = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
-                 max_position_embeddings=128, attn_implementation="eager")
+                 max_position_embeddings=128, initializer_range=0.1, attn_implementation="eager")
 model = BertModel(cfg, add_pooling_layer=False).eval()
 with torch.no_grad():
     for name, p in model.named_parameters():
