@@ -142,9 +142,9 @@ function closeTo(a, b, bound) {
   assert.ok(Math.min(...same) > cross, 'each line is nearer its own original than any other line');
 }
 
-test('a q8 folder as input (--dtype q8): read back, pruned, written again as q8; pipeline() loads it, equal to the module\'s run, close to the original q8', async () => {
+test('a q8 model of a folder as input (FOLDER/onnx/model_quantized.onnx): read back, pruned, written again as q8 with the folder\'s files; pipeline() loads it, equal to the module\'s run, close to the original q8', async () => {
   const out = path.join(dir, 'from-q8');
-  const r = cli('prune', path.join(dir, 'orig'), '--dtype', 'q8', '-o', `${out}/`, '--sparsity', '0.1', '-q');
+  const r = cli('prune', path.join(dir, 'orig', 'onnx', 'model_quantized.onnx'), '-o', `${out}/`, '--sparsity', '0.1', '-q');
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /quantized again in the input's scheme/);
   assert.match(r.stdout, /dtype q8/);
@@ -154,7 +154,7 @@ test('a q8 folder as input (--dtype q8): read back, pruned, written again as q8;
   closeTo(await embed(await load('orig', 'q8')), await embed(pruned), 0.9);
 });
 
-test('which variant a folder input reads: model.onnx first, --dtype names another, the only one, or several refused by name', async () => {
+test('which variant a folder input reads: model.onnx first, a dtype (module) or the path names another, the only one, or several refused by name', async () => {
   assert.equal(path.basename((await O.resolveTextModel(SRC)).model), 'model.onnx');
   assert.equal((await O.resolveTextModel(SRC)).dtype, 'fp32');
   const q = await O.resolveTextModel(SRC, { dtype: 'q8' });
@@ -169,7 +169,7 @@ test('which variant a folder input reads: model.onnx first, --dtype names anothe
   fs.renameSync(path.join(two, 'onnx', 'model.onnx'), path.join(two, 'onnx', 'model_fp16.onnx'));
   const r = cli('prune', two, '-o', path.join(dir, 'two-out/'), '--sparsity', '0.1', '-q');
   assert.equal(r.status, 2, r.stderr);
-  assert.match(r.stderr.trim(), /^[^\n]*model_fp16\.onnx, model_quantized\.onnx and no model\.onnx[^\n]*--dtype[^\n]*$/);
+  assert.match(r.stderr.trim(), /^[^\n]*model_fp16\.onnx, model_quantized\.onnx and no model\.onnx[^\n]*by its path[^\n]*$/);
   assert.ok(!fs.existsSync(path.join(dir, 'two-out')));
   fs.rmSync(path.join(two, 'onnx', 'model_fp16.onnx'));
   assert.equal((await O.resolveTextModel(two)).dtype, 'q8', 'the only variant');

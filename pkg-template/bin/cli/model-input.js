@@ -7,20 +7,19 @@ import { UsageError } from './errors.js';
 /**
  * The model file behind `src` and the tokenizer.json that goes with it (in the folder, or beside the
  * file), when there is one; `folder` when the model belongs to a transformers.js folder (a drop-in
- * output copies its other files). `dtype` (--dtype) picks among a folder's onnx/model*.onnx.
+ * output copies its other files). A folder reads onnx/model.onnx, or its only model*.onnx; another
+ * variant is named by its path (FOLDER/onnx/model_quantized.onnx), which still belongs to FOLDER.
  * @param {string} src
- * @param {string} [dtype]
  * @returns {Promise<{ model: string, tokenizer?: string, folder?: string, dtype?: string }>}
  */
-export async function modelInput(src, dtype) {
+export async function modelInput(src) {
   let folder = false;
   try { folder = fs.statSync(src).isDirectory(); } catch { /* loadOnnx reports the missing file */ }
-  if (!folder && dtype !== undefined) throw new UsageError(`--dtype chooses among a folder's onnx/model*.onnx files; ${src} is not a folder`);
   if (!folder && !fs.existsSync(src)) return { model: src };
   let files;
-  try { files = await resolveTextModel(src, dtype === undefined ? {} : { dtype }); } catch (e) {
-    // a dtype the folder does not have, or several variants and no choice: a usage error naming them
-    if (e instanceof OnnxError && e.reason === 'no_file' && folder) throw new UsageError(`${e.message}${dtype === undefined ? ' (--dtype)' : ''}`);
+  try { files = await resolveTextModel(src); } catch (e) {
+    // several variants and no model.onnx: a usage error naming them
+    if (e instanceof OnnxError && e.reason === 'no_file' && folder) throw new UsageError(`${e.message}, or give the file by its path (${src}/onnx/model_quantized.onnx)`);
     throw e;
   }
   return {

@@ -18,7 +18,7 @@ export const SUMMARY = 'inspect IN.onnx                        list prunable wei
 export async function main(argv) {
   const { values, positionals } = parse('inspect', argv);
   if (values.help) return void console.log(help('inspect', `Usage: ${PROG} inspect IN.onnx [--report R.json|-]`));
-  const file = (await modelInput(oneFile(positionals, 'inspect'), /** @type {string | undefined} */ (values.dtype))).model;
+  const file = (await modelInput(oneFile(positionals, 'inspect'))).model;
   const model = await loadOnnx(file);
   const ws = /** @type {PrunableWeight[]} */ (model.prunable());
   const groups = findChannelGroups(model);

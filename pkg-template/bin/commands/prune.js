@@ -150,7 +150,7 @@ function checkApplies(values, kind, method, trains) {
 export async function main(argv) {
   const { values, positionals } = parse('prune', argv);
   if (values.help) return void console.log(help('prune', USAGE));
-  const input = await modelInput(oneFile(positionals, 'prune'), /** @type {string | undefined} */ (values.dtype));
+  const input = await modelInput(oneFile(positionals, 'prune'));
   const file = input.model;
   if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
   const target = outputTarget(str(values.output), input);

@@ -43,7 +43,7 @@ export function chart(res) {
 export async function main(argv) {
   const { values, positionals } = parse('sensitivity', argv);
   if (values.help) return void console.log(help('sensitivity', USAGE));
-  const input = await modelInput(oneFile(positionals, 'sensitivity'), /** @type {string | undefined} */ (values.dtype));
+  const input = await modelInput(oneFile(positionals, 'sensitivity'));
   const file = input.model;
   const modes = /** @type {const} */ (['sparsity', 'nm', 'channels']).filter((k) => values[k] !== undefined);
   if (modes.length !== 1) throw new UsageError('give exactly one of --sparsity L1,L2,…, --nm N:M, --channels L1,L2,…');
