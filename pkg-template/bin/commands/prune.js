@@ -3,9 +3,10 @@
 // writes the result and prints it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadOnnx, saveOnnx, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
+import { loadOnnx, saveOnnx, saveTransformersFolder, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
 import { modelInput } from '../cli/model-input.js';
+import { outputTarget } from '../cli/model-output.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
@@ -25,6 +26,7 @@ const EXACT_TRANSPORT_BYTES = 1024 ** 2;
 export const SUMMARY = 'prune IN.onnx -o OUT.onnx [options]   prune an ONNX model (one-shot, recipe, searched to a floor, sparse training; then recovery)';
 
 const USAGE = `Usage: ${PROG} prune IN.onnx -o OUT.onnx MODE [options]
+       ${PROG} prune FOLDER/ -o OUT/ MODE [options]   a transformers.js folder in, a drop-in folder out
 
 Modes (exactly one):
   --sparsity S | --nm N:M | --channels F            one-shot, every layer
@@ -151,8 +153,8 @@ export async function main(argv) {
   const input = await modelInput(oneFile(positionals, 'prune'));
   const file = input.model;
   if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
-  const out = path.resolve(str(values.output));
-  if (path.resolve(file) === out) throw new UsageError('the output must not overwrite the input model');
+  const target = outputTarget(str(values.output), input);
+  const out = target.path;
   if (values.report !== undefined && path.resolve(str(values.report)) === out) throw new UsageError('--report and -o name the same file');
   const mode = modeOf(values);
   // a recipe may name its method; --method overrides it
@@ -190,6 +192,7 @@ export async function main(argv) {
     quantize: values.quantize === undefined ? undefined : {
       scheme: /** @type {'int8' | 'int4'} */ (values.quantize), group: values.group === undefined ? undefined : posInt('group', values.group),
     },
+    output: target.folder ? { layout: 'transformers.js' } : undefined,
   };
   checkSamples(job.calibration?.samples, job.eval?.samples);
   const needsOrt = method !== 'magnitude' || trains || !!job.eval || mode.kind === 'layers' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || (!!job.quantize && !!job.calibration);
@@ -204,7 +207,9 @@ export async function main(argv) {
     throw e;
   } finally { interrupt.release(); }
   const { report } = result;
-  const saved = await saveOnnx(result.model, out);
+  const saved = target.folder && report.output
+    ? await saveTransformersFolder(result.model, out, { from: /** @type {string} */ (input.folder), output: report.output })
+    : await saveOnnx(result.model, out);
   const inFiles = [path.resolve(file), ...inputLocations.map((l) => path.join(path.dirname(path.resolve(file)), l)).filter((p) => fs.existsSync(p))];
   const outFiles = [saved.model, ...(saved.data ? [saved.data] : [])];
   let transport;
@@ -214,6 +219,7 @@ export async function main(argv) {
     transport = { before: await transportSize(inFiles, { mode: modeOf(inFiles) }), after: await transportSize(outFiles, { mode: modeOf(outFiles) }) };
   } catch (e) {
     for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
+    if (target.folder) fs.rmSync(out, { recursive: true, force: true });
     throw e;
   }
   const files = {
@@ -224,7 +230,7 @@ export async function main(argv) {
   };
   const fidelity = report.fidelity ? { source: evalSrc, ...report.fidelity } : undefined;
   if (values.report !== undefined) {
-    writeJson(str(values.report), { input: path.resolve(file), output: saved.model, externalData: saved.data ?? null, ...report.prune, ...report, fidelity, files, seconds: report.ms / 1000 });
+    writeJson(str(values.report), { input: path.resolve(file), ...report.prune, ...report, output: saved.model, externalData: saved.data ?? null, folder: target.folder ? out : null, layout: report.output ?? null, fidelity, files, seconds: report.ms / 1000 });
   }
   print(report, mode, { evalSrc, calibSrc, files, out: saved, model: result.model });
 }
@@ -253,7 +259,7 @@ function printSteps(steps, mode) {
 /**
  * @param {JobReport} report
  * @param {JobMode} mode
- * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null }, out: { model: string, data?: string }, model: OnnxModel }} ctx
+ * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null }, out: { model: string, data?: string, dir?: string }, model: OnnxModel }} ctx
  */
 function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
   const r = report.prune;
@@ -336,7 +342,10 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
   if (sub) console.log(sub);
   if (r?.folded?.biases) console.log(`removed channels' constant outputs folded into ${r.folded.biases} consumer biases (${r.folded.created} created)${r.folded.unknown ? `; ${r.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (r?.groups?.kept?.length) console.log(`${r.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
-  console.log(`wrote ${out.model}${out.data ? ` and ${out.data}` : ''}`);
+  const dropin = report.output;
+  if (dropin && 'dir' in out) {
+    console.log(`wrote ${out.dir}${path.sep}: a transformers.js folder (${dropin.file}${dropin.data ? ` + ${dropin.data}` : ''}, dtype ${dropin.dtype}; config.json names it, so pipeline(task, folder) loads it, as does { dtype: '${dropin.dtype}' })`);
+  } else console.log(`wrote ${out.model}${out.data ? ` and ${out.data}` : ''}`);
 }
 
 /**

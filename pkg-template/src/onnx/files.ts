@@ -1,7 +1,9 @@
 // Models and samples from paths (Node), or models from bytes (anywhere): the file side of the module.
 import type { CalibrationDirOptions } from './calib/samples-dir.js';
 import type { TransportSizeOptions, TransportSize } from './transport-size.js';
-import type { TextModelFiles, TextFileOptions } from './text/text-files.js';
+import type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
+import type { SavedFolder } from './text/tjs-folder.js';
+import type { TjsOutput } from './text/tjs-layout.js';
 import type { TextSampleSet } from './text/text-samples.js';
 import type { InputSample } from './calib/inputs.js';
 import { OnnxModel, type ParseOptions } from './model.js';
@@ -57,10 +59,24 @@ export async function transportSize(sources: (string | Uint8Array)[], opts: Tran
 const textFiles = (): Promise<typeof import('./text/text-files.js')> =>
   import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./text/text-files.js', import.meta.url).href);
 
-/** Node only: a `.onnx` path or a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx) as its files. */
-export async function resolveTextModel(src: string): Promise<TextModelFiles> {
+/**
+ * Node only: a `.onnx` path or a transformers.js model folder (config.json, tokenizer.json,
+ * onnx/model.onnx, or the variant of `opts.dtype`) as its files.
+ */
+export async function resolveTextModel(src: string, opts: ResolveOptions = {}): Promise<TextModelFiles> {
   if (!isNode) throw new OnnxError('unsupported', 'resolving a model folder needs Node', 'unsupported_environment');
-  return (await textFiles()).resolveTextModel(src);
+  return (await textFiles()).resolveTextModel(src, opts);
+}
+
+/**
+ * Node only: writes the model as a transformers.js model folder `dir` (not existing, or empty), the
+ * other files of the transformers.js folder `from` copied, the model under its dtype's name
+ * (`output`, a job report's, or read off the model); through a temporary folder renamed at the end.
+ */
+export async function saveTransformersFolder(model: OnnxModel, dir: string, opts: { from: string; output?: TjsOutput }): Promise<SavedFolder> {
+  if (!isNode) throw new OnnxError('unsupported', 'writing a folder needs Node: use model.encode() and the job report output in a browser', 'unsupported_environment');
+  const mod: typeof import('./text/tjs-folder.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./text/tjs-folder.js', import.meta.url).href);
+  return mod.saveTransformersFolder(model, dir, opts);
 }
 
 /** Node only: samples of a `.txt` / `.jsonl` file for a text model (see textSamples); the tokenizer may be a tokenizer.json path. */

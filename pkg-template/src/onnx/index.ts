@@ -6,8 +6,10 @@
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
-export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel } from './files.js';
-export type { TextModelFiles, TextFileOptions } from './text/text-files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
+export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
+export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';
+export type { SavedFolder } from './text/tjs-folder.js';
 export type { TransportSizeOptions, TransportSize } from './transport-size.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
 

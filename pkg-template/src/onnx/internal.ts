@@ -44,8 +44,11 @@ export { findResidualBlocks, removeResidualBlocks, type ResidualBlock } from './
 export { blockInfluence, leastInfluential, type BlockInfluence } from './calib/block-influence.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
-export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextModel } from './files.js';
-export type { TextModelFiles, TextFileOptions } from './text/text-files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
+export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
+export { tjsLayout, tjsConfig, tjsFile, transformersDtype, dtypeOfFile, pickVariant, TJS_SUFFIX, TJS_DTYPES } from './text/tjs-layout.js';
+export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';
+export type { SavedFolder } from './text/tjs-folder.js';
 // Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
 export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
 export type { Recipe, RecipeRule, Setting, SettingScope, Pattern } from './recipe/recipe.js';

@@ -139,6 +139,9 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (q.embeddings !== undefined && !['int8', 'int4', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `must be int8, int4 or float (got ${String(q.embeddings)})`);
     if (q.method === 'gptq' && !cal?.samples.length) throw new JobError('quantize.method', 'gptq compensates through the inputs of each layer: it needs calibration samples (calibration.samples)');
   }
+  if (job.output !== undefined && !(job.output && ['onnx', 'transformers.js'].includes(job.output.layout))) {
+    throw new JobError('output.layout', `must be onnx or transformers.js (got ${String(job.output?.layout)})`);
+  }
   const trainCount = cal?.samples.length ?? 0;
   if ((job.mode.kind === 'prox' || job.recover !== undefined) && trainCount > JOB_DEFAULTS.maxTrainingSamples) {
     throw new JobError('calibration.samples', `are at most ${JOB_DEFAULTS.maxTrainingSamples} for training (got ${trainCount})`);

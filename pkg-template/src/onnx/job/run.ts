@@ -28,6 +28,7 @@ import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
 import { quantizeModel, plannedGrids, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
+import { tjsLayout, type TjsOutput } from '../text/tjs-layout.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null; sweep?: CalibReport['sweep']; time?: CalibReport['time'] } & {
@@ -63,6 +64,8 @@ export interface JobReport {
    */
   quantize?: QuantReport & { source: 'asked' | 'input'; gptq?: { pass: 'joint' | 'after'; layers: number; ms: number } };
   fidelity?: JobFidelity;
+  /** With `output: { layout: 'transformers.js' }`: the dtype the result is and its file in the folder. */
+  output?: TjsOutput;
   ms: number;
 }
 
@@ -249,6 +252,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   } else if (record) {
     report.quantize = { ...requantize(pruned, record, { onProgress: step('quantize') }), source: 'input' };
   }
+
+  if (job.output?.layout === 'transformers.js') report.output = tjsLayout(pruned);
 
   if (held && evalSamples) {
     const f = await held.judge(pruned);

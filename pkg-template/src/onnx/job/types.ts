@@ -95,6 +95,12 @@ export interface PruneJob {
   };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;
+  /**
+   * How the result is laid out: one `.onnx` file (default), or a transformers.js model folder, the
+   * model under the file name of the dtype it is (q8: onnx/model_quantized.onnx; the report's
+   * `output` says which; `saveTransformersFolder` writes it in Node).
+   */
+  output?: { layout: 'onnx' | 'transformers.js' };
 }
 
 /** What a job's run reports as it goes: a phase, a count, and what it is working on. */
