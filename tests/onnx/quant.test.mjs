@@ -234,6 +234,25 @@ test('below opset 13 and weights in Constant nodes (Paddle2ONNX exports): int8 a
       assert.deepEqual(consts, store === 'constant' ? ['b', 'shape'] : [], `${tag}: the quantized weights' float Constants are gone`);
       assert.equal(m.prunable().length, 0, tag);
       await closeTo(bytes, m.encode(), G.feedsFor(null, { x: [1, 3, 6, 6] }), 0.999);
+      // Read back: the Cast + Mul weights are found, made float again (the codes times their scales),
+      // pruned, and written in the same form.
+      const q = OnnxModel.parse(m.encode());
+      assert.deepEqual(kinds(q), opset >= 11 ? ['cast', 'cast', 'integer'] : ['cast', 'cast', 'cast'], tag);
+      const record = dequantizeModel(q);
+      const back = Object.fromEntries(q.weights.filter((w) => ['cw', 'W', 'fc'].includes(w.name)).map((w) => [w.name, q.readFloat(w)]));
+      const orig = OnnxModel.parse(bytes);
+      for (const name of ['cw', 'W', 'fc']) {
+        const a = orig.readFloat(orig.weight(name)), b = back[name], l = r.layers.find((x) => x.name === name);
+        assert.equal(b.length, a.length, `${tag} ${name}`);
+        let d = 0;
+        for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
+        assert.ok(Math.abs(d - l.maxAbsError) < 1e-6, `${tag} ${name}: read back ${d}, written ${l.maxAbsError}`);
+      }
+      pruneSparsity(q, { sparsity: 0.5 });
+      const rq = requantize(q, record);
+      assert.deepEqual(rq.layers.map((l) => l.form).sort(), record.layers.map((l) => l.form).sort(), tag);
+      assert.equal(q.prunable().length, 0, tag);
+      await runModel(q.encode(), G.feedsFor(null, { x: [1, 3, 6, 6] }));
     }
   }
 });
