@@ -71,9 +71,14 @@ function variants(key) {
     for (const sp of [0.3, 0.4, 0.5]) {
       v[`sgpt${100 * sp}-int4c-gptq`] = { label: `probe: ${100 * sp}% SparseGPT + 4-bit grid per channel in int8 containers, joint`, probe: true, gptq4: { percDamp: 0.1, criterion: 'sparsegpt', sparsity: sp } };
     }
+    // The GPTQ probe's codes packed as int4 with opset-21 DequantizeLinear (ocr_int4dq.py): same values.
+    v['int4c-gptq-dq21'] = { label: 'probe: the GPTQ 4-bit codes packed as int4, opset-21 DequantizeLinear', from: 'int4c-gptq' };
     v['nm24-int4c-gptq'] = { label: 'probe: 2:4 SparseGPT + 4-bit grid per channel in int8 containers, joint', probe: true, gptq4: { percDamp: 0.1, criterion: 'sparsegpt', nm: [2, 4] } };
     v[`ch${FRACTION}-int8`] = { label: `ours --channels ${FRACTION} global (SparseGPT) + int8 GPTQ`, calib: true,
       job: { mode: { kind: 'channels', fraction: FRACTION, scope: 'global' }, method: 'sparsegpt', quantize: int8('gptq') } };
+  }
+  if (key === 'rec') {
+    v['int4all-gptq'] = { label: 'probe: int4 g32 MatMulNBits + 4-bit grid per channel Conv in int8 containers, GPTQ', probe: true, gptq4: { percDamp: 0.01, scheme: 'int4' } };
   }
   if (key === 'rec') v['int4-gptq'] = { label: 'ours int4 g32 (MatMul only; Conv int8), GPTQ', calib: true, job: { mode: dense, quantize: { scheme: 'int4', group: 32, method: 'gptq' } } };
   if (!opt.only) return v;
@@ -165,7 +170,7 @@ for (const key of opt.models.split(',')) {
   fs.mkdirSync(npyDir, { recursive: true });
   calibration.forEach((s, i) => writeNpy(path.join(npyDir, `${String(i).padStart(3, '0')}.npy`), s.feeds.x));
   if (Object.values(V).some((v) => v.ort && !fs.existsSync(path.join(OUT, v.ort)))) {
-    const r = spawnSync('nice', ['-n', '10', opt.python, path.join(ROOT, 'bench/quant/ocr_ort.py'), '--model', SETS[key].file, '--out', OUT, '--name', key, '--calib', npyDir], { encoding: 'utf8' });
+    const r = spawnSync('nice', ['-n', '10', opt.python, path.join(ROOT, 'bench/quant/ocr_ort.py'), '--model', SETS[key].file, '--out', OUT, '--name', key, '--calib', npyDir], { encoding: 'utf8', cwd: OUT }); // cwd: quant_pre_process leaves a temp file there
     log(`ocr_ort.py ${key}: ${r.stdout.trim().replace(/\n/g, '; ')}${r.status ? ` FAILED ${r.stderr.slice(-400)}` : ''}`);
   }
   const files = {}, rows = {};
@@ -173,6 +178,12 @@ for (const key of opt.models.split(',')) {
     const row = rows[name] = { name, label: v.label };
     try {
       if (v.ort) files[name] = new Uint8Array(fs.readFileSync(path.join(OUT, v.ort)));
+      else if (v.from) {
+        const [src, dst] = [`${key}_${v.from}.onnx`, `${key}_${name}.onnx`].map((f) => path.join(OUT, f));
+        const r = spawnSync('nice', ['-n', '10', opt.python, path.join(ROOT, 'bench/quant/ocr_int4dq.py'), src, dst], { encoding: 'utf8' });
+        if (r.status) throw new Error(`ocr_int4dq.py: ${r.stderr.slice(-300)}`);
+        files[name] = new Uint8Array(fs.readFileSync(dst));
+      }
       else if (!v.job && !v.probe) files[name] = floatBytes;
       else {
         const model = OnnxModel.parse(floatBytes);
@@ -185,12 +196,15 @@ for (const key of opt.models.split(',')) {
         }
         let given;
         if (v.gptq4) {
-          const { percDamp, ...target } = v.gptq4;
-          const grids = new Map([...plannedGrids(model, { scheme: 'int8' }).keys()].map((n) => [n, { bits: 4, group: 0 }]));
+          // scheme int4: MatMul weights on the tool's own int4 grid (MatMulNBits, group 32), the rest 4-bit per channel.
+          const { percDamp, scheme = 'int8', ...target } = v.gptq4;
+          const planned = plannedGrids(model, { scheme, ...(scheme === 'int4' ? { group: 32 } : {}) });
+          const grids = new Map([...planned].map(([n, g]) => [n, g.bits === 4 ? g : { bits: 4, group: 0 }]));
           const r = await calibratePrune(model, { ort: runner, calibration, percDamp, sequential: true, quantize: { grids }, ...target });
-          given = new Map([...r.quantized].map(([n, g]) => [n, { ...g, qv: positiveScales(g.qv) }]));
+          given = new Map([...r.quantized].map(([n, g]) => [n, planned.get(n)?.bits === 4 ? g : { ...g, qv: positiveScales(g.qv) }]));
         }
-        const q = v.probe ? quantizeModel(model, { scheme: 'int8', ...(given ? { given } : { quantizer: int4InInt8 }) }) : report.quantize;
+        const qopts = v.gptq4?.scheme === 'int4' ? { scheme: 'int4', group: 32 } : { scheme: 'int8' };
+        const q = v.probe ? quantizeModel(model, { ...qopts, ...(given ? { given } : { quantizer: int4InInt8 }) }) : report.quantize;
         row.jobSeconds = (performance.now() - t0) / 1000;
         files[name] = model.encode();
         const forms = {};
