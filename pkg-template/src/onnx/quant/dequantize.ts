@@ -64,6 +64,21 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
       for (const r of readers) r.input = r.input.map((i: string) => (i === s.output ? w : i));
     } };
   }
+  if (s.kind === 'cast') {
+    // The scale broadcasts against the weight: one value, or one per channel along a single axis.
+    const mul = s.nodes[1];
+    const st = inits.get(mul.input.find((i: string) => i !== n.output[0]));
+    const sd = st.dims.map(toNum);
+    const axes = sd.map((d: number, i: number) => [d, i + dims.length - sd.length]).filter(([d]: number[]) => d !== 1);
+    if (axes.length > 1 || sd.length > dims.length) throw new OnnxError('unsupported_scheme', `${what}: a Cast + Mul scale of shape [${sd.join(', ')}] for a weight of shape [${dims.join(', ')}]`, 'unsupported_op');
+    const values = affine(intValues(model, t), dims, model.readFloat(st), undefined, axes.length ? axes[0][1] : 0, what);
+    const readers = g.node.filter((x: NodeProto) => x.input.includes(s.output));
+    const entry: QuantRecordEntry = { name: '', form: 'int8-dq', group: 0, source: 'cast' };
+    return { entry, values, dims, apply: (_names, w) => {
+      remove(s.nodes);
+      for (const r of readers) r.input = r.input.map((i: string) => (i === s.output ? w : i));
+    } };
+  }
   if (s.kind === 'integer') {
     const [, cast, mul, scaleMul, dql] = s.nodes;
     const scaleName = scaleMul.input.find((i: string) => i !== dql.output[1] && inits.has(i));

@@ -2,6 +2,8 @@
 //   - `dq`:      DequantizeLinear on an int8 / uint8 initializer (QDQ weights; our int8-dq form);
 //   - `integer`: MatMulInteger / ConvInteger on an int8 / uint8 initializer, its activation from a
 //                DynamicQuantizeLinear, then Cast and the scale Mul (quantize_dynamic; our int8-dynamic);
+//   - `cast`:    an int8 initializer through Cast to float and a Mul by a float scale initializer (our
+//                int8-dq form below opset 13, which has no per-axis DequantizeLinear);
 //   - `nbits`:   com.microsoft MatMulNBits with bits = 4 (our int4-nbits; transformers.js q4);
 //   - `gather`:  an int8 / uint8 table gathered, then widened by a scale per row (ours) or by a
 //                DequantizeLinear (quantize_dynamic's Gather).
@@ -13,7 +15,7 @@ import { OnnxError } from '../errors.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
-export type SiteKind = 'dq' | 'integer' | 'nbits' | 'gather' | 'gather-dq';
+export type SiteKind = 'dq' | 'integer' | 'nbits' | 'gather' | 'gather-dq' | 'cast';
 
 /** One quantized weight and the nodes that use it. */
 export interface QuantSite {
@@ -83,6 +85,15 @@ export function detectQuantized(model: OnnxModel): Detected {
       seen.add(cast!); seen.add(mul!);
       continue;
     }
+    if (op === 'Cast' && dom === '' && inits.get(n.input[0])?.data_type === DT.INT8 && attrInt(n, 'to', 0) === DT.FLOAT) {
+      const mul = only(n.output[0]);
+      const sIn = mul?.op_type === 'Mul' ? mul.input.find((i: string) => i !== n.output[0]) : undefined;
+      if (sIn && inits.get(sIn)?.data_type === DT.FLOAT) {
+        sites.push({ kind: 'cast', codes: n.input[0], nodes: [n, mul!], output: mul!.output[0] });
+        seen.add(mul!);
+      }
+      continue;
+    }
     if (op === 'MatMulNBits' && dom === 'com.microsoft') {
       const bits = attrInt(n, 'bits', 4);
       const zp = n.input[3] ? inits.get(n.input[3]) : undefined;
@@ -123,5 +134,5 @@ export function assertFloatWeights(model: OnnxModel, what: string): void {
 
 const SITE_NAMES: Record<SiteKind, string> = {
   dq: 'int8 DequantizeLinear', integer: 'MatMulInteger / ConvInteger (dynamic int8)', nbits: 'MatMulNBits 4-bit',
-  gather: 'int8 Gather', 'gather-dq': 'int8 Gather + DequantizeLinear',
+  gather: 'int8 Gather', 'gather-dq': 'int8 Gather + DequantizeLinear', cast: 'int8 Cast + Mul',
 };

@@ -2,8 +2,13 @@
 // and a DequantizeLinear (per-axis, opset ≥ 13) feeds the float MatMul / Gemm / Conv unchanged.
 // This is the QDQ weight form of onnxruntime's static quantizer (quantize_static with per_channel),
 // without the activation Q/DQ pair: the download shrinks 4×, the arithmetic stays float.
+// Below opset 13 DequantizeLinear is per tensor only (opset 10) or absent, so the same arithmetic,
+// codes × per-channel scale with zero point 0, is written as Cast(int8 → float) then Mul by the
+// scales shaped to broadcast along the output axis (ONNX Cast since opset 6, broadcasting Mul since 7):
+// the PaddleOCR exports are opset 9 and 11.
 import { attrInt, type OnnxModel } from '../model.js';
-import { int8Tensor, floatTensor, node, insertBefore, dropUnused, type Names } from './graph-edit.js';
+import { int8Tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
+import { DT } from '../tensor-data.js';
 import { toStored, type QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
 
@@ -22,6 +27,19 @@ export function writeInt8Dq(model: OnnxModel, names: Names, t: QuantTarget, qv: 
   const base = w.name;
   const qName = names.fresh(`${base}_quantized`);
   const sName = names.fresh(`${base}_scale`);
+  if (opsetVersion(model.model, '') < 13) {
+    const axis = outputAxis(t);
+    const cast = names.fresh(`${base}_Cast_Output`), out = names.fresh(`${base}_Dequantized`);
+    g.initializer.push(int8Tensor(qName, w.dims, toStored(w, qv.codes)));
+    g.initializer.push(floatTensor(sName, w.dims.map((d, i) => (i === axis ? d : 1)), qv.scales));
+    insertBefore(g, reader, [
+      node('Cast', [qName], [cast], names.fresh(`${base}_Cast`), { to: DT.FLOAT }),
+      node('Mul', [cast, sName], [out], names.fresh(`${base}_Mul`)),
+    ]);
+    reader.input[1] = out;
+    dropUnused(g, [base]);
+    return;
+  }
   const zName = names.fresh(`${base}_zero_point`);
   const out = names.fresh(`${base}_DequantizeLinear_Output`);
   g.initializer.push(int8Tensor(qName, w.dims, toStored(w, qv.codes)));

@@ -88,7 +88,7 @@ const FLOAT_BYTES: Record<number, number> = { 1: 4, 10: 2, 16: 2, 11: 8 };
 
 interface Planned { t: QuantTarget; form: QuantForm; qv: QuantizedView; report: QuantLayerReport }
 
-function formFor(t: QuantTarget, opts: QuantizeOptions, group: number): { form: QuantForm; group: number; note?: string } {
+function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset: number): { form: QuantForm; group: number; note?: string } {
   if (t.role === 'embedding') {
     return (opts.embeddings ?? opts.scheme) === 'int4' ? { form: 'int4-gather', group } : { form: 'int8-gather', group: 0 };
   }
@@ -97,9 +97,15 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number): { form: 
     if (mm2d) return { form: 'int4-nbits', group };
     return { form: 'int8-dq', group: 0, note: `${t.w.op}: MatMulNBits serves MatMul only; int8 per channel` };
   }
-  if (mm2d && (opts.int8MatMul ?? INT8_MATMUL_FORM) === 'dynamic') return { form: 'int8-dynamic', group: 0 };
-  return { form: 'int8-dq', group: 0 };
+  if (mm2d && (opts.int8MatMul ?? INT8_MATMUL_FORM) === 'dynamic') {
+    if (onnxOpset >= 11) return { form: 'int8-dynamic', group: 0 };
+    return { form: 'int8-dq', group: 0, note: `MatMulInteger needs opset 11 (the model imports ${onnxOpset}): ${CAST_NOTE}` };
+  }
+  return onnxOpset < 13 ? { form: 'int8-dq', group: 0, note: CAST_NOTE } : { form: 'int8-dq', group: 0 };
 }
+
+/** Below opset 13 DequantizeLinear has no axis: int8-dq.ts writes the same arithmetic as Cast + Mul. */
+const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 + Cast + Mul by the per-channel scale';
 
 function bytesAfter(form: QuantForm, qv: QuantizedView): number {
   const scales = qv.scales.length * 4;
@@ -138,10 +144,7 @@ function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: Quan
   for (const t of chosen) {
     const own = opts.layerForm?.(t.w);
     if (own === null) continue;
-    const pick = own ?? formFor(t, opts, group);
-    if (pick.form === 'int8-dq' && onnxOpset < 13) {
-      throw new OnnxError('unsupported', `"${t.w.name}": per-channel DequantizeLinear needs opset 13 or later (the model imports ai.onnx ${onnxOpset})`, 'unsupported_op');
-    }
+    const pick = own ?? formFor(t, opts, group, onnxOpset);
     if (pick.form === 'int8-dynamic' && (t.w.op !== 'MatMul' || onnxOpset < 11)) {
       throw new OnnxError('unsupported', `"${t.w.name}": the MatMulInteger form serves 2-D MatMul weights at opset ≥ 11`, 'unsupported_op');
     }

@@ -1,6 +1,6 @@
 // Which weights of a model can be quantized and in which role: the weight input of a MatMul /
 // Gemm / Conv (the pruning's 2-D view, rows = outputs), or the table of a Gather (an embedding, one
-// row per token). A weight read by anything else too, or through a Cast (float16 files), is left
+// row per token), stored as an initializer or a Constant node. A weight read by anything else too, or through a Cast (float16 files), is left
 // float with the reason, since rewriting it would change what the other readers see.
 import type { OnnxModel, OnnxWeight } from '../model.js';
 import { attrInt, DT, type NodeProto } from '../model.js';
@@ -25,7 +25,8 @@ export function findTargets(model: OnnxModel): { targets: QuantTarget[]; skipped
   const targets: QuantTarget[] = [];
   const skipped: Skipped[] = [];
   for (const w of model.weights) {
-    if (w.source !== 'initializer') { if (w.op) skipped.push({ w, reason: 'a Constant node, not an initializer' }); continue; }
+    // A Constant node's value is quantized like an initializer (the forms write new initializers and
+    // drop the Constant once nothing reads it): exporters such as Paddle2ONNX hold every weight in one.
     // The forms write float32 scales and dequantize to float32: the reader must compute in float32.
     if (w.dtype !== DT.FLOAT) { if (w.op || w.consumers.includes('Gather#0')) skipped.push({ w, reason: `${w.dtypeName} weight: the quantized forms here compute in float32` }); continue; }
     if (w.consumers.length === 1 && w.consumers[0] === 'Gather#0' && w.dims.length === 2) {
