@@ -257,6 +257,57 @@ test('below opset 13 and weights in Constant nodes (Paddle2ONNX exports): int8 a
   }
 });
 
+test('int4 on Conv and Gemm: 4-bit codes per output channel in an int8 container (DequantizeLinear, or Cast + Mul below opset 13), read back as 4-bit, GPTQ-compensated in the job', async () => {
+  for (const opset of [11, 13]) {
+    const bytes = G.makeModel({
+      inputs: [['x', [1, 3, 6, 6]]], outputs: [['y', [1, 4]]], opset,
+      inits: { cw: { dims: [6, 3, 3, 3] }, shape: { dims: [2], int64: [1, 96] }, fc: { dims: [4, 96] }, b: { dims: [4] } },
+      nodes: [['Conv', ['x', 'cw'], ['c']], ['Reshape', ['c', 'shape'], ['f']], ['Gemm', ['f', 'fc', 'b'], ['y'], { transB: 1 }]],
+    });
+    const tag = `opset ${opset}`;
+    const m = OnnxModel.parse(bytes);
+    const r = quantizeModel(m, { scheme: 'int4' });
+    assert.deepEqual(r.layers.map((l) => [l.name, l.form, l.bits]), [['cw', 'int4-dq', 4], ['fc', 'int4-dq', 4]], tag);
+    assert.ok(r.layers.every((l) => /4-bit codes per output channel/.test(l.note)), tag);
+    // The container: int8 codes within -8..8 and a positive scale per output channel; each weight
+    // within one step of its float value (the step: the channel's largest magnitude / 8; half a step
+    // but on the side opposite the extreme, whose top code is 7 on onnxruntime's grid).
+    const q = OnnxModel.parse(m.encode());
+    const orig = OnnxModel.parse(bytes);
+    assert.deepEqual(kinds(q), opset >= 13 ? ['dq', 'dq'] : ['cast', 'cast'], tag);
+    const record = dequantizeModel(q);
+    assert.deepEqual(record.layers.map((l) => l.form), ['int4-dq', 'int4-dq'], `${tag}: read back as 4-bit`);
+    for (const name of ['cw', 'fc']) {
+      const a = orig.readView(orig.weight(name)), b = q.readView(q.weight(name));
+      const { rows, cols } = orig.weight(name).view;
+      for (let i = 0; i < rows; i++) {
+        let mx = 0;
+        for (let j = 0; j < cols; j++) mx = Math.max(mx, Math.abs(a[i * cols + j]));
+        const levels = new Set();
+        for (let j = 0; j < cols; j++) {
+          assert.ok(Math.abs(a[i * cols + j] - b[i * cols + j]) <= mx / 8 + 1e-6, `${tag} ${name}[${i}, ${j}]`);
+          levels.add(Math.round((b[i * cols + j] / mx) * 8));
+        }
+        assert.ok(levels.size <= 16, `${tag} ${name} row ${i}: ${levels.size} levels`);
+      }
+    }
+    await closeTo(bytes, m.encode(), G.feedsFor(null, { x: [1, 3, 6, 6] }), 0.98);
+    // Pruned and written back in the same form.
+    pruneSparsity(q, { sparsity: 0.5 });
+    const rq = requantize(q, record);
+    assert.equal(rq.scheme, 'int4', tag);
+    assert.deepEqual(rq.layers.map((l) => l.form), ['int4-dq', 'int4-dq'], tag);
+    // The job with calibration: GPTQ on the per-channel 4-bit grid, the same container.
+    const j = OnnxModel.parse(bytes);
+    const samples = O.makeInputSet(j, { count: 4 * 96, generator: 'generic' }); // the Gemm needs 4 vectors per input for a compensated solve
+    const { report } = await O.runJob(j, { mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples }, quantize: { scheme: 'int4' } }, { ort: (await import('onnxruntime-node')).default, sessionOptions: { logSeverityLevel: 3 } });
+    assert.deepEqual(report.quantize.layers.map((l) => [l.name, l.form, l.method]), [['cw', 'int4-dq', 'gptq'], ['fc', 'int4-dq', 'gptq']], tag);
+    const codes = OnnxModel.parse(j.encode()).graph.initializer.filter((t) => t.data_type === 3 && t.dims.length > 1); // not the zero points
+    assert.equal(codes.length, 2, tag);
+    for (const t of codes) assert.ok(Array.from(t.raw_data, (v) => (v << 24) >> 24).every((v) => v >= -8 && v <= 8), `${tag} ${t.name}: codes in -8..8`);
+  }
+});
+
 test('never half-written: a refusal or a failing quantizer leaves the model as it was', () => {
   const m2 = OnnxModel.parse(G.mlp());
   const b2 = m2.encode();

@@ -42,6 +42,16 @@ function affine(q: Float32Array, dims: number[], scale: Float32Array, zp: Float3
   return out;
 }
 
+/**
+ * Codes of a 4-bit grid in an int8 container (the int4-dq form): zero point 0 and every code in
+ * -8..8. Such a weight is written back on the 4-bit grid, not widened to int8.
+ */
+function fourBitCodes(codes: ArrayLike<number>, zp?: ArrayLike<number>): boolean {
+  if (zp && Array.prototype.some.call(zp, (z: number) => z !== 0)) return false;
+  for (let i = 0; i < codes.length; i++) if (codes[i] < -8 || codes[i] > 8) return false;
+  return codes.length > 0;
+}
+
 const baseName = (codes: string) => codes.replace(/_(quantized|Q4)$/, '');
 
 /** Computes one site's float weight and how its nodes are replaced (nothing changed yet). */
@@ -55,10 +65,12 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
   const what = `${n.op_type} "${n.name || s.output}"`;
   const remove = (nodes: NodeProto[]) => { for (const x of nodes) { const i = g.node.indexOf(x); if (i >= 0) g.node.splice(i, 1); } };
   if (s.kind === 'dq') {
-    const values = affine(intValues(model, t), dims, f(n.input[1])!, ints(n.input[2]), attrInt(n, 'axis', 1), what);
+    const codes = intValues(model, t), zp = ints(n.input[2]);
+    const values = affine(codes, dims, f(n.input[1])!, zp, attrInt(n, 'axis', 1), what);
     const readers = g.node.filter((x: NodeProto) => x.input.includes(s.output));
     const gather = readers.length === 1 && readers[0].op_type === 'Gather' && readers[0].input[0] === s.output;
-    const entry: QuantRecordEntry = { name: '', form: gather ? 'int8-gather' : 'int8-dq', group: 0, source: 'dq' };
+    const form = gather ? 'int8-gather' : fourBitCodes(codes, zp) ? 'int4-dq' : 'int8-dq';
+    const entry: QuantRecordEntry = { name: '', form, group: 0, source: 'dq' };
     return { entry, values, dims, apply: (_names, w) => {
       remove([n]);
       for (const r of readers) r.input = r.input.map((i: string) => (i === s.output ? w : i));
@@ -71,9 +83,10 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     const sd = st.dims.map(toNum);
     const axes = sd.map((d: number, i: number) => [d, i + dims.length - sd.length]).filter(([d]: number[]) => d !== 1);
     if (axes.length > 1 || sd.length > dims.length) throw new OnnxError('unsupported_scheme', `${what}: a Cast + Mul scale of shape [${sd.join(', ')}] for a weight of shape [${dims.join(', ')}]`, 'unsupported_op');
-    const values = affine(intValues(model, t), dims, model.readFloat(st), undefined, axes.length ? axes[0][1] : 0, what);
+    const codes = intValues(model, t);
+    const values = affine(codes, dims, model.readFloat(st), undefined, axes.length ? axes[0][1] : 0, what);
     const readers = g.node.filter((x: NodeProto) => x.input.includes(s.output));
-    const entry: QuantRecordEntry = { name: '', form: 'int8-dq', group: 0, source: 'cast' };
+    const entry: QuantRecordEntry = { name: '', form: fourBitCodes(codes) ? 'int4-dq' : 'int8-dq', group: 0, source: 'cast' };
     return { entry, values, dims, apply: (_names, w) => {
       remove(s.nodes);
       for (const r of readers) r.input = r.input.map((i: string) => (i === s.output ? w : i));
@@ -178,9 +191,10 @@ export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<Qua
   const have = new Set(model.weights.map((w) => w.name));
   const lost = record.layers.filter((l) => !have.has(l.name)).map((l) => l.name);
   if (lost.length) throw new OnnxError('bad_mask', `the record names weights the model no longer has: ${lost.slice(0, 3).join(', ')}${lost.length > 3 ? ', …' : ''}`, 'invalid_arguments');
-  const int4 = record.layers.find((l) => l.form === 'int4-nbits');
+  const nbits = record.layers.find((l) => l.form === 'int4-nbits');
+  const int4 = !!nbits || record.layers.some((l) => l.form === 'int4-dq');
   return quantizeModel(model, {
-    scheme: int4 ? 'int4' : 'int8', group: int4 ? int4.group : undefined, ...opts,
+    scheme: int4 ? 'int4' : 'int8', group: nbits ? nbits.group : undefined, ...opts,
     layerForm: (w: OnnxWeight) => { const l = by.get(w.name); return l ? { form: l.form, group: l.group } : null; },
   });
 }

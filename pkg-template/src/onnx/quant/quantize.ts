@@ -95,7 +95,7 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset
   const mm2d = t.w.op === 'MatMul' && t.w.dims.length === 2;
   if (opts.scheme === 'int4') {
     if (mm2d) return { form: 'int4-nbits', group };
-    return { form: 'int8-dq', group: 0, note: `${t.w.op}: MatMulNBits serves MatMul only; int8 per channel` };
+    return { form: 'int4-dq', group: 0, note: `${t.w.op}: MatMulNBits serves MatMul only; 4-bit codes per output channel in an int8 container${onnxOpset < 13 ? ' (Cast + Mul below opset 13)' : ''}` };
   }
   if (mm2d && (opts.int8MatMul ?? INT8_MATMUL_FORM) === 'dynamic') {
     if (onnxOpset >= 11) return { form: 'int8-dynamic', group: 0 };
@@ -106,6 +106,22 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset
 
 /** Below opset 13 DequantizeLinear has no axis: int8-dq.ts writes the same arithmetic as Cast + Mul. */
 const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 + Cast + Mul by the per-channel scale';
+
+/**
+ * The int8 container of a 4-bit grid with every scale positive: onnxruntime's grid puts a row's
+ * extreme on code -8 with a negative scale when that extreme is positive; negating such a row's
+ * codes and scale gives the same values with codes in -8..8, which int8 holds, and the positive
+ * scale every DequantizeLinear reader expects.
+ */
+function positiveScales(qv: QuantizedView): QuantizedView {
+  const codes = Int8Array.from(qv.codes), scales = Float32Array.from(qv.scales);
+  for (let r = 0; r < qv.rows; r++) {
+    if (!(scales[r] < 0)) continue;
+    scales[r] = -scales[r];
+    for (let c = r * qv.cols; c < (r + 1) * qv.cols; c++) codes[c] = -codes[c];
+  }
+  return { ...qv, codes, scales };
+}
 
 function bytesAfter(form: QuantForm, qv: QuantizedView): number {
   const scales = qv.scales.length * 4;
@@ -214,6 +230,7 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
   planned.sort((a, b) => (order.get(a.t.node) as number) - (order.get(b.t.node) as number));
   for (const p of planned) {
     if (p.form === 'int8-dq') writeInt8Dq(model, names, p.t, p.qv);
+    else if (p.form === 'int4-dq') writeInt8Dq(model, names, p.t, positiveScales(p.qv));
     else if (p.form === 'int8-dynamic') writeInt8Dynamic(model, names, p.t, p.qv, cache);
     else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv);
     else if (p.form === 'int4-gather') writeGatherInt4(model, names, p.t, p.qv);
