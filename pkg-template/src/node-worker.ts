@@ -27,7 +27,10 @@ class NodeWebWorker extends EventTarget {
     const href = String(url);
     const script = href.startsWith('blob:') ? resolveObjectURL(href) : href;
     if (script === undefined) throw new Error(`Worker: ${href} names no Blob of this thread`);
-    this.#thread = new ThreadWorker(SCOPE, { workerData: { script } });
+    // none of the parent's command-line options: `-e`/`--input-type` there would not apply to this
+    // thread's entry (it stops at once), and the scripts it runs need none
+    this.#thread = new ThreadWorker(SCOPE, { workerData: { script }, execArgv: [] });
+    this.#thread.on('exit', (code) => this.dispatchEvent(Object.assign(new Event('exit'), { code })));
     this.#thread.on('message', (data: unknown) => this.dispatchEvent(new MessageEvent('message', { data })));
     this.#thread.on('error', (error: Error) => this.dispatchEvent(Object.assign(new Event('error'), { error, message: error.message })));
   }
@@ -82,15 +85,24 @@ export async function withWebWorkers(start: () => Promise<unknown>): Promise<{ u
   const g = globalThis as unknown as Globals;
   const saved = { Worker: g.Worker, fetch: g.fetch };
   const made: NodeWebWorker[] = [];
+  // the helper waits for each worker's 'ready' and never hears of one that failed or stopped:
+  // either ends the start here instead of a wait that would never end
+  let stopped: (e: Error) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    stopped = reject;
+  });
+  const onStop = (ev: Event) => stopped(new Error(`a thread-pool worker stopped while starting: ${(ev as Event & { message?: string }).message ?? 'exited'}`));
   g.Worker = class extends NodeWebWorker {
     constructor(url: string | URL, options?: { type?: string }) {
       super(url, options);
       made.push(this);
+      this.addEventListener('error', onStop);
+      this.addEventListener('exit', onStop);
     }
   };
   g.fetch = fileFetch(saved.fetch);
   try {
-    await start();
+    await Promise.race([start(), failed]);
   } catch (e) {
     for (const w of made) w.terminate();
     throw e;
@@ -98,6 +110,10 @@ export async function withWebWorkers(start: () => Promise<unknown>): Promise<{ u
     if (saved.Worker === undefined) delete g.Worker;
     else g.Worker = saved.Worker;
     g.fetch = saved.fetch;
+    for (const w of made) {
+      w.removeEventListener('error', onStop);
+      w.removeEventListener('exit', onStop);
+    }
   }
   return made;
 }

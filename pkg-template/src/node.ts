@@ -74,9 +74,13 @@ async function compileOptimized(bytes: Uint8Array<ArrayBuffer>): Promise<WebAsse
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   const flags = [['--liftoff', '--no-liftoff'], ['--wasm-lazy-compilation', '--no-wasm-lazy-compilation']];
   for (const [, off] of flags) setFlagsFromString(off);
+  // a pending compilation does not keep Node's event loop alive: without this handle a script
+  // awaiting initThreadPool() at its top level could end (exit code 13) while V8 compiles
+  const alive = setInterval(() => {}, 60_000);
   try {
     return await WebAssembly.compile(bytes);
   } finally {
+    clearInterval(alive);
     for (const [on, off] of flags) setFlagsFromString(given.includes(off) ? off : on);
   }
 }
