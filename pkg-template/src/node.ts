@@ -42,11 +42,9 @@ export async function initThreadPool(n?: number): Promise<boolean> {
   if (!Number.isInteger(count) || count < 1) throw argError(`initThreadPool: n must be a positive integer (got ${String(n)})`);
   if (!pool) {
     if (count < 2 || objectsMade()) return false;
-    pool = startThreads(count).catch(() => {
-      // whatever stopped it (no shared memory, a worker that failed), the SIMD build stays bound
-      pool = null;
-      return false;
-    });
+    // whatever stops the start (no shared memory, a worker that failed), the SIMD build stays
+    // bound, for good: a second start would meet the first one's half-built pool in the module
+    pool = startThreads(count).catch(() => false);
   }
   return pool;
 }
