@@ -24,7 +24,7 @@ NOT_SUBJECTS=" browser lib out rust wasm "
 # Files that other benches load (shared code, workers, the Python halves a Node bench drives):
 # listed, never run by name.
 SHARED=" kernels/suite.mjs kernels/js-impl.mjs calib/calib-suite.mjs threads/threads-suite.mjs
-  threads/task-trace.mjs train/train-step-worker.js train/train-torch.py train/train-dump.mjs
+  threads/task-trace.mjs threads/node-threads-child.mjs train/train-step-worker.js train/train-torch.py train/train-dump.mjs
   recover/recover-torch.py recover/recover-vs-torch-epochs.mjs text/lines.mjs text/py_ids.py "
 # Benches that need arguments (files, a folder another bench wrote, two builds): run by name only.
 NEEDS_ARGS=" transport/transport-chunks.mjs transport/transport-fit.mjs transport/transport-size.mjs

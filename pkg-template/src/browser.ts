@@ -2,7 +2,7 @@
 // single-threaded SIMD128 build. Same API and results either way.
 import { argError, convertError, SparseKitError } from './errors.js';
 import { optsObject, checkKeys } from './convert.js';
-import { bind, bindFailure, environment, requireSimd, variant, type Glue, type InitOptions, type WasmSource } from './runtime.js';
+import { bind, bindFailure, environment, requireSimd, startPool, variant, type Glue, type InitOptions, type WasmSource } from './runtime.js';
 
 export * from './api.js';
 
@@ -81,7 +81,7 @@ export async function initThreadPool(n?: number): Promise<boolean> {
   const nav = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator;
   const count = n ?? nav?.hardwareConcurrency ?? 2;
   if (!poolStarted) {
-    poolStarted = g.initThreadPool!(count).then(() => g.markThreadPoolReady());
+    poolStarted = startPool(g, count);
   }
   await poolStarted;
   return g.numThreads() > 1;

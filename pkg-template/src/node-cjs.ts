@@ -23,7 +23,10 @@ export default async function init(_opts?: InitOptions): Promise<void> {
   R();
 }
 
-/** Threads are not used in Node: resolves to false. */
+/**
+ * The CommonJS entry stays single-threaded (resolves to false): the threaded build's glue is an ES
+ * module its workers import by URL, which this bundled file does not carry. The ESM entry has threads.
+ */
 export async function initThreadPool(_n?: number): Promise<boolean> {
   return false;
 }

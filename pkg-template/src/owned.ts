@@ -1,5 +1,6 @@
 // The lifetime of objects that own wasm memory: free() and `using`.
 import { SparseKitError, hasTrapped } from './errors.js';
+import { noteObject } from './runtime.js';
 
 // `Symbol.dispose` typed without requiring the consumer's `esnext.disposable` lib: this merges
 // with that lib's identical declaration where it is present, and supplies the key where not.
@@ -30,6 +31,11 @@ export const INTERNAL: unique symbol = Symbol('internal');
 export abstract class Owned {
   /** @internal */
   _raw!: RawHandle;
+
+  constructor() {
+    // Node switches builds in initThreadPool() only while no object holds a handle of the first
+    noteObject();
+  }
 
   /**
    * Releases the wasm-side object now. Freeing twice is a no-op. After a trap (out of memory) the

@@ -50,6 +50,7 @@ export interface Environment {
 let glue: Glue | null = null;
 let variantName: Variant = 'uninitialized';
 let loadError: SparseKitError | null = null;
+let made = false;
 
 /** @internal Binds the API to an initialized glue module. */
 export function bind(g: Glue, v: Exclude<Variant, 'uninitialized'>): void {
@@ -57,6 +58,22 @@ export function bind(g: Glue, v: Exclude<Variant, 'uninitialized'>): void {
   variantName = v;
   loadError = null;
   setMemoryProbe(() => memoryBuffer().byteLength);
+}
+
+/** @internal Starts the threaded glue's rayon pool of `count` workers; the kernels use it once it is ready. */
+export async function startPool(g: Glue, count: number): Promise<void> {
+  await g.initThreadPool!(count);
+  g.markThreadPoolReady();
+}
+
+/** @internal Called by every object that owns wasm memory: from then on the bound build stays. */
+export function noteObject(): void {
+  made = true;
+}
+
+/** @internal Whether an object was made in the bound build (its handles are that build's). */
+export function objectsMade(): boolean {
+  return made;
 }
 
 /** @internal Remembers why no build could be loaded: later calls throw it instead of `not_initialized`. */

@@ -9,6 +9,7 @@ import { modelInput } from '../cli/model-input.js';
 import { outputTarget } from '../cli/model-output.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
+import { useThreads, THREADS_HELP } from '../cli/threads.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
@@ -149,7 +150,7 @@ function checkApplies(values, kind, method, trains) {
 /** @param {string[]} argv */
 export async function main(argv) {
   const { values, positionals } = parse('prune', argv);
-  if (values.help) return void console.log(help('prune', USAGE));
+  if (values.help) return void console.log(`${help('prune', USAGE)}\n\n${THREADS_HELP}`);
   const input = await modelInput(oneFile(positionals, 'prune'));
   const file = input.model;
   if (!values.output) throw new UsageError(`prune needs -o OUT.onnx; see '${PROG} prune --help'`);
@@ -165,6 +166,7 @@ export async function main(argv) {
   const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
+  if (calibSrc || trains) await useThreads();
   const training = {
     epochs: mode.kind === 'prox' || values.epochs === undefined ? undefined : posInt('epochs', values.epochs),
     minutes: mode.kind === 'prox' || values.minutes === undefined ? undefined : num('minutes', values.minutes),

@@ -11,6 +11,7 @@ import { PROG, UsageError, RunError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson, interruptible } from '../cli/print.js';
 import { saveState, readState } from '../cli/checkpoint.js';
+import { useThreads, THREADS_HELP } from '../cli/threads.js';
 
 export const SUMMARY = 'recover PRUNED.onnx --teacher IN.onnx -o OUT.onnx …   win back what pruning broke (distillation)';
 
@@ -25,7 +26,7 @@ const USAGE = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onn
 /** @param {string[]} argv */
 export async function main(argv) {
   const { values, positionals } = parse('recover', argv);
-  if (values.help) return void console.log(help('recover', USAGE));
+  if (values.help) return void console.log(`${help('recover', USAGE)}\n\n${THREADS_HELP}`);
   const file = (await modelInput(oneFile(positionals, 'recover', 'pruned model'))).model;
   if (!values.output) throw new UsageError(`recover needs -o OUT.onnx; see '${PROG} recover --help'`);
   if (typeof values.teacher !== 'string') throw new UsageError('recover needs --teacher ORIG.onnx (the original model)');
@@ -34,6 +35,7 @@ export async function main(argv) {
   for (const [what, p] of [['pruned model', file], ['--teacher', values.teacher], ['--checkpoint', ck], ['--report', values.report]]) {
     if (typeof p === 'string' && path.resolve(p) === out) throw new UsageError(`the output must not overwrite the ${what}`);
   }
+  await useThreads();
   const count = values['calib-count'] === undefined ? JOB_DEFAULTS.calibrationCount : posInt('calib-count', values['calib-count']);
   if (count > JOB_DEFAULTS.maxTrainingSamples) throw new UsageError(`--calib-count is at most ${JOB_DEFAULTS.maxTrainingSamples} for training`);
   const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs);
