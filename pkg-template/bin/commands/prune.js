@@ -166,7 +166,7 @@ export async function main(argv) {
   const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
-  if (calibSrc || trains) await useThreads();
+  if (calibSrc || trains) await useThreads(input.model);
   const training = {
     epochs: mode.kind === 'prox' || values.epochs === undefined ? undefined : posInt('epochs', values.epochs),
     minutes: mode.kind === 'prox' || values.minutes === undefined ? undefined : num('minutes', values.minutes),

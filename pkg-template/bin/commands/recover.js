@@ -35,7 +35,7 @@ export async function main(argv) {
   for (const [what, p] of [['pruned model', file], ['--teacher', values.teacher], ['--checkpoint', ck], ['--report', values.report]]) {
     if (typeof p === 'string' && path.resolve(p) === out) throw new UsageError(`the output must not overwrite the ${what}`);
   }
-  await useThreads();
+  await useThreads(file);
   const count = values['calib-count'] === undefined ? JOB_DEFAULTS.calibrationCount : posInt('calib-count', values['calib-count']);
   if (count > JOB_DEFAULTS.maxTrainingSamples) throw new UsageError(`--calib-count is at most ${JOB_DEFAULTS.maxTrainingSamples} for training`);
   const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs);
