@@ -60,7 +60,12 @@ function variants(key) {
     'nm24-int8': { label: 'ours 2:4 SparseGPT + int8 (joint)', calib: true, job: { mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', quantize: int8('gptq') } },
   };
   if (key === 'det') {
-    // Bench-only probes of what 4-bit Conv weights would serve (the tool's int4 is MatMul only):
+    // The tool's int4 on this all-Conv model: 4-bit codes per output channel in the int8 container
+    // (the int4-dq form), GPTQ alone or joint with SparseGPT: what the probes below showed first.
+    v['int4-gptq'] = { label: 'ours int4 (Conv: 4-bit per channel, int8 container), GPTQ', calib: true, job: { mode: dense, quantize: { scheme: 'int4', method: 'gptq' } } };
+    v['sgpt50-int4'] = { label: 'ours 50% SparseGPT + int4 (joint)', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', method: 'gptq' } } };
+    v['nm24-int4'] = { label: 'ours 2:4 SparseGPT + int4 (joint)', calib: true, job: { mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', quantize: { scheme: 'int4', method: 'gptq' } } };
+    // Bench-only probes that came before the tool's int4-dq form (then int4 was MatMul only):
     // 16-level codes written in the int8 form, so brotli sees 4-bit entropy in 8-bit containers.
     v['int4c-rtn'] = { label: 'probe: 4-bit grid per channel in int8 containers, RTN', probe: true };
     v['sgpt50-int4c'] = { label: 'probe: 50% SparseGPT, then 4-bit grid per channel in int8 containers, RTN', probe: true, calib: true,
@@ -80,7 +85,7 @@ function variants(key) {
   if (key === 'rec') {
     v['int4all-gptq'] = { label: 'probe: int4 g32 MatMulNBits + 4-bit grid per channel Conv in int8 containers, GPTQ', probe: true, gptq4: { percDamp: 0.01, scheme: 'int4' } };
   }
-  if (key === 'rec') v['int4-gptq'] = { label: 'ours int4 g32 (MatMul only; Conv int8), GPTQ', calib: true, job: { mode: dense, quantize: { scheme: 'int4', group: 32, method: 'gptq' } } };
+  if (key === 'rec') v['int4-gptq'] = { label: 'ours int4 (MatMul: g32 MatMulNBits; Conv: 4-bit per channel, int8 container), GPTQ', calib: true, job: { mode: dense, quantize: { scheme: 'int4', group: 32, method: 'gptq' } } };
   if (!opt.only) return v;
   const keep = new Set(['float32', ...opt.only.split(',')]);
   return Object.fromEntries(Object.entries(v).filter(([k]) => keep.has(k)));
