@@ -163,6 +163,31 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.match(same.stderr, /is a copy of calibration sample/);
 });
 
+test("SparseGPT's damping defaults to the reference's 0.01 on a language model, 0.1 elsewhere; a given percDamp wins", async () => {
+  const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json'), 'utf8'));
+  const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
+  const m0 = O.OnnxModel.parse(bytes);
+  const { samples } = O.textSamples({ text: lines.slice(0, 400).join('\n'), tokenizer, seqLen: 32, inputs: m0.inputs, outputs: m0.outputs, limit: 24 });
+  const run = async (percDamp) => {
+    const m = O.OnnxModel.parse(bytes);
+    await O.runJob(m, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples, ...(percDamp === undefined ? {} : { percDamp }) } }, { ort, sessionOptions: { logSeverityLevel: 3 } });
+    return Buffer.from(m.encode());
+  };
+  const [dflt, lm, cnn] = [await run(undefined), await run(0.01), await run(0.1)];
+  assert.ok(dflt.equals(lm), 'the default on a language model is 0.01');
+  assert.ok(!dflt.equals(cnn), '0.1 gives another model');
+  // a model without a token table keeps 0.1
+  const mlp = async (percDamp) => {
+    const m = O.OnnxModel.parse(G.mlp());
+    const calibration = O.makeInputSet(m, { count: 64 });
+    await O.runJob(m, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples: calibration, ...(percDamp === undefined ? {} : { percDamp }) } }, { ort, sessionOptions: { logSeverityLevel: 3 } });
+    return Buffer.from(m.encode());
+  };
+  assert.ok((await mlp(undefined)).equals(await mlp(0.1)), 'elsewhere the default is 0.1');
+});
+
 test("a language model's head stays dense unless the job names it (as SparseGPT and Wanda leave it); a transformers.js folder is a model", () => {
   const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
   const load = () => O.OnnxModel.parse(new Uint8Array(fs.readFileSync(file)));

@@ -31,6 +31,13 @@ export const CALIB_DEFAULTS = Object.freeze({
    * "4-bit SmolLM2-135M").
    */
   gptqPercDamp: 0.01,
+  /**
+   * SparseGPT's damping in a job on a language model (a token-embedding table and a head of its
+   * rows, job/keep-dense.ts): the reference's 0.01 (IST-DASLab/sparsegpt, `percdamp`), which its
+   * Hessians of thousands of tokens support; on SmolLM2-135M at 50% it gives perplexity ×1.37 of
+   * dense against ×1.41 with 0.1 (bench/RESULTS.md, "The anchors' table on SmolLM2-135M").
+   */
+  lmPercDamp: 0.01,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

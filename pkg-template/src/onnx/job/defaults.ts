@@ -17,6 +17,8 @@ export const JOB_DEFAULTS = Object.freeze({
   percDamp: CALIB_DEFAULTS.percDamp,
   /** GPTQ's damping in a pass of its own after the pruning (the joint pass prunes: `percDamp`). */
   gptqPercDamp: CALIB_DEFAULTS.gptqPercDamp,
+  /** SparseGPT's damping when the model is a language model (keep-dense.ts finds its head). */
+  lmPercDamp: CALIB_DEFAULTS.lmPercDamp,
   sequential: CALIB_DEFAULTS.sequential,
   /** Held-out samples generated when the caller asks for generated ones. */
   generatedEvalCount: 8,

@@ -115,7 +115,6 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const step = (phase: string) => (done: number, total: number, label?: string) => emit({ phase, done, total, label });
   const calibProgress = (p: CalibProgress) => { if (p.phase !== 'done') emit({ phase: p.phase, done: Math.floor(p.done), total: p.total, label: p.layer }); };
   const calibration = job.calibration?.samples;
-  const percDamp = job.calibration?.percDamp ?? JOB_DEFAULTS.percDamp;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
@@ -126,6 +125,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
+  // read after dequantizing, where a quantized language model's embedding table is a float again
+  const percDamp = job.calibration?.percDamp ?? (defaultDense(model).length ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
   // The original, for recovery's teacher (in float).
   const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
   const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };

@@ -65,8 +65,9 @@ export interface PruneJob {
   /** Scoring (default magnitude); wanda / sparsegpt need calibration samples and onnxruntime. */
   method?: JobMethod;
   /**
-   * Calibration (and training) samples; `percDamp` SparseGPT's damping (default 0.1) and GPTQ's
-   * (default 0.01 in a GPTQ pass of its own, 0.1 in the joint pass), `sequential` layer by layer (default).
+   * Calibration (and training) samples; `percDamp` SparseGPT's damping (default 0.1; 0.01 for a
+   * language model) and GPTQ's (default 0.01 in a GPTQ pass of its own, as SparseGPT's in the joint
+   * pass), `sequential` layer by layer (default).
    */
   calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
   /**
