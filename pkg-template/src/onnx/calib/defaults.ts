@@ -31,6 +31,13 @@ export const CALIB_DEFAULTS = Object.freeze({
    * "4-bit SmolLM2-135M").
    */
   gptqPercDamp: 0.01,
+  /**
+   * GPTQ's act-order (columns by descending diag H, static groups) where a layer is quantized
+   * without a pruning target: GPTQ's `--act-order --static-groups` (IST-DASLab/gptq).
+   */
+  actOrder: false,
+  /** GPTQ's scale search per group (`quant.py` with `mse`). */
+  scaleSearch: false,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

@@ -17,6 +17,8 @@ export const JOB_DEFAULTS = Object.freeze({
   percDamp: CALIB_DEFAULTS.percDamp,
   /** GPTQ's damping in a pass of its own after the pruning (the joint pass prunes: `percDamp`). */
   gptqPercDamp: CALIB_DEFAULTS.gptqPercDamp,
+  actOrder: CALIB_DEFAULTS.actOrder,
+  scaleSearch: CALIB_DEFAULTS.scaleSearch,
   sequential: CALIB_DEFAULTS.sequential,
   /** Held-out samples generated when the caller asks for generated ones. */
   generatedEvalCount: 8,

@@ -68,7 +68,13 @@ export interface PruneJob {
    * Calibration (and training) samples; `percDamp` SparseGPT's damping (default 0.1) and GPTQ's
    * (default 0.01 in a GPTQ pass of its own, 0.1 in the joint pass), `sequential` layer by layer (default).
    */
-  calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
+  calibration?: {
+    samples: InputSample[]; percDamp?: number; sequential?: boolean;
+    /** GPTQ's act-order with static groups in a GPTQ pass of its own (not the joint pass); default in JOB_DEFAULTS. */
+    actOrder?: boolean;
+    /** GPTQ's scale search per group (GPTQ passes); default in JOB_DEFAULTS. */
+    scaleSearch?: boolean;
+  };
   /**
    * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the
    * layer whose outputs number a token embedding's rows), as SparseGPT and Wanda leave it; [] prunes
