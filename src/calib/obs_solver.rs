@@ -180,9 +180,9 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
             par::map_chunks_mut(&mut w1[..rows * bs], band * bs, |t, chunk| {
                 for (rl, row) in chunk.chunks_exact_mut(bs).enumerate() {
                     let r = t * band + rl;
-                    for c in 0..wd {
+                    for (c, x) in row[..wd].iter_mut().enumerate() {
                         let j = at(order, i1 + c);
-                        row[c] = if dead[j] { 0.0 } else { src[r * s0 + j * s1] };
+                        *x = if dead[j] { 0.0 } else { src[r * s0 + j * s1] };
                     }
                 }
             });
