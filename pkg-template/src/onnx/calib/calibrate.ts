@@ -78,7 +78,7 @@ export interface CalibrateOptions {
     grids: ReadonlyMap<string, LayerGrid>; method?: 'gptq' | 'rtn';
     /** GPTQ's act-order with static groups where a layer is quantized without a target (default in CALIB_DEFAULTS). */
     actOrder?: boolean;
-    /** GPTQ's scale search per group (default in CALIB_DEFAULTS). */
+    /** GPTQ's scale search per group (default in CALIB_DEFAULTS for layers without a target; false with one). */
     scaleSearch?: boolean;
   };
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
@@ -316,7 +316,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           const t2 = now();
           const grid = grids?.get(l.weight.name);
           const res = grid
-            ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq', actOrder: opts.quantize!.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: opts.quantize!.scaleSearch ?? CALIB_DEFAULTS.scaleSearch }, quantized!)
+            ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq', actOrder: opts.quantize!.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: opts.quantize!.scaleSearch ?? (targetOf.get(l) ? false : CALIB_DEFAULTS.scaleSearch) }, quantized!)
             : pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
           const t3 = now();
           if (res.method !== 'dense' || grid) rollback.write(l.weight, res.data, stored);

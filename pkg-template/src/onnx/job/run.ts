@@ -156,7 +156,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
-          ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!), scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch } } : {}),
+          ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!), scaleSearch: job.calibration?.scaleSearch } } : {}),
         });
       if (joint) {
         const { quantized, ...rest } = report.prune as CalibReport;

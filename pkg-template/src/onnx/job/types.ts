@@ -72,7 +72,7 @@ export interface PruneJob {
     samples: InputSample[]; percDamp?: number; sequential?: boolean;
     /** GPTQ's act-order with static groups in a GPTQ pass of its own (not the joint pass); default in JOB_DEFAULTS. */
     actOrder?: boolean;
-    /** GPTQ's scale search per group (GPTQ passes); default in JOB_DEFAULTS. */
+    /** GPTQ's scale search per group; default in JOB_DEFAULTS for layers GPTQ quantizes without a pruning target, off in the joint pass's pruned layers. */
     scaleSearch?: boolean;
   };
   /**
