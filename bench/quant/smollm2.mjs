@@ -30,7 +30,10 @@ const VARIANTS = {
   'ort-q8': { label: "onnxruntime quantize_dynamic int8 (per tensor; transformers.js' q8)", file: () => path.join(outDir, 'ort_q8.onnx') },
   'ort-q4': { label: 'onnxruntime MatMulNBits 4-bit, block 32, symmetric RTN (embedding float32)', file: () => path.join(outDir, 'ort_q4.onnx') },
   'rtn-int4': { label: 'ours int4 g32, round-to-nearest (embedding 4-bit per row)', job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
-  'gptq-int4': { label: 'ours int4 g32, GPTQ (sequential), embedding 4-bit RTN', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
+  'gptq-int4': { label: 'ours int4 g32, GPTQ (sequential), natural order, embedding 4-bit RTN', calib: { actOrder: false, scaleSearch: false }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
+  'gptq-int4-ao': { label: 'ours int4 g32, GPTQ act-order + static groups, embedding 4-bit RTN', calib: { actOrder: true, scaleSearch: false }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
+  'gptq-int4-ao-mse': { label: 'ours int4 g32, GPTQ act-order + static groups + scale search, embedding 4-bit RTN', calib: { actOrder: true, scaleSearch: true }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
+  'gptq-int4-mse': { label: 'ours int4 g32, GPTQ natural order + scale search, embedding 4-bit RTN', calib: { actOrder: false, scaleSearch: true }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
   'rtn-int4-e8': { label: 'ours int4 g32, round-to-nearest, embedding int8 per row', job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32, embeddings: 'int8' } } },
   'gptq-int4-e8': { label: 'ours int4 g32, GPTQ, embedding int8 per row', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32, embeddings: 'int8' } } },
   'sgpt50-int4': { label: 'ours 50% SparseGPT + int4 g32, joint (one factorisation)', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32 } } },
@@ -54,9 +57,11 @@ async function child(name) {
     if (v.calib) {
       const text = CALIB.filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f, 'utf8')).join('\n\n');
       const set = O.textSamples({ text, tokenizer, seqLen, inputs: model.inputs, outputs: model.outputs, limit: calibWindows });
-      job.calibration = { samples: set.samples, ...(damp === undefined ? {} : { percDamp: Number(damp) }) };
+      // `calib`: true (the job's defaults) or the GPTQ options a variant pins (act-order, scale search).
+      job.calibration = { samples: set.samples, ...(v.calib === true ? {} : v.calib), ...(damp === undefined ? {} : { percDamp: Number(damp) }) };
       r.calibration = `${set.samples.length} windows x ${seqLen} tokens`;
       r.percDamp = job.calibration.percDamp ?? 'job default';
+      if (v.calib !== true) r.gptqOptions = v.calib;
     }
     const t0 = performance.now();
     // Where the job is, in --out/NAME.progress (the children's output is only read at their end).

@@ -39,6 +39,21 @@ export interface GptqOptions extends QuantGridOptions {
   blockSize?: number;
   /** Damping as a fraction of mean(diag H), default 0.01; raise it on `singular_hessian`. */
   percDamp?: number;
+  /**
+   * GPTQ's act-order (default false): columns processed in order of descending diag(H), the inputs
+   * with the most energy first, with static groups (below). Not with sparsity / nm; a keep-mask is followed.
+   */
+  actOrder?: boolean;
+  /**
+   * Every group's scale found before the loop from the uncompensated weights of its consecutive
+   * inputs (default: `actOrder`, which needs it), so the groups stay the stored blocks.
+   */
+  staticGroups?: boolean;
+  /**
+   * Each group's scale searched over shrunk ranges, keeping the least sum |w - q(w)|^2.4 (GPTQ's
+   * quantizer with `mse`), instead of the range's own; default false. Same grid form, 0 exact.
+   */
+  scaleSearch?: boolean;
 }
 
 /**
@@ -73,7 +88,7 @@ const optNum = (v: unknown, what: string) => (v === undefined ? undefined : num(
 export function gptq(w: Param | View, h: Hessian, opts: GptqOptions): QuantizedWeights {
   const hr = hessian(h);
   const o = optsObject(opts, 'gptq options');
-  checkKeys(o, ['bits', 'group', 'sym', 'fullRange', 'sparsity', 'nm', 'keep', 'blockSize', 'percDamp'], 'gptq options');
+  checkKeys(o, ['bits', 'group', 'sym', 'fullRange', 'sparsity', 'nm', 'keep', 'blockSize', 'percDamp', 'actOrder', 'staticGroups', 'scaleSearch'], 'gptq options');
   const bits = num(o.bits, 'bits');
   const group = optNum(o.group, 'group');
   const sym = bool(o.sym, true, 'sym');
@@ -83,7 +98,11 @@ export function gptq(w: Param | View, h: Hessian, opts: GptqOptions): QuantizedW
   const keep = o.keep === undefined ? undefined : u8(o.keep, 'keep').slice();
   const blockSize = optNum(o.blockSize, 'blockSize');
   const percDamp = optNum(o.percDamp, 'percDamp');
-  return withView(w, (v) => call(() => R().rawGptq(v, hr, bits, group, sym, fullRange, sparsity, nm, keep, blockSize, percDamp) as QuantizedWeights));
+  const optBool = (v: unknown, what: string) => (v === undefined ? undefined : bool(v, false, what));
+  const actOrder = optBool(o.actOrder, 'actOrder');
+  const staticGroups = optBool(o.staticGroups, 'staticGroups');
+  const scaleSearch = optBool(o.scaleSearch, 'scaleSearch');
+  return withView(w, (v) => call(() => R().rawGptq(v, hr, bits, group, sym, fullRange, sparsity, nm, keep, blockSize, percDamp, actOrder, staticGroups, scaleSearch) as QuantizedWeights));
 }
 
 /**

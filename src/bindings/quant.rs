@@ -43,6 +43,9 @@ pub fn gptq(
     keep: Option<Vec<u8>>,
     block_size: Option<f64>,
     perc_damp: Option<f64>,
+    act_order: Option<bool>,
+    static_groups: Option<bool>,
+    scale_search: Option<bool>,
 ) -> JsResult<JsValue> {
     let opts = (|| {
         let nm = match nm.map(|v| ints(&v, "nm")).transpose()? {
@@ -60,6 +63,9 @@ pub fn gptq(
             keep,
             block_size: block_size.map(|b| int(b, "blockSize")).transpose()?,
             perc_damp,
+            act_order,
+            static_groups,
+            scale_search,
         })
     })()
     .map_err(to_js)?;

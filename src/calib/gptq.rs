@@ -37,6 +37,17 @@ pub struct GptqOptions {
     pub block_size: Option<i64>,
     /// Damping as a fraction of the mean diagonal, default 0.01.
     pub perc_damp: Option<f64>,
+    /// GPTQ's act-order: columns in order of descending Hessian diagonal, with static groups;
+    /// default false. Not with sparsity or nm (their groups run in the original order); a
+    /// keep-mask is followed.
+    pub act_order: Option<bool>,
+    /// Every group's parameters found before the loop from the original weights of its
+    /// consecutive inputs; default `act_order` (which needs it: the stored groups stay blocks
+    /// of consecutive inputs).
+    pub static_groups: Option<bool>,
+    /// Each group's scale searched over shrunk ranges (GPTQ's `quant.py`, `mse=True`) instead
+    /// of the range's own; default false.
+    pub scale_search: Option<bool>,
 }
 
 /// What a writer needs besides the dequantized weights (left in the view): codes view-shaped
@@ -84,8 +95,28 @@ pub fn gptq(w: &View, h: &Hessian, opts: &GptqOptions) -> Result<Quantized> {
     if !(pd.is_finite() && pd >= 0.0) {
         bail!(InvalidArguments, "gptq: percDamp must be finite and >= 0, got {pd}");
     }
+    let act_order = opts.act_order.unwrap_or(false);
+    let static_groups = opts.static_groups.unwrap_or(act_order);
+    if act_order && !static_groups {
+        bail!(InvalidArguments, "gptq: actOrder needs static groups (staticGroups: false would scatter each group over the processing order, a layout the writers do not store)");
+    }
+    if act_order && (opts.sparsity.is_some() || opts.nm.is_some()) {
+        bail!(
+            InvalidArguments,
+            "gptq: actOrder applies to quantization alone or with a keep-mask; sparsity and nm select in the original column order"
+        );
+    }
     let select = parse_select("gptq", opts.sparsity, opts.nm, opts.keep.as_deref(), rows, cols, user_bs)?;
-    let spec = Spec { what: "gptq", select, grid: Some(grid), bs: user_bs.min(cols.max(1)), perc_damp: pd };
+    let spec = Spec {
+        what: "gptq",
+        select,
+        grid: Some(grid),
+        bs: user_bs.min(cols.max(1)),
+        perc_damp: pd,
+        act_order,
+        static_groups,
+        scale_search: opts.scale_search.unwrap_or(false),
+    };
     let s = solve(w, h, &spec, rows, cols, s0, s1)?;
     Ok(Quantized { codes: s.codes, scales: s.scales, zeros: (!grid.sym).then_some(s.zeros), group: g, keep: select.map(|_| s.mask) })
 }

@@ -3,7 +3,8 @@
 //! ([`wanda`]), and SparseGPT's optimal-brain-surgeon reconstruction ([`sparsegpt`]) on top of
 //! the Cholesky factors of [`cholesky`]. [`gptq`] quantizes with the same solver
 //! ([`obs_solver`], shared with SparseGPT and their joint mode) to the grid of [`quant_grid`];
-//! [`rtn`] is round-to-nearest without compensation. [`recon`] measures what a pruning or a
+//! [`rtn`] is round-to-nearest without compensation; [`scale_search`] is GPTQ's optional search
+//! of a group's scale. [`recon`] measures what a pruning or a
 //! quantization cost on the calibration inputs.
 
 pub mod cholesky;
@@ -16,6 +17,7 @@ mod obs_solver;
 pub mod quant_grid;
 pub mod recon;
 pub mod rtn;
+mod scale_search;
 mod select_top;
 mod selection;
 pub mod sparsegpt;

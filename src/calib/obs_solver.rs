@@ -14,11 +14,20 @@
 //! contiguous, one gathered tile of the trailing columns), plus the mask and the codes.
 //! Everything that can refuse the call (shapes, non-finite weights, Cholesky, allocation) is
 //! checked before the first write.
+//!
+//! Act-order (GPTQ's `--act-order`, IST-DASLab/gptq `gptq.py`): the columns are processed in
+//! order of descending Hessian diagonal, the inputs that carry the most energy first, while
+//! the most later columns remain to absorb their error; the Hessian is permuted before the
+//! factorisation. The weights stay where they are: the loop reads and writes column
+//! `order[i]` at step `i`. Its groups are static (`--static-groups`): every group's parameters
+//! are found before the loop from the uncompensated weights of its original columns, so the
+//! groups stay the stored blocks of consecutive inputs (MatMulNBits without `g_idx`).
 
 use super::cholesky::inverse_upper_factor;
 use super::dims::check_finite;
 use super::hessian::Hessian;
 use super::quant_grid::{GroupParams, QuantGrid};
+use super::scale_search::search_params;
 use super::selection::{select_block, select_nm, Select};
 use crate::block::View;
 use crate::core::alloc::try_alloc;
@@ -34,6 +43,27 @@ pub(crate) struct Spec<'a> {
     pub grid: Option<QuantGrid>,
     pub bs: usize,
     pub perc_damp: f64,
+    /// Columns in order of descending diag(H) (no selection but a keep-mask; static groups).
+    pub act_order: bool,
+    /// Every group's parameters found before the loop from the original weights.
+    pub static_groups: bool,
+    /// Each group's scale by GPTQ's search over shrunk ranges ([`search_params`]).
+    pub scale_search: bool,
+}
+
+/// A group's parameters from its values: the grid's own, or the searched ones.
+fn group_params(q: &QuantGrid, search: bool, values: &[f32]) -> GroupParams {
+    if search {
+        search_params(q, values)
+    } else {
+        q.params(values.iter().copied())
+    }
+}
+
+/// The original column processed at step `i`.
+#[inline]
+fn at(order: Option<&[usize]>, i: usize) -> usize {
+    order.map_or(i, |o| o[i])
 }
 
 /// The solver's outputs besides the weights: the keep-mask (all ones without a selection),
@@ -50,9 +80,10 @@ pub(crate) struct Solved {
 struct Quant<'a> {
     grid: QuantGrid,
     /// Columns per group, and whether a group's parameters are found when the loop reaches its
-    /// first column (false: one group per row, found before the loop).
+    /// first column (false: one group per row or static groups, found before the loop).
     g: usize,
     in_loop: bool,
+    search: bool,
     ng: usize,
     codes: &'a mut [i8],
     scales: &'a mut [f32],
@@ -70,9 +101,28 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
     // Steps 1-3: dead inputs, damping, U. Nothing is written before this succeeds.
     let mut hm = h.matrix_f64()?;
     let dead: Vec<bool> = (0..cols).map(|j| hm[j * cols + j] == 0.0).collect();
+    // Descending diagonal, ties (and dead inputs, diagonal 0) in their original order, so the
+    // dead inputs come last; an identity order is no order (the in-place update path).
+    let order: Option<Vec<usize>> = if spec.act_order {
+        let mut o: Vec<usize> = (0..cols).collect();
+        o.sort_by(|&a, &b| hm[b * cols + b].total_cmp(&hm[a * cols + a]));
+        (o.iter().enumerate().any(|(i, &j)| i != j)).then_some(o)
+    } else {
+        None
+    };
     for j in (0..cols).filter(|&j| dead[j]) {
         hm[j * cols + j] = 1.0;
     }
+    if let Some(o) = &order {
+        let mut hp = try_alloc(cols * cols, 0.0f64)?;
+        for (i, &oi) in o.iter().enumerate() {
+            for (j, &oj) in o.iter().enumerate() {
+                hp[i * cols + j] = hm[oi * cols + oj];
+            }
+        }
+        hm = hp;
+    }
+    let order = order.as_deref();
     let damp = spec.perc_damp * (0..cols).map(|j| hm[j * cols + j]).sum::<f64>() / cols as f64;
     for j in 0..cols {
         hm[j * cols + j] += damp;
@@ -90,7 +140,7 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
 
     let mut mask = try_alloc(rows * cols, spec.select.is_none() as u8)?;
     let (g, ng) = spec.grid.map_or((cols, 0), |q| (q.group_len(cols), q.groups(cols)));
-    let in_loop = g < cols;
+    let in_loop = g < cols && !spec.static_groups;
     let (nq, nz) = match spec.grid {
         None => (0, 0),
         Some(q) => (rows * cols, if q.sym { 0 } else { rows * ng }),
@@ -100,16 +150,22 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
     let mut zeros = try_alloc(nz, 0i8)?;
     let mut w1 = try_alloc(rows * bs, 0.0f32)?;
     let mut e = try_alloc(rows * bs, 0.0f32)?;
-    let mut tile = if s1 == 1 { Vec::new() } else { try_alloc(rows * bs, 0.0f32)? };
+    let mut tile = if s1 == 1 && order.is_none() { Vec::new() } else { try_alloc(rows * bs, 0.0f32)? };
     let mut data = param.data_mut();
     if let (Some(q), false) = (spec.grid, in_loop) {
-        // One group per row: GPTQ finds its parameters from the weights before the first column
-        // (dead inputs count as the zeros they become).
+        // One group per row, or static groups: GPTQ finds their parameters from the weights
+        // before the first column (dead inputs count as the zeros they become), each group over
+        // its original columns.
+        let mut vals = Vec::with_capacity(g);
         for r in 0..rows {
-            let p = q.params((0..cols).map(|c| if dead[c] { 0.0 } else { data[r * s0 + c * s1] }));
-            scales[r] = p.scale;
-            if !q.sym {
-                zeros[r] = p.zero;
+            for k in 0..ng {
+                vals.clear();
+                vals.extend((k * g..((k + 1) * g).min(cols)).map(|c| if dead[c] { 0.0 } else { data[r * s0 + c * s1] }));
+                let p = group_params(&q, spec.scale_search, &vals);
+                scales[r * ng + k] = p.scale;
+                if !q.sym {
+                    zeros[r * ng + k] = p.zero;
+                }
             }
         }
     }
@@ -124,8 +180,9 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
             par::map_chunks_mut(&mut w1[..rows * bs], band * bs, |t, chunk| {
                 for (rl, row) in chunk.chunks_exact_mut(bs).enumerate() {
                     let r = t * band + rl;
-                    for c in 0..wd {
-                        row[c] = if dead[i1 + c] { 0.0 } else { src[r * s0 + (i1 + c) * s1] };
+                    for (c, x) in row[..wd].iter_mut().enumerate() {
+                        let j = at(order, i1 + c);
+                        *x = if dead[j] { 0.0 } else { src[r * s0 + j * s1] };
                     }
                 }
             });
@@ -134,7 +191,7 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
             Some(Select::Sparsity(s)) => select_block(&w1, bs, rows, wd, &d[i1..i2], s, &mut mask, cols, i1)?,
             Some(Select::Keep(k)) => {
                 for r in 0..rows {
-                    for c in i1..i2 {
+                    for c in (i1..i2).map(|c| at(order, c)) {
                         mask[r * cols + c] = (k[r * cols + c] != 0) as u8;
                     }
                 }
@@ -146,7 +203,7 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
         let (w1p, ep, mp) = (SharedMut(w1.as_mut_ptr()), SharedMut(e.as_mut_ptr()), SharedMut(mask.as_mut_ptr()));
         let (cp, sp, zp) = (SharedMut(codes.as_mut_ptr()), SharedMut(scales.as_mut_ptr()), SharedMut(zeros.as_mut_ptr()));
         let dp = SharedMut(data.as_mut_ptr());
-        let (u, d, sel, grid) = (&u, &d, &spec.select, spec.grid);
+        let (u, d, sel, grid, search) = (&u, &d, &spec.select, spec.grid, spec.scale_search);
         par::for_each_index(rows.div_ceil(band), |t| {
             let r0 = t * band;
             let nr = band.min(rows - r0);
@@ -164,30 +221,32 @@ pub(crate) fn solve(w: &View, h: &Hessian, spec: &Spec, rows: usize, cols: usize
                     grid: q,
                     g,
                     in_loop,
+                    search,
                     ng,
                     codes: std::slice::from_raw_parts_mut(cp.get().add(r0 * cols), nr * cols),
                     scales: std::slice::from_raw_parts_mut(sp.get().add(r0 * ng), nr * ng),
                     zeros: if q.sym { &mut [] } else { std::slice::from_raw_parts_mut(zp.get().add(r0 * ng), nr * ng) },
                 }
             });
-            column_loop(w1b, eb, mb, nr, bs, wd, cols, i1, u, d, sel, quant.as_mut());
+            column_loop(w1b, eb, mb, nr, bs, wd, cols, i1, u, d, sel, order, quant.as_mut());
             for (rl, row) in w1b.chunks_exact(bs).enumerate() {
                 for (c, &v) in row[..wd].iter().enumerate() {
                     // SAFETY: the view does not alias, so (row, column) pairs of this band's
                     // rows are elements no other task writes; all lie inside the parameter.
-                    unsafe { *dp.get().add((r0 + rl) * s0 + (i1 + c) * s1) = v };
+                    unsafe { *dp.get().add((r0 + rl) * s0 + at(order, i1 + c) * s1) = v };
                 }
             }
         });
         if i2 < cols {
-            lazy_update(&mut data, &e, u, &mut tile, rows, cols, bs, i1, i2, s0, s1);
+            lazy_update(&mut data, &e, u, &mut tile, rows, cols, bs, i1, i2, s0, s1, order);
         }
         i1 = i2;
     }
     Ok(Solved { mask, codes, scales, zeros })
 }
 
-/// The lazy block update: the trailing columns `i2..` get `-E · U[i1..i2, i2..]`.
+/// The lazy block update: the trailing columns `i2..` (steps; column `order[j]` at step `j`)
+/// get `-E · U[i1..i2, i2..]`.
 #[allow(clippy::too_many_arguments)]
 fn lazy_update(
     data: &mut [f32],
@@ -201,9 +260,10 @@ fn lazy_update(
     i2: usize,
     s0: usize,
     s1: usize,
+    order: Option<&[usize]>,
 ) {
     let wd = i2 - i1;
-    if s1 == 1 {
+    if s1 == 1 && order.is_none() {
         // Columns contiguous: update the weights where they are.
         let g = Gemm { m: rows, n: cols - i2, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: s0, upper: false, kc: 0 };
         gemm_acc(&g, e, &u[i1 * cols + i2..], &mut data[i2..]);
@@ -214,15 +274,17 @@ fn lazy_update(
         let j1 = (j0 + bs).min(cols);
         let tw = j1 - j0;
         for c in 0..tw {
+            let j = at(order, j0 + c) * s1;
             for r in 0..rows {
-                tile[r * bs + c] = data[r * s0 + (j0 + c) * s1];
+                tile[r * bs + c] = data[r * s0 + j];
             }
         }
         let g = Gemm { m: rows, n: tw, k: wd, a_rs: bs, a_ks: 1, ldb: cols, ldc: bs, upper: false, kc: 0 };
         gemm_acc(&g, e, &u[i1 * cols + j0..], tile);
         for c in 0..tw {
+            let j = at(order, j0 + c) * s1;
             for r in 0..rows {
-                data[r * s0 + (j0 + c) * s1] = tile[r * bs + c];
+                data[r * s0 + j] = tile[r * bs + c];
             }
         }
         j0 = j1;
@@ -232,7 +294,8 @@ fn lazy_update(
 /// The inner loop over the columns of one block for `rows` rows (`w1`, `e`: `rows x bs`;
 /// `mask`: `rows x cols`): prune (N:M picked per group as the loop reaches it), quantize the
 /// kept weight (a group's parameters found as the loop reaches its first column), record the
-/// scaled error, spread it over the block's remaining columns. Per element the updates come in
+/// scaled error, spread it over the block's remaining columns. Step `i` is the original column
+/// `order[i]`, whose mask entry, code and group it reads and writes. Per element the updates come in
 /// column order, `w + (-err) * u` (the calibration GEMM's contract), whatever the row split.
 #[allow(clippy::too_many_arguments)]
 fn column_loop(
@@ -247,10 +310,12 @@ fn column_loop(
     u: &[f32],
     d: &[f64],
     sel: &Option<Select>,
+    order: Option<&[usize]>,
     mut quant: Option<&mut Quant>,
 ) {
     for c in 0..wd {
         let i = i1 + c;
+        let j = at(order, i);
         if let Some(Select::Nm(n, m)) = *sel {
             if c % m == 0 {
                 select_nm(w1, bs, rows, c, m, n, &d[i..i + m], mask, cols, i);
@@ -262,7 +327,7 @@ fn column_loop(
                 // W1 carry every update from the columns before it.
                 let end = (c + q.g).min(wd);
                 for r in 0..rows {
-                    let p = q.grid.params(w1[r * bs + c..r * bs + end].iter().copied());
+                    let p = group_params(&q.grid, q.search, &w1[r * bs + c..r * bs + end]);
                     q.scales[r * q.ng + i / q.g] = p.scale;
                     if !q.grid.sym {
                         q.zeros[r * q.ng + i / q.g] = p.zero;
@@ -275,14 +340,14 @@ fn column_loop(
         for r in 0..rows {
             let row = &mut w1[r * bs..r * bs + wd];
             let wv = row[c];
-            let kept = mask[r * cols + i] != 0;
+            let kept = mask[r * cols + j] != 0;
             let mut q = if kept { wv } else { 0.0 };
             if let Some(qs) = quant.as_deref_mut() {
-                let k = r * qs.ng + i / qs.g;
+                let k = r * qs.ng + j / qs.g;
                 let p = GroupParams { scale: qs.scales[k], zero: if qs.grid.sym { 0 } else { qs.zeros[k] } };
                 // A pruned weight is the grid's exact 0 (code = zero point).
                 let (code, v) = if kept { qs.grid.quantize(wv, p) } else { (p.zero, 0.0) };
-                qs.codes[r * cols + i] = code;
+                qs.codes[r * cols + j] = code;
                 q = v;
             }
             // Stored negated: adding (-err) * U gives the same bits as subtracting.

@@ -47,6 +47,15 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
         bail!(InvalidArguments, "sparseGpt: percDamp must be finite and >= 0, got {pd}");
     }
     let select = parse_select("sparseGpt", opts.sparsity, opts.nm, opts.keep.as_deref(), rows, cols, user_bs)?;
-    let spec = Spec { what: "sparseGpt", select, grid: None, bs: user_bs.min(cols.max(1)), perc_damp: pd };
+    let spec = Spec {
+        what: "sparseGpt",
+        select,
+        grid: None,
+        bs: user_bs.min(cols.max(1)),
+        perc_damp: pd,
+        act_order: false,
+        static_groups: false,
+        scale_search: false,
+    };
     Ok(solve(w, h, &spec, rows, cols, s0, s1)?.mask)
 }

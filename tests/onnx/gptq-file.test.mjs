@@ -184,6 +184,8 @@ test('impossible requests are refused, typed, naming the option, before any chan
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib }, quantize: { scheme: 'int4', method: 'optimal' } }, 'quantize.method');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 24 } }, 'quantize.group');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', embeddings: 'int2' } }, 'quantize.embeddings');
+  refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib, actOrder: 'yes' }, quantize: { scheme: 'int4' } }, 'calibration.actOrder');
+  refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib, scaleSearch: 1 }, quantize: { scheme: 'int4' } }, 'calibration.scaleSearch');
   const m = OnnxModel.parse(bytes);
   const before = m.encode();
   assert.throws(() => quantizeModel(m, { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /embeddings must be int8, int4 or float/.test(e.message));

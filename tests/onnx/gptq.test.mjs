@@ -127,3 +127,32 @@ test('quantizeLayer on a MatMul layer: transposed view codes, GPTQ below RTN, RT
   assert.throws(() => O.quantizeLayer({ layer, stored, stats: { h }, bits: 4, method: 'awq' }), (e) => e instanceof O.OnnxError && e.reason === 'bad_option');
   h.free();
 });
+
+test('actOrder: static groups of the original blocks (their scales are round-to-nearest\'s), below natural order on rising input energy; scaleSearch stays on the grid', () => {
+  const rows = 24, cols = 64, n = 512, group = 16, ng = cols / group;
+  const base = correlated(n, cols, 31);
+  // Input j scaled by 1.1^j: the strongest inputs last, natural order's worst case.
+  const x = base.map((v, i) => v * 1.1 ** (i % cols));
+  const h = new sk.Hessian(cols);
+  h.addRows(x, n);
+  const w0 = rand(32, rows * cols);
+  const grid = { bits: 4, group, fullRange: true };
+  const [rq] = onParam(w0, rows, cols, (p) => sk.roundToNearest(p, grid));
+  const [, nat] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, grid));
+  const [q, act] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { ...grid, actOrder: true }));
+  assert.ok(sameBits(q.scales, rq.scales), 'static groups: the scales of the uncompensated blocks');
+  const en = sk.relReconError(w0, nat, h), ea = sk.relReconError(w0, act, h);
+  assert.ok(ea < 0.9 * en, `act-order ${ea} vs natural ${en}`);
+  const [qs, srch] = onParam(w0, rows, cols, (p) => sk.gptq(p, h, { ...grid, actOrder: true, scaleSearch: true }));
+  for (const [qq, vals] of [[q, act], [qs, srch]]) {
+    for (let i = 0; i < rows * cols; i++) assert.equal(vals[i], Math.fround(qq.codes[i] * qq.scales[Math.floor(i / cols) * ng + Math.floor((i % cols) / group)]) + 0);
+  }
+  assert.ok(qs.scales.some((s, k) => Math.abs(s) < Math.abs(rq.scales[k])) && qs.scales.every((s, k) => Math.abs(s) <= Math.abs(rq.scales[k])), 'the search only shrinks');
+  for (const [opts, code] of [[{ ...grid, actOrder: true, nm: [2, 4] }, 'invalid_arguments'], [{ ...grid, actOrder: true, staticGroups: false }, 'invalid_arguments'],
+    [{ ...grid, actOrder: 1 }, 'invalid_arguments']]) {
+    const [err, after] = onParam(w0, rows, cols, (p) => { try { sk.gptq(p, h, opts); return null; } catch (e) { return e; } });
+    assert.equal(err?.code, code, JSON.stringify(opts));
+    assert.ok(sameBits(after, w0));
+  }
+  h.free();
+});

@@ -74,7 +74,13 @@ export interface CalibrateOptions {
    * instead (same passes, each layer's calibration error still measured: the baseline GPTQ is
    * judged against).
    */
-  quantize?: { grids: ReadonlyMap<string, LayerGrid>; method?: 'gptq' | 'rtn' };
+  quantize?: {
+    grids: ReadonlyMap<string, LayerGrid>; method?: 'gptq' | 'rtn';
+    /** GPTQ's act-order with static groups where a layer is quantized without a target (default in CALIB_DEFAULTS). */
+    actOrder?: boolean;
+    /** GPTQ's scale search per group (default in CALIB_DEFAULTS for layers without a target; false with one). */
+    scaleSearch?: boolean;
+  };
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
@@ -211,13 +217,13 @@ function targetFor(o: CalibrateOptions, common: Target | undefined, l: CalibLaye
  */
 function solveQuantized(p: {
   layer: CalibLayer; stored: Float32Array; stats?: LayerStats; criterion: Criterion; target?: Target; blockSize: number; percDamp: number; minVectors: number; grid: LayerGrid;
-  method: 'gptq' | 'rtn';
+  method: 'gptq' | 'rtn'; actOrder: boolean; scaleSearch: boolean;
 }, out: Map<string, CalibratedCodes>): { data: Float32Array; method: MethodUsed; notes: string[]; relError: number | null } {
   const { layer, stats, grid, target } = p;
   const bits = grid.reduceRange ? 7 : grid.bits;
   const group = grid.group > 0 ? grid.group : undefined;
   // int4 is written as MatMulNBits: onnxruntime's 16-level grid (grid.ts), the same in GPTQ's loop.
-  const common = { layer, stats, bits, group, fullRange: grid.bits === 4, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors };
+  const common = { layer, stats, bits, group, fullRange: grid.bits === 4, method: p.method, blockSize: p.blockSize, percDamp: p.percDamp, minVectors: p.minVectors, actOrder: p.actOrder, scaleSearch: p.scaleSearch };
   const nmFits = !target?.nm || allowsNm(layer, target.nm[1]);
   let q: LayerQuantizeResult;
   let method: MethodUsed = target ? p.criterion : 'dense';
@@ -310,7 +316,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           const t2 = now();
           const grid = grids?.get(l.weight.name);
           const res = grid
-            ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq' }, quantized!)
+            ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq', actOrder: opts.quantize!.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: opts.quantize!.scaleSearch ?? (targetOf.get(l) ? false : CALIB_DEFAULTS.scaleSearch) }, quantized!)
             : pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
           const t3 = now();
           if (res.method !== 'dense' || grid) rollback.write(l.weight, res.data, stored);

@@ -38,6 +38,19 @@ export const CALIB_DEFAULTS = Object.freeze({
    * dense against ×1.41 with 0.1 (bench/RESULTS.md, "The anchors' table on SmolLM2-135M").
    */
   lmPercDamp: 0.01,
+  /**
+   * GPTQ's act-order (columns by descending diag H, static groups) where a layer is quantized
+   * without a pruning target: GPTQ's `--act-order --static-groups` (IST-DASLab/gptq). On SmolLM2
+   * at 4 bits the same perplexity as the natural order in a smaller brotli file (bench/RESULTS.md,
+   * "4-bit SmolLM2-135M").
+   */
+  actOrder: true,
+  /**
+   * GPTQ's scale search per group (`quant.py` with `mse`) where a layer is quantized without a
+   * pruning target (the joint pass only when asked: not measured there); it takes SmolLM2's 4-bit
+   * perplexity past issue 39's target (bench/RESULTS.md).
+   */
+  scaleSearch: true,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

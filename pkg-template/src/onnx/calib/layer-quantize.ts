@@ -37,6 +37,13 @@ export interface LayerQuantizeOptions {
   /** The solver's lazy block; rounded down to a multiple of group (and of m), at least one of them. */
   blockSize?: number;
   percDamp?: number;
+  /**
+   * GPTQ's act-order with static groups (sk.GptqOptions.actOrder); ignored with a target (its
+   * selection runs in the original order). Default false.
+   */
+  actOrder?: boolean;
+  /** GPTQ's scale search per group (sk.GptqOptions.scaleSearch); default false. */
+  scaleSearch?: boolean;
   /** Calibration vectors per input below which GPTQ gives way to round-to-nearest. */
   minVectors?: number;
 }
@@ -63,7 +70,7 @@ const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 
 /** One 2-D map quantized; returns the stored values after and the quantized form. */
 function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: number; transposed: boolean }, h: sk.Hessian | undefined,
-  o: { bits: number; group?: number; sym: boolean; fullRange: boolean; method: QuantMethod; target?: Target; keep?: Uint8Array; blockSize?: number; percDamp: number }) {
+  o: { bits: number; group?: number; sym: boolean; fullRange: boolean; method: QuantMethod; target?: Target; keep?: Uint8Array; blockSize?: number; percDamp: number; actOrder: boolean; scaleSearch: boolean }) {
   const grid = { bits: o.bits, sym: o.sym, ...(o.fullRange ? { fullRange: true } : {}), ...(o.group === undefined ? {} : { group: o.group }) };
   if (o.method === 'gptq') {
     const g = o.group !== undefined && o.group < shape.cols ? o.group : 1;
@@ -71,7 +78,8 @@ function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: numbe
     const unit = (g / gcd(g, m)) * m;
     const bs = o.blockSize === undefined ? undefined : Math.max(unit, o.blockSize - (o.blockSize % unit));
     const joint = o.target === undefined ? (o.keep ? { keep: o.keep } : {}) : o.target.nm ? { nm: o.target.nm } : { sparsity: o.target.sparsity };
-    const opts: sk.GptqOptions = { ...grid, ...joint, percDamp: o.percDamp, ...(bs === undefined ? {} : { blockSize: bs }) };
+    const search = { ...(o.actOrder && !o.target ? { actOrder: true } : {}), ...(o.scaleSearch ? { scaleSearch: true } : {}) };
+    const opts: sk.GptqOptions = { ...grid, ...joint, ...search, percDamp: o.percDamp, ...(bs === undefined ? {} : { blockSize: bs }) };
     const r = withView(stored, shape, (v) => sk.gptq(v, h!, opts));
     return { q: r.result, data: r.data };
   }
@@ -92,7 +100,7 @@ function quantizeMatrix(stored: Float32Array, shape: { rows: number; cols: numbe
  * is G independent maps, each with its own Hessian; their rows follow each other in the outputs.
  */
 export function quantizeLayer(p: LayerQuantizeOptions): LayerQuantizeResult {
-  const { layer, stored, stats = {}, bits, group, sym = true, fullRange = false, method = 'gptq', blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep } = p;
+  const { layer, stored, stats = {}, bits, group, sym = true, fullRange = false, method = 'gptq', blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep, actOrder = false, scaleSearch = false } = p;
   let { target } = p;
   if (keep && target) throw new OnnxError('bad_option', `quantizeLayer: give a target or a keep-mask for ${layer.name}, not both`, 'invalid_arguments');
   if (keep && keep.length !== layer.rows * layer.cols) throw new OnnxError('size_mismatch', `quantizeLayer: the keep-mask of ${layer.name} has ${keep.length} entries, expected ${layer.rows} x ${layer.cols}`, 'shape_mismatch');
@@ -110,7 +118,7 @@ export function quantizeLayer(p: LayerQuantizeOptions): LayerQuantizeResult {
     used = 'rtn';
     notes.push(`${hs![0].count} calibration vectors for ${layer.cols} inputs: too few for GPTQ's update (needs ${minVectors}x the inputs); round-to-nearest instead`);
   }
-  const o = { bits, group, sym, fullRange, method: used, target, blockSize, percDamp };
+  const o = { bits, group, sym, fullRange, method: used, target, blockSize, percDamp, actOrder, scaleSearch };
   const keepOf = (g: number) => (keep && parts > 1 ? keep.subarray(g * n, (g + 1) * n) : keep);
   const parts = hs && hs.length > 1 ? hs.length : 1;
   const per = layer.rows / parts, n = per * layer.cols;

@@ -19,6 +19,8 @@ export const JOB_DEFAULTS = Object.freeze({
   gptqPercDamp: CALIB_DEFAULTS.gptqPercDamp,
   /** SparseGPT's damping when the model is a language model (keep-dense.ts finds its head). */
   lmPercDamp: CALIB_DEFAULTS.lmPercDamp,
+  actOrder: CALIB_DEFAULTS.actOrder,
+  scaleSearch: CALIB_DEFAULTS.scaleSearch,
   sequential: CALIB_DEFAULTS.sequential,
   /** Held-out samples generated when the caller asks for generated ones. */
   generatedEvalCount: 8,

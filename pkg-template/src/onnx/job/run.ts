@@ -160,7 +160,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
-          ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!) } } : {}),
+          ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!), scaleSearch: job.calibration?.scaleSearch } } : {}),
         });
       if (joint) {
         const { quantized, ...rest } = report.prune as CalibReport;
@@ -243,7 +243,10 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     const r = await calibratePrune(pruned, {
       ...sess, ort: runner!, calibration: calibration!, sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential,
       percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
-      quantize: { grids: plannedGrids(pruned, quantOpts!) }, onProgress: calibProgress,
+      quantize: {
+        grids: plannedGrids(pruned, quantOpts!),
+        actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch,
+      }, onProgress: calibProgress,
     });
     gptqRun = { pass: 'after', layers: r.quantized!.size, ms: r.ms, codes: r.quantized! };
   }

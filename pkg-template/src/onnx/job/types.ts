@@ -69,7 +69,13 @@ export interface PruneJob {
    * language model) and GPTQ's (default 0.01 in a GPTQ pass of its own, as SparseGPT's in the joint
    * pass), `sequential` layer by layer (default).
    */
-  calibration?: { samples: InputSample[]; percDamp?: number; sequential?: boolean };
+  calibration?: {
+    samples: InputSample[]; percDamp?: number; sequential?: boolean;
+    /** GPTQ's act-order with static groups in a GPTQ pass of its own (not the joint pass); default in JOB_DEFAULTS. */
+    actOrder?: boolean;
+    /** GPTQ's scale search per group; default in JOB_DEFAULTS for layers GPTQ quantizes without a pruning target, off in the joint pass's pruned layers. */
+    scaleSearch?: boolean;
+  };
   /**
    * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the
    * layer whose outputs number a token embedding's rows), as SparseGPT and Wanda leave it; [] prunes
