@@ -1,8 +1,10 @@
 // The CLI's threads: calibration and training run on the package's threaded build (rayon over
 // worker_threads) with one worker per core; SPARSEKIT_THREADS=N sets the workers, 1 keeps the
 // single-threaded build. The results are the same bits either way. Unset, models under
-// MIN_THREADED_BYTES stay single-threaded: starting the pool (about a second on a quiet machine,
-// the threaded build compiled by V8's optimizing tier) costs more than their whole calibration.
+// MIN_THREADED_BYTES stay single-threaded: on this 2-vCPU machine the pool's start (1.5 s, the
+// threaded build compiled by V8's optimizing tier) and the small Hessians' poor split made PaddleOCR
+// det's calibrated prune slower with threads (16.5 s against 13.3 s; bench/RESULTS.md, "Threads in
+// Node"); the gains are on the large Hessians and solves of language models.
 import fs from 'node:fs';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -12,10 +14,10 @@ import { PROG, UsageError } from './errors.js';
 /** The footer of the help of the commands that use threads. */
 export const THREADS_HELP = `Environment:
   SPARSEKIT_THREADS=N   workers for calibration and training (default: one per core for models of
-                        4 MiB or more, with their external data; 1: single-threaded)`;
+                        64 MiB or more, with their external data; 1: single-threaded)`;
 
 /** Below this many bytes on disk (the model and its external data), threads only if asked for. */
-export const MIN_THREADED_BYTES = 4 * 1024 * 1024;
+export const MIN_THREADED_BYTES = 64 * 1024 * 1024;
 
 /**
  * The model's bytes on disk: the .onnx file and the files beside it named after it (external
