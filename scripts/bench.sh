@@ -25,7 +25,8 @@ NOT_SUBJECTS=" browser lib out rust wasm "
 # listed, never run by name.
 SHARED=" kernels/suite.mjs kernels/js-impl.mjs calib/calib-suite.mjs threads/threads-suite.mjs
   threads/task-trace.mjs threads/node-threads-child.mjs train/train-step-worker.js train/train-torch.py train/train-dump.mjs
-  recover/recover-torch.py recover/recover-vs-torch-epochs.mjs text/lines.mjs text/py_ids.py "
+  recover/recover-torch.py recover/recover-vs-torch-epochs.mjs text/lines.mjs text/py_ids.py
+  quant/ocr_ort.py quant/ocr_int4dq.py "
 # Benches that need arguments (files, a folder another bench wrote, two builds): run by name only.
 NEEDS_ARGS=" transport/transport-chunks.mjs transport/transport-fit.mjs transport/transport-size.mjs
   transport/transport-variants.py transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
