@@ -20,7 +20,7 @@ import { spawnSync } from 'node:child_process';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
 import { OnnxModel, runJob, makeOrtRunner, readCalibrationDir, quantizeModel } from 'sparsekit-wasm/onnx';
-import { rtnQuantize, plannedGrids, calibratePrune } from '#onnx-internal';
+import { rtnQuantize, positiveScales, plannedGrids, calibratePrune } from '#onnx-internal';
 import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
 import { readTextSet, textSamples, detBoxes, matchBoxes, ctcDecode, editDistance, recMetrics, detMetrics } from '../../kit/ocr-metrics.mjs';
 import { ROOT, DET, REC } from '../../kit/ocr-models.mjs';
@@ -93,21 +93,11 @@ function variants(key) {
 
 /**
  * The probe's quantizer: onnxruntime's 16-level 4-bit grid per output channel (rtnQuantize), its
- * negative scales turned positive with the codes negated (codes -8..8), which the int8 form stores.
+ * negative scales turned positive with the codes negated (codes -8..8), which the int8 form stores
+ * (positiveScales: the container of the tool's int4-dq form).
  */
 function int4InInt8(values, rows, cols) {
   return positiveScales(rtnQuantize(values, rows, cols, { bits: 4, group: 0 }));
-}
-
-/** A 4-bit per-row view with every scale made positive (the codes of those rows negated). */
-function positiveScales(q) {
-  const { rows, cols } = q;
-  for (let r = 0; r < rows; r++) {
-    if (q.scales[r] > 0) continue;
-    q.scales[r] = -q.scales[r];
-    for (let c = 0; c < cols; c++) q.codes[r * cols + c] = -q.codes[r * cols + c];
-  }
-  return q;
 }
 
 /** A .npy (v1.0, little-endian float32, C order) of one feed, for onnxruntime's static calibration reader. */

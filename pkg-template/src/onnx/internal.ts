@@ -85,7 +85,7 @@ export { dequantizeModel, requantize } from './quant/dequantize.js';
 export type { QuantRecord, QuantRecordEntry } from './quant/dequantize.js';
 export { detectQuantized } from './quant/detect.js';
 export type { QuantSite, SiteKind, Detected } from './quant/detect.js';
-export { rtnQuantize, dequantizeView, qmax } from './quant/grid.js';
+export { rtnQuantize, dequantizeView, qmax, positiveScales } from './quant/grid.js';
 export type { Quantizer, QuantGrid, QuantizedView } from './quant/grid.js';
 export { packNBits, unpackNBits } from './quant/pack4.js';
 export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';

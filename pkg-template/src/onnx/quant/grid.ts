@@ -139,3 +139,19 @@ export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows
   for (const s of qv.scales) if (!(signed ? s !== 0 : s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');
   return qv;
 }
+
+/**
+ * The int8 container of a 4-bit grid of one scale per row, every scale positive: onnxruntime's grid puts a row's
+ * extreme on code -8 with a negative scale when that extreme is positive; negating such a row's
+ * codes and scale gives the same values with codes in -8..8, which int8 holds, and the positive
+ * scale every DequantizeLinear reader expects.
+ */
+export function positiveScales(qv: QuantizedView): QuantizedView {
+  const codes = Int8Array.from(qv.codes), scales = Float32Array.from(qv.scales);
+  for (let r = 0; r < qv.rows; r++) {
+    if (!(scales[r] < 0)) continue;
+    scales[r] = -scales[r];
+    for (let c = r * qv.cols; c < (r + 1) * qv.cols; c++) codes[c] = -codes[c];
+  }
+  return { ...qv, codes, scales };
+}

@@ -7,7 +7,7 @@ import type { OnnxModel, OnnxWeight } from '../model.js';
 import { countZeros } from '../prune.js';
 import { Names, opsetVersion } from './graph-edit.js';
 import { findTargets, type QuantTarget } from './targets.js';
-import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, type Quantizer, type QuantizedView, type QuantGrid } from './grid.js';
+import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, positiveScales, type Quantizer, type QuantizedView, type QuantGrid } from './grid.js';
 import { gridOf, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm } from './forms.js';
 import { writeInt8Dq } from './int8-dq.js';
 import { writeInt8Dynamic, type DqlCache } from './int8-dynamic.js';
@@ -106,22 +106,6 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset
 
 /** Below opset 13 DequantizeLinear has no axis: int8-dq.ts writes the same arithmetic as Cast + Mul. */
 const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 + Cast + Mul by the per-channel scale';
-
-/**
- * The int8 container of a 4-bit grid with every scale positive: onnxruntime's grid puts a row's
- * extreme on code -8 with a negative scale when that extreme is positive; negating such a row's
- * codes and scale gives the same values with codes in -8..8, which int8 holds, and the positive
- * scale every DequantizeLinear reader expects.
- */
-function positiveScales(qv: QuantizedView): QuantizedView {
-  const codes = Int8Array.from(qv.codes), scales = Float32Array.from(qv.scales);
-  for (let r = 0; r < qv.rows; r++) {
-    if (!(scales[r] < 0)) continue;
-    scales[r] = -scales[r];
-    for (let c = r * qv.cols; c < (r + 1) * qv.cols; c++) codes[c] = -codes[c];
-  }
-  return { ...qv, codes, scales };
-}
 
 function bytesAfter(form: QuantForm, qv: QuantizedView): number {
   const scales = qv.scales.length * 4;
