@@ -215,6 +215,34 @@ const TABLES = [
   },
 ];
 
+/** After a run without error: the model the page's `exportId` button saves and the recipe it exports; closes the page. */
+async function pageModelAndRecipe({ context, page, problems }, dir, exportId) {
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const save = (testid, name) => download(page, testid, path.join(dir, name));
+  const pageBytes = fs.readFileSync(await save(exportId, 'page.onnx'));
+  const recipeFile = await save('export-recipe', 'recipe.json');
+  assert.deepEqual(problems, []);
+  await context.close();
+  return { pageBytes, recipeFile, recipe: JSON.parse(fs.readFileSync(recipeFile, 'utf8')) };
+}
+
+/**
+ * The page's bytes for a recipe (the table's, saved as `recipeFile`) against `prune --recipe FILE
+ * [cliExtra]` and the module's recipe job [jobExtra]: all three the same bytes, and not the original's.
+ */
+async function sameAsRecipeFaces(t, { dir, pageBytes, recipeFile, recipe, cliExtra = [], jobExtra = {}, label }) {
+  const original = fs.readFileSync(MODEL);
+  const out = path.join(dir, 'cli.onnx');
+  const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, ...cliExtra, '-o', out, '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
+  const cli = fs.readFileSync(out);
+  const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe }, ...jobExtra }, { ort })).model.encode();
+  t.diagnostic(`${label}: ${cli.length} bytes`);
+  assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+  assertSameBytes(mod, cli, 'module vs CLI');
+  assertSameBytes(pageBytes, cli, 'playground vs CLI');
+}
+
 for (const table of TABLES) {
   test(`one job, three faces: the per-layer table (${table.name}) writes the same bytes as prune --recipe and the module`, async (t) => {
     const dir = tmpDir('sk-job-identity-recipe-');
@@ -226,26 +254,11 @@ for (const table of TABLES) {
     await table.set(page);
     await page.getByTestId('run').click();
     await page.getByTestId('total-sparsity').waitFor({ timeout: 300_000 });
-    assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
-    const save = (testid, name) => download(page, testid, path.join(dir, name));
-    const pageBytes = fs.readFileSync(await save('export', 'page.onnx'));
-    const recipeFile = await save('export-recipe', 'recipe.json');
-    assert.deepEqual(problems, []);
-    await context.close();
-    const recipe = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+    const { pageBytes, recipeFile, recipe } = await pageModelAndRecipe({ context, page, problems }, dir, 'export');
     assert.equal(Object.keys(recipe.layers).length, OnnxModel.parse(original).prunable().length, 'one entry per row');
     table.check(recipe.layers);
 
-    const out = path.join(dir, 'cli.onnx');
-    const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, '-o', out, '-q'], { encoding: 'utf8' });
-    assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
-    const cli = fs.readFileSync(out);
-    const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe } }, { ort })).model.encode();
-    t.diagnostic(`${table.name}: ${cli.length} bytes`);
-
-    assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
-    assertSameBytes(mod, cli, 'module vs CLI');
-    assertSameBytes(pageBytes, cli, 'playground vs CLI');
+    await sameAsRecipeFaces(t, { dir, pageBytes, recipeFile, recipe, label: table.name });
   });
 }
 
@@ -253,7 +266,6 @@ for (const table of TABLES) {
 // (here int8 after pruning), as `prune --recipe FILE --quantize int8` composes them.
 test('one job, three faces: the card\'s per-layer goal (the table\'s recipe, then int8) writes the same bytes as prune --recipe --quantize int8 and the module', async (t) => {
   const dir = tmpDir('sk-job-identity-recipe-card-');
-  const original = fs.readFileSync(MODEL);
   const { context, page, problems } = await playground.openPage('?model=none');
   await page.getByTestId('model-file').setInputFiles(MODEL);
   await page.getByTestId('goal-run').waitFor({ state: 'visible', timeout: 120_000 });
@@ -269,22 +281,8 @@ test('one job, three faces: the card\'s per-layer goal (the table\'s recipe, the
     const s = document.getElementById('goal-status').textContent;
     return s === 'done' || document.querySelector('[data-testid="error"]');
   }, null, { timeout: 600_000 });
-  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
-  const save = (testid, name) => download(page, testid, path.join(dir, name));
-  const pageBytes = fs.readFileSync(await save('goal-export', 'page.onnx'));
-  const recipeFile = await save('export-recipe', 'recipe.json');
-  assert.deepEqual(problems, []);
-  await context.close();
-  const recipe = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+  const { pageBytes, recipeFile, recipe } = await pageModelAndRecipe({ context, page, problems }, dir, 'goal-export');
   TABLES[0].check(recipe.layers);
 
-  const out = path.join(dir, 'cli.onnx');
-  const r = spawnSync(process.execPath, [CLI, 'prune', MODEL, '--recipe', recipeFile, '--quantize', 'int8', '-o', out, '-q'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
-  const cli = fs.readFileSync(out);
-  const mod = (await runJob(OnnxModel.parse(original), { mode: { kind: 'recipe', recipe }, quantize: { scheme: 'int8' } }, { ort })).model.encode();
-  t.diagnostic(`per-layer goal then int8: ${cli.length} bytes`);
-  assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
-  assertSameBytes(mod, cli, 'module vs CLI');
-  assertSameBytes(pageBytes, cli, 'playground vs CLI');
+  await sameAsRecipeFaces(t, { dir, pageBytes, recipeFile, recipe, cliExtra: ['--quantize', 'int8'], jobExtra: { quantize: { scheme: 'int8' } }, label: 'per-layer goal then int8' });
 });
