@@ -37,6 +37,10 @@ const VARIANTS = {
   'rtn-int4-e8': { label: 'ours int4 g32, round-to-nearest, embedding int8 per row', job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32, embeddings: 'int8' } } },
   'gptq-int4-e8': { label: 'ours int4 g32, GPTQ, embedding int8 per row', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32, embeddings: 'int8' } } },
   'sgpt50-int4': { label: 'ours 50% SparseGPT + int4 g32, joint (one factorisation)', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32 } } },
+  'sgpt50-int4-mse': { label: 'ours 50% SparseGPT + int4 g32, joint, scale search per group', calib: { scaleSearch: true }, job: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32 } } },
+  // Two passes: SparseGPT's pruning, then a GPTQ pass of its own over the pruned model (its zeros
+  // kept as the mask; act-order, static groups and the scale search, the GPTQ pass's defaults).
+  'sgpt50-then-int4': { label: 'ours 50% SparseGPT, then int4 g32 by GPTQ (act-order + scale search) keeping the zeros', calib: true, first: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt' }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
   'nm24-int4': { label: 'ours 2:4 SparseGPT + int4 g32, joint', calib: true, job: { mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32 } } },
 };
 
@@ -71,7 +75,10 @@ async function child(name) {
       last = performance.now();
       fs.writeFileSync(path.join(outDir, `${name}.progress`), `${((last - t0) / 1000).toFixed(0)} s: ${p.phase} ${p.done}/${p.total} ${p.label ?? ''}\n`);
     };
-    const { report } = await O.runJob(model, job, { ort, sessionOptions: { intraOpNumThreads: 2, logSeverityLevel: 3 }, onProgress });
+    const env = { ort, sessionOptions: { intraOpNumThreads: 2, logSeverityLevel: 3 }, onProgress };
+    // `first`: a job run before the variant's own, on the same model and calibration.
+    if (v.first) await O.runJob(model, { ...structuredClone(v.first), calibration: job.calibration }, env);
+    const { report } = await O.runJob(model, job, env);
     r.jobSeconds = (performance.now() - t0) / 1000;
     r.gptq = report.quantize.gptq;
     const emb = report.quantize.layers.filter((l) => l.op === 'Gather');
