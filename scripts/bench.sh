@@ -28,8 +28,8 @@ SHARED=" kernels/suite.mjs kernels/js-impl.mjs calib/calib-suite.mjs threads/thr
   recover/recover-torch.py recover/recover-vs-torch-epochs.mjs text/lines.mjs text/py_ids.py
   quant/ocr_ort.py quant/ocr_int4dq.py "
 # Benches that need arguments (files, a folder another bench wrote, two builds): run by name only.
-NEEDS_ARGS=" transport/transport-chunks.mjs transport/transport-fit.mjs transport/transport-size.mjs
-  transport/transport-variants.py transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
+NEEDS_ARGS=" transport/transport-exact.mjs transport/transport-fit.mjs transport/transport-size.mjs transport/transport-slices.mjs
+  transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
   train/train-exports.py recover/forward-precision.mjs recover/forward-precision.py recover/recover-diverge.mjs
   text/lm-table.mjs text/lm-recover.mjs text/lm-latency.mjs channels/gqa-heads.mjs channels/gqa-ablate.mjs
   text/minilm-recover.mjs "

@@ -130,16 +130,19 @@ test('transport size: gzip and brotli of the written files in the report and the
   const f0 = JSON.parse(fs.readFileSync(dense + '.json', 'utf8')).files, f5 = JSON.parse(fs.readFileSync(half + '.json', 'utf8')).files;
   const bytes = fs.readFileSync(half);
   assert.equal(f5.bytesAfter, bytes.length);
-  // a small file: exact figures (larger ones are estimated, and the report says how and within what)
-  assert.equal(f5.estimated, false);
-  assert.equal(f5.gzipAfter, zlib.gzipSync(bytes, { level: 9 }).length);
+  // 256 KiB: estimated (exact only up to 64 KiB), within the tolerance the report states
+  assert.equal(f5.estimated, true);
+  assert.ok(f5.tolerance, f5.method);
+  const gz = zlib.gzipSync(bytes, { level: 9 }).length;
+  assert.ok(Math.abs(f5.gzipAfter - gz) <= f5.tolerance.gzip * gz, `${f5.gzipAfter} vs ${gz}`);
   const br = zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-  assert.ok(Math.abs(f5.brotliAfter - br) <= 0.02 * br, `${f5.brotliAfter} vs ${br}`);
+  assert.ok(Math.abs(f5.brotliAfter - br) <= f5.tolerance.brotli * br, `${f5.brotliAfter} vs ${br}`);
   assert.equal(f5.brotliQuality, 11);
   // the input's sizes too; random float32 weights barely compress, half of them zero nearly halves the transfer
-  assert.equal(f5.gzipBefore, zlib.gzipSync(fs.readFileSync(wide), { level: 9 }).length);
+  const gzIn = zlib.gzipSync(fs.readFileSync(wide), { level: 9 }).length;
+  assert.ok(Math.abs(f5.gzipBefore - gzIn) <= f5.tolerance.gzip * gzIn, `${f5.gzipBefore} vs ${gzIn}`);
   assert.ok(f0.gzipAfter > 0.85 * f0.bytesAfter, `${f0.gzipAfter} / ${f0.bytesAfter}`);
   assert.ok(f5.gzipAfter < 0.65 * f0.gzipAfter, `${f5.gzipAfter} vs ${f0.gzipAfter}`);
   assert.ok(f5.brotliAfter < 0.65 * f0.brotliAfter, `${f5.brotliAfter} vs ${f0.brotliAfter}`);
-  assert.match(r5.out, /file [\d.]+ KiB -> [\d.]+ KiB \(gzip [\d.]+ KiB -> [\d.]+ KiB, brotli [\d.]+ KiB -> [\d.]+ KiB\)/);
+  assert.match(r5.out, /file [\d.]+ KiB -> [\d.]+ KiB \(gzip ≈[\d.]+ KiB -> ≈[\d.]+ KiB, brotli ≈[\d.]+ KiB -> ≈[\d.]+ KiB, estimated within \d+%\)/);
 });

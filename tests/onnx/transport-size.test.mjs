@@ -18,10 +18,11 @@ const FLOAT = O.TRANSPORT_RATIO_FIT.maxError.float;
 
 test('an estimate states how it was made and its tolerance', async () => {
   const { tolerance, method, estimated, outsideFit } = await O.transportSize([modelBytes('bert-style')]);
-  assert.ok(estimated && outsideFit === 0);
+  // Weights, with a little graph text (names: compressible, counted as outside the fit, too small to matter).
+  assert.ok(estimated && outsideFit < 0.02, `${outsideFit}`);
   assert.ok(tolerance.brotli >= FLOAT.brotli && tolerance.gzip >= FLOAT.gzip, JSON.stringify(tolerance));
   assert.ok(Number(/fitted on (\d+) model files/.exec(method)[1]) >= 10, method);
-  assert.match(method, /largest error measured on unseen files/);
+  assert.match(method, /largest error measured on unseen models/);
 });
 
 test('data made of repeats is flagged, not given a tolerance', async () => {
@@ -45,16 +46,47 @@ for (const name of ['yolov8n-ultralytics', 'bert-torch', 'yolov8-style']) {
       const exact = await O.transportSize([bytes], { mode: 'exact' });
       assert.equal(est.raw, bytes.length);
       assert.ok(est.estimated && !exact.estimated && est.tolerance && exact.tolerance === null);
-      assert.match(est.method, /^estimated: brotli quality 2/);
+      assert.match(est.method, /^estimated: brotli quality 5/);
       const eb = est.brotli / exact.brotli - 1, eg = est.gzip / exact.gzip - 1;
-      // Within what the estimate states for this file (the float32 figure, or the int8 one where its
-      // chunks look like bytes; pruned yolov8n is off by ~4% here: the 2% bar is not met on every model).
+      // Within what the estimate states for this file (the float32 figure, or the bytes one where its
+      // blocks look like bytes).
       assert.ok(Math.abs(eb) <= est.tolerance.brotli, `brotli error ${(100 * eb).toFixed(2)}% > ${est.tolerance.brotli} (exact ${exact.brotli}, estimate ${est.brotli})`);
       assert.ok(Math.abs(eg) <= est.tolerance.gzip, `gzip error ${(100 * eg).toFixed(2)}% > ${est.tolerance.gzip}`);
       assert.ok(est.ms < exact.ms / 5, `estimate ${est.ms} ms vs exact ${exact.ms} ms`);
     });
   }
 }
+
+test('the estimate stays within its stated tolerance on a small model, pruned and quantized (int8, 4-bit, onnxruntime q8)', async () => {
+  // bert-torch: MatMul weights, so int8 is MatMulInteger and 4-bit MatMulNBits; the q8 file is
+  // onnxruntime's quantize_dynamic of it (committed). None of these files is in the fit's corpus.
+  const variants = {
+    dense: () => modelBytes('bert-torch'),
+    'sparsity 0.5': () => { const m = O.OnnxModel.parse(modelBytes('bert-torch')); O.pruneSparsity(m, { sparsity: 0.5 }); return m.encode(); },
+    int8: () => { const m = O.OnnxModel.parse(modelBytes('bert-torch')); O.quantizeModel(m, { scheme: 'int8' }); return m.encode(); },
+    'sparsity 0.5 + int8': () => { const m = O.OnnxModel.parse(modelBytes('bert-torch')); O.pruneSparsity(m, { sparsity: 0.5 }); O.quantizeModel(m, { scheme: 'int8' }); return m.encode(); },
+    int4: () => { const m = O.OnnxModel.parse(modelBytes('bert-torch')); O.quantizeModel(m, { scheme: 'int4' }); return m.encode(); },
+    'onnxruntime q8': () => modelBytes('bert-torch-q8dyn'),
+  };
+  const runs = await Promise.all(Object.entries(variants).map(async ([name, make]) => {
+    const bytes = make();
+    const [est, exact] = await Promise.all([O.transportSize([bytes]), O.transportSize([bytes], { mode: 'exact' })]);
+    return { name, est, exact };
+  }));
+  for (const { name, est, exact } of runs) {
+    // Float32 weights and dense int8 / 4-bit codes are what the fit covers; sparse int8 and onnxruntime's
+    // per-tensor int8 may be flagged (zero runs and codes that compress far below their order-0
+    // entropy): then the estimate must say so, not claim a tolerance.
+    if (!est.tolerance) {
+      assert.ok(!['dense', 'sparsity 0.5', 'int8', 'int4'].includes(name), `${name}: no tolerance (${est.method})`);
+      assert.match(est.method, /outside what the estimate was fitted and checked on/);
+      continue;
+    }
+    const eb = est.brotli / exact.brotli - 1, eg = est.gzip / exact.gzip - 1;
+    assert.ok(Math.abs(eb) <= est.tolerance.brotli, `${name}: brotli error ${(100 * eb).toFixed(2)}% > ${est.tolerance.brotli} (exact ${exact.brotli}, estimate ${est.brotli})`);
+    assert.ok(Math.abs(eg) <= est.tolerance.gzip, `${name}: gzip error ${(100 * eg).toFixed(2)}% > ${est.tolerance.gzip} (exact ${exact.gzip}, estimate ${est.gzip})`);
+  }
+});
 
 test('exact: one stream over the files in order, as zlib compresses their concatenation', async () => {
   const dir = G.tmpDir();

@@ -1,85 +1,29 @@
 // What model files travel as over HTTP (raw, gzip level 9, brotli quality 11: what a static host
 // precompresses with), estimated at a small fraction of the cost of compressing. Brotli at quality
-// 11 runs at ~0.3 MB/s here: on a 12 MB model it cost 40 s per file, far more than the pruning it
-// reports on (issue 40). The estimate makes one fast pass: a brotli stream at quality 2 (~60 MB/s),
-// flushed at every 256 KiB chunk so each chunk's share is counted with the matches it finds in the
-// chunks before it, and on one chunk in four brotli quality 5 and deflate level 1 of the chunk alone.
-// Sizes are corrected by ratios fitted per kind of data (dense float32, pruned float32, pruned
-// int8-like bytes, dense bytes: the kinds differ in what quality 11 gains, from ~1% on float32 to
-// ~15% on pruned int8, whose zero bytes its context modelling predicts well (Alakuijala et al.,
-// "Brotli: A general-purpose data compressor", ACM TOIS 37(1), 2019: context modes, block
-// splitting, optimal parsing)); the sampled chunks then scale the fast pass's figure for the file
-// (a ratio estimator). bench/transport/transport-fit.mjs fits RATIO_FIT on PaddleOCR det / cls / rec and the
-// openwakeword models, as shipped, 50% and 2:4 pruned, and int8-quantized, and states the
-// leave-one-model-out error the result carries as its tolerance. Data made of repeats (tables,
-// filter banks) is beyond any such ratio: the estimate detects it and says so instead of claiming a
-// tolerance. mode 'exact' compresses the whole stream (the figure the estimate is checked against).
+// 11 runs at ~0.1-0.5 MB/s here: on a 12 MB model it cost 40 s per file, far more than the pruning
+// it reports on (issue 40), and no faster setting has a stable ratio to it (quality 5-9 come out
+// 1% to 18% larger depending on the data: quality 11's optimal parse gains most on low-entropy
+// bytes, 4-bit codes and sparse int8, where greedy parsing takes matches that cost more than the
+// literals they replace; Alakuijala et al., "Brotli: A general-purpose data compressor", ACM TOIS
+// 37(1), 2019). So the estimate compresses a sample (transport-sample.ts: 4 KiB blocks, grouped by
+// kind of data, scaled by a ratio estimator) with brotli quality 5 and deflate level 4, and
+// corrects each kind's figure by its ratio to quality 11 / gzip 9: measured on a sub-sample where
+// the job is large enough to pay for it (MEASURE_SHARE), else fitted on a corpus of models
+// (RATIO_FIT: bench/transport/transport-fit.mjs on PaddleOCR, openwakeword and MiniLM, as shipped,
+// pruned 50% / 2:4, channel-removed, int8 and 4-bit by the CLI and by onnxruntime's quantizers),
+// and states as its tolerance the largest error measured on models the fit did not see. Data made
+// of repeats (tables, filter banks) is beyond a sample: the estimate detects it and says so instead
+// of claiming a tolerance. mode 'exact' compresses the whole stream (the figure the estimate is
+// checked against).
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { OnnxError } from './errors.js';
 import { RATIO_FIT } from './transport-fit.js';
-
-/** The unit the estimate works on (and the fit was made on). */
-export const ESTIMATE_CHUNK = 256 * 1024;
-
-/**
- * Byte counts per position mod 4 (bins position << 8 | byte), and in bin 1024 the zero bytes that
- * follow a non-zero one (the starts of zero runs).
- */
-export function byteCounts(c: Uint8Array): Uint32Array {
-  const counts = new Uint32Array(1025);
-  let prev = 1, starts = 0;
-  for (let i = 0; i < c.length; i++) {
-    const b = c[i];
-    counts[((i & 3) << 8) | b]++;
-    if (b === 0 && prev !== 0) starts++;
-    prev = b;
-  }
-  counts[1024] = starts;
-  return counts;
-}
-
-/** Zero bytes above this share make a chunk sparse; run starts above RUN_STARTS of them make it int8-like. */
-export const SPARSE_ZEROS = 0.1;
-export const RUN_STARTS = 0.4;
-/** Bits per byte that knowing a byte's position mod 4 saves on float32 data (~1-2), and not on bytes (~0). */
-export const FLOAT_BITS = 0.25;
-
-/**
- * A chunk's features from its byte counts, length and a compressed size: the kind of data, one-hot
- * [dense float32, sparse in runs (pruned float32: a zero weight is 4 zero bytes), sparse in single
- * bytes (pruned int8), dense bytes (int8)], then the compressed ratio r and the entropy e of the
- * bytes given their position mod 4 (bits / 8 per byte). The fitted ratios are per kind (RATIO_FIT: the kinds' weighted
- * geometric means); quality 11 gains ~1-2% over quality 5 on float32, dense or pruned, and ~15%
- * on pruned int8, whose zero bytes its context modelling predicts far better. r and e say whether
- * the chunk is made of repeats (matchRich).
- */
-export function features(counts: Uint32Array, length: number, size: number): number[] {
-  let zeros = 0, hPos = 0, h0 = 0;
-  for (let p = 0; p < 4; p++) {
-    let n = 0;
-    for (let v = 0; v < 256; v++) n += counts[(p << 8) | v];
-    for (let v = 0; v < 256; v++) {
-      const k = counts[(p << 8) | v];
-      if (k) hPos -= k * Math.log2(k / n);
-    }
-    zeros += counts[p << 8];
-  }
-  for (let v = 0; v < 256; v++) {
-    const k = counts[v] + counts[256 | v] + counts[512 | v] + counts[768 | v];
-    if (k) h0 -= k * Math.log2(k / (length || 1));
-  }
-  const n = length || 1, z = zeros / n;
-  // Bytes whose distribution depends on their position mod 4 are float32's (sign and exponent in one byte of four).
-  const float = (h0 - hPos) / n > FLOAT_BITS;
-  const kind = z < SPARSE_ZEROS ? (float ? 0 : 3) : counts[1024] / zeros < RUN_STARTS ? 1 : 2;
-  return [+(kind === 0), +(kind === 1), +(kind === 2), +(kind === 3), size / n, hPos / 8 / n];
-}
-
+import { BLOCK, KINDS, sampleStream, type Kind } from './transport-sample.js';
 
 export interface TransportSizeOptions {
   /**
-   * 'estimate' (default): a fast pass corrected per chunk (see the file comment; ~20 ms per MB).
+   * 'estimate' (default): fast compressors on a sample, corrected per kind of data (see the file comment).
    * 'exact': brotli at `quality` and gzip level 9 over the whole stream (~3 s per MB at quality 11).
    */
   mode?: 'estimate' | 'exact';
@@ -103,7 +47,7 @@ export interface TransportSize {
    * (RATIO_FIT.maxError); null when exact, and when part of the data lies outside the fit.
    */
   tolerance: { brotli: number; gzip: number } | null;
-  /** Estimates only: the share of the data (of the fast pass's output) in chunks made of repeats (MATCH_RICH); above OUTSIDE_LIMIT the estimate may be far off (use mode 'exact'). */
+  /** Estimates only: the share of the estimate in kinds of data outside the fit (repeats, widened 16-bit floats: KindPart.rich); above OUTSIDE_LIMIT the estimate may be far off (use mode 'exact'). */
   outsideFit: number;
   ms: number;
 }
@@ -155,153 +99,180 @@ function checkSources(sources: Source[]): number {
 const C = zlib.constants;
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 
-/** The fast pass's quality: 2 is the lowest that keeps a hash chain over the whole window (quality 1 finds no match across chunks). */
-export const FAST_QUALITY = 2;
-
 /**
- * A chunk whose bytes' entropy (given position mod 4) exceeds what the fast pass gave by more than
- * this factor is made of repeats (tables, filter banks: openwakeword's melspectrogram and
- * silero_vad), where quality 11's optimal parse and gzip 9's lazy matching find far more than the
- * fast pass and no ratio fitted on weights holds (off by up to 60% there). Such chunks are left out
- * of the fit, and an estimate that meets them says so (`outsideFit`, no tolerance).
+ * The sample's compressors: brotli at FAST_QUALITY with a 2^FAST_LGWIN window (quality 5 is the
+ * lowest with literal context modelling; a small window keeps its hash chains short on zero runs,
+ * where a large one made quality 5 run at ~2 MB/s here) and deflate at GZIP_LEVEL (level 9's lazy
+ * search is as slow on zero runs).
  */
-export const MATCH_RICH = 1.5;
-
-/** Whether a chunk's features (see features) mark it as made of repeats (MATCH_RICH). */
-export function matchRich(f: readonly number[]): boolean {
-  return f[4] > 0 && f[5] / f[4] > MATCH_RICH;
-}
-
-/** The features the fitted ratios use: the one-hot kind. */
-export const KIND_FEATURES = 4;
+export const FAST_QUALITY = 5;
+export const FAST_LGWIN = 16;
+export const GZIP_LEVEL = 4;
 
 /**
- * The share of the fast pass's output in chunks made of repeats above which the estimate claims no
- * tolerance (a header or a small table in a file of weights does not move the total).
+ * A kind's compressed sample, at most this many times smaller than its entropy proxy (order 0),
+ * is made of repeats (tables, filter banks: openwakeword's melspectrogram), which brotli 11's and
+ * gzip 9's searches exploit far better than the fast compressors do and blocks far apart cannot
+ * show: no fitted ratio holds there. An estimate that meets them says so (`outsideFit`).
+ */
+export const MATCH_RICH = 1.3;
+
+/**
+ * A float32 kind whose anchored strings repeat within brotli's window more often than this
+ * (transport-sample.ts, repeats) is made of repeats too: float32 weights hardly repeat (< 5% on
+ * the corpus's and the test models', dense or pruned), silero_vad's tables do (~44%). Quantized codes
+ * do repeat (whole channels alike) without moving quality 11 away from the sample's figure.
+ */
+export const REPEATS = 0.1;
+
+/**
+ * A float32 kind more than this share of which holds 16-bit floats widened to float32 (SmolLM2's
+ * export: bfloat16 weights written as float32) is outside the fit too (transport-sample.ts, BlockStats.t).
+ */
+export const WIDENED = 0.5;
+
+/**
+ * The share of the estimate in kinds outside the fit (made of repeats, or widened 16-bit floats) above which the estimate claims no
+ * tolerance (a small table in a file of weights does not move the total).
  */
 export const OUTSIDE_LIMIT = 0.08;
 
-/** The share of the fast output in byte-kind chunks (int8-like) above which a file gets the int8 tolerance. */
+/** The share of the estimate in byte kinds (int8, 4-bit) above which a file gets their tolerance. */
 export const BYTES_LIMIT = 0.1;
 
-/** One chunk of the fast pass: its brotli output and features, and for sampled chunks more. */
-export interface FastChunk {
-  /** Bytes the FAST_QUALITY stream gave for this chunk, and the chunk's features with them. */
-  bytes: number;
+/** One kind's part of the stream: the fast compressors' sizes scaled to the stream, and the features of its correction. */
+export interface KindPart {
+  kind: Kind;
+  brotli: number;
+  gzip: number;
+  /** The fitted corrections' features (kindFeatures). */
   f: number[];
-  /** The chunk's length in bytes. */
-  length: number;
-  /**
-   * Sampled chunks only: brotli at SAMPLE_QUALITY and deflate level 1 of the chunk alone (gzip's
-   * window is 32 KiB: alone is as in the stream), and the features with each.
-   */
-  br?: number;
-  h?: number[];
-  gz?: number;
-  g?: number[];
+  /** Outside the fit: made of repeats (MATCH_RICH, REPEATS), or 16-bit floats widened to float32 (WIDENED). */
+  rich: boolean;
+  /** The sample's bytes (for the fit, which compresses them at quality 11 too). */
+  sample: Uint8Array;
+  /** The sample's entropy proxy (transport-sample.ts) and fast sizes, unscaled. */
+  proxy: number;
+  brotliSample: number;
+  gzipSample: number;
+  /** The corrections measured on a sub-sample of `bytes` (brotli 11 / fast, gzip 9 / fast), where the budget allowed. */
+  measured: { brotli: number; gzip: number; bytes: number } | null;
 }
 
 /**
- * One chunk in SAMPLE_EVERY is also compressed alone at SAMPLE_QUALITY and with deflate (brotli 5
- * and deflate run at ~25-35 MB/s here, brotli 2 at ~60-100). Quality 5 is the lowest with literal
- * context modelling, which is most of what quality 11 gains on weights; what is left to predict is
- * the optimal parse's gain, which varies little with the kind of data.
+ * The features of a kind's correction log(quality 11 / fast), log(gzip 9 / fast): the kind one-hot,
+ * then for the byte kinds how far below 8 bits their order-0 entropy is (where brotli 11's optimal
+ * parse gains most over a greedy one: short matches found by chance in low-entropy bytes cost
+ * more than the literals they replace), the zero share of low-entropy bytes, and for pruned
+ * float32 the share of zeros in long runs (LONG_RUN: unstructured rather than N:M).
  */
-export const SAMPLE_EVERY = 4;
-export const SAMPLE_QUALITY = 5;
+export function kindFeatures(k: number, h: number, z: number, l: number): number[] {
+  const f = KINDS.map((_, i) => +(i === k));
+  return [...f, k === 1 ? l : 0, k === 2 ? 1 - h / 8 : 0, k === 3 ? 1 - h / 8 : 0, k === 3 ? z : 0];
+}
+
+const compress = (b: Uint8Array, brotli: number | null, level = GZIP_LEVEL) => new Promise<number>((resolve, reject) => {
+  const done = (e: Error | null, r: Buffer) => (e ? reject(e) : resolve(r.length));
+  if (brotli === null) zlib.deflateRaw(b, { level }, done);
+  else zlib.brotliCompress(b, { params: { [C.BROTLI_PARAM_QUALITY]: brotli, [C.BROTLI_PARAM_SIZE_HINT]: b.length, ...(brotli === FAST_QUALITY ? { [C.BROTLI_PARAM_LGWIN]: FAST_LGWIN } : {}) } }, done);
+});
 
 /**
- * The fast pass: one brotli stream at FAST_QUALITY over the sources, flushed at every chunk
- * boundary so each chunk's output is counted (with the matches it finds in earlier chunks, as
- * quality 11 does), deflate on every `gzipEvery`-th chunk, and each chunk's features, computed
- * while zlib compresses it on its threads.
+ * Where the job is large enough to pay for it, the correction of a kind is measured instead of
+ * fitted: brotli 11 and gzip 9 on a sub-sample of its sample (one block in k), against the fast
+ * compressors on the same bytes. Brotli 11 runs at ~0.2-0.5 MB/s here, a magnitude prune at
+ * ~25-40 ns per byte of model: a budget of MEASURE_SHARE of the stream keeps the cost within a few
+ * percent of the job; a kind gets a measured correction when its part of the budget reaches
+ * MEASURE_MIN bytes (below, the ratio of a few blocks says less than the fit).
  */
-export async function fastPass(sources: Source[], raw: number, sampleEvery = SAMPLE_EVERY): Promise<FastChunk[]> {
-  const z = zlib.createBrotliCompress({ params: { [C.BROTLI_PARAM_QUALITY]: FAST_QUALITY, [C.BROTLI_PARAM_SIZE_HINT]: raw } });
-  let n = 0;
-  z.on('data', (d: Buffer) => { n += d.length; });
-  const failed = new Promise<never>((_, reject) => z.on('error', reject));
-  const out: FastChunk[] = [];
-  try {
-    let i = 0;
-    for (const c of chunks(sources, ESTIMATE_CHUNK)) {
-      const copy = Buffer.from(c);
-      z.write(copy);
-      const flushed = new Promise<void>((resolve) => z.flush(C.BROTLI_OPERATION_FLUSH, () => resolve()));
-      const sampled = i++ % sampleEvery === 0;
-      const deflated = sampled ? new Promise<number>((resolve, reject) => zlib.deflateRaw(copy, { level: 1 }, (e, r) => (e ? reject(e) : resolve(r.length)))) : null;
-      const better = sampled
-        ? new Promise<number>((resolve, reject) => zlib.brotliCompress(copy, { params: { [C.BROTLI_PARAM_QUALITY]: SAMPLE_QUALITY, [C.BROTLI_PARAM_SIZE_HINT]: copy.length } }, (e, r) => (e ? reject(e) : resolve(r.length))))
-        : null;
-      const counts = byteCounts(copy);
-      await Promise.race([flushed, failed]);
-      const chunk: FastChunk = { bytes: n, length: copy.length, f: features(counts, copy.length, n) };
-      n = 0;
-      if (deflated && better) {
-        chunk.gz = await deflated; chunk.g = features(counts, copy.length, chunk.gz);
-        chunk.br = await better; chunk.h = features(counts, copy.length, chunk.br);
-      }
-      out.push(chunk);
+export const MEASURE_SHARE = 1 / 8192;
+export const MEASURE_MIN = 32 * 1024;
+
+/** Options of the sample (the bench varies them; transportSize uses the defaults). */
+export interface SampleOptions { sampleBytes?: number; measureBytes?: number }
+
+/** One block in k of a kind's sample, about `bytes` long. */
+function subSample(sample: Uint8Array, bytes: number): Uint8Array {
+  const blocks = Math.ceil(sample.length / BLOCK), take = Math.min(blocks, Math.max(1, Math.round(bytes / BLOCK))), step = blocks / take;
+  const out = new Uint8Array(take * BLOCK);
+  let o = 0;
+  for (let i = 0; i < take; i++) { const b = sample.subarray(Math.floor(i * step) * BLOCK, Math.floor(i * step) * BLOCK + BLOCK); out.set(b, o); o += b.length; }
+  return out.subarray(0, o);
+}
+
+/** The sample of the sources (transport-sample.ts), each kind's part compressed (on zlib's threads) and scaled to the stream. */
+export async function kindParts(sources: Source[], opts: SampleOptions = {}): Promise<{ raw: number; scanned: number; sampled: number; parts: KindPart[] }> {
+  const s = sampleStream(sources, opts.sampleBytes);
+  const fast = await Promise.all(s.kinds.map(async (k) => (k ? Promise.all([compress(k.bytes, FAST_QUALITY), compress(k.bytes, null)]) : null)));
+  const measureBytes = opts.measureBytes ?? Math.floor(s.raw * MEASURE_SHARE);
+  const total = fast.reduce((a, f, i) => a + (f ? f[0] * s.kinds[i]!.xScan / s.kinds[i]!.xSample : 0), 0);
+  const parts = await Promise.all(s.kinds.map(async (k, i) => {
+    if (!k) return null;
+    const [br, gz] = fast[i]!;
+    // The ratio estimator: compressed per unit of proxy on the sample, times the proxy of the kind in the stream.
+    const scale = (k.xScan / k.xSample) * (s.raw / s.scanned);
+    const part: KindPart = {
+      kind: KINDS[i], brotli: br * scale, gzip: gz * scale, f: kindFeatures(i, k.h, k.z, k.l),
+      rich: KINDS[i] !== 'flat' && (br * MATCH_RICH < k.xSample || (i <= 1 && (k.r > REPEATS || k.t > WIDENED))), sample: k.bytes, proxy: k.xSample, brotliSample: br, gzipSample: gz, measured: null,
+    };
+    // The budget shared by the kinds' parts of the estimate.
+    const mine = total ? (measureBytes * br * k.xScan) / k.xSample / total : 0;
+    if (mine >= MEASURE_MIN && KINDS[i] !== 'flat') {
+      const sub = subSample(k.bytes, Math.min(mine, k.bytes.length));
+      const [b11, b5, g9, g4] = await Promise.all([compress(sub, 11), compress(sub, FAST_QUALITY), compress(sub, null, 9), compress(sub, null)]);
+      part.measured = { brotli: b11 / b5, gzip: g9 / g4, bytes: sub.length };
     }
-    const ended = new Promise<void>((resolve) => z.on('end', () => resolve()));
-    z.end();
-    await Promise.race([ended, failed]);
-  } finally { z.destroy(); }
-  if (out.length) out[out.length - 1].bytes += n;
-  return out;
+    return part;
+  }));
+  return { raw: s.raw, scanned: s.scanned, sampled: s.sampled, parts: parts.filter((p): p is KindPart => p !== null) };
 }
 
-/** Coefficients of the per-chunk log-ratios (see RATIO_FIT). */
-export interface RatioFit {
-  brotli: readonly number[]; brotliFromFast: readonly number[]; gzip: readonly number[]; gzipFromFast: readonly number[];
-}
+/** Coefficients of the corrections per kind (see RATIO_FIT). */
+export interface RatioFit { brotli: readonly number[]; gzip: readonly number[] }
 
 /**
- * The estimates from a fast pass. Each format: each sampled chunk's size alone (brotli 5, deflate 1)
- * times its predicted ratio, extended to the unsampled chunks through a prediction from the fast
- * stream (a ratio estimator: the sampled chunks say how far that prediction is off on this file,
- * e.g. on int8 against float32 data, or where gzip's 32 KiB window misses what brotli's finds).
+ * The estimates from the kinds' parts: each corrected by its measured ratio or its fitted one,
+ * summed; `measuredShare` is the share of the brotli estimate whose correction was measured.
  */
-export function estimateFrom(fast: FastChunk[], fit: RatioFit = RATIO_FIT): { brotli: number; gzip: number; outsideFit: number; byteShare: number } {
-  const one = (coef: readonly number[], fromFast: readonly number[], size: (c: FastChunk) => number | undefined, feats: (c: FastChunk) => number[] | undefined) => {
-    let pred = 0, predSampled = 0, direct = 0;
-    for (const c of fast) {
-      const p = c.bytes * Math.exp(dot(fromFast, c.f));
-      pred += p;
-      const s = size(c);
-      if (s !== undefined) { predSampled += p; direct += s * Math.exp(dot(coef, feats(c)!)); }
-    }
-    return predSampled > 0 ? (direct / predSampled) * pred : direct;
-  };
-  let all = 0, outside = 0, bytesKinds = 0; // fast-pass bytes
-  for (const c of fast) {
-    all += c.bytes;
-    if (matchRich(c.f)) outside += c.bytes;
-    // Byte kinds (2, 3) get the int8 tolerance. Dense float32 in small tensors can look like dense
-    // bytes (tensors at mixed offsets in one chunk blur the position mod 4): pessimistic, not wrong.
-    if (c.f[2] || c.f[3]) bytesKinds += c.bytes;
+export function estimateFrom(parts: KindPart[], fit: RatioFit = RATIO_FIT): { brotli: number; gzip: number; outsideFit: number; byteShare: number; measuredShare: number } {
+  let brotli = 0, gzip = 0, outside = 0, bytes = 0, measured = 0;
+  for (const p of parts) {
+    const b = p.brotli * (p.measured ? p.measured.brotli : Math.exp(dot(fit.brotli, p.f)));
+    brotli += b;
+    gzip += p.gzip * (p.measured ? p.measured.gzip : Math.exp(dot(fit.gzip, p.f)));
+    if (p.measured) measured += b;
+    if (p.rich) outside += b;
+    if (p.kind === 'bytes-high' || p.kind === 'bytes-low') bytes += b;
   }
-  return {
-    byteShare: all ? bytesKinds / all : 0,
-    brotli: one(fit.brotli, fit.brotliFromFast, (c) => c.br, (c) => c.h),
-    // A gzip stream's header and trailer: 18 bytes.
-    gzip: one(fit.gzip, fit.gzipFromFast, (c) => c.gz, (c) => c.g) + 18,
-    outsideFit: all ? outside / all : 0,
-  };
+  // A gzip stream's header and trailer: 18 bytes.
+  return { brotli, gzip: gzip + 18, outsideFit: brotli ? outside / brotli : 0, byteShare: brotli ? bytes / brotli : 0, measuredShare: brotli ? measured / brotli : 0 };
+}
+
+/**
+ * Which stated error applies: 'measured' when the corrections of at least MEASURED_LIMIT of the
+ * estimate were measured, else the fitted figure of the file's data (float32, or bytes: int8, 4-bit).
+ */
+export const MEASURED_LIMIT = 0.9;
+export function domainOf(e: { byteShare: number; measuredShare: number }): 'measured' | 'float' | 'bytes' {
+  return e.measuredShare >= MEASURED_LIMIT ? 'measured' : e.byteShare > BYTES_LIMIT ? 'bytes' : 'float';
 }
 
 async function estimate(sources: Source[], raw: number, t0: number): Promise<TransportSize> {
-  const { brotli, gzip, outsideFit, byteShare } = estimateFrom(await fastPass(sources, raw));
+  const { parts, sampled } = await kindParts(sources);
+  const e = estimateFrom(parts);
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  const within = outsideFit <= OUTSIDE_LIMIT;
-  // The tolerance of the kind of data the file holds: int8-like bytes estimate less well than float32.
-  const { float: tf, bytes: tb } = RATIO_FIT.maxError;
-  const tol = byteShare > BYTES_LIMIT ? { brotli: Math.max(tf.brotli, tb.brotli), gzip: Math.max(tf.gzip, tb.gzip) } : { ...tf };
+  const within = e.outsideFit <= OUTSIDE_LIMIT;
+  const domain = domainOf(e), tol = { ...RATIO_FIT.maxError[domain] };
+  const share = raw ? sampled / raw : 1;
+  const what = { measured: 'corrections measured on the file', float: 'float32 weights, dense or pruned', bytes: 'bytes without float32 structure: int8, 4-bit' }[domain];
+  const how = domain === 'measured'
+    ? `each kind corrected by brotli 11 / gzip 9 measured on a sub-sample of ${(100 * parts.reduce((a, p) => a + (p.measured?.bytes ?? 0), 0) / (raw || 1)).toPrecision(2)}% of the data`
+    : `each kind corrected by a ratio fitted on ${RATIO_FIT.files - RATIO_FIT.flagged} model files`;
   return {
-    raw, gzip: Math.round(gzip), brotli: Math.round(brotli), brotliQuality: 11, estimated: true,
-    method: `estimated: brotli quality ${FAST_QUALITY} flushed per ${ESTIMATE_CHUNK / 1024} KiB chunk and brotli ${SAMPLE_QUALITY} + deflate on 1 chunk in ${SAMPLE_EVERY}, each chunk corrected by a ratio per kind of data fitted on ${RATIO_FIT.files - RATIO_FIT.flagged} model files (largest error measured on unseen files of this kind${byteShare > BYTES_LIMIT ? ' (bytes without float32 structure, int8-like)' : ' (float32 weights, dense or pruned)'}: brotli ${pct(tol.brotli)}, gzip ${pct(tol.gzip)})`
-      + (within ? '' : `; ${pct(outsideFit)} of the data is made of repeats the fast pass does not see (tables, filter banks): the estimate may be far off, mode 'exact' measures it`),
-    tolerance: within ? tol : null, outsideFit, ms: performance.now() - t0,
+    raw, gzip: Math.round(e.gzip), brotli: Math.round(e.brotli), brotliQuality: 11, estimated: true,
+    method: `estimated: brotli quality ${FAST_QUALITY} and deflate level ${GZIP_LEVEL} on ${share >= 1 ? 'all the data' : `a sample of ${pct(share)} of the data (${BLOCK / 1024} KiB blocks, by kind of data)`}, ${how} (largest error measured on unseen models, ${what}: brotli ${pct(tol.brotli)}, gzip ${pct(tol.gzip)})`
+      + (within ? '' : `; ${pct(e.outsideFit)} of the data lies outside what the estimate was fitted and checked on (repeats that a sample does not show: tables, filter banks; or 16-bit floats widened to float32): it may be far off, mode 'exact' measures it`),
+    tolerance: within ? tol : null, outsideFit: e.outsideFit, ms: performance.now() - t0,
   };
 }
 
