@@ -212,3 +212,32 @@ test('CLI: --quantize int4 with --calib compensates (GPTQ in the report); withou
   assert.equal(r.quantize.gptq, undefined);
   assert.ok(r.quantize.layers.every((l) => l.method === 'rtn'));
 });
+
+test("quantize.keptDense 'int8': the head the pruning keeps dense is written at 8 bits per channel (GPTQ in the joint pass), the rest at 4; a bad value is refused", async () => {
+  const m = OnnxModel.parse(bytes);
+  const job = { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 16, keptDense: 'int8' }, calibration: { samples: calib } };
+  const { report } = await runJob(m, job, env);
+  const head = new Set(report.keptDense.map((k) => k.name));
+  assert.equal(head.size, 1);
+  for (const l of report.quantize.layers.filter((x) => x.op === 'MatMul')) {
+    assert.equal(l.form, head.has(l.name) ? 'int8-dq' : 'int4-nbits', l.name);
+    assert.equal(l.method, 'gptq', l.name);
+  }
+  // Read back from the file: the head is an int8 DequantizeLinear form, the others MatMulNBits, and
+  // the head's values are within the report's largest rounding error of the pruning's dense head.
+  const file = m.encode();
+  const { rec, values } = readBack(file);
+  const name = [...head][0];
+  const forms = new Map(rec.layers.map((e) => [e.name, e.form]));
+  assert.equal(forms.get(name), 'int8-dq');
+  assert.ok([...forms].filter(([k]) => k !== name && k.startsWith('onnx::MatMul')).every(([, f]) => f === 'int4-nbits'));
+  const w0 = m0.readFloat(m0.weight(name));
+  const dist = (v) => { let e = 0; for (let i = 0; i < v.length; i++) e += (v[i] - w0[i]) ** 2; return Math.sqrt(e); };
+  // The default keeps the scheme's bits for the head, which then lies farther from the original.
+  const d = OnnxModel.parse(bytes);
+  const { report: r2 } = await runJob(d, { ...job, quantize: { scheme: 'int4', group: 16 } }, env);
+  assert.equal(r2.quantize.layers.find((l) => l.name === name).form, 'int4-nbits');
+  const [e8, e4] = [dist(values.get(name)), dist(readBack(d.encode()).values.get(name))];
+  assert.ok(e8 > 0 && e8 < e4 / 4, `|head - original|: int8 ${e8}, int4 ${e4}`);
+  await assert.rejects(runJob(OnnxModel.parse(bytes), { ...job, quantize: { scheme: 'int4', keptDense: 'int2' } }, env), (e) => e instanceof JobError && /quantize\.keptDense/.test(e.message));
+});

@@ -120,7 +120,12 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
   // refuses 'gptq' without samples); round-to-nearest is the path without them.
   const gptq = !!job.quantize && !!calibration && (job.quantize.method ?? 'gptq') === 'gptq';
-  const quantOpts: QuantizeOptions | undefined = job.quantize && { scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings };
+  // The layers the pruning keeps dense are known in the mode's branch below; the quantizer asks later.
+  const keptDense = new Set<string>();
+  const quantOpts: QuantizeOptions | undefined = job.quantize && {
+    scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
+    ...(job.quantize.keptDense === 'int8' ? { eightBit: (w: { name: string }) => keptDense.has(w.name) } : {}),
+  };
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
@@ -142,6 +147,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     case 'nm': {
       const kept = job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model);
       const dense = new Set(kept.map((k) => k.name));
+      for (const k of dense) keptDense.add(k);
       const names = new Set(model.prunable().map((w) => w.name));
       for (const k of dense) if (!names.has(k)) throw new JobError('keepDense', `names no prunable weight of this model: "${k}"`);
       report.keptDense = kept;

@@ -99,6 +99,11 @@ export interface PruneJob {
     scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn';
     /** Embedding tables: the scheme's bits by default, or int8 per row, or left float. */
     embeddings?: 'int8' | 'int4' | 'float';
+    /**
+     * The layers the pruning keeps dense (`report.keptDense`: a language model's output head): the
+     * scheme's bits by default, or int8 per output channel (DequantizeLinear form) under int4.
+     */
+    keptDense?: 'scheme' | 'int8';
   };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;

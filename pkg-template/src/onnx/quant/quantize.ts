@@ -39,6 +39,11 @@ export interface QuantizeOptions {
    * their dequantized values; the rest get `quantizer`.
    */
   given?: ReadonlyMap<string, GivenCodes>;
+  /**
+   * Layers quantized at 8 bits per output channel (DequantizeLinear form) whatever the scheme: a
+   * language model's output head under int4, as llama.cpp's Q4_K_M keeps its output tensor at 6 bits.
+   */
+  eightBit?: (w: OnnxWeight) => boolean;
   /** Per-layer form (requantize): a form, null = leave float, undefined = what `scheme` gives. */
   layerForm?: (w: OnnxWeight) => { form: QuantForm; group: number } | null | undefined;
   onProgress?: (done: number, total: number, label: string) => void;
@@ -144,7 +149,8 @@ function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: Quan
   for (const t of chosen) {
     const own = opts.layerForm?.(t.w);
     if (own === null) continue;
-    const pick = own ?? formFor(t, opts, group, onnxOpset);
+    const eight = t.role === 'linear' && opts.eightBit?.(t.w) === true;
+    const pick = own ?? formFor(t, eight ? { ...opts, scheme: 'int8', int8MatMul: 'dq' } : opts, group, onnxOpset);
     if (pick.form === 'int8-dynamic' && (t.w.op !== 'MatMul' || onnxOpset < 11)) {
       throw new OnnxError('unsupported', `"${t.w.name}": the MatMulInteger form serves 2-D MatMul weights at opset ≥ 11`, 'unsupported_op');
     }
