@@ -5,7 +5,7 @@
 
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
-export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
+export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, ExternalState } from './model.js';
 export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
 export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
 export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';
