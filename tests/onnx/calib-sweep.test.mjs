@@ -75,6 +75,22 @@ test('shared weight: what was computed from a weight not yet pruned is recompute
   assert.equal(rep.sweep.nodeRuns, (1 + 6) * calibration.length);
 });
 
+test('the old cut is let go sample by sample: a chain holds one cut and one sample at most, not two cuts', async () => {
+  // x -> MatMul W1 -> Relu -> r1 -> MatMul W2 -> Relu -> r2 -> MatMul W3 -> Relu -> r3 -> MatMul W4 -> y: one layer
+  // per group, so each capture reads the previous cut (r_k, 6 samples of 4 x 16 floats) and makes the next.
+  const n = 6, sample = 4 * 16 * 4;
+  const bytes = G.makeModel({
+    inputs: [['x', [4, 16]]], outputs: [['y', [4, 16]]],
+    inits: Object.fromEntries([1, 2, 3, 4].map((i) => [`W${i}`, { dims: [16, 16] }])),
+    nodes: [1, 2, 3, 4].flatMap((i) => [['MatMul', [i === 1 ? 'x' : `r${i - 1}`, `W${i}`], [i === 4 ? 'y' : `a${i}`]], ...(i < 4 ? [['Relu', [`a${i}`], [`r${i}`]]] : [])]),
+  });
+  const calibration = O.makeInputSet(O.OnnxModel.parse(bytes), { count: n });
+  const { rep, d } = await both(bytes, calibration, { sparsity: 0.5, criterion: 'wanda' });
+  assert.ok(d.maskDiff === 0 && d.rel === 0, JSON.stringify(d));
+  assert.deepEqual(rep.sweep.sessions, 3);
+  assert.equal(rep.sweep.peakCacheBytes, (n + 1) * sample, 'r_k of every sample and r_k+1 of one');
+});
+
 test('Sweep: float16 activations cut and fed again; a value needed by later captures is held, the rest dropped', async () => {
   // x (float16) -> Mul(x, 2) -> h (float16, the cut) -> Cast -> MatMul W -> y;  h also read by a later Add.
   const bytes = G.makeModel({

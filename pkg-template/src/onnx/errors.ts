@@ -29,7 +29,7 @@ export type OnnxReason =
   | 'duplicate_name'
   /** Messages or subgraphs nested beyond the limits. */
   | 'too_deep'
-  /** More decoded objects than the limits allow. */
+  /** More decoded objects than the limits allow; a calibration segment over protobuf's 2 GiB of weights. */
   | 'too_large'
   /** An attribute value that cannot be right (Conv group). */
   | 'bad_attribute'

@@ -174,6 +174,24 @@ export class OnnxModel {
     bytesToTypedField(t, bytes, prod(newDims));
   }
 
+  /**
+   * Where an external tensor's bytes are now (undefined for a tensor stored in the model), for
+   * restoreExternal: no copy of them, since the source files are never modified and spilled bytes
+   * never overwritten. A rollback of a model larger than memory keeps this instead of the values.
+   */
+  externalState(t: TensorProto): ExternalState | undefined {
+    if (storageOf(t) !== 'external') return undefined;
+    return { tensor: t, dims: t.dims.slice(), bytes: this.overrides.get(t) };
+  }
+
+  /** Puts an external tensor back as externalState found it. */
+  restoreExternal(s: ExternalState): void {
+    s.tensor.dims = s.dims.slice();
+    if (s.bytes) this.overrides.set(s.tensor, s.bytes);
+    else this.overrides.delete(s.tensor);
+    this.syncWeightDims(s.tensor);
+  }
+
   /** A float tensor (or weight) as float32 values (float16 / bfloat16 widened). */
   readFloat(w: OnnxWeight | TensorProto): Float32Array {
     const t = 'tensor' in w && w.tensor ? w.tensor : w;
@@ -299,6 +317,13 @@ export class OnnxModel {
   }
 
   get outputs(): ValueInfo[] { return this.graph.output.map(valueInfo); }
+}
+
+/** An external tensor's dims and where its bytes were (its source when `bytes` is absent). */
+export interface ExternalState {
+  readonly tensor: TensorProto;
+  readonly dims: unknown[];
+  readonly bytes?: Uint8Array | { ref: number; length: number };
 }
 
 export interface ValueInfo {

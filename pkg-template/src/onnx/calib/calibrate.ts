@@ -5,7 +5,7 @@
 // by segment (sweep.ts): each group's inputs are computed from the previous cut with the layers
 // before it already pruned, not by re-running the model.
 import * as sk from 'sparsekit-wasm';
-import type { OnnxModel } from '../model.js';
+import type { OnnxModel, TensorProto } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { checkSparsity, layerReport, type LayerReport, type PruneReport } from '../prune.js';
 import { findLayers, captureGroups, type CalibLayer } from './layers.js';
@@ -180,8 +180,13 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
   const c = o.criterion ?? CALIB_DEFAULTS.criterion;
   if (typeof c !== 'function' && !CRITERIA.includes(c)) throw arg(`criterion must be magnitude, wanda or sparsegpt (got "${String(c)}")`);
-  if (model.externalTensors().length) {
-    throw arg('calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
+  // The segments are run from memory with their initializers read in (graph-cut.ts); a Constant's,
+  // a subgraph's or a function's external tensor would stay a reference to a file onnxruntime has not got.
+  const initializers = new Set<TensorProto>(model.graph.initializer);
+  for (const sp of model.graph.sparse_initializer ?? []) for (const t of [sp.values, sp.indices]) if (t) initializers.add(t);
+  const elsewhere = model.externalTensors().find((t) => !initializers.has(t));
+  if (elsewhere) {
+    throw arg(`calibration runs the model from memory in onnxruntime, reading external data in for the graph's initializers only: "${elsewhere.name}" (a Constant, subgraph or function tensor) is external`, 'unsupported_environment');
   }
   // Layers left dense that have a grid (a language-model head kept dense) are quantized by GPTQ in
   // the same sweep, without a target: round-to-nearest for them would be the joint pass's weak spot.

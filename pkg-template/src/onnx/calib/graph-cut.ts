@@ -2,8 +2,14 @@
 // (the graph's inputs, tensors cached from an earlier segment), and that segment as a model of its
 // own that onnxruntime runs: the nodes, the initializers they read, the cut tensors as inputs, the
 // wanted values as outputs. Sequential calibration runs one segment per capture instead of the model.
-import { ModelProto, type OnnxModel, type NodeProto, type GraphProto, type TensorProto } from '../model.js';
+import { ModelProto, storageOf, type OnnxModel, type NodeProto, type GraphProto, type TensorProto } from '../model.js';
 import { OnnxError } from '../errors.js';
+
+/**
+ * protobuf's 2 GiB cap on an encoded message, which onnxruntime's parser enforces: a segment whose
+ * weights (read in from external data) pass it cannot be run from bytes.
+ */
+export const MAX_SEGMENT_BYTES = 2 ** 31 - 1;
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type ValueInfoProto = any;
@@ -115,11 +121,25 @@ export function segmentModel(model: OnnxModel, ix: GraphIndex, nodes: number[], 
   const cutNames = new Set(cut.map((c) => c.name));
   const input: ValueInfoProto[] = [];
   const initializer: TensorProto[] = [], sparse: TensorProto[] = [];
+  // External tensors go in with their current bytes (a changed one's from the model's spill): the
+  // segment is run from memory, where no data file is at hand, and holds only its own nodes' weights,
+  // so a model over protobuf's 2 GiB is run a segment at a time.
+  let inlined = 0;
+  const inline = (t: TensorProto | undefined): TensorProto | undefined => {
+    if (!t || storageOf(t) !== 'external') return t;
+    const raw = model.tensorBytes(t);
+    inlined += raw.length;
+    return { ...t, raw_data: raw, external_data: [], data_location: 0 };
+  };
   for (const x of reads) {
     if (produced.has(x) || cutNames.has(x)) continue;
     const t = ix.initializers.get(x);
-    if (t) (t.values ? sparse : initializer).push(t);
+    if (t?.values) sparse.push({ ...t, values: inline(t.values), indices: inline(t.indices) });
+    else if (t) initializer.push(inline(t)!);
     else if (ix.feeds.has(x)) input.push(ix.feeds.get(x));
+  }
+  if (inlined > MAX_SEGMENT_BYTES) {
+    throw new OnnxError('too_large', `a segment of the graph reads ${(inlined / 2 ** 30).toFixed(2)} GiB of external weights, over protobuf's 2 GiB for a model run from memory (a capture that spans the whole model: use the sequential calibration)`, 'invalid_value');
   }
   // IR < 4 wants every initializer declared as an input too.
   if (Number(model.irVersion) < 4) {

@@ -27,7 +27,7 @@ export interface SweepStats {
   sessionMs: number;
   /** Cutting the graph and encoding the segments (ms). */
   cutMs: number;
-  /** The largest cut held, in bytes of tensor data (all samples). */
+  /** The most cut held at once, in bytes of tensor data: the old cut being let go and the new one being made, over all samples. */
   peakCacheBytes: number;
   /** Tensor bytes handed out of onnxruntime (captured values and cuts) and fed back into it (cuts). */
   bytesOut: number;
@@ -51,8 +51,8 @@ const now = () => (typeof performance !== 'undefined' ? performance.now() : Date
 
 export class Sweep {
   private readonly ix: GraphIndex;
-  /** The cut: per value, its tensor in each sample. */
-  private readonly cache = new Map<string, RunOutput[]>();
+  /** The cut: per value, its tensor in each sample (undefined once the segment that read it last is done with that sample). */
+  private readonly cache = new Map<string, (RunOutput | undefined)[]>();
   /** Nodes whose outputs are final and were either cached or read by every consumer. */
   private readonly ran = new Set<number>();
   readonly stats: SweepStats;
@@ -96,7 +96,7 @@ export class Sweep {
     const reads = new Set<string>();
     for (const i of nodes) for (const x of ix.inputs[i]) if (!produced.has(x) && atHand(x) && !ix.constant.has(x)) reads.add(x);
     const cut: CutInput[] = [...reads].filter((v) => cache.has(v)).map((v) => {
-      const ts = cache.get(v)!;
+      const ts = cache.get(v)! as RunOutput[];
       const dims: (number | null)[] = ts[0].dims.slice();
       for (const t of ts) t.dims.forEach((d, j) => { if (dims[j] !== d) dims[j] = null; });
       // Dims that differ between samples become symbolic; a rank that differs leaves the shape out.
@@ -106,6 +106,15 @@ export class Sweep {
     this.stats.cutMs += now() - t0;
 
     const kept = new Map<string, RunOutput[]>(keep.map((v) => [v, []]));
+    // What the old cut holds that nothing after this segment reads is let go as soon as this segment
+    // is done with it: before the runs when the segment does not read it, else sample by sample after
+    // each run. So the cut is held about once, plus a sample, not twice at the segment's end (on a
+    // decoder the residual stream of every window would be held twice: issue 40's 128 x 512 tokens).
+    const used = new Set([...reads, ...wanted]);
+    for (const v of [...cache.keys()]) if (!pending(v) && !used.has(v)) cache.delete(v);
+    const spent = [...cache.keys()].filter((v) => !pending(v));
+    let held = 0;
+    for (const ts of cache.values()) for (const t of ts) if (t) held += bytesOf(t);
     let session: Awaited<ReturnType<ModelRunner['createSession']>> | null = null;
     try {
       if (bytes) {
@@ -122,7 +131,7 @@ export class Sweep {
           const feeds: Record<string, FeedTensor> = {};
           for (const v of reads) {
             if (ix.feeds.has(v)) { feeds[v] = this.feed(v, k); continue; }
-            const t = cache.get(v)![k];
+            const t = cache.get(v)![k]!;
             feeds[v] = t as unknown as FeedTensor;
             this.stats.bytesIn += bytesOf(t);
           }
@@ -138,7 +147,13 @@ export class Sweep {
           if (!t) throw new OnnxError('unsupported', `the segment computing "${v}" gave no tensor for it`, 'invalid_value');
           fn(v, t, k);
         }
-        for (const [v, ts] of kept) ts.push(out[v]);
+        for (const [v, ts] of kept) { ts.push(out[v]); held += bytesOf(out[v]); }
+        this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
+        for (const v of spent) {
+          const ts = cache.get(v)!;
+          if (ts[k]) held -= bytesOf(ts[k]!);
+          ts[k] = undefined;
+        }
       }
     } finally {
       if (session) {
@@ -148,12 +163,8 @@ export class Sweep {
         this.stats.sessionMs += now() - t3;
       }
     }
+    for (const v of spent) cache.delete(v);
     for (const [v, ts] of kept) cache.set(v, ts);
-    // The old cut and the new one are both held at the end of the segment: that is the peak.
-    let held = 0;
-    for (const ts of cache.values()) for (const t of ts) held += bytesOf(t);
-    this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
-    for (const v of cache.keys()) if (!pending(v)) cache.delete(v);
   }
 
   /** Drops the cut (the sweep can go on: what is needed again is recomputed from the graph inputs). */
