@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { build, ROOT } from './build.mjs';
+import { externalize as externalizeWith } from './external-files.mjs';
 
 build();
 const O = await import('#onnx-internal');
@@ -19,29 +20,7 @@ const DECODER = path.join(ROOT, 'tests/data/models/smollm2-tiny-gqa.onnx');
 let dir;
 before(() => { dir = G.tmpDir(); });
 
-/**
- * `bytes` written to `file` with its tensors of at least `min` bytes in `file`_data: the initializers,
- * and with `constants` the Constant nodes' values too.
- */
-function externalize(bytes, file, { min = 64, constants = false } = {}) {
-  const model = O.ModelProto.decode(bytes);
-  const tensors = [...model.graph.initializer];
-  if (constants) for (const n of model.graph.node) for (const a of n.attribute) if (a.t) tensors.push(a.t);
-  const chunks = [];
-  let off = 0;
-  for (const t of tensors) {
-    const raw = t.raw_data;
-    if (!raw || raw.length < min) continue;
-    chunks.push(raw);
-    t.external_data = [{ key: 'location', value: path.basename(file) + '_data' }, { key: 'offset', value: String(off) }, { key: 'length', value: String(raw.length) }];
-    t.data_location = 1;
-    t.raw_data = new Uint8Array(0);
-    off += raw.length;
-  }
-  fs.writeFileSync(file + '_data', Buffer.concat(chunks.map((c) => Buffer.from(c))));
-  fs.writeFileSync(file, O.ModelProto.encode(model).finish());
-  return chunks.length;
-}
+const externalize = (bytes, file, opts = {}) => externalizeWith(O.ModelProto, bytes, file, { min: 64, ...opts });
 
 test('Wanda and SparseGPT on a Llama-shaped decoder held in external data: the weights of the same run from memory, bit for bit', async () => {
   const bytes = fs.readFileSync(DECODER);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from './build.mjs';
+import { externalize as externalizeWith } from './external-files.mjs';
 
 build();
 const { OnnxModel, OnnxError, loadOnnx, saveOnnx, DT, ModelProto } = await import('#onnx-internal');
@@ -72,21 +73,7 @@ for (const store of ['raw', 'float_data', 'constant', 'fp16']) {
 }
 
 /** The model with every initializer moved to one external data file next to it. */
-function externalize(bytes, file) {
-  const model = ModelProto.decode(bytes);
-  const chunks = [];
-  let off = 0;
-  for (const t of model.graph.initializer) {
-    const raw = t.raw_data;
-    chunks.push(raw);
-    t.external_data = [{ key: 'location', value: path.basename(file) + '.bin' }, { key: 'offset', value: String(off) }, { key: 'length', value: String(raw.length) }];
-    t.data_location = 1;
-    t.raw_data = new Uint8Array(0);
-    off += raw.length;
-  }
-  fs.writeFileSync(file + '.bin', Buffer.concat(chunks.map((c) => Buffer.from(c))));
-  fs.writeFileSync(file, ModelProto.encode(model).finish());
-}
+const externalize = (bytes, file) => externalizeWith(ModelProto, bytes, file, { suffix: '.bin' });
 
 test('external data: loaded from a path, pruned, written back as external data (source untouched)', async () => {
   const src = path.join(dir, 'ext.onnx');
