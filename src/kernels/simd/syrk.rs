@@ -15,8 +15,8 @@ pub unsafe fn syrk_tile(a: *const f32, b: *const f32, k: usize, h: *mut f64, ldh
     let z = f32x4_splat(0.0);
     let mut acc = [[z; 2]; 4];
     // One row per trip: unrolled by two (four `B` vectors live beside the eight accumulators,
-    // near x64's sixteen vector registers) it measured slower in V8 (bench/RESULTS.md,
-    // "Calibration kernels").
+    // near x64's sixteen vector registers) it measured slower in V8 (bench/RESULTS.md, "The
+    // Hessian cells with the tiled update").
     for p in 0..k {
         let (mut ap, bp) = (a.add(p * PANEL), b.add(p * PANEL));
         let b0 = v128_load(bp as *const v128);
