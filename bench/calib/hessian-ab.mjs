@@ -29,8 +29,10 @@ const rand = (n) => {
 };
 // The node-threads cells (8192 rows of 576 and 1536, one call), the same rows in calls of 512 (one
 // SmolLM2 window of 512 tokens per call, as the CLI's capture adds them), and the calibration
-// table's cells (1024 rows of 768 and 3072).
-const CELLS = [[576, 8192, 8192], [1536, 8192, 8192], [576, 8192, 512], [1536, 8192, 512], [768, 1024, 1024], [3072, 1024, 1024]]
+// table's cells (1024 rows of 768 and 3072); then narrow ones as convolutions make them (a 3x3
+// depthwise group: 9 inputs, 160 x 160 positions per call; a 3x3 conv of 3 channels: 27; of 8: 72).
+const CELLS = [[576, 8192, 8192], [1536, 8192, 8192], [576, 8192, 512], [1536, 8192, 512], [768, 1024, 1024], [3072, 1024, 1024],
+  [9, 102400, 25600], [27, 65536, 16384], [72, 16384, 16384]]
   .map(([cols, rows, call]) => ({ cols, rows, call, x: rand(cols * rows) }));
 
 function run(sk, c) {

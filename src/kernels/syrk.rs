@@ -13,7 +13,7 @@
 //! Why tiles: a Gram matrix per chunk written whole and folded into a whole f64 sum moved
 //! `~12 · cols²` bytes per chunk of 64 rows against `32 · cols²` multiply-adds, so the update
 //! was bound by memory and its threads split each small product and met once per chunk. Here a
-//! task is one `T x T` tile of the sum: it runs over every row of a slab (a few hundred rows,
+//! task is one `T x T` tile of the sum (`T = 64`): it runs over every row of a slab (a few hundred rows,
 //! packed once into panels of 8 columns so that a chunk's panels are contiguous) with its f64
 //! tile and the chunk's two column panels in cache, and folds each chunk's register tile straight
 //! into the f64 tile. Tiles are whole tasks, so the threads meet once per slab, and a tile is
@@ -21,6 +21,7 @@
 //! tiles of Goto and van de Geijn, "Anatomy of High-Performance Matrix Multiplication" (ACM
 //! TOMS 34(3), 2008), with the output block, not a panel of the inputs, kept resident.
 
+use super::gemm::{gemm_acc_serial, Gemm};
 use super::par;
 use crate::core::alloc::try_alloc;
 use crate::core::error::{Error, ErrorKind, Result};
@@ -32,12 +33,18 @@ pub const PANEL: usize = 8;
 /// Rows of a register tile.
 pub const STRIP: usize = 4;
 /// Side of an output tile (a multiple of `PANEL`): its f64 sums (32 KiB) and a chunk's two
-/// panels of 64 columns (2 x 16 KiB) stay in the L1/L2 caches while the tile runs.
+/// panels of 64 columns (2 x 16 KiB) stay in the L1/L2 caches while the tile runs. Narrower
+/// inputs take one tile of their own width (a depthwise conv's group of 9 inputs: 16 x 16 f64).
 const T: usize = 64;
 /// The packed slab holds at most this many f32 (4 MiB), or one chunk of rows if that is larger:
 /// large enough that the threads meet rarely (a slab is ~10⁸ multiply-adds at cols 576),
 /// small enough that the memory is bounded whatever the batch.
 const SLAB_FLOATS: usize = 1 << 20;
+/// Inputs at most this many take the GEMM kernel chunk by chunk instead (the same contract):
+/// their f32 Gram matrix stays in L1, while the 8-column register tiles would mostly multiply
+/// padding (a depthwise conv's 9 inputs: 4x slower tiled, bench/RESULTS.md "The Hessian cells
+/// with the tiled update").
+const NARROW: usize = 32;
 
 /// One tile's register tile: `STRIP` rows (`a`, panel stride `PANEL`) by `PANEL` columns (`b`)
 /// over `k <= CHUNK` packed rows, its f32 sums from zero added as f64 to `h` (row stride `ldh`).
@@ -50,12 +57,15 @@ unsafe fn tile(a: *const f32, b: *const f32, k: usize, h: *mut f64, ldh: usize) 
 }
 
 /// Where the upper triangle of a symmetric `cols x cols` sum lies: tile `(I, J)`, `I <= J`, in
-/// row-major order of the tiles, each tile `T x T` row-major (padding rows/columns are zeros).
+/// row-major order of the tiles, each tile `t x t` row-major (`t = min(T, cols rounded up to a
+/// panel)`; padding rows/columns are zeros).
 #[derive(Debug, Clone)]
 pub struct SymTiles {
     cols: usize,
     /// `cols` rounded up to a whole panel.
     cp: usize,
+    /// Side of a tile.
+    t: usize,
     /// Tiles per side.
     nt: usize,
     /// `(I, J)` of every stored tile, in storage order.
@@ -65,9 +75,10 @@ pub struct SymTiles {
 impl SymTiles {
     pub fn new(cols: usize) -> Result<SymTiles> {
         let cp = cols.div_ceil(PANEL) * PANEL;
-        let nt = cp.div_ceil(T);
+        let t = cp.min(T);
+        let nt = cp.div_ceil(t);
         let tiles = nt.checked_mul(nt + 1).map(|v| v / 2);
-        if tiles.and_then(|t| t.checked_mul(T * T)).is_none() {
+        if tiles.and_then(|n| n.checked_mul(t * t)).is_none() {
             return Err(Error::new(ErrorKind::OutOfMemory, format!("a symmetric sum of {cols} inputs does not fit in memory")));
         }
         let mut coords = Vec::new();
@@ -75,12 +86,12 @@ impl SymTiles {
         for i in 0..nt {
             coords.extend((i..nt).map(|j| (i, j)));
         }
-        Ok(SymTiles { cols, cp, nt, coords })
+        Ok(SymTiles { cols, cp, t, nt, coords })
     }
 
     /// Length of the f64 storage.
     pub fn len(&self) -> usize {
-        self.coords.len() * T * T
+        self.coords.len() * self.t * self.t
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,10 +102,11 @@ impl SymTiles {
     #[inline]
     pub fn at(&self, a: usize, b: usize) -> usize {
         debug_assert!(a <= b && b < self.cols);
-        let (ti, tj) = (a / T, b / T);
+        let t = self.t;
+        let (ti, tj) = (a / t, b / t);
         // tiles before row ti: nt + (nt - 1) + ... + (nt - ti + 1)
         let before = ti * self.nt - ti * (ti.saturating_sub(1)) / 2;
-        (before + tj - ti) * T * T + (a % T) * T + b % T
+        (before + tj - ti) * t * t + (a % t) * t + b % t
     }
 
     /// Rows of a packed slab: a multiple of `CHUNK`.
@@ -107,12 +119,33 @@ impl SymTiles {
     pub fn add_rows(&self, x: &[f32], sum: &mut [f64]) -> Result<()> {
         assert!(x.len().is_multiple_of(self.cols) && sum.len() == self.len(), "syrk: shapes");
         let n = x.len() / self.cols;
+        if self.cols <= NARROW {
+            return self.add_narrow(x, sum);
+        }
         let s = self.slab_rows().min(n.div_ceil(CHUNK) * CHUNK);
         let mut pack = try_alloc(s * self.cp, 0.0f32)?;
         for slab in x.chunks(s * self.cols) {
             let rows = slab.len() / self.cols;
             self.pack(slab, rows, &mut pack[..rows * self.cp]);
             self.add_packed(&pack[..rows * self.cp], rows, sum);
+        }
+        Ok(())
+    }
+
+    /// Narrow inputs: per chunk, its f32 Gram matrix (upper triangle) from zero by the GEMM
+    /// kernel (`c = 0 + a_0 b_0 + ..` in row order: the contract), then added to the one tile.
+    fn add_narrow(&self, x: &[f32], sum: &mut [f64]) -> Result<()> {
+        let c = self.cols;
+        let mut gram = try_alloc(c * c, 0.0f32)?;
+        for chunk in x.chunks(CHUNK * c) {
+            gram.fill(0.0);
+            let g = Gemm { m: c, n: c, k: chunk.len() / c, a_rs: 1, a_ks: c, ldb: c, ldc: c, upper: true, kc: 0 };
+            gemm_acc_serial(&g, chunk, chunk, &mut gram);
+            for i in 0..c {
+                for (s, &v) in sum[i * self.t + i..i * self.t + c].iter_mut().zip(&gram[i * c + i..(i + 1) * c]) {
+                    *s += v as f64;
+                }
+            }
         }
         Ok(())
     }
@@ -153,18 +186,19 @@ impl SymTiles {
             self.tile_rows(pack, rows, ti, tj, out);
         };
         if par::tasks_for(work, 1 << 18, self.coords.len()) <= 1 {
-            sum.chunks_mut(T * T).enumerate().for_each(|(t, out)| run(t, out));
+            sum.chunks_mut(self.t * self.t).enumerate().for_each(|(t, out)| run(t, out));
         } else {
-            par::map_chunks_mut(sum, T * T, run);
+            par::map_chunks_mut(sum, self.t * self.t, run);
         }
     }
 
     /// Tile `(ti, tj)` over every chunk of the slab: per chunk, its register tiles in row order.
     fn tile_rows(&self, pack: &[f32], rows: usize, ti: usize, tj: usize, out: &mut [f64]) {
-        let (i0, j0) = (ti * T, tj * T);
-        let (ni, nj) = ((self.cp - i0).min(T), (self.cp - j0).min(T));
+        let t = self.t;
+        let (i0, j0) = (ti * t, tj * t);
+        let (ni, nj) = ((self.cp - i0).min(t), (self.cp - j0).min(t));
         let panel = rows * PANEL;
-        assert!(pack.len() >= self.cp * rows && out.len() >= T * T);
+        assert!(pack.len() >= self.cp * rows && out.len() >= t * t);
         for p0 in (0..rows).step_by(CHUNK) {
             let k = (rows - p0).min(CHUNK);
             for il in (0..ni).step_by(STRIP) {
@@ -178,10 +212,10 @@ impl SymTiles {
                 for jl in (jl0..nj).step_by(PANEL) {
                     let j = j0 + jl;
                     // SAFETY: as above for panel `j / PANEL`; the register tile's f64 rows
-                    // `il..il + STRIP`, columns `jl..jl + PANEL` lie in the `T x T` tile.
+                    // `il..il + STRIP`, columns `jl..jl + PANEL` lie in the `t x t` tile.
                     unsafe {
                         let b = pack.as_ptr().add((j / PANEL) * panel + p0 * PANEL);
-                        tile(a, b, k, out.as_mut_ptr().add(il * T + jl), T);
+                        tile(a, b, k, out.as_mut_ptr().add(il * t + jl), t);
                     }
                 }
             }
