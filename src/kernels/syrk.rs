@@ -37,7 +37,7 @@ pub const STRIP: usize = 4;
 /// inputs take one tile of their own width (a depthwise conv's group of 9 inputs: 16 x 16 f64).
 const T: usize = 64;
 /// The packed slab holds at most this many f32 (4 MiB), or one chunk of rows if that is larger:
-/// large enough that the threads meet rarely (a slab is ~10⁸ multiply-adds at cols 576),
+/// large enough that the threads meet rarely (a slab is ~3·10⁸ multiply-adds at cols 576),
 /// small enough that the memory is bounded whatever the batch.
 const SLAB_FLOATS: usize = 1 << 20;
 /// Inputs at most this many take the GEMM kernel chunk by chunk instead (the same contract):
@@ -119,6 +119,9 @@ impl SymTiles {
     pub fn add_rows(&self, x: &[f32], sum: &mut [f64]) -> Result<()> {
         assert!(x.len().is_multiple_of(self.cols) && sum.len() == self.len(), "syrk: shapes");
         let n = x.len() / self.cols;
+        if n == 0 {
+            return Ok(());
+        }
         if self.cols <= NARROW {
             return self.add_narrow(x, sum);
         }
