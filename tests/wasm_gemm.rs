@@ -1,5 +1,6 @@
 //! The GEMMs (f32 `C += A·B` of calibration and training, f64 `C -= A·B` of the blocked
-//! factorizations): SIMD128 against the scalar oracle, bit for bit.
+//! factorizations) and the Hessian update's register tile: SIMD128 against the scalar oracle,
+//! bit for bit.
 //! Only meaningful on wasm32 with simd128 (run by scripts/test.sh with `wasm-pack test`, see
 //! `tests/wasm_kernels.rs`).
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -77,6 +78,32 @@ fn sub_mul_f64_bit_exact() {
                 x[i],
                 y[i]
             );
+        }
+    }
+}
+
+/// The Hessian update's register tile (4 x 8 f32 sums of up to one chunk of packed rows, each
+/// widened and added to f64): SIMD128 against the scalar oracle, bit for bit, for odd and even
+/// row counts (the SIMD loop takes two rows per trip) up to a whole chunk, NaN/∞ inputs included.
+#[wasm_bindgen_test]
+fn syrk_tile_bit_exact() {
+    use sparsekit_wasm::test_support::scalar::syrk_tile as tile_scalar;
+    use sparsekit_wasm::test_support::simd::syrk_tile as tile_simd;
+    use sparsekit_wasm::test_support::syrk::{CHUNK, PANEL, STRIP};
+    for (seed, k) in [(1u64, 1usize), (2, 2), (3, 3), (4, 17), (5, CHUNK - 1), (6, CHUNK)] {
+        // `a` starts at the second half of its panel, as the odd strips of a tile do.
+        let a = inputs(k * PANEL + STRIP, seed);
+        let b = inputs(k * PANEL, seed + 11);
+        let ldh = PANEL + 3;
+        let h0: Vec<f64> = inputs(STRIP * ldh, seed + 23).iter().map(|&v| v as f64 * 1.5).collect();
+        let (mut x, mut y) = (h0.clone(), h0);
+        // SAFETY: `a` covers k rows of PANEL from offset STRIP, `b` k rows, `h` STRIP rows of ldh.
+        unsafe {
+            tile_scalar(a.as_ptr().add(STRIP), b.as_ptr(), k, x.as_mut_ptr(), ldh);
+            tile_simd(a.as_ptr().add(STRIP), b.as_ptr(), k, y.as_mut_ptr(), ldh);
+        }
+        for i in 0..x.len() {
+            assert!(x[i].to_bits() == y[i].to_bits() || (x[i].is_nan() && y[i].is_nan()), "k{k} h[{i}]: {} vs {}", x[i], y[i]);
         }
     }
 }

@@ -1,27 +1,33 @@
 //! `Hessian`: the input statistics `H = mean(x xᵀ)` of one linear map.
 //!
-//! Accumulation: input vectors go in chunks of [`CHUNK`] rows; each chunk's Gram matrix is
-//! computed in f32 by the GEMM kernel (upper triangle) and folded into an f64 sum. Error bound:
-//! a chunk entry sums at most `CHUNK` f32 products, so its error is at most
+//! Accumulation ([`crate::kernels::syrk`]): the rows of each call go in chunks of [`CHUNK`]
+//! counted from its first row; each chunk's products are summed in f32 and that sum is added to
+//! an f64 sum, element by element, in upper-triangle tiles that stay in cache over all the rows
+//! (the threads take whole tiles, so the bits do not depend on their number). Error bound: a
+//! chunk entry sums at most `CHUNK` f32 products, so its error is at most
 //! `(CHUNK + 1) u Σ|x_a x_b|` with `u = 2⁻²⁴`, and the f64 fold adds nothing that matters; hence
 //! `|ΔH_ab| <= 65 · 2⁻²⁴ · sqrt(H_aa H_bb) ≈ 3.9e-6 · sqrt(H_aa H_bb)` (Cauchy-Schwarz), below
 //! the conformance tolerance (`1e-5 · max diag H`). A chunk bounds the error, unlike an f32
-//! running sum whose error grows with the number of vectors.
+//! running sum whose error grows with the number of vectors. A call whose row count is not a
+//! multiple of `CHUNK` ends with a shorter chunk (its error is smaller): two calls give the sum of
+//! one call within this bound, not bit for bit.
 
 use super::conv::ConvGeometry;
 use crate::bail;
 use crate::core::alloc::try_alloc;
-use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::gemm::{gemm_acc, Gemm};
+use crate::core::error::Result;
+use crate::kernels::syrk::{sym_sum, SymTiles};
 
-/// Input vectors per f32 Gram chunk (the error bound above scales with it).
-pub const CHUNK: usize = 64;
+/// Input vectors per f32 partial sum (the error bound above scales with it).
+pub const CHUNK: usize = crate::kernels::syrk::CHUNK;
 
 #[derive(Debug, Clone)]
 pub struct Hessian {
     cols: usize,
     count: u64,
-    /// Σ x xᵀ, upper triangle (row-major `cols x cols`; the lower part is unused).
+    /// Where each element of the upper triangle lies in `sum`.
+    tiles: SymTiles,
+    /// Σ x xᵀ, upper triangle, in the tiles of `tiles`.
     sum: Vec<f64>,
 }
 
@@ -31,10 +37,8 @@ impl Hessian {
         if cols == 0 {
             bail!(InvalidArguments, "Hessian needs cols >= 1 (the number of inputs of the layer)");
         }
-        let n = cols
-            .checked_mul(cols)
-            .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, format!("Hessian of {cols} inputs does not fit in memory")))?;
-        Ok(Hessian { cols, count: 0, sum: try_alloc(n, 0.0)? })
+        let tiles = SymTiles::new(cols)?;
+        Ok(Hessian { cols, count: 0, sum: sym_sum(&tiles)?, tiles })
     }
 
     pub fn cols(&self) -> usize {
@@ -54,9 +58,8 @@ impl Hessian {
             _ => bail!(ShapeMismatch, "Hessian.addRows: x has {} elements, expected n * cols = {n} * {}", x.len(), self.cols),
         }
         check_finite(x, "Hessian.addRows")?;
-        let mut gram = try_alloc(self.cols * self.cols, 0.0f32)?;
-        for chunk in x.chunks(CHUNK * self.cols) {
-            self.add_chunk(chunk, &mut gram);
+        if n > 0 {
+            self.tiles.add_rows(x, &mut self.sum)?;
         }
         self.count += n as u64;
         Ok(())
@@ -64,37 +67,23 @@ impl Hessian {
 
     /// Adds one vector per output position of every image of an ONNX Conv (group 1) input
     /// `x` of shape `input_shape = [N, C, H, W]`, in the weight's `(c, i, j)` order. The im2col
-    /// rows are built [`CHUNK`] at a time, never all at once.
+    /// rows are built a bounded batch (a multiple of [`CHUNK`]) at a time, never all at once, so
+    /// the chunks are those of one `add_rows` of all of them.
     pub fn add_conv(&mut self, x: &[f32], input_shape: &[i64], conv: &ConvGeometry) -> Result<()> {
         let g = conv.resolve(input_shape, x.len(), self.cols)?;
         check_finite(x, "Hessian.addConv")?;
-        let mut gram = try_alloc(self.cols * self.cols, 0.0f32)?;
-        let mut rows = try_alloc(CHUNK * self.cols, 0.0f32)?;
         let total = g.vectors();
+        let batch = self.tiles.batch_rows().min(total.div_ceil(CHUNK) * CHUNK);
+        let mut rows = try_alloc(batch * self.cols, 0.0f32)?;
         let mut done = 0;
         while done < total {
-            let k = CHUNK.min(total - done);
+            let k = batch.min(total - done);
             g.im2col(x, done, k, &mut rows[..k * self.cols]);
-            self.add_chunk(&rows[..k * self.cols], &mut gram);
+            self.tiles.add_rows(&rows[..k * self.cols], &mut self.sum)?;
             done += k;
         }
         self.count += total as u64;
         Ok(())
-    }
-
-    /// Folds the Gram matrix of up to `CHUNK` contiguous rows into the f64 sum.
-    fn add_chunk(&mut self, rows: &[f32], gram: &mut [f32]) {
-        let c = self.cols;
-        let k = rows.len() / c;
-        gram.fill(0.0);
-        let g = Gemm { m: c, n: c, k, a_rs: 1, a_ks: c, ldb: c, ldc: c, upper: true, kc: 0 };
-        gemm_acc(&g, rows, rows, gram);
-        for i in 0..c {
-            let (s, gr) = (&mut self.sum[i * c + i..(i + 1) * c], &gram[i * c + i..(i + 1) * c]);
-            for (s, &v) in s.iter_mut().zip(gr) {
-                *s += v as f64;
-            }
-        }
     }
 
     /// `mean(x xᵀ)` in f64, full symmetric `cols x cols` (all zeros while `count == 0`).
@@ -107,7 +96,7 @@ impl Hessian {
         let inv = 1.0 / self.count as f64;
         for i in 0..c {
             for j in i..c {
-                let v = self.sum[i * c + j] * inv;
+                let v = self.sum[self.tiles.at(i, j)] * inv;
                 m[i * c + j] = v;
                 m[j * c + i] = v;
             }
@@ -124,7 +113,7 @@ impl Hessian {
     pub fn diag_f64(&self) -> Vec<f64> {
         let c = self.cols;
         let inv = if self.count == 0 { 0.0 } else { 1.0 / self.count as f64 };
-        (0..c).map(|j| self.sum[j * c + j] * inv).collect()
+        (0..c).map(|j| self.sum[self.tiles.at(j, j)] * inv).collect()
     }
 
     /// `sqrt(diag(matrix()))`: the RMS of each input.

@@ -1,6 +1,7 @@
-//! The GEMM kernel, `C += A · B`: calibration's Hessian update (`A = Xᵀ`, `B = X`, upper
-//! triangle only) and SparseGPT's lazy block update (`A = -E`, `B = U`), and the training core's
-//! matrix products (Gemm / MatMul, ConvTranspose, and through `conv_band` the convolutions).
+//! The GEMM kernel, `C += A · B`: SparseGPT's lazy block update (`A = -E`, `B = U`) and the
+//! training core's matrix products (Gemm / MatMul, ConvTranspose, and through `conv_band` the
+//! convolutions), and the Hessian's update for narrow inputs (`A = Xᵀ`, `B = X`, `upper`: the
+//! upper triangle); wider inputs go through its own tiled kernel ([`super::syrk`]).
 //!
 //! Contract shared by the scalar oracle and the SIMD128 path, with a separate f32 multiply and
 //! add (no fused multiply-add) throughout: with `kc == 0` every computed element is

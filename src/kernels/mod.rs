@@ -37,6 +37,7 @@ pub mod order;
 pub mod par;
 mod reduction;
 pub mod scalar;
+pub mod syrk;
 #[cfg(all(sparsekit_task_trace, any(feature = "threads", feature = "native-threads")))]
 pub mod task_trace;
 

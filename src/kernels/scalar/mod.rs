@@ -18,6 +18,7 @@ mod read_off;
 mod reduce;
 mod scale;
 mod start;
+mod syrk;
 mod write;
 
 pub use adam_run::adam_run;
@@ -32,4 +33,5 @@ pub use read_off::bisection_iterate;
 pub use reduce::{reduce_chunk, reduce_chunks};
 pub use scale::scale_chunks;
 pub use start::{root_start4, root_start_lane, root_start_mu, zeroed_mu};
+pub use syrk::syrk_tile;
 pub use write::{prox_scaled, prox_write};

@@ -18,6 +18,7 @@ mod read_off;
 mod reduce;
 mod scale;
 mod start;
+mod syrk;
 mod vec;
 mod write;
 
@@ -31,4 +32,5 @@ pub use pack::{prox_pack4, prox_stats4};
 pub use reduce::{reduce_chunk, reduce_chunks};
 pub use scale::scale_chunks;
 pub use start::root_start4;
+pub use syrk::syrk_tile;
 pub use write::prox_write;
