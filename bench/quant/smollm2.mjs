@@ -41,6 +41,7 @@ const VARIANTS = {
   // Two passes: SparseGPT's pruning, then a GPTQ pass of its own over the pruned model (its zeros
   // kept as the mask; act-order, static groups and the scale search, the GPTQ pass's defaults).
   'sgpt50-then-int4': { label: 'ours 50% SparseGPT, then int4 g32 by GPTQ (act-order + scale search) keeping the zeros', calib: true, first: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt' }, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32 } } },
+  'gptq-int4-head8': { label: 'ours int4 g32, GPTQ (act-order + scale search, the defaults), the head int8 per channel', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 32, keptDense: 'int8' } } },
   'sgpt50-int4-head8': { label: 'ours 50% SparseGPT + int4 g32, joint, the head (kept dense) int8 per channel', calib: true, job: { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32, keptDense: 'int8' } } },
   'nm24-int4': { label: 'ours 2:4 SparseGPT + int4 g32, joint', calib: true, job: { mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', quantize: { scheme: 'int4', group: 32 } } },
 };
