@@ -239,5 +239,7 @@ test("quantize.keptDense 'int8': the head the pruning keeps dense is written at 
   assert.equal(r2.quantize.layers.find((l) => l.name === name).form, 'int4-nbits');
   const [e8, e4] = [dist(values.get(name)), dist(readBack(d.encode()).values.get(name))];
   assert.ok(e8 > 0 && e8 < e4 / 4, `|head - original|: int8 ${e8}, int4 ${e4}`);
-  await assert.rejects(runJob(OnnxModel.parse(bytes), { ...job, quantize: { scheme: 'int4', keptDense: 'int2' } }, env), (e) => e instanceof JobError && /quantize\.keptDense/.test(e.message));
+  for (const bad of [{ quantize: { scheme: 'int4', keptDense: 'int2' } }, { quantize: { scheme: 'int8', keptDense: 'int8' } }, { mode: { kind: 'channels', fraction: 0.2 }, quantize: { scheme: 'int4', keptDense: 'int8' } }]) {
+    await assert.rejects(runJob(OnnxModel.parse(bytes), { ...job, ...bad }, env), (e) => e instanceof JobError && /quantize\.keptDense/.test(e.message), JSON.stringify(bad));
+  }
 });

@@ -138,7 +138,12 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     }
     if (q.method !== undefined && !['gptq', 'rtn'].includes(q.method)) throw new JobError('quantize.method', `must be gptq or rtn (got ${String(q.method)})`);
     if (q.embeddings !== undefined && !['int8', 'int4', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `must be int8, int4 or float (got ${String(q.embeddings)})`);
-    if (q.keptDense !== undefined && !['scheme', 'int8'].includes(q.keptDense)) throw new JobError('quantize.keptDense', `must be scheme or int8 (got ${String(q.keptDense)})`);
+    if (q.keptDense !== undefined) {
+      if (!['scheme', 'int8'].includes(q.keptDense)) throw new JobError('quantize.keptDense', `must be scheme or int8 (got ${String(q.keptDense)})`);
+      // Nothing to do elsewhere: refused rather than ignored.
+      if (q.keptDense === 'int8' && q.scheme !== 'int4') throw new JobError('quantize.keptDense', 'int8 applies to the int4 scheme (int8 already writes every layer at 8 bits)');
+      if (q.keptDense === 'int8' && job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('quantize.keptDense', `applies to sparsity and nm jobs, the ones that keep layers dense (this is ${job.mode.kind})`);
+    }
     if (q.method === 'gptq' && !cal?.samples.length) throw new JobError('quantize.method', 'gptq compensates through the inputs of each layer: it needs calibration samples (calibration.samples)');
   }
   if (job.output !== undefined && !(job.output && ['onnx', 'transformers.js'].includes(job.output.layout))) {
