@@ -120,18 +120,21 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
   // refuses 'gptq' without samples); round-to-nearest is the path without them.
   const gptq = !!job.quantize && !!calibration && (job.quantize.method ?? 'gptq') === 'gptq';
-  // The layers the pruning keeps dense are known in the mode's branch below; the quantizer asks later.
-  const keptDense = new Set<string>();
-  const quantOpts: QuantizeOptions | undefined = job.quantize && {
-    scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
-    ...(job.quantize.keptDense === 'int8' ? { eightBit: (w: { name: string }) => keptDense.has(w.name) } : {}),
-  };
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
   // read after dequantizing, where a quantized language model's embedding table is a float again
   const percDamp = job.calibration?.percDamp ?? (defaultDense(model).length ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
+  // The layers the sparsity / N:M modes leave dense (the job's list, or a language model's head);
+  // the quantizer can write them at 8 bits (quantize.keptDense).
+  const kept = mode.kind === 'sparsity' || mode.kind === 'nm'
+    ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model)) : [];
+  const dense = new Set(kept.map((k) => k.name));
+  const quantOpts: QuantizeOptions | undefined = job.quantize && {
+    scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
+    ...(job.quantize.keptDense === 'int8' ? { eightBit: (w: { name: string }) => dense.has(w.name) } : {}),
+  };
   // The original, for recovery's teacher (in float).
   const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
   const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };
@@ -145,9 +148,6 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   switch (mode.kind) {
     case 'sparsity':
     case 'nm': {
-      const kept = job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model);
-      const dense = new Set(kept.map((k) => k.name));
-      for (const k of dense) keptDense.add(k);
       const names = new Set(model.prunable().map((w) => w.name));
       for (const k of dense) if (!names.has(k)) throw new JobError('keepDense', `names no prunable weight of this model: "${k}"`);
       report.keptDense = kept;
