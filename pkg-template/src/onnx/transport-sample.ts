@@ -28,11 +28,11 @@ export type Kind = (typeof KINDS)[number];
  * Thresholds of the kinds: bits per byte, the zero share of sparse data, the share of its zero runs
  * shorter than 4 bytes below which it is float32.
  */
-export const FLOAT_BITS = 0.25;
-export const SPARSE_ZEROS = 0.1;
-export const SHORT_RUNS = 0.3;
-export const BYTES_LOW = 6;
-export const FLAT_BITS = 1;
+const FLOAT_BITS = 0.25;
+const SPARSE_ZEROS = 0.1;
+const SHORT_RUNS = 0.3;
+const BYTES_LOW = 6;
+const FLAT_BITS = 1;
 
 /**
  * A block's kind (index in KINDS), order-0 entropy h (bits per byte), zero share z, share l of its
@@ -53,7 +53,7 @@ export const LONG_RUN = 16;
 const NLOGN = new Float64Array(BLOCK + 1).map((_, k) => (k ? k * Math.log2(k) : 0));
 
 /** The statistics and kind of one block (at most BLOCK bytes). */
-export function blockStats(b: Uint8Array, counts = new Uint32Array(1024)): BlockStats {
+function blockStats(b: Uint8Array, counts = new Uint32Array(1024)): BlockStats {
   counts.fill(0);
   const n = b.length;
   // Zero runs, and those shorter than a float32 (int8 zeros; a pruned float32 weight is 4 zero bytes).
@@ -101,7 +101,7 @@ export const proxy = (s: BlockStats) => (s.h * s.n) / 8 + 8;
  * low-bandwidth network file system", SOSP 2001). Strings of mostly zeros (12 of 16) are skipped:
  * zero runs are what pruning makes, and the sample shows them. Counts anchors and those seen before.
  */
-export const WINDOW = (1 << 22) - 16;
+const WINDOW = (1 << 22) - 16;
 // 1 byte pair in 256 anchors (not a pair of zeros: runs of zeros would anchor at every byte).
 const ANCHOR = new Uint8Array(65536).map((_, p) => +(p !== 0 && (Math.imul(p, 0x9e3779b1) >>> 24) === 17));
 export function repeats(b: Uint8Array, offset: number, seen: Map<number, number>, out: { anchors: number; hits: number }): void {
@@ -183,12 +183,12 @@ export interface StreamSample {
  * Phase 1 covers this many bytes (a systematic one block in k): its statistics cost a few ns per
  * byte, too much for a whole file at the budget of a job of ~40 ns per byte.
  */
-export function scanBudget(raw: number): number {
+function scanBudget(raw: number): number {
   return Math.min(raw, Math.max(512 * 1024, 2 * sampleBudget(raw)));
 }
 
 /** The phase-2 budget for a stream of `raw` bytes: all of a small stream, then a share, bounded. */
-export function sampleBudget(raw: number): number {
+function sampleBudget(raw: number): number {
   return Math.min(raw, Math.max(128 * 1024, Math.min(4 * 1024 * 1024, Math.round(raw / 64))));
 }
 

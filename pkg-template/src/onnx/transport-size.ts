@@ -106,7 +106,7 @@ const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) =
  * search is as slow on zero runs).
  */
 export const FAST_QUALITY = 5;
-export const FAST_LGWIN = 16;
+const FAST_LGWIN = 16;
 export const GZIP_LEVEL = 4;
 
 /**
@@ -123,13 +123,13 @@ export const MATCH_RICH = 1.3;
  * the corpus's and the test models', dense or pruned), silero_vad's tables do (~44%). Quantized codes
  * do repeat (whole channels alike) without moving quality 11 away from the sample's figure.
  */
-export const REPEATS = 0.1;
+const REPEATS = 0.1;
 
 /**
  * A float32 kind more than this share of which holds 16-bit floats widened to float32 (SmolLM2's
  * export: bfloat16 weights written as float32) is outside the fit too (transport-sample.ts, BlockStats.t).
  */
-export const WIDENED = 0.5;
+const WIDENED = 0.5;
 
 /**
  * The share of the estimate in kinds outside the fit (made of repeats, or widened 16-bit floats) above which the estimate claims no
@@ -138,7 +138,7 @@ export const WIDENED = 0.5;
 export const OUTSIDE_LIMIT = 0.08;
 
 /** The share of the estimate in byte kinds (int8, 4-bit) above which a file gets their tolerance. */
-export const BYTES_LIMIT = 0.1;
+const BYTES_LIMIT = 0.1;
 
 /** One kind's part of the stream: the fast compressors' sizes scaled to the stream, and the features of its correction. */
 export interface KindPart {
@@ -185,8 +185,8 @@ const compress = (b: Uint8Array, brotli: number | null, level = GZIP_LEVEL) => n
  * percent of the job; a kind gets a measured correction when its part of the budget reaches
  * MEASURE_MIN bytes (below, the ratio of a few blocks says less than the fit).
  */
-export const MEASURE_SHARE = 1 / 8192;
-export const MEASURE_MIN = 32 * 1024;
+const MEASURE_SHARE = 1 / 8192;
+const MEASURE_MIN = 32 * 1024;
 
 /** Options of the sample (the bench varies them; transportSize uses the defaults). */
 export interface SampleOptions { sampleBytes?: number; measureBytes?: number }
@@ -252,7 +252,7 @@ export function estimateFrom(parts: KindPart[], fit: RatioFit = RATIO_FIT): { br
  * Which stated error applies: 'measured' when the corrections of at least MEASURED_LIMIT of the
  * estimate were measured, else the fitted figure of the file's data (float32, or bytes: int8, 4-bit).
  */
-export const MEASURED_LIMIT = 0.9;
+const MEASURED_LIMIT = 0.9;
 export function domainOf(e: { byteShare: number; measuredShare: number }): 'measured' | 'float' | 'bytes' {
   return e.measuredShare >= MEASURED_LIMIT ? 'measured' : e.byteShare > BYTES_LIMIT ? 'bytes' : 'float';
 }
