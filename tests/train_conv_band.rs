@@ -1,7 +1,8 @@
 //! `kernels::conv_band` (a convolution a band of input channels at a time) gives the bits of the
 //! whole-matrix path it replaced: im2col of every channel, then one `gemm_acc_scalar` over the
 //! full depth (forward), the full column gradient then col2im (dX), and `dY · colᵀ` or its
-//! transpose per image (dW). Geometries with several bands (odd sizes, strides 1 and 2, pads,
+//! transpose per image (dW); the forward's sums in chunks of a few channels, closer to float64
+//! than one running sum. Geometries with several bands (odd sizes, strides 1 and 2, pads,
 //! dilations, rows per band not a multiple of 4, more output channels than rows) and with one.
 //! On wasm32 with simd128 the same file checks the SIMD128 GEMM against the scalar oracle.
 
@@ -67,7 +68,8 @@ fn banded_conv_matches_the_whole_matrix_path_bit_for_bit() {
             for (o, row) in ys.chunks_mut(ohw).enumerate() {
                 row.fill(bias[o]);
             }
-            gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 }, &w, &col, ys);
+            let kc = conv_band::forward_chunk(&g);
+            gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc }, &w, &col, ys);
             let mut dcol = vec![0.0; ckk * ohw];
             gemm_acc_scalar(
                 &Gemm { m: ckk, n: ohw, k: co, a_rs: 1, a_ks: ckk, ldb: ohw, ldc: ohw, upper: false, kc: 0 },
@@ -134,3 +136,36 @@ fn bands_hold_whole_register_tiles_and_fit_the_budget() {
         assert!(rows * g.cols() <= conv_band::BAND_FLOATS || rows == lcm, "{kk:?}: {cb} channels over budget");
     }
 }
+
+/// The forward sums each output in chunks of a few input channels' rows: on det's neck geometry
+/// (3×3, 96 channels: 864 products per output, non-negative inputs as after a ReLU or HardSwish)
+/// it stays within a bound of the float64 sum that one running f32 sum over the same rows, in
+/// the same order, exceeds.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn forward_chunks_stay_closer_to_float64_than_a_running_sum() {
+    let case: Case = (96, 20, 20, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 24);
+    let (g, co) = (geom(&case), case.8);
+    let (ckk, ohw) = (g.rows(), g.cols());
+    assert_eq!(conv_band::forward_chunk(&g), 36, "4 channels of 9 rows");
+    let x: Vec<f32> = data(g.c * g.h * g.w, 77, 1.0).iter().map(|v| v.abs()).collect();
+    let w = data(co * ckk, 78, 1.0);
+    let mut col = vec![0.0; ckk * ohw];
+    im2col(&g, &x, &mut col);
+    let exact: Vec<f64> =
+        (0..co * ohw).map(|i| (0..ckk).map(|r| w[i / ohw * ckk + r] as f64 * col[r * ohw + i % ohw] as f64).sum()).collect();
+    let top = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = |y: &[f32]| y.iter().zip(&exact).fold(0.0f64, |m, (a, b)| m.max((*a as f64 - b).abs())) / top;
+    let mut chunked = vec![0.0; co * ohw];
+    conv_band::forward(&g, co, &w, &x, &mut chunked);
+    let mut running = vec![0.0; co * ohw];
+    gemm_acc_scalar(&Gemm { m: co, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 }, &w, &col, &mut running);
+    let (ec, er) = (err(&chunked), err(&running));
+    eprintln!("max |y - f64| / max |f64|: chunks {ec:.3e}, running sum {er:.3e}");
+    assert!(ec <= BOUND, "chunked forward {ec:.3e} over {BOUND:.1e}");
+    assert!(er > BOUND, "the running sum {er:.3e} is within {BOUND:.1e}: the case no longer tells the two apart");
+}
+
+/// Between the two on this case: about twice the chunked forward's distance, under half the
+/// running sum's.
+const BOUND: f64 = 4e-7;

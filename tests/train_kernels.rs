@@ -6,6 +6,7 @@
 //! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 //!   wasm-pack test --headless --chrome --mode no-install -- --test train_kernels`
 
+use sparsekit_wasm::test_support::conv_band;
 use sparsekit_wasm::test_support::gemm::{gemm_acc_scalar, Gemm, SUM_CHUNK};
 use sparsekit_wasm::test_support::im2col::{col2im_acc, im2col, transpose, ConvGeom};
 use sparsekit_wasm::train::{Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor};
@@ -60,7 +61,8 @@ fn conv_matches_the_scalar_oracle_bit_for_bit() {
             let xs = &x[(ni * g + gi) * xin..][..xin];
             let ws = &wt[gi * og * ckk..][..og * ckk];
             im2col(&gm, xs, &mut col);
-            let f = Gemm { m: og, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
+            // the forward's sums in chunks of a few input channels' rows (conv_band::forward_chunk)
+            let f = Gemm { m: og, n: ohw, k: ckk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: conv_band::forward_chunk(&gm) };
             gemm_acc_scalar(&f, ws, &col, &mut want_y[(ni * g + gi) * og * ohw..][..og * ohw]);
             let gys = &gy[(ni * g + gi) * og * ohw..][..og * ohw];
             let mut dcol = vec![0.0; ckk * ohw];

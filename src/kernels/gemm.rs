@@ -15,8 +15,9 @@
 //! Why chunks: one running f32 sum of `k` products carries an error that grows with `k`; the
 //! training core's weight gradients sum over every output pixel of a batch (`k` in the tens of
 //! thousands), and a chunked sum's error grows with `kc + k / kc` instead, for one extra add per
-//! element and chunk. Calls that split one sum over several calls (the banded convolution's
-//! forward) keep `kc == 0`, whose bits do not depend on where the split falls.
+//! element and chunk. A call that continues a sum begun by another (the banded convolution's
+//! forward, a band of channels per call) gives the bits of one call over the whole depth when it
+//! starts on a chunk boundary (each band is whole chunks) or when `kc == 0`.
 
 use super::par::{self, SharedMut};
 
