@@ -6,7 +6,7 @@
 import { OnnxError } from './errors.js';
 import { halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
 import { ModelProto } from './proto.js';
-import { encodeModel, type EncodeOptions } from './writer.js';
+import { encodeModel, encodeModelPieces, type EncodeOptions } from './writer.js';
 import { modelTensors } from './walk.js';
 import { checkWire } from './wire.js';
 import { checkModel } from './check-graph.js';
@@ -308,6 +308,14 @@ export class OnnxModel {
    */
   encode(opts: EncodeOptions = {}): Uint8Array {
     return encodeModel(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts);
+  }
+
+  /**
+   * encode()'s bytes handed to `out` in pieces, the graph's initializers one at a time and their
+   * raw_data as held, never as one buffer: a file writer holds the model once. Returns the length.
+   */
+  encodeTo(out: (bytes: Uint8Array) => void, opts: EncodeOptions = {}): number {
+    return encodeModelPieces(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts, out);
   }
 
   /** Graph inputs that are not initializers. */

@@ -109,27 +109,30 @@ export function saveOnnxFile(model: OnnxModel, file: string): SavedFiles {
   const modelTmp = path.join(dir, `.${basename(file)}${tag}`);
   const dataName = `${basename(file)}.data`;
   const dataTmp = path.join(dir, `.${dataName}${tag}`);
-  let fd = -1;
+  let fd = -1, modelFd = -1;
   let dataBytes = 0;
   try {
-    let encoded: Uint8Array;
-    if (model.externalTensors().length) {
-      fd = fs.openSync(dataTmp, 'w');
-      encoded = model.encode({
-        location: dataName,
-        sink: (b) => { fs.writeSync(fd, b); dataBytes += b.length; },
-      });
-      fs.closeSync(fd);
-      fd = -1;
-    } else {
-      encoded = model.encode();
-    }
-    fs.writeFileSync(modelTmp, encoded);
+    const external = model.externalTensors().length > 0;
+    if (external) fd = fs.openSync(dataTmp, 'w');
+    modelFd = fs.openSync(modelTmp, 'w');
+    // The model in pieces (model.encodeTo): its weights are written from where they are held.
+    const modelBytes = model.encodeTo((b) => writeAll(modelFd, b), external ? {
+      location: dataName,
+      sink: (b) => { writeAll(fd, b); dataBytes += b.length; },
+    } : {});
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
+    fd = modelFd = -1;
     if (dataBytes || fs.existsSync(dataTmp)) fs.renameSync(dataTmp, path.join(dir, dataName));
     fs.renameSync(modelTmp, path.resolve(file));
-    return { model: path.resolve(file), modelBytes: encoded.length, data: fs.existsSync(path.join(dir, dataName)) && model.externalTensors().length ? path.join(dir, dataName) : undefined, dataBytes };
+    return { model: path.resolve(file), modelBytes, data: fs.existsSync(path.join(dir, dataName)) && external ? path.join(dir, dataName) : undefined, dataBytes };
   } finally {
-    if (fd >= 0) fs.closeSync(fd);
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
     for (const p of [modelTmp, dataTmp]) if (fs.existsSync(p)) fs.unlinkSync(p);
   }
+}
+
+/** Writes all of `b` at the file's position (writeSync may write less than asked). */
+export function writeAll(fd: number, b: Uint8Array): void {
+  let done = 0;
+  while (done < b.length) done += fs.writeSync(fd, b, done, b.length - done);
 }
