@@ -44,22 +44,26 @@ export class FileExternalSource implements ExternalSource {
 
 /**
  * Changed external tensors appended to an unlinked scratch file in the temp directory (the space is
- * freed when the process ends): memory holds one tensor at a time.
+ * freed when the process ends), and a calibrated run's weights from before it (rollback.ts): memory
+ * holds one tensor at a time. The file is made at the first put: a model that changes nothing makes none.
  */
 export class FileSpillStore implements SpillStore {
-  private fd: number;
+  private fd = -1;
   private size = 0;
-  constructor() {
+  private open(): number {
+    if (this.fd >= 0) return this.fd;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-onnx-'));
     const p = path.join(dir, 'spill.bin');
     this.fd = fs.openSync(p, 'w+');
     fs.unlinkSync(p);
     fs.rmdirSync(dir);
+    return this.fd;
   }
   put(bytes: Uint8Array): number {
+    const fd = this.open();
     const at = this.size;
     let done = 0;
-    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, at + done);
     this.size += bytes.length;
     return at;
   }
@@ -67,7 +71,7 @@ export class FileSpillStore implements SpillStore {
     const out = new Uint8Array(length);
     let done = 0;
     while (done < length) {
-      const n = fs.readSync(this.fd, out, done, length - done, ref + done);
+      const n = fs.readSync(this.open(), out, done, length - done, ref + done);
       if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of changed tensors ends early');
       done += n;
     }
@@ -85,8 +89,6 @@ export function loadOnnxFile(file: string): OnnxModel {
     throw new OnnxError('no_file', `cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (e as Error).message}`);
   }
   const external = new FileExternalSource(path.dirname(path.resolve(file)));
-  const probe = OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file) });
-  if (!probe.externalTensors().length) return probe;
   return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore() });
 }
 
