@@ -138,6 +138,7 @@ export class Sweep {
     let held = 0;
     for (const ts of cache.values()) for (const t of ts) if (t) held += bytesOf(t);
     let session: Awaited<ReturnType<ModelRunner['createSession']>> | null = null;
+    let fetched = outputs;
     try {
       if (bytes) {
         const t1 = now();
@@ -158,7 +159,7 @@ export class Sweep {
             this.stats.bytesIn += bytesOf(t);
           }
           const t2 = now();
-          out = await session.run(feeds, outputs);
+          out = await session.run(feeds, fetched);
           this.stats.ortMs += now() - t2;
           this.stats.runs++;
           this.stats.nodeRuns += nodes.length;
@@ -170,7 +171,11 @@ export class Sweep {
           fn(v, t, k);
         }
         for (const [v, ts] of kept) { ts.push(out[v]); held += bytesOf(out[v]); }
-        if (k === 0) held -= this.trim(kept, nodes, wanted, spent);
+        if (k === 0 && kept.size) {
+          held -= this.trim(kept, nodes, wanted, spent);
+          // what the cut leaves out is not fetched again: onnxruntime's copies of it would be garbage
+          fetched = outputs.filter((v) => wanted.includes(v) || kept.has(v));
+        }
         this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
         for (const v of spent) {
           const ts = cache.get(v)!;
