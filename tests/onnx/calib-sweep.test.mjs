@@ -127,3 +127,22 @@ for (const [name, file, count] of [['cls', CLS, 4], ['det', DET, 2]]) {
     assert.ok(s.peakCacheBytes > 0);
   });
 }
+
+test('over the cut budget, a Llama-shaped decoder recomputes masks, positions and its layers\' inputs from the residual stream: the same weights, a smaller cut', async () => {
+  const bytes = fs.readFileSync(new URL('../data/models/smollm2-tiny-gqa.onnx', import.meta.url));
+  const calibration = O.makeInputSet(O.OnnxModel.parse(bytes), { count: 4 });
+  for (const criterion of ['wanda', 'sparsegpt']) {
+    const opts = { ort: runner, calibration, sparsity: 0.5, criterion, percDamp: 0.01, minVectors: 0 };
+    const cached = O.OnnxModel.parse(bytes), recomputed = O.OnnxModel.parse(bytes);
+    const a = await O.calibratePrune(cached, { ...opts, cacheBudget: Infinity });
+    const b = await O.calibratePrune(recomputed, { ...opts, cacheBudget: 0 });
+    assert.equal(a.sweep.recomputed, 0);
+    assert.ok(b.sweep.recomputed > 0);
+    for (const w of cached.prunable()) assert.deepEqual(recomputed.readFloat(recomputed.weight(w.name)), cached.readFloat(w), `${criterion}: ${w.name}, bit for bit`);
+    assert.deepEqual(b.layers.map((l) => l.relError), a.layers.map((l) => l.relError));
+    // the cut of the cached run holds 2 to 4 values a token besides the residual stream
+    assert.ok(b.sweep.peakCacheBytes < a.sweep.peakCacheBytes / 2, `${b.sweep.peakCacheBytes} vs ${a.sweep.peakCacheBytes}`);
+    assert.ok(b.sweep.nodeRuns > a.sweep.nodeRuns);
+  }
+  await assert.rejects(O.calibratePrune(O.OnnxModel.parse(bytes), { ort: runner, calibration, sparsity: 0.5, cacheBudget: -1 }), (e) => e.code === 'invalid_arguments');
+});

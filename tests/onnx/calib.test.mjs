@@ -228,3 +228,24 @@ test('maskFromScores keeps what a stable sort by score keeps (ties: the lower in
     }
   }
 });
+
+test('a model read from a file: its weights written in place, the ones from before in the spill; a cancelled run puts them back', async () => {
+  const bytes = G.residual();
+  const file = path.join(dir, 'in-place.onnx');
+  fs.writeFileSync(file, bytes);
+  const calibration = O.makeInputSet(O.OnnxModel.parse(bytes), { count: 6 });
+  const opts = { ort: runner, calibration, sparsity: 0.5, percDamp: 0.01, minVectors: 0 };
+  const mem = O.OnnxModel.parse(bytes);
+  await O.calibratePrune(mem, opts);
+  const m = await O.loadOnnx(file);
+  const arrays = m.prunable().map((w) => w.tensor.raw_data);
+  const before = m.prunable().map((w) => Array.from(m.readFloat(w)));
+  await O.calibratePrune(m, opts);
+  assert.ok(m.prunable().every((w, i) => w.tensor.raw_data === arrays[i]), 'each weight written into the array it had (a view of the file\'s bytes)');
+  assert.equal(Buffer.compare(Buffer.from(m.encode()), Buffer.from(mem.encode())), 0, 'the same bytes as the run on a model parsed from memory');
+  const ctl = new AbortController();
+  const m2 = await O.loadOnnx(file);
+  await assert.rejects(O.calibratePrune(m2, { ...opts, signal: ctl.signal, onProgress: (p) => { if (p.done >= 2) ctl.abort(); } }), (e) => e.code === 'cancelled');
+  assert.deepEqual(m2.prunable().map((w) => Array.from(m2.readFloat(w))), before, 'a cancelled run puts the weights back from the spill');
+  assert.equal(Buffer.compare(Buffer.from(m2.encode()), Buffer.from(bytes)), 0);
+});

@@ -152,3 +152,41 @@ test('an empty tensor written back stays without a data field (unchanged bytes)'
   m.writeFloat(w, new Float32Array(0));
   assert.equal(Buffer.compare(Buffer.from(m.encode()), Buffer.from(bytes)), 0);
 });
+
+test('written in pieces: the bytes of encode(), the weights from where they are held', async () => {
+  const concat = (parts) => Buffer.concat(parts.map((b) => Buffer.from(b.buffer, b.byteOffset, b.length)));
+  const modelsDir = path.join(path.dirname(new URL(import.meta.url).pathname), '../data/models');
+  const files = fs.readdirSync(modelsDir).filter((f) => f.endsWith('.onnx'));
+  assert.ok(files.length >= 5);
+  for (const f of files) {
+    const m = await loadOnnx(path.join(modelsDir, f));
+    const parts = [];
+    const n = m.encodeTo((b) => parts.push(b));
+    const whole = Buffer.from(m.encode());
+    assert.equal(n, whole.length, f);
+    assert.equal(Buffer.compare(concat(parts), whole), 0, `${f}: the pieces are encode()'s bytes`);
+    const held = m.graph.initializer.filter((t) => t.raw_data?.length);
+    if (held.length) assert.ok(held.every((t) => parts.includes(t.raw_data)), `${f}: raw_data written as held, not copied`);
+  }
+  // a weight changed, an empty tensor, a Constant node's tensor, no graph name
+  const model = ModelProto.decode(G.residual());
+  model.graph.initializer.push({ name: 'empty', dims: [0], data_type: DT.FLOAT });
+  const m = OnnxModel.parse(ModelProto.encode(model).finish());
+  m.applyMask(m.weight('B.w'), new Uint8Array(m.weight('B.w').numel));
+  const parts = [];
+  m.encodeTo((b) => parts.push(b));
+  assert.equal(Buffer.compare(concat(parts), Buffer.from(m.encode())), 0);
+  const out = path.join(dir, 'pieces.onnx');
+  const saved = await saveOnnx(m, out);
+  assert.equal(Buffer.compare(fs.readFileSync(out), Buffer.from(m.encode())), 0, 'saveOnnx writes the pieces');
+  assert.equal(saved.modelBytes, fs.statSync(out).size);
+  // with external data: the model's bytes and the data file as encode({location, sink}) gives them
+  const src = path.join(dir, 'ext-pieces.onnx');
+  externalize(G.residual(), src);
+  const e = await loadOnnx(src);
+  const sinkA = [], sinkB = [], pieces = [];
+  const a = e.encode({ location: 'x.data', sink: (b) => sinkA.push(Buffer.from(b)) });
+  e.encodeTo((b) => pieces.push(b), { location: 'x.data', sink: (b) => sinkB.push(Buffer.from(b)) });
+  assert.equal(Buffer.compare(concat(pieces), Buffer.from(a)), 0);
+  assert.equal(Buffer.compare(Buffer.concat(sinkA), Buffer.concat(sinkB)), 0);
+});

@@ -2,7 +2,7 @@
 // (package.json exports only index.js, the curated public API). Read, inspect, prune and write ONNX
 // models (browsers and Node).
 export { OnnxModel, MemoryExternalSource, ModelProto, DT, dtypeName, transpose } from './model.js';
-export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto, ExternalState } from './model.js';
+export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo, TensorProto, ExternalState, StoredState, RawState } from './model.js';
 export { OnnxError } from './errors.js';
 export type { OnnxReason } from './errors.js';
 export { halfToFloat, floatToHalf, halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';

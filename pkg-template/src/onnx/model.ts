@@ -6,7 +6,7 @@
 import { OnnxError } from './errors.js';
 import { halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
 import { ModelProto } from './proto.js';
-import { encodeModel, type EncodeOptions } from './writer.js';
+import { encodeModel, encodeModelPieces, type EncodeOptions } from './writer.js';
 import { modelTensors } from './walk.js';
 import { checkWire } from './wire.js';
 import { checkModel } from './check-graph.js';
@@ -33,7 +33,7 @@ export type { OnnxLimits } from './limits.js';
 
 /** Options of OnnxModel.parse. */
 export interface ParseOptions {
-  /** Where changed external tensors wait for the write (default: memory). */
+  /** Where changed external tensors wait for the write (default: memory), and a rollback's bytes from before (storedState). */
   spill?: SpillStore;
   /** External data files (bytes by name), or a source that reads them on demand. */
   externalFiles?: Map<string, Uint8Array> | Record<string, Uint8Array> | ExternalSource;
@@ -60,6 +60,8 @@ export class OnnxModel {
   readonly external: ExternalSource;
   /** New bytes of external tensors that were written (the source files are never modified). */
   private overrides = new Map<TensorProto, Uint8Array | { ref: number; length: number }>();
+  /** raw_data tensors whose bytes from before were put in the spill (storedState): written in place since. */
+  private readonly inPlace = new WeakSet<TensorProto>();
   private readonly spill?: SpillStore;
   weights: OnnxWeight[] = [];
 
@@ -170,6 +172,7 @@ export class OnnxModel {
       this.overrides.set(t, this.spill ? { ref: this.spill.put(bytes), length: bytes.length } : new Uint8Array(bytes));
       return;
     }
+    if (storage === 'raw_data' && this.inPlace.has(t) && !dims && u8(t.raw_data).length === bytes.length) { u8(t.raw_data).set(bytes); return; }
     if (storage === 'raw_data' || storage === 'empty') { t.raw_data = new Uint8Array(bytes); return; }
     bytesToTypedField(t, bytes, prod(newDims));
   }
@@ -189,6 +192,35 @@ export class OnnxModel {
     s.tensor.dims = s.dims.slice();
     if (s.bytes) this.overrides.set(s.tensor, s.bytes);
     else this.overrides.delete(s.tensor);
+    this.syncWeightDims(s.tensor);
+  }
+
+  /**
+   * Where a tensor's bytes are now, kept without a copy in memory, for restoreStored: externalState's;
+   * for a raw_data tensor, with a spill store (Node: loadOnnxFile), its bytes put in the spill, after
+   * which setTensorBytes writes it in place; without one, its array itself, since setTensorBytes
+   * then gives raw_data a new array and never writes into the one it replaces. A rollback that
+   * keeps this costs no memory where a copy of every changed weight would hold them twice, and
+   * with the spill the changed weights take no new memory either: for a model read from a file
+   * their arrays are views of the file's bytes, which the unchanged tensors keep alive (issue 40).
+   */
+  storedState(t: TensorProto): StoredState | undefined {
+    const storage = storageOf(t);
+    if (storage === 'external') return this.externalState(t);
+    if (storage !== 'raw_data') return undefined;
+    const dims = t.dims.slice(), raw = u8(t.raw_data);
+    if (!this.spill) return { tensor: t, dims, raw };
+    const spilled = { ref: this.spill.put(raw), length: raw.length };
+    this.inPlace.add(t);
+    return { tensor: t, dims, spilled };
+  }
+
+  /** Puts a tensor back as storedState found it. */
+  restoreStored(s: StoredState): void {
+    if (!('raw' in s) && !('spilled' in s)) { this.restoreExternal(s); return; }
+    s.tensor.dims = s.dims.slice();
+    s.tensor.raw_data = 'raw' in s ? s.raw : this.spill!.get(s.spilled.ref, s.spilled.length);
+    this.inPlace.delete(s.tensor);
     this.syncWeightDims(s.tensor);
   }
 
@@ -310,6 +342,14 @@ export class OnnxModel {
     return encodeModel(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts);
   }
 
+  /**
+   * encode()'s bytes handed to `out` in pieces, the graph's initializers one at a time and their
+   * raw_data as held, never as one buffer: a file writer holds the model once. Returns the length.
+   */
+  encodeTo(out: (bytes: Uint8Array) => void, opts: EncodeOptions = {}): number {
+    return encodeModelPieces(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts, out);
+  }
+
   /** Graph inputs that are not initializers. */
   get inputs(): ValueInfo[] {
     const inits = new Set(this.graph.initializer.map((t: any) => t.name));
@@ -325,6 +365,12 @@ export interface ExternalState {
   readonly dims: unknown[];
   readonly bytes?: Uint8Array | { ref: number; length: number };
 }
+
+/** A raw_data tensor's dims and its bytes: the array that held them (never written into since), or where the spill holds them. */
+export type RawState = { readonly tensor: TensorProto; readonly dims: unknown[] } & (
+  { readonly raw: Uint8Array } | { readonly spilled: { ref: number; length: number } });
+
+export type StoredState = ExternalState | RawState;
 
 export interface ValueInfo {
   name: string;

@@ -44,22 +44,26 @@ export class FileExternalSource implements ExternalSource {
 
 /**
  * Changed external tensors appended to an unlinked scratch file in the temp directory (the space is
- * freed when the process ends): memory holds one tensor at a time.
+ * freed when the process ends), and a calibrated run's weights from before it (rollback.ts): memory
+ * holds one tensor at a time. The file is made at the first put: a model that changes nothing makes none.
  */
 export class FileSpillStore implements SpillStore {
-  private fd: number;
+  private fd = -1;
   private size = 0;
-  constructor() {
+  private open(): number {
+    if (this.fd >= 0) return this.fd;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-onnx-'));
     const p = path.join(dir, 'spill.bin');
     this.fd = fs.openSync(p, 'w+');
     fs.unlinkSync(p);
     fs.rmdirSync(dir);
+    return this.fd;
   }
   put(bytes: Uint8Array): number {
+    const fd = this.open();
     const at = this.size;
     let done = 0;
-    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, at + done);
     this.size += bytes.length;
     return at;
   }
@@ -67,7 +71,7 @@ export class FileSpillStore implements SpillStore {
     const out = new Uint8Array(length);
     let done = 0;
     while (done < length) {
-      const n = fs.readSync(this.fd, out, done, length - done, ref + done);
+      const n = fs.readSync(this.open(), out, done, length - done, ref + done);
       if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of changed tensors ends early');
       done += n;
     }
@@ -85,8 +89,6 @@ export function loadOnnxFile(file: string): OnnxModel {
     throw new OnnxError('no_file', `cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (e as Error).message}`);
   }
   const external = new FileExternalSource(path.dirname(path.resolve(file)));
-  const probe = OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file) });
-  if (!probe.externalTensors().length) return probe;
   return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore() });
 }
 
@@ -109,27 +111,30 @@ export function saveOnnxFile(model: OnnxModel, file: string): SavedFiles {
   const modelTmp = path.join(dir, `.${basename(file)}${tag}`);
   const dataName = `${basename(file)}.data`;
   const dataTmp = path.join(dir, `.${dataName}${tag}`);
-  let fd = -1;
+  let fd = -1, modelFd = -1;
   let dataBytes = 0;
   try {
-    let encoded: Uint8Array;
-    if (model.externalTensors().length) {
-      fd = fs.openSync(dataTmp, 'w');
-      encoded = model.encode({
-        location: dataName,
-        sink: (b) => { fs.writeSync(fd, b); dataBytes += b.length; },
-      });
-      fs.closeSync(fd);
-      fd = -1;
-    } else {
-      encoded = model.encode();
-    }
-    fs.writeFileSync(modelTmp, encoded);
+    const external = model.externalTensors().length > 0;
+    if (external) fd = fs.openSync(dataTmp, 'w');
+    modelFd = fs.openSync(modelTmp, 'w');
+    // The model in pieces (model.encodeTo): its weights are written from where they are held.
+    const modelBytes = model.encodeTo((b) => writeAll(modelFd, b), external ? {
+      location: dataName,
+      sink: (b) => { writeAll(fd, b); dataBytes += b.length; },
+    } : {});
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
+    fd = modelFd = -1;
     if (dataBytes || fs.existsSync(dataTmp)) fs.renameSync(dataTmp, path.join(dir, dataName));
     fs.renameSync(modelTmp, path.resolve(file));
-    return { model: path.resolve(file), modelBytes: encoded.length, data: fs.existsSync(path.join(dir, dataName)) && model.externalTensors().length ? path.join(dir, dataName) : undefined, dataBytes };
+    return { model: path.resolve(file), modelBytes, data: fs.existsSync(path.join(dir, dataName)) && external ? path.join(dir, dataName) : undefined, dataBytes };
   } finally {
-    if (fd >= 0) fs.closeSync(fd);
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
     for (const p of [modelTmp, dataTmp]) if (fs.existsSync(p)) fs.unlinkSync(p);
   }
+}
+
+/** Writes all of `b` at the file's position (writeSync may write less than asked). */
+export function writeAll(fd: number, b: Uint8Array): void {
+  let done = 0;
+  while (done < b.length) done += fs.writeSync(fd, b, done, b.length - done);
 }

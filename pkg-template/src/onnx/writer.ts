@@ -1,8 +1,12 @@
 // Encoding a model: the protobuf of the model with its external tensors gathered into one new data
 // file. Nothing is written to the caller's sink before every tensor's bytes are at hand in order;
-// the file helpers (node-io.ts) write to temporary names and rename only at the end.
+// the file helpers (node-io.ts) write to temporary names and rename only at the end. A model can
+// also be encoded in pieces (encodeModelPieces): the same bytes, with the graph's initializers
+// handed out one at a time and their raw_data as held, so that writing a model held in memory does
+// not hold it a second time as one encoded buffer (issue 40: 622 MiB of SmolLM2 more at the write).
+import type protobuf from 'protobufjs';
 import { OnnxError } from './errors.js';
-import { ModelProto } from './proto.js';
+import { ModelProto, onnxRoot } from './proto.js';
 import type { TensorProto } from './tensor-data.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -19,12 +23,12 @@ export interface EncodeOptions {
 const ALIGN = 64;
 
 /**
- * Encodes `model` (a decoded ModelProto). The `external` tensors' bytes (from `bytesOf`) are
- * appended to `opts.sink` and their references rewritten into the encoded bytes only: the
- * in-memory model keeps reading from its sources. Without external tensors `sink` is not called.
+ * Runs `fn` with the `external` tensors' bytes (from `bytesOf`) appended to `opts.sink` and their
+ * references rewritten to the new data file; the references are put back afterwards, so the
+ * in-memory model keeps reading from its sources.
  */
-export function encodeModel(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions = {}): Uint8Array {
-  if (!external.length) return ModelProto.encode(model).finish();
+function withNewExternalData<T>(external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions, fn: () => T): T {
+  if (!external.length) return fn();
   if (!opts.sink || !opts.location) {
     throw new OnnxError('unsupported', 'this model has external data: encode({location, sink}) or saveOnnx() writes it', 'invalid_arguments');
   }
@@ -44,8 +48,78 @@ export function encodeModel(model: any, external: TensorProto[], bytesOf: (t: Te
       opts.sink(bytes);
       offset += bytes.length;
     }
-    return ModelProto.encode(model).finish();
+    return fn();
   } finally {
     for (const s of saved) s.t.external_data = s.entries;
   }
+}
+
+/**
+ * Encodes `model` (a decoded ModelProto). The `external` tensors' bytes (from `bytesOf`) are
+ * appended to `opts.sink` and their references rewritten into the encoded bytes only: the
+ * in-memory model keeps reading from its sources. Without external tensors `sink` is not called.
+ */
+export function encodeModel(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions = {}): Uint8Array {
+  return withNewExternalData(external, bytesOf, opts, () => ModelProto.encode(model).finish());
+}
+
+const GraphProto = onnxRoot.lookupType('onnx.GraphProto');
+const TensorProtoT = onnxRoot.lookupType('onnx.TensorProto');
+const GRAPH = ModelProto.fields.graph, INITIALIZER = GraphProto.fields.initializer, RAW = TensorProtoT.fields.raw_data;
+const has = (m: any, k: string) => m[k] != null && Object.prototype.hasOwnProperty.call(m, k);
+
+/**
+ * The fields of `m` whose number is below (`side` < 0) or above (> 0) `id`, encoded. protobufjs
+ * writes a message's fields in the order of their numbers, and skips a field exactly when it is
+ * null or not the message's own (an empty repeated field writes nothing), so the part below, the
+ * field itself and the part above, concatenated, are the message's encoding.
+ */
+function part(type: protobuf.Type, m: any, id: number, side: -1 | 1): Uint8Array {
+  const o: any = {};
+  for (const f of type.fieldsArray) if ((f.id - id) * side > 0 && has(m, f.name)) o[f.name] = m[f.name];
+  return type.encode(o).finish();
+}
+
+const varintLength = (n: number): number => { let k = 1; while (n >= 128) { n = Math.floor(n / 128); k++; } return k; };
+function varint(n: number): Uint8Array {
+  const out: number[] = [];
+  while (n >= 128) { out.push((n % 128) | 128); n = Math.floor(n / 128); }
+  out.push(n);
+  return Uint8Array.from(out);
+}
+/** A length-delimited field's tag (wire type 2). */
+const tag = (id: number): Uint8Array => varint(id * 8 + 2);
+
+/** A message's encoding as a list of pieces and their total length. */
+interface Pieces { list: Uint8Array[]; length: number }
+const pieces = (list: Uint8Array[]): Pieces => ({ list, length: list.reduce((a, b) => a + b.length, 0) });
+
+/** One initializer: its fields around raw_data, and raw_data's bytes as held (no copy). */
+function tensorPieces(t: any): Pieces {
+  if (!has(t, 'raw_data') || !(t.raw_data instanceof Uint8Array)) return pieces([TensorProtoT.encode(t).finish()]);
+  const raw: Uint8Array = t.raw_data;
+  return pieces([part(TensorProtoT, t, RAW.id, -1), tag(RAW.id), varint(raw.length), raw, part(TensorProtoT, t, RAW.id, 1)]);
+}
+
+/** The bytes encodeModel returns, handed to `out` in pieces (the initializers' raw_data as held). */
+export function encodeModelPieces(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions, out: (bytes: Uint8Array) => void): number {
+  return withNewExternalData(external, bytesOf, opts, () => {
+    const g = model.graph;
+    if (!has(model, 'graph')) { const b = ModelProto.encode(model).finish(); out(b); return b.length; }
+    const inits = (g.initializer ?? []).map(tensorPieces);
+    const graphBody = [part(GraphProto, g, INITIALIZER.id, -1)];
+    for (const p of inits) graphBody.push(tag(INITIALIZER.id), varint(p.length));
+    const before = part(ModelProto, model, GRAPH.id, -1), after = part(ModelProto, model, GRAPH.id, 1), tail = part(GraphProto, g, INITIALIZER.id, 1);
+    const graphLength = graphBody[0].length + tail.length + inits.reduce((a: number, p: Pieces) => a + tag(INITIALIZER.id).length + varintLength(p.length) + p.length, 0);
+    let total = 0;
+    const emit = (b: Uint8Array) => { if (b.length) { out(b); total += b.length; } };
+    emit(before);
+    emit(tag(GRAPH.id));
+    emit(varint(graphLength));
+    emit(graphBody[0]);
+    inits.forEach((p: Pieces, i: number) => { emit(graphBody[1 + 2 * i]); emit(graphBody[2 + 2 * i]); p.list.forEach(emit); });
+    emit(tail);
+    emit(after);
+    return total;
+  });
 }

@@ -81,6 +81,13 @@ export interface CalibrateOptions {
     /** GPTQ's scale search per group (default in CALIB_DEFAULTS for layers without a target; false with one). */
     scaleSearch?: boolean;
   };
+  /**
+   * The most the sweep's cut between captures may hold over all samples, in bytes (default in
+   * CALIB_DEFAULTS): over it, what can be computed again from what stays at hand (a decoder's masks,
+   * positions, normalized inputs and MLP product, from the residual stream) is recomputed by the
+   * next capture instead of held for every sample. The same weights either way.
+   */
+  cacheBudget?: number;
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
@@ -178,6 +185,7 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
+  if (o.cacheBudget !== undefined && !(typeof o.cacheBudget === 'number' && o.cacheBudget >= 0)) throw arg(`cacheBudget must be a number of bytes >= 0 (got ${String(o.cacheBudget)})`);
   const c = o.criterion ?? CALIB_DEFAULTS.criterion;
   if (typeof c !== 'function' && !CRITERIA.includes(c)) throw arg(`criterion must be magnitude, wanda or sparsegpt (got "${String(c)}")`);
   // The segments are run from memory with their initializers read in (graph-cut.ts); a Constant's,
@@ -282,7 +290,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
   let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  const sweep = new Sweep(model, runner, calibration);
+  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget });
   const timeNow = (): CalibTime => timeOf(now() - t0, sweep.stats, time);
   // The weights still to be pruned: the sweep caches nothing computed from them.
   const changing = new Set(layers.map((l) => l.weight.name));

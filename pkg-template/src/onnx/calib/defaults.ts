@@ -51,6 +51,13 @@ export const CALIB_DEFAULTS = Object.freeze({
    * perplexity past issue 39's target (bench/RESULTS.md).
    */
   scaleSearch: true,
+  /**
+   * The most the sweep's cut may hold over all samples before it recomputes instead of caching
+   * (calib/recompute.ts): 256 MiB. Below it nothing is recomputed, so a CNN's few samples cost one run
+   * of the model; a language model's 128 windows of 512 tokens (bench/RESULTS.md, "SparseGPT 50% on
+   * SmolLM2-135M at the issue's scale") hold the residual stream instead of four values of each token.
+   */
+  cacheBudget: 256 * 2 ** 20,
   /** SparseGPT only where a layer saw at least this many calibration vectors per input (else Wanda). */
   minVectors: MIN_VECTORS_PER_INPUT,
 });

@@ -1,16 +1,17 @@
 // A calibrated prune changes weights one layer after another, and may fail or be cancelled half way
 // (an onnxruntime error, a singular Hessian, the user's cancel): it then puts back every weight it
-// changed, so that the model is the one the caller passed. An external weight is put back by where
-// its bytes were, not by a copy of them: a model larger than memory is never held twice.
-import type { ExternalState, OnnxModel, OnnxWeight } from '../model.js';
+// changed, so that the model is the one the caller passed. A weight stored externally or in raw_data
+// is put back by where its bytes were (model.storedState), not by a copy of them: a model larger
+// than memory is never held twice, nor are the changed weights of a model held in memory.
+import type { StoredState, OnnxModel, OnnxWeight } from '../model.js';
 
 export class WeightRollback {
-  private readonly saved = new Map<OnnxWeight, Float32Array | ExternalState>();
+  private readonly saved = new Map<OnnxWeight, Float32Array | StoredState>();
   constructor(private readonly model: OnnxModel) {}
 
   /** Writes `values` into `w`, first keeping its values from before the run (`before`, when the caller has them). */
   write(w: OnnxWeight, values: Float32Array, before?: Float32Array): void {
-    if (!this.saved.has(w)) this.saved.set(w, this.model.externalState(w.tensor) ?? before ?? this.model.readFloat(w));
+    if (!this.saved.has(w)) this.saved.set(w, this.model.storedState(w.tensor) ?? before ?? this.model.readFloat(w));
     this.model.writeFloat(w, values);
   }
 
@@ -18,7 +19,7 @@ export class WeightRollback {
   restore(): void {
     for (const [w, v] of this.saved) {
       if (v instanceof Float32Array) this.model.writeFloat(w, v);
-      else this.model.restoreExternal(v);
+      else this.model.restoreStored(v);
     }
     this.saved.clear();
   }

@@ -4,11 +4,13 @@
 // for; every tensor that a node not yet run will read is cached per sample (the new cut), and the
 // rest is dropped. A caller that changes weights between captures (sequential pruning) names the
 // weights that may still change: what is computed from them is never cached, and is recomputed when
-// needed. So a sequential calibration costs about one run of the model, plus a session per capture.
+// needed. So a sequential calibration costs about one run of the model, plus a session per capture,
+// plus what is recomputed rather than cached when the cut would pass a budget (recompute.ts).
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { indexGraph, segmentModel, segmentNodes, type CutInput, type GraphIndex } from './graph-cut.js';
 import { elemTypeOf } from './tensor.js';
+import { recomputable } from './recompute.js';
 import type { FeedTensor, InputSample } from './inputs.js';
 import type { ModelRunner, RunOutput } from './ort-runner.js';
 
@@ -32,6 +34,17 @@ export interface SweepStats {
   /** Tensor bytes handed out of onnxruntime (captured values and cuts) and fed back into it (cuts). */
   bytesOut: number;
   bytesIn: number;
+  /** Values left out of the cut to be computed again by a later capture (recompute.ts), over all captures. */
+  recomputed: number;
+}
+
+export interface SweepOptions {
+  /**
+   * The most the cut may hold over all samples, in bytes (default: no bound). Over it, a capture
+   * leaves out of the cut what can be computed again from what stays at hand anyway (recompute.ts),
+   * and a later capture runs those nodes again: less memory, more runs of those nodes, the same values.
+   */
+  cacheBudget?: number;
 }
 
 export interface CaptureOptions {
@@ -57,9 +70,18 @@ export class Sweep {
   private readonly ran = new Set<number>();
   readonly stats: SweepStats;
 
-  constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[]) {
+  /** The layers' weights (prunable weights, and what Cast / Identity make of them). */
+  private readonly layerWeights = new Set<string>();
+
+  /** The most the cut may hold over all samples before values are recomputed instead (bytes). */
+  private readonly cacheBudget: number;
+
+  constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[], opts: SweepOptions = {}) {
+    this.cacheBudget = opts.cacheBudget ?? Infinity;
     this.ix = indexGraph(model);
-    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0 };
+    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0, recomputed: 0 };
+    for (const w of model.prunable()) this.layerWeights.add(w.name);
+    for (const n of this.ix.nodes) if ((n.op_type === 'Cast' || n.op_type === 'Identity') && this.layerWeights.has(n.input[0])) this.layerWeights.add(n.output[0]);
   }
 
   private feed(name: string, k: number): FeedTensor {
@@ -116,6 +138,7 @@ export class Sweep {
     let held = 0;
     for (const ts of cache.values()) for (const t of ts) if (t) held += bytesOf(t);
     let session: Awaited<ReturnType<ModelRunner['createSession']>> | null = null;
+    let fetched = outputs;
     try {
       if (bytes) {
         const t1 = now();
@@ -136,7 +159,7 @@ export class Sweep {
             this.stats.bytesIn += bytesOf(t);
           }
           const t2 = now();
-          out = await session.run(feeds, outputs);
+          out = await session.run(feeds, fetched);
           this.stats.ortMs += now() - t2;
           this.stats.runs++;
           this.stats.nodeRuns += nodes.length;
@@ -148,6 +171,11 @@ export class Sweep {
           fn(v, t, k);
         }
         for (const [v, ts] of kept) { ts.push(out[v]); held += bytesOf(out[v]); }
+        if (k === 0 && kept.size) {
+          held -= this.trim(kept, nodes, wanted, spent);
+          // what the cut leaves out is not fetched again: onnxruntime's copies of it would be garbage
+          fetched = outputs.filter((v) => wanted.includes(v) || kept.has(v));
+        }
         this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
         for (const v of spent) {
           const ts = cache.get(v)!;
@@ -165,6 +193,36 @@ export class Sweep {
     }
     for (const v of spent) cache.delete(v);
     for (const [v, ts] of kept) cache.set(v, ts);
+  }
+
+  /**
+   * After the first sample's run: when the cut would hold more than the budget over all samples (the
+   * first sample's sizes times the samples), leaves out of it what can be computed again from what
+   * stays at hand anyway (recompute.ts); those values' nodes count as not run, so what they read stays
+   * at hand for the capture that runs them again. Returns the bytes of the first sample let go.
+   */
+  private trim(kept: Map<string, RunOutput[]>, nodes: number[], wanted: string[], spent: string[]): number {
+    if (!kept.size) return 0;
+    const gone = new Set(spent);
+    let perSample = 0;
+    for (const ts of kept.values()) perSample += bytesOf(ts[0]);
+    for (const [v, ts] of this.cache) if (!gone.has(v) && ts[0]) perSample += bytesOf(ts[0]);
+    if (perSample * this.samples.length <= this.cacheBudget) return 0;
+    const { ix } = this;
+    const again = recomputable({
+      ix, nodes, keep: new Set(kept.keys()), wanted, cached: (v) => this.cache.has(v), ran: this.ran,
+      layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)),
+    });
+    for (const i of again.nodes) this.ran.delete(i);
+    let freed = 0;
+    for (const i of again.nodes) {
+      for (const o of ix.nodes[i].output) {
+        const ts = o ? kept.get(o) : undefined;
+        if (ts) { freed += bytesOf(ts[0]); kept.delete(o); }
+      }
+    }
+    this.stats.recomputed += again.values.size;
+    return freed;
   }
 
   /** Drops the cut (the sweep can go on: what is needed again is recomputed from the graph inputs). */

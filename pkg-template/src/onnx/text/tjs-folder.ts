@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
+import { writeAll } from '../node-io.js';
 import { tjsConfig, tjsLayout, type TjsOutput } from './tjs-layout.js';
 
 /** What saveTransformersFolder wrote. */
@@ -65,7 +66,7 @@ export function saveTransformersFolder(model: OnnxModel, dir: string, opts: { fr
     throw new OnnxError('unsupported', `the layout given (${output.file}) is not this model's (${fresh.file})`, 'invalid_arguments');
   }
   const tmp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}-${Date.now().toString(36)}`);
-  let fd = -1;
+  let fd = -1, modelFd = -1;
   try {
     fs.mkdirSync(path.join(tmp, 'onnx'), { recursive: true });
     const copied = otherFiles(from);
@@ -80,25 +81,24 @@ export function saveTransformersFolder(model: OnnxModel, dir: string, opts: { fr
       }
     }
     let dataBytes = 0;
-    let encoded: Uint8Array;
-    if (output.data) {
-      fd = fs.openSync(path.join(tmp, output.data), 'w');
-      // the location inside the model is the bare file name: onnxruntime resolves it beside the model
-      encoded = model.encode({ location: path.basename(output.data), sink: (b) => { fs.writeSync(fd, b); dataBytes += b.length; } });
-      fs.closeSync(fd);
-      fd = -1;
-    } else {
-      encoded = model.encode();
-    }
-    fs.writeFileSync(path.join(tmp, output.file), encoded);
+    if (output.data) fd = fs.openSync(path.join(tmp, output.data), 'w');
+    modelFd = fs.openSync(path.join(tmp, output.file), 'w');
+    // In pieces (model.encodeTo): the weights are written from where they are held, not re-encoded
+    // into one buffer. The data file's location inside the model is the bare file name: onnxruntime
+    // resolves it beside the model.
+    const modelBytes = model.encodeTo((b) => writeAll(modelFd, b), output.data
+      ? { location: path.basename(output.data), sink: (b) => { writeAll(fd, b); dataBytes += b.length; } }
+      : {});
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
+    fd = modelFd = -1;
     if (fs.existsSync(target)) fs.rmdirSync(target); // empty (checked above)
     fs.renameSync(tmp, target);
     return {
-      dir: target, output, model: path.join(target, output.file), modelBytes: encoded.length,
+      dir: target, output, model: path.join(target, output.file), modelBytes,
       ...(output.data ? { data: path.join(target, output.data) } : {}), dataBytes, copied,
     };
   } finally {
-    if (fd >= 0) fs.closeSync(fd);
+    for (const f of [fd, modelFd]) if (f >= 0) fs.closeSync(f);
     if (fs.existsSync(tmp)) fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
