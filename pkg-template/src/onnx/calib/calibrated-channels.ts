@@ -29,8 +29,12 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
    * 'sparsegpt': the same, and each consumer's kept columns reconstructed with SparseGPT.
    */
   method?: 'wanda' | 'sparsegpt';
-  /** Channel scores: 'activations' (default, as above) or 'weights' (the norms removeChannels uses). */
-  score?: 'activations' | 'weights';
+  /**
+   * Channel scores: 'activations' (default, as above), 'weights' (the norms removeChannels uses), or
+   * 'fluctuation': only what the consumers lose, each input's standard deviation times its weight
+   * slice, relative to the consumer's whole output fluctuation (see `fluctuationScale`).
+   */
+  score?: 'activations' | 'weights' | 'fluctuation';
   /** 'remove' (default) or 'mask' (same function, shapes kept: what the tests compare against). */
   apply?: 'remove' | 'mask';
   percDamp?: number;
@@ -77,6 +81,32 @@ class ColumnMoments {
   }
   mean(): Float64Array { return this.sum.map((s) => s / Math.max(1, this.count)); }
   rms(): Float64Array { return this.sq.map((q) => Math.sqrt(q / Math.max(1, this.count))); }
+  variance(): Float64Array {
+    const n = Math.max(1, this.count);
+    return this.sq.map((q, j) => Math.max(0, q / n - (this.sum[j] / n) ** 2));
+  }
+}
+
+/**
+ * The 'fluctuation' scale of a consumer's inputs: sqrt(var_j / F), F = sum_j var_j * ||W_j||^2 over
+ * its inputs j (W_j the weights reading input j). A removed input whose mean goes into the bias
+ * costs the consumer's output var_j * ||W_j||^2 of variance (cross terms aside), so a channel's
+ * squared score (its slices scaled by this) is its share of the consumer's output fluctuation: the
+ * fluctuation metric of FLAP (An et al., "Fluctuation-based Adaptive Structured Pruning for Large
+ * Language Models", AAAI 2024), made a share so that consumers of different scales (layers deep in
+ * a residual stream that grows) compete in global scope.
+ */
+function fluctuationScale(m: ColumnMoments, view: Float32Array, rows: number, cols: number): Float64Array {
+  const v = m.variance();
+  const per = cols / v.length;
+  const norm2 = new Float64Array(v.length);
+  if (Number.isInteger(per) && per >= 1) {
+    for (let o = 0; o < rows; o++) for (let j = 0; j < cols; j++) norm2[Math.floor(j / per)] += view[o * cols + j] ** 2;
+  } else {
+    norm2.fill(1); // a grouped conv's view does not split by input channel: the variance alone
+  }
+  const total = v.reduce((a, x, j) => a + x * norm2[j], 0);
+  return v.map((x) => (total > 0 ? Math.sqrt(x / total) : 0));
 }
 
 /**
@@ -85,6 +115,8 @@ class ColumnMoments {
  */
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
+  const score = opts.score ?? 'activations';
+  if (score !== 'activations' && score !== 'weights' && score !== 'fluctuation') throw new OnnxError('unsupported', `score must be activations, weights or fluctuation (got "${String(score)}")`, 'invalid_arguments');
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
   if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
   const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
@@ -109,7 +141,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
 
   // 1. Scores: each consumer's input slice weighted by its input's RMS relative to the layer's mean RMS.
   let inputScale: Map<string, Float64Array> | undefined;
-  if ((opts.score ?? 'activations') === 'activations' && ordered.length) {
+  if (score !== 'weights' && ordered.length) {
     const moments = new Map(ordered.map((l) => [l.name, new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols)]));
     const byInput = new Map<string, CalibLayer[]>();
     for (const l of ordered) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
@@ -120,12 +152,16 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
     }, check);
     inputScale = new Map();
     for (const l of ordered) {
+      if (score === 'fluctuation') {
+        inputScale.set(l.name, fluctuationScale(moments.get(l.name)!, viewValues(model.readFloat(l.weight), l), l.rows, l.cols));
+        continue;
+      }
       const rms = moments.get(l.name)!.rms();
       const mean = rms.reduce((a, b) => a + b, 0) / Math.max(1, rms.length);
       inputScale.set(l.name, rms.map((v) => (mean > 0 ? v / mean : 1)));
     }
   }
-  const keep = plan.decide({ ...base, inputScale });
+  const keep = plan.decide({ ...base, inputScale, scoreSlices: score === 'fluctuation' ? 'consumers' : 'all' });
 
   // 2. What each consumer loses: positions along its slice axis.
   const cuts = plan.cuts(keep, new Set(consumers.keys()));
@@ -207,5 +243,5 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
   const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' }, plan);
-  return { ...report, options: { ...report.options, method, score: opts.score ?? 'activations', calibration: calibration.length, percDamp }, compensation: reports };
+  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp }, compensation: reports };
 }
