@@ -19,6 +19,7 @@ import { asF32 } from './tensor.js';
 import { capture, Sweep } from './sweep.js';
 import { WeightRollback } from './rollback.js';
 import { CALIB_DEFAULTS } from './defaults.js';
+import { ShiftNodes } from './shift-nodes.js';
 
 export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 'inputScale' | 'biasShift' | 'apply'> {
   ort: OrtLike | ModelRunner;
@@ -166,7 +167,8 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   // 2. What each consumer loses: positions along its slice axis.
   const cuts = plan.cuts(keep, new Set(consumers.keys()));
 
-  // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones compensated.
+  // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones
+  // compensated, their weights and (through ShiftNodes) the means of what they lost.
   const biasShift = new Map<string, Float64Array>();
   const reports: ConsumerReport[] = [];
   const todo = ordered.filter((l) => cuts.has(l.name));
@@ -177,10 +179,13 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   // so the sequential compensation costs about one run of the model instead of one per consumer
   // group (on a 30-layer decoder, 60 runs of ever longer prefixes). What is computed from a consumer
   // not yet compensated is not cached.
-  const sweep = new Sweep(model, runner, calibration);
-  const changing = new Set(todo.map((l) => l.weight.name));
+  const scaleOf = new Map<string, number>();
+  for (const chans of plan.channelsOf.values()) for (const ch of chans) for (const sl of ch.slices) if (sl.fold) scaleOf.set(sl.fold.weight, sl.fold.scale);
+  const shifts = new ShiftNodes(model, todo, (w) => scaleOf.get(w));
+  const changing = new Set([...todo.map((l) => l.weight.name), ...shifts.names()]);
   const groups = captureGroups(todo, true);
   try {
+    const sweep = new Sweep(model, runner, calibration);
     for (const [gi, group] of groups.entries()) {
       check();
       const stats = new Map(group.map((l) => [l.name, {
@@ -227,6 +232,8 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
           }
           rollback.write(l.weight, res.data, w0);
           changing.delete(l.weight.name);
+          shifts.set(l.name, shift);
+          changing.delete(shifts.nameOf(l.name) ?? '');
           biasShift.set(l.name, shift);
           reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
             method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
@@ -239,6 +246,8 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   } catch (e) {
     rollback.restore();
     throw e;
+  } finally {
+    shifts.restore();
   }
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
