@@ -4,10 +4,12 @@
 // earlier consumers' means (on a decoder, the residual stream drifts layer after layer from what the
 // written model computes). So each consumer still to compensate is followed by an Add of its shift,
 // zero until the consumer is done; restore() puts the graph back as it was, before the removal.
-import type { OnnxModel } from '../model.js';
+import { DT, ModelProto, type OnnxModel } from '../model.js';
 import type { NodeProto, TensorProto } from '../tensor-data.js';
-import { floatTensor, node as makeNode, Names } from '../quant/graph-edit.js';
 import type { CalibLayer } from './layers.js';
+
+const NodeProtoT = ModelProto.root.lookupType('onnx.NodeProto');
+const TensorProtoT = ModelProto.root.lookupType('onnx.TensorProto');
 
 interface Shift { tensor: TensorProto; scale: number }
 
@@ -28,7 +30,9 @@ export class ShiftNodes {
     this.nodes = g.node;
     this.initializers = g.initializer;
     const added: TensorProto[] = [];
-    const names = new Names(g);
+    const used = new Set<string>([...g.initializer.map((t: TensorProto) => t.name), ...g.input.map((i: { name: string }) => i.name)]);
+    for (const n of g.node) { used.add(n.name); for (const o of n.output) used.add(o); }
+    const fresh = (base: string) => { let k = 0, s = base; while (used.has(s)) s = `${base}_${++k}`; used.add(s); return s; };
     const after = new Map<NodeProto, NodeProto>();
     for (const l of layers) {
       const scale = scaleOf(l.weight.name);
@@ -38,12 +42,12 @@ export class ShiftNodes {
       // output, the last axis of a MatMul / Gemm's).
       const rank = l.weight.dims.length;
       const dims = l.stats === 'conv' ? [l.rows, ...Array(Math.max(0, rank - 2)).fill(1)] : [l.rows];
-      const tensor = floatTensor(names.fresh(`${l.weight.name}_calib_shift`), dims, new Float32Array(l.rows));
+      const tensor = TensorProtoT.create({ name: fresh(`${l.weight.name}_calib_shift`), dims, data_type: DT.FLOAT, raw_data: new Uint8Array(4 * l.rows) }) as TensorProto;
       const output = consumer.output[0];
-      const pre = names.fresh(`${output}_before_shift`);
+      const pre = fresh(`${output}_before_shift`);
       this.renamed.push({ node: consumer, output });
       consumer.output[0] = pre;
-      after.set(consumer, makeNode('Add', [pre, tensor.name], [output], names.fresh(`${consumer.name || output}_calib_shift`)));
+      after.set(consumer, NodeProtoT.create({ name: fresh(`${consumer.name || output}_calib_shift`), op_type: 'Add', domain: '', input: [pre, tensor.name], output: [output] }) as NodeProto);
       added.push(tensor);
       this.shifts.set(l.weight.name, { tensor, scale });
     }
