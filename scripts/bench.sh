@@ -31,7 +31,7 @@ SHARED=" kernels/suite.mjs kernels/js-impl.mjs calib/calib-suite.mjs threads/thr
 NEEDS_ARGS=" transport/transport-exact.mjs transport/transport-fit.mjs transport/transport-size.mjs transport/transport-slices.mjs
   transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
   train/train-exports.py recover/forward-precision.mjs recover/forward-precision.py recover/recover-diverge.mjs
-  text/lm-table.mjs text/lm-recover.mjs text/lm-latency.mjs channels/gqa-heads.mjs channels/gqa-ablate.mjs
+  text/lm-table.mjs text/lm-recover.mjs text/lm-latency.mjs channels/gqa-heads.mjs channels/gqa-ablate.mjs channels/gqa-prune.mjs
   text/minilm-recover.mjs robustness/check_pruned.py calib/hessian-ab.mjs "
 SHARED=" $(echo $SHARED) "; NEEDS_ARGS=" $(echo $NEEDS_ARGS) "
 

@@ -8,7 +8,8 @@
 //   4. speed in onnxruntime-node, one thread, dense and pruned runs interleaved (two warm-up runs each), one window per run.
 //   node bench/channels/gqa-heads.mjs [--model bench/out/smollm2] [--channels 0.2] [--held GPL-3]
 //        [--windows 8] [--seq-len 256] [--runs 7] [--out bench/out/smollm2-channels.onnx]
-//        [--method wanda|sparsegpt --calib Apache-2.0 --calib-count 8] [--round-to N] [--skip-prune]
+//        [--method wanda|sparsegpt --calib Apache-2.0 --calib-count 8] [--round-to N] [--scope layer|global]
+//        [--report R.json] [--skip-prune]
 //   --channels layers:K: whole blocks instead (ShortGPT), chosen on --calib (default Apache-2.0).
 // (--method / --calib / --round-to go to the CLI as they are; calibration text is another file than
 // the held-out text.)
@@ -27,6 +28,7 @@ const held = opt('--held', '/usr/share/common-licenses/GPL-3');
 const windows = Number(opt('--windows', 8)), seqLen = Number(opt('--seq-len', 256)), runs = Number(opt('--runs', 7));
 const outFile = opt('--out', 'bench/out/smollm2-channels.onnx');
 const method = opt('--method'), calibText = opt('--calib'), calibCount = opt('--calib-count', '8'), roundTo = opt('--round-to');
+const scope = opt('--scope'), reportFile = opt('--report');
 const cli = path.resolve('pkg/bin/sparsekit-wasm.js');
 
 const files = await resolveTextModel(folder);
@@ -59,7 +61,7 @@ const asTxt = (f) => {
 const heldTxt = asTxt(held);
 const calibrated = method || channels.startsWith('layers:');
 const extra = [...(method ? ['--method', method] : []), ...(calibrated ? ['--calib', asTxt(calibText ?? '/usr/share/common-licenses/Apache-2.0'), '--calib-count', calibCount] : []),
-  ...(roundTo ? ['--round-to', roundTo] : [])];
+  ...(roundTo ? ['--round-to', roundTo] : []), ...(scope ? ['--scope', scope] : []), ...(reportFile ? ['--report', reportFile] : [])];
 const t0 = performance.now();
 // --skip-prune: time and judge a model an earlier run wrote to --out.
 const r = args.includes('--skip-prune') ? { status: 0, stdout: '(prune skipped: --out from an earlier run)' } : spawnSync(process.execPath, [cli, 'prune', files.model, '-o', outFile, '--channels', channels, '--tokenizer', files.tokenizer,

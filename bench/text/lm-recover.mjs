@@ -9,6 +9,9 @@
 //   node bench/text/lm-recover.mjs [--model bench/out/smollm2] [--run sparsegpt:2:4] [--minutes 30]
 //        [--calib-count 32] [--eval-count 16] [--seq-len 256] [--train-seq-len 128] [--train-count 128]
 //        [--lr 1e-4] [--batch 1] [--loss kl|logits] [--threads 2] [--out bench/out/lm-recover.jsonl]
+//        [--pruned FILE.onnx]
+// --pruned: recover a model pruned earlier (e.g. bench/channels/gqa-prune.mjs's --out) instead of
+// pruning with --run (which then only names the row).
 // Text as lm-table.mjs: calibration and training = the licence texts other than the GPL family,
 // held-out = the GNU GPL v3.
 import fs from 'node:fs';
@@ -52,8 +55,9 @@ const progress = (p) => {
   if (show && line !== last) { console.log(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}`); last = line; }
 };
 const kinds = { [base.outputs[0].name]: 'language-model' };
-const pruned = OnnxModel.parse(bytes);
-const { report } = await runJob(pruned, {
+const prunedFile = opt('--pruned');
+const pruned = prunedFile ? await loadOnnx(prunedFile) : OnnxModel.parse(bytes);
+const { report } = prunedFile ? { report: null } : await runJob(pruned, {
   mode, method, ...(method === 'magnitude' ? {} : { calibration: { samples: calib.samples } }),
   eval: { samples: held.samples, kinds },
 }, { ort: runner, onProgress: progress });
@@ -64,11 +68,11 @@ const r = await recover(pruned, OnnxModel.parse(bytes), train.samples, {
 const cpu = process.cpuUsage(cpu0);
 const lm = (f) => f.outputs[0].metrics;
 const row = {
-  run, method, pattern: rest.join(':'), seqLen, trainSeqLen, windows: calib.samples.length, trainWindows: train.samples.length, heldOut: held.samples.length, minutes, lr, batchSize, loss,
+  run, method, pattern: rest.join(':'), pruned: prunedFile ?? null, seqLen, trainSeqLen, windows: calib.samples.length, trainWindows: train.samples.length, heldOut: held.samples.length, minutes, lr, batchSize, loss,
   perplexityDense: lm(r.before).perplexityOriginal, oneShot: { perplexity: lm(r.before).perplexityPruned, ratio: lm(r.before).perplexityRatio, top1: lm(r.before).top1Agreement, kl: lm(r.before).meanKL },
   recovered: { perplexity: lm(r.after).perplexityPruned, ratio: lm(r.after).perplexityRatio, top1: lm(r.after).top1Agreement, kl: lm(r.after).meanKL },
   distill: { epochs: r.distill?.epochs, steps: r.distill?.steps, bestEpoch: r.distill?.bestEpoch, history: r.distill?.history, params: r.distill?.params, stateBytes: r.distill?.stateBytes, s: (r.distill?.ms ?? 0) / 1000, losses: r.distill?.losses },
-  pruneS, oneShotJob: report.fidelity?.outputs[0].metrics.perplexityPruned, wallS: (performance.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6,
+  pruneS, oneShotJob: report?.fidelity?.outputs[0].metrics.perplexityPruned, wallS: (performance.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6,
   peakRssGB: process.resourceUsage().maxRSS / 2 ** 20, loadavg: os.loadavg()[0],
 };
 fs.mkdirSync(path.dirname(out), { recursive: true });

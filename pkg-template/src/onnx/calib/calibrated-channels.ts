@@ -16,9 +16,10 @@ import type { InputSample } from './inputs.js';
 import { CancelledError } from './cancel.js';
 import type { CalibProgress } from './calibrate.js';
 import { asF32 } from './tensor.js';
-import { capture } from './sweep.js';
+import { capture, Sweep } from './sweep.js';
 import { WeightRollback } from './rollback.js';
 import { CALIB_DEFAULTS } from './defaults.js';
+import { ShiftNodes } from './shift-nodes.js';
 
 export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 'inputScale' | 'biasShift' | 'apply'> {
   ort: OrtLike | ModelRunner;
@@ -29,8 +30,12 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
    * 'sparsegpt': the same, and each consumer's kept columns reconstructed with SparseGPT.
    */
   method?: 'wanda' | 'sparsegpt';
-  /** Channel scores: 'activations' (default, as above) or 'weights' (the norms removeChannels uses). */
-  score?: 'activations' | 'weights';
+  /**
+   * Channel scores: 'activations' (default, as above), 'weights' (the norms removeChannels uses), or
+   * 'fluctuation': only what the consumers lose, each input's standard deviation times its weight
+   * slice, relative to the consumer's whole output fluctuation (see `fluctuationScale`).
+   */
+  score?: 'activations' | 'weights' | 'fluctuation';
   /** 'remove' (default) or 'mask' (same function, shapes kept: what the tests compare against). */
   apply?: 'remove' | 'mask';
   percDamp?: number;
@@ -77,6 +82,32 @@ class ColumnMoments {
   }
   mean(): Float64Array { return this.sum.map((s) => s / Math.max(1, this.count)); }
   rms(): Float64Array { return this.sq.map((q) => Math.sqrt(q / Math.max(1, this.count))); }
+  variance(): Float64Array {
+    const n = Math.max(1, this.count);
+    return this.sq.map((q, j) => Math.max(0, q / n - (this.sum[j] / n) ** 2));
+  }
+}
+
+/**
+ * The 'fluctuation' scale of a consumer's inputs: sqrt(var_j / F), F = sum_j var_j * ||W_j||^2 over
+ * its inputs j (W_j the weights reading input j). A removed input whose mean goes into the bias
+ * costs the consumer's output var_j * ||W_j||^2 of variance (cross terms aside), so a channel's
+ * squared score (its slices scaled by this) is its share of the consumer's output fluctuation: the
+ * fluctuation metric of FLAP (An et al., "Fluctuation-based Adaptive Structured Pruning for Large
+ * Language Models", AAAI 2024), made a share so that consumers of different scales (layers deep in
+ * a residual stream that grows) compete in global scope.
+ */
+function fluctuationScale(m: ColumnMoments, view: Float32Array, rows: number, cols: number): Float64Array {
+  const v = m.variance();
+  const per = cols / v.length;
+  const norm2 = new Float64Array(v.length);
+  if (Number.isInteger(per) && per >= 1) {
+    for (let o = 0; o < rows; o++) for (let j = 0; j < cols; j++) norm2[Math.floor(j / per)] += view[o * cols + j] ** 2;
+  } else {
+    norm2.fill(1); // a grouped conv's view does not split by input channel: the variance alone
+  }
+  const total = v.reduce((a, x, j) => a + x * norm2[j], 0);
+  return v.map((x) => (total > 0 ? Math.sqrt(x / total) : 0));
 }
 
 /**
@@ -85,6 +116,8 @@ class ColumnMoments {
  */
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
+  const score = opts.score ?? 'activations';
+  if (score !== 'activations' && score !== 'weights' && score !== 'fluctuation') throw new OnnxError('unsupported', `score must be activations, weights or fluctuation (got "${String(score)}")`, 'invalid_arguments');
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
   if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
   const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
@@ -109,7 +142,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
 
   // 1. Scores: each consumer's input slice weighted by its input's RMS relative to the layer's mean RMS.
   let inputScale: Map<string, Float64Array> | undefined;
-  if ((opts.score ?? 'activations') === 'activations' && ordered.length) {
+  if (score !== 'weights' && ordered.length) {
     const moments = new Map(ordered.map((l) => [l.name, new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols)]));
     const byInput = new Map<string, CalibLayer[]>();
     for (const l of ordered) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
@@ -120,25 +153,40 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
     }, check);
     inputScale = new Map();
     for (const l of ordered) {
+      if (score === 'fluctuation') {
+        inputScale.set(l.name, fluctuationScale(moments.get(l.name)!, viewValues(model.readFloat(l.weight), l), l.rows, l.cols));
+        continue;
+      }
       const rms = moments.get(l.name)!.rms();
       const mean = rms.reduce((a, b) => a + b, 0) / Math.max(1, rms.length);
       inputScale.set(l.name, rms.map((v) => (mean > 0 ? v / mean : 1)));
     }
   }
-  const keep = plan.decide({ ...base, inputScale });
+  const keep = plan.decide({ ...base, inputScale, scoreSlices: score === 'fluctuation' ? 'consumers' : 'all' });
 
   // 2. What each consumer loses: positions along its slice axis.
   const cuts = plan.cuts(keep, new Set(consumers.keys()));
 
-  // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones compensated.
+  // 3. Compensate the consumers, sequentially: each is captured on the model with the earlier ones
+  // compensated, their weights and (through ShiftNodes) the means of what they lost.
   const biasShift = new Map<string, Float64Array>();
   const reports: ConsumerReport[] = [];
   const todo = ordered.filter((l) => cuts.has(l.name));
   let done = 0;
   // A failed or cancelled run puts back every weight it changed.
   const rollback = new WeightRollback(model);
+  // One sweep for all the captures: each runs only the segment from the previous cut to its inputs,
+  // so the sequential compensation costs about one run of the model instead of one per consumer
+  // group (on a 30-layer decoder, 60 runs of ever longer prefixes). What is computed from a consumer
+  // not yet compensated is not cached.
+  const scaleOf = new Map<string, number>();
+  for (const chans of plan.channelsOf.values()) for (const ch of chans) for (const sl of ch.slices) if (sl.fold) scaleOf.set(sl.fold.weight, sl.fold.scale);
+  const shifts = new ShiftNodes(model, todo, (w) => scaleOf.get(w));
+  const changing = new Set([...todo.map((l) => l.weight.name), ...shifts.names()]);
+  const groups = captureGroups(todo, true);
   try {
-    for (const group of captureGroups(todo, true)) {
+    const sweep = new Sweep(model, runner, calibration);
+    for (const [gi, group] of groups.entries()) {
       check();
       const stats = new Map(group.map((l) => [l.name, {
         moments: new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols),
@@ -148,14 +196,14 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
         onCalibProgress({ done, total: todo.length, phase: 'capture', layer: group[0].name });
         const byInput = new Map<string, CalibLayer[]>();
         for (const l of group) (byInput.get(l.input) ?? byInput.set(l.input, []).get(l.input)!).push(l);
-        await capture(runner, model, [...byInput.keys()], calibration, (name, t) => {
+        await sweep.capture([...byInput.keys()], (name, t) => {
           const x = asF32(t);
           for (const l of byInput.get(name)!) {
             const s = stats.get(l.name)!;
             s.moments.add(x, t.dims, l.stats === 'conv');
             if (s.h) { if (l.stats === 'conv') s.h.addConv(x, t.dims, l.conv!); else s.h.addRows(x, x.length / l.cols); }
           }
-        }, check);
+        }, { changing, hold: gi < groups.length - 1, onSample: check });
         for (const l of group) {
           check();
           onCalibProgress({ done, total: todo.length, phase: 'prune', layer: l.name });
@@ -183,6 +231,9 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
             shift[o] = acc;
           }
           rollback.write(l.weight, res.data, w0);
+          changing.delete(l.weight.name);
+          shifts.set(l.name, shift);
+          changing.delete(shifts.nameOf(l.name) ?? '');
           biasShift.set(l.name, shift);
           reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
             method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
@@ -195,9 +246,11 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   } catch (e) {
     rollback.restore();
     throw e;
+  } finally {
+    shifts.restore();
   }
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
   const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' }, plan);
-  return { ...report, options: { ...report.options, method, score: opts.score ?? 'activations', calibration: calibration.length, percDamp }, compensation: reports };
+  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp }, compensation: reports };
 }

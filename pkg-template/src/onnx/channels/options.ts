@@ -11,6 +11,7 @@ export interface ResolvedChannelOptions extends ChannelOptions {
   scope: 'layer' | 'global';
   roundTo: number;
   apply: 'remove' | 'mask' | 'constant';
+  scoreSlices: 'all' | 'consumers';
   fold: boolean;
   readonly [RESOLVED]: true;
 }
@@ -26,8 +27,10 @@ export function resolveChannelOptions(opts: ChannelOptions): ResolvedChannelOpti
   if (!Number.isInteger(roundTo) || roundTo < 1) throw new OnnxError('unsupported', `roundTo must be a positive integer (got ${roundTo})`, 'invalid_value');
   const apply = opts.apply ?? 'remove';
   if (apply !== 'remove' && apply !== 'mask' && apply !== 'constant') throw new OnnxError('unsupported', `apply must be remove, mask or constant (got "${String(apply)}")`, 'invalid_arguments');
+  const scoreSlices = opts.scoreSlices ?? 'all';
+  if (scoreSlices !== 'all' && scoreSlices !== 'consumers') throw new OnnxError('unsupported', `scoreSlices must be all or consumers (got "${String(scoreSlices)}")`, 'invalid_arguments');
   if (opts.filter !== undefined && typeof opts.filter !== 'function') throw new OnnxError('unsupported', 'filter must be a function', 'invalid_arguments');
-  const out = { ...opts, fraction, scope, roundTo, apply, fold: opts.fold !== false } as ResolvedChannelOptions;
+  const out = { ...opts, fraction, scope, roundTo, apply, scoreSlices, fold: opts.fold !== false } as ResolvedChannelOptions;
   // Not enumerable: a copy with changed fields ({ ...resolved, keep }) is checked again.
   Object.defineProperty(out, RESOLVED, { value: true, enumerable: false });
   return out;

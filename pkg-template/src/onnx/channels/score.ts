@@ -38,7 +38,8 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
       // goes into the consumers' biases). Scaling filters by BN's gamma / sqrt(var + eps) was tried
       // and measured worse on PaddleOCR (a near-dead channel has a tiny running variance, which blows
       // its filter up).
-      const scored = (sl: Slice) => sl.filter || sl.depthwise || sl.fold;
+      // 'consumers': only what the consumers lose is scored (calibration's fluctuation scores).
+      const scored = (sl: Slice) => (opts.scoreSlices === 'consumers' ? !!sl.fold : sl.filter || sl.depthwise || sl.fold);
       const weightMembers = gr.members.filter((m) => m.kind === 'weight'
         && chans.some((ch) => ch.slices.some((sl) => sl.tensor === m.tensor && sl.axis === m.axis && scored(sl))));
       const specs = weightMembers.map((m) => {
@@ -70,7 +71,7 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
         specs.push({ spec, param, width: 1 });
       }
       const per = specs.reduce((a, s) => a + s.width, 0);
-      if (scope === 'global' && per > 0) {
+      if (scope === 'global' && per > 0 && opts.scoreSlices !== 'consumers') {
         const f = 1 / Math.sqrt(per);
         for (const s of specs) s.param.set(s.param.toArray().map((v) => v * f));
       }

@@ -115,6 +115,15 @@ export interface ChannelOptions {
    */
   inputScale?: Map<string, ArrayLike<number>>;
   /**
+   * What a channel's score reads: 'all' (default) the producers' filters and the consumers' input
+   * slices; 'consumers' only the consumers' input slices (each scaled by `inputScale`), as they are,
+   * without the per-element normalization 'all' applies in global scope: with `inputScale` the
+   * standard deviation of each input relative to its consumer's output, a channel's squared score is
+   * what its removal (its mean folded) adds to its consumers' output variance, and it is comparable
+   * across groups.
+   */
+  scoreSlices?: 'all' | 'consumers';
+  /**
    * Added to a consumer's bias with the removal, per consumer weight name: one value per output, in
    * the units of the weight times its input (scaled like the folded constants: Gemm alpha / beta).
    * Calibration puts the measured mean of what the consumer loses there.

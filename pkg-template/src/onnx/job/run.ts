@@ -181,7 +181,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp,
+          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, score: mode.score,
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;

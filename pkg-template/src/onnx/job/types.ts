@@ -22,8 +22,12 @@ export type JobMode =
   | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: Scope; allocation?: 'uniform' | 'owl' }
   /** Keep n of every m weights along the reduction axis (layers whose axis is not a multiple of m stay dense). */
   | { kind: 'nm'; nm: [number, number] }
-  /** Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per group. */
-  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global' }
+  /**
+   * Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per
+   * group. `score` (methods wanda / sparsegpt): how the calibrated removal ranks channels,
+   * 'activations' (default), 'fluctuation' (what the consumers lose, FLAP's metric) or 'weights'.
+   */
+  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' }
   /**
    * Whole residual blocks (decoder layers), as ShortGPT removes them: the `count` blocks of lowest
    * influence (1 − cos(hidden in, hidden out), averaged over the calibration samples' tokens).
