@@ -228,3 +228,25 @@ test("a language model's head stays dense unless the job names it (as SparseGPT 
     assert.ok(rep.fidelity.outputs.some((o) => o.kind === 'language-model'));
   })();
 });
+
+test("a calibrated channel removal ranks by fluctuation on a language model, by activations elsewhere; a given score wins", async () => {
+  const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json'), 'utf8'));
+  const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
+  const m0 = O.OnnxModel.parse(bytes);
+  const { samples } = O.textSamples({ text: lines.slice(0, 400).join('\n'), tokenizer, seqLen: 32, inputs: m0.inputs, outputs: m0.outputs, limit: 12 });
+  const env = { ort, sessionOptions: { logSeverityLevel: 3 } };
+  const run = async (model, calibration, score) => {
+    const { report } = await O.runJob(model, { mode: { kind: 'channels', fraction: 0.25, roundTo: 1, ...(score ? { score } : {}) }, method: 'wanda', calibration: { samples: calibration } }, env);
+    return { score: report.prune.options.score, bytes: Buffer.from(model.encode()) };
+  };
+  const lm = await run(O.OnnxModel.parse(bytes), samples);
+  assert.equal(lm.score, 'fluctuation');
+  assert.ok(lm.bytes.equals((await run(O.OnnxModel.parse(bytes), samples, 'fluctuation')).bytes), 'the default is the fluctuation score');
+  const given = await run(O.OnnxModel.parse(bytes), samples, 'activations');
+  assert.equal(given.score, 'activations');
+  assert.ok(!given.bytes.equals(lm.bytes), 'the activation scores remove other channels here');
+  const mlp = O.OnnxModel.parse(G.mlp());
+  assert.equal((await run(mlp, O.makeInputSet(mlp, { count: 32 }))).score, 'activations');
+});

@@ -125,7 +125,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
   // read after dequantizing, where a quantized language model's embedding table is a float again
-  const percDamp = job.calibration?.percDamp ?? (defaultDense(model).length ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
+  // A language model (keep-dense.ts finds its head) gets the language-model defaults.
+  const languageModel = defaultDense(model).length > 0;
+  const percDamp = job.calibration?.percDamp ?? (languageModel ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
   // The layers the sparsity / N:M modes leave dense (the job's list, or a language model's head);
   // the quantizer can write them at 8 bits (quantize.keptDense).
   const kept = mode.kind === 'sparsity' || mode.kind === 'nm'
@@ -181,7 +183,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, score: mode.score,
+          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;

@@ -25,7 +25,8 @@ export type JobMode =
   /**
    * Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per
    * group. `score` (methods wanda / sparsegpt): how the calibrated removal ranks channels,
-   * 'activations' (default), 'fluctuation' (what the consumers lose, FLAP's metric) or 'weights'.
+   * 'activations' (the default; a language model's: 'fluctuation'), 'fluctuation' (what the consumers
+   * lose, FLAP's metric) or 'weights'.
    */
   | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' }
   /**
