@@ -26,24 +26,13 @@ import warnings
 import numpy as np
 import onnx
 import onnx.numpy_helper
-import onnx.version_converter
 import torch
 from onnx2torch import convert
 
 warnings.filterwarnings("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load_helpers():
-    """constants_as_initializers and with_shapes of train-torch.py, without running its stdin loop."""
-    src = open(os.path.join(HERE, "..", "train", "train-torch.py")).read()
-    src = src[: src.index("for line in sys.stdin")]
-    ns = {}
-    exec(compile(src, "train-torch.py", "exec"), ns)
-    return ns["constants_as_initializers"], ns["with_shapes"]
-
-
-constants_as_initializers, with_shapes = load_helpers()
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from train_torch_helpers import static_for_torch  # noqa: E402
 
 
 def trained_graph(model, recipe):
@@ -58,14 +47,7 @@ def trained_graph(model, recipe):
 
 def prepared(model, recipe, batch_shape):
     """The graph torch converts: trained_graph at opset >= 13, its constants as initializers, static shapes."""
-    m = trained_graph(model, recipe)
-    if m.opset_import[0].version < 13:
-        m = onnx.version_converter.convert_version(m, 13)
-    m = constants_as_initializers(m)
-    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, batch_shape):
-        d.ClearField("dim_param")
-        d.dim_value = v
-    return with_shapes(m, batch_shape)
+    return static_for_torch(trained_graph(model, recipe), batch_shape)
 
 
 def tensors_of(net):

@@ -14,24 +14,13 @@ import warnings
 
 import numpy as np
 import onnx
-import onnx.version_converter
 import torch
 from onnx2torch import convert
 
 warnings.filterwarnings("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load_helpers():
-    """constants_as_initializers and with_shapes of train-torch.py, without running its stdin loop."""
-    src = open(os.path.join(HERE, "train-torch.py")).read()
-    src = src[: src.index("for line in sys.stdin")]
-    ns = {}
-    exec(compile(src, "train-torch.py", "exec"), ns)
-    return ns["constants_as_initializers"], ns["with_shapes"]
-
-
-constants_as_initializers, with_shapes = load_helpers()
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from train_torch_helpers import static_for_torch  # noqa: E402
 
 
 def rel(x, ref):
@@ -57,14 +46,7 @@ for name in [a for a in sys.argv[2:] if not a.startswith("--")]:
     x = np.fromfile(os.path.join(folder, f"{name}-input.f32"), dtype="<f4").reshape(dims)
     ours = np.fromfile(os.path.join(folder, f"{name}-ours.f32"), dtype="<f4")
     ort = np.fromfile(os.path.join(folder, f"{name}-ort.f32"), dtype="<f4")
-    m = onnx.load(meta["model"])
-    if m.opset_import[0].version < 13:
-        m = onnx.version_converter.convert_version(m, 13)
-    m = constants_as_initializers(m)
-    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, dims):
-        d.ClearField("dim_param")
-        d.dim_value = v
-    m = with_shapes(m, dims)
+    m = static_for_torch(onnx.load(meta["model"]), dims)
     typed = {v.name: v for v in list(m.graph.value_info) + list(m.graph.output)}
     names = [t for t in meta["order"] if t in typed]
     del m.graph.output[:]

@@ -163,13 +163,18 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.match(same.stderr, /is a copy of calibration sample/);
 });
 
-test("SparseGPT's damping defaults to the reference's 0.01 on a language model, 0.1 elsewhere; a given percDamp wins", async () => {
-  const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
-  const bytes = new Uint8Array(fs.readFileSync(file));
+/** The committed tiny SmolLM2-shaped decoder and `limit` windows of 32 tokens of real text for it. */
+function tinyLm(limit) {
+  const bytes = new Uint8Array(fs.readFileSync(path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx')));
   const tokenizer = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json'), 'utf8'));
   const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
   const m0 = O.OnnxModel.parse(bytes);
-  const { samples } = O.textSamples({ text: lines.slice(0, 400).join('\n'), tokenizer, seqLen: 32, inputs: m0.inputs, outputs: m0.outputs, limit: 24 });
+  const { samples } = O.textSamples({ text: lines.slice(0, 400).join('\n'), tokenizer, seqLen: 32, inputs: m0.inputs, outputs: m0.outputs, limit });
+  return { bytes, samples };
+}
+
+test("SparseGPT's damping defaults to the reference's 0.01 on a language model, 0.1 elsewhere; a given percDamp wins", async () => {
+  const { bytes, samples } = tinyLm(24);
   const run = async (percDamp) => {
     const m = O.OnnxModel.parse(bytes);
     await O.runJob(m, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples, ...(percDamp === undefined ? {} : { percDamp }) } }, { ort, sessionOptions: { logSeverityLevel: 3 } });
@@ -230,12 +235,7 @@ test("a language model's head stays dense unless the job names it (as SparseGPT 
 });
 
 test("a calibrated channel removal ranks by fluctuation on a language model, by activations elsewhere; a given score wins", async () => {
-  const file = path.join(CLI, '../../../tests/data/models/smollm2-tiny.onnx');
-  const bytes = new Uint8Array(fs.readFileSync(file));
-  const tokenizer = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/tokenizers/smollm2-135m.json'), 'utf8'));
-  const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
-  const m0 = O.OnnxModel.parse(bytes);
-  const { samples } = O.textSamples({ text: lines.slice(0, 400).join('\n'), tokenizer, seqLen: 32, inputs: m0.inputs, outputs: m0.outputs, limit: 12 });
+  const { bytes, samples } = tinyLm(12);
   const env = { ort, sessionOptions: { logSeverityLevel: 3 } };
   const run = async (model, calibration, score) => {
     const { report } = await O.runJob(model, { mode: { kind: 'channels', fraction: 0.25, roundTo: 1, ...(score ? { score } : {}) }, method: 'wanda', calibration: { samples: calibration } }, env);
