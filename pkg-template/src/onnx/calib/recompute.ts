@@ -6,10 +6,9 @@
 //   - from the graph inputs and constants alone, through no node that reads a layer's weight (masks,
 //     positions, embeddings): cheap, and held for many segments when cached;
 //   - a layer input captured now, from values the cut holds anyway (cached values still read later,
-//     or kept by this capture) and from the graph inputs along paths without a layer: a decoder's
-//     normalized inputs, attention output and MLP product, recomputed from the residual stream. A
-//     path through a layer back to the graph inputs is not allowed: a chain of layers from the
-//     inputs would be run again at every capture.
+//     or kept by this capture): a decoder's normalized inputs and MLP product, recomputed from the
+//     residual stream. Graph inputs are not such a source: a chain of layers from the inputs would
+//     be run again at every capture.
 // Either way the values computed are the same (the same nodes on the same inputs), so results do
 // not change; only the cut's size and the nodes run do.
 import type { GraphIndex } from './graph-cut.js';
@@ -35,54 +34,39 @@ export function recomputable(q: RecomputeQuery): { values: Set<string>; nodes: S
   const { ix } = q;
   const inSegment = new Set(q.nodes);
   const values = new Set<string>(), nodes = new Set<number>();
-  const take = (v: string, chain: Set<number>) => { values.add(v); for (const i of chain) nodes.add(i); };
-
-  // From the graph inputs alone, through no layer: the nodes of this segment computing `v` back to
-  // the graph inputs (constants are recomputed by segments anyway), or null.
-  const fromInputs = (v: string): Set<number> | null => {
-    const chain = new Set<number>();
+  /** The nodes of this segment computing `v` back to values where `stop` holds; null where `bad` meets one. */
+  const chainOf = (v: string, stop: (x: string) => boolean, bad: (x: string, i?: number) => boolean): { chain: Set<number>; frontier: Set<string> } | null => {
+    const chain = new Set<number>(), frontier = new Set<string>();
     const stack = [v];
     while (stack.length) {
       const x = stack.pop()!;
-      if (ix.initializers.has(x) || ix.feeds.has(x)) continue;
+      if (ix.initializers.has(x)) continue;
+      if (x !== v && stop(x)) { frontier.add(x); continue; }
       const i = ix.producer.get(x);
-      if (i === undefined || !inSegment.has(i) || q.cached(x) || q.layerNode(i)) return null;
+      if (i === undefined || !inSegment.has(i)) return null;
+      if (bad(x, i)) return null;
       if (chain.has(i)) continue;
       chain.add(i);
       stack.push(...ix.inputs[i]);
     }
-    return chain;
+    return { chain, frontier };
   };
+  const take = (v: string, chain: Set<number>) => { values.add(v); for (const i of chain) nodes.add(i); };
+
+  // From the graph inputs alone, through no layer: constants are recomputed by segments anyway.
   for (const v of q.keep) {
-    const chain = fromInputs(v);
-    if (chain) take(v, chain);
+    const c = chainOf(v, (x) => ix.feeds.has(x), (x, i) => q.cached(x) || (i !== undefined && q.layerNode(i)));
+    if (c) take(v, c.chain);
   }
-  // Layer inputs captured now, from values held anyway: the walk back stops at kept and cached values,
-  // and may reach the graph inputs only along paths without a layer (masks, positions), never
-  // through one, so that no chain of layers from the inputs is run again at every capture.
+  // Layer inputs captured now, from values held anyway.
   const kept = (x: string) => q.keep.has(x) && !values.has(x);
   for (const v of new Set(q.wanted)) {
     if (!kept(v)) continue;
-    const chain = new Set<number>(), frontier = new Set<string>(), seen = new Set<string>();
-    const stack: [string, boolean][] = [[v, false]];
-    let ok = true;
-    while (ok && stack.length) {
-      const [x, throughLayer] = stack.pop()!;
-      const key = `${throughLayer ? 1 : 0}${x}`;
-      if (seen.has(key) || ix.initializers.has(x)) continue;
-      seen.add(key);
-      if (x !== v && (kept(x) || q.cached(x))) { frontier.add(x); continue; }
-      if (ix.feeds.has(x)) { ok = !throughLayer; continue; }
-      const i = ix.producer.get(x);
-      if (i === undefined || !inSegment.has(i)) { ok = false; continue; }
-      chain.add(i);
-      const layer = throughLayer || q.layerNode(i);
-      for (const y of ix.inputs[i]) stack.push([y, layer]);
-    }
-    if (!ok) continue;
+    const c = chainOf(v, (x) => kept(x) || q.cached(x), (x) => ix.feeds.has(x) || values.has(x));
+    if (!c) continue;
     // A cached source is held anyway when a node outside this chain still reads it.
-    const held = (x: string) => kept(x) || (ix.consumers.get(x) ?? []).some((n) => !chain.has(n) && (!q.ran.has(n) || nodes.has(n)));
-    if ([...frontier].every(held)) take(v, chain);
+    const held = (x: string) => kept(x) || (ix.consumers.get(x) ?? []).some((n) => !c.chain.has(n) && (!q.ran.has(n) || nodes.has(n)));
+    if ([...c.frontier].every(held)) take(v, c.chain);
   }
   return { values, nodes };
 }
