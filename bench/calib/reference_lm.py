@@ -33,7 +33,6 @@
 # forwards, the statistics and the prune; model loading is timed separately.
 import argparse
 import json
-import math
 import os
 import resource
 import sys
@@ -43,7 +42,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-from smollm2 import load_full  # noqa: E402
+from smollm2 import load_full, perplexity  # noqa: E402
 
 
 def no_cuda():
@@ -82,19 +81,6 @@ def block_clock(model, t0):
         return pre
     for i, layer in enumerate(model.model.layers):
         layer.register_forward_pre_hook(hook(i))
-
-
-def perplexity(model, windows):
-    """exp of the mean next-token cross-entropy over all windows' predicted tokens (the JS
-    language-model kind's measure; bench/text/lm_perplexity.py)."""
-    nll, n = 0.0, 0
-    with torch.no_grad():
-        for w in windows:
-            ids = torch.tensor([w])
-            logits = model(input_ids=ids, use_cache=False).logits[0].double()
-            nll += torch.nn.functional.cross_entropy(logits[:-1], ids[0, 1:], reduction="sum").item()
-            n += len(w) - 1
-    return math.exp(nll / n)
 
 
 def linear_sparsity(model):
@@ -159,7 +145,7 @@ def main():
     load_s = time.perf_counter() - t0
     model.seqlen = len(w["calib"][0])
     rotary_in_layer(model)
-    dense = perplexity(model, w["eval"]) if a.dense_ppl else None
+    dense = perplexity(model, w["eval"])[0] if a.dense_ppl else None
     if a.blocks:
         model.model.layers = model.model.layers[: a.blocks]
         model.config.num_hidden_layers = a.blocks
@@ -176,7 +162,7 @@ def main():
         "seqLen": model.seqlen, "blocks": len(model.model.layers), "sparsity": linear_sparsity(model),
         "percDamp": a.percdamp if a.method == "sparsegpt" else None, "loadS": load_s, "pruneWallS": wall, "pruneCpuS": cpu,
         "loadavgStart": load1, "loadavgEnd": load2, "maxRssMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "perplexityDense": dense, "perplexity": None if a.blocks else perplexity(model, w["eval"]),
+        "perplexityDense": dense, "perplexity": None if a.blocks else perplexity(model, w["eval"])[0],
         "torch": torch.__version__, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)

@@ -53,6 +53,21 @@ class LogitsOnly(torch.nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits
 
 
+def perplexity(model, windows):
+    """exp of the mean next-token cross-entropy over all windows' predicted tokens: the measure the
+    JS language-model kind reports (bench/text/lm_perplexity.py, bench/calib/reference_lm.py)."""
+    import math
+
+    nll, n = 0.0, 0
+    with torch.no_grad():
+        for w in windows:
+            ids = torch.tensor([w])
+            logits = model(input_ids=ids, use_cache=False).logits[0].double()
+            nll += torch.nn.functional.cross_entropy(logits[:-1], ids[0, 1:], reduction="sum").item()
+            n += len(w) - 1
+    return math.exp(nll / n), n
+
+
 def export(model, file, seq=16):
     ids = torch.randint(0, model.config.vocab_size, (1, seq))
     mask = torch.ones_like(ids)

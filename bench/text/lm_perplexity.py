@@ -4,21 +4,12 @@
 # cross-entropy over all windows' predicted tokens, the measure the JS language-model kind reports.
 # Usage: /work/venv/bin/python bench/text/lm_perplexity.py [bench/out/smollm2-windows.json]
 import json
-import math
 import sys
 
-import torch
-
 sys.path.insert(0, "bench/models")
-from smollm2 import load_full  # noqa: E402
+from smollm2 import load_full, perplexity  # noqa: E402
 
 windows = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "bench/out/smollm2-windows.json"))
 model, _, _ = load_full()
-nll, n = 0.0, 0
-with torch.no_grad():
-    for w in windows:
-        ids = torch.tensor([w])
-        logits = model(input_ids=ids, use_cache=False).logits[0].double()
-        nll += torch.nn.functional.cross_entropy(logits[:-1], ids[0, 1:], reduction="sum").item()
-        n += len(w) - 1
-print(f"torch: perplexity {math.exp(nll / n):.3f} over {n} next tokens ({len(windows)} windows)")
+ppl, n = perplexity(model, windows)
+print(f"torch: perplexity {ppl:.3f} over {n} next tokens ({len(windows)} windows)")
