@@ -126,12 +126,13 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
   // read after dequantizing, where a quantized language model's embedding table is a float again
   // A language model (keep-dense.ts finds its head) gets the language-model defaults.
-  const languageModel = defaultDense(model).length > 0;
+  const lmHead = defaultDense(model);
+  const languageModel = lmHead.length > 0;
   const percDamp = job.calibration?.percDamp ?? (languageModel ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
   // The layers the sparsity / N:M modes leave dense (the job's list, or a language model's head);
   // the quantizer can write them at 8 bits (quantize.keptDense).
   const kept = mode.kind === 'sparsity' || mode.kind === 'nm'
-    ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model)) : [];
+    ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : lmHead) : [];
   const dense = new Set(kept.map((k) => k.name));
   const quantOpts: QuantizeOptions | undefined = job.quantize && {
     scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
