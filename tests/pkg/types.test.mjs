@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as sk from 'sparsekit-wasm';
 import { ROOT, packPackage, projectWith } from './util.mjs';
@@ -13,12 +13,16 @@ import { ROOT, packPackage, projectWith } from './util.mjs';
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const SOURCES = join(ROOT, 'tests/types');
 const DEFAULT = ['--strict', '--target', 'es2022', '--module', 'nodenext'];
-const files = Object.fromEntries(['example.ts', 'wrong.ts', 'using.ts', 'entries.ts', 'require.cts'].map((f) => [f, readFileSync(join(SOURCES, f), 'utf8')]));
+const files = Object.fromEntries(['example.ts', 'wrong.ts', 'using.ts', 'entries.ts', 'require.cts', 'onnx-job.ts'].map((f) => [f, readFileSync(join(SOURCES, f), 'utf8')]));
 
 const dir = projectWith(packPackage(), {
   'package.json': JSON.stringify({ name: 'ts-consumer', version: '1.0.0', private: true, type: 'module' }),
   ...files,
 });
+
+// onnx-job.ts imports the runtimes a user installs beside the package (it depends on neither): the
+// repository's copies, linked in (their types import onnxruntime-common, found from the real path).
+for (const rt of ['onnxruntime-node', 'onnxruntime-web']) symlinkSync(join(ROOT, 'node_modules', rt), join(dir, 'node_modules', rt), 'dir');
 
 function tsc(args) {
   const r = spawnSync(process.execPath, [TSC, ...args], { cwd: dir, encoding: 'utf8' });
@@ -46,6 +50,11 @@ test('the same with esnext.disposable in lib, and with target esnext', () => {
 
 test('a Node project without the DOM lib (lib es2022, @types/node) compiles the example', () => {
   const r = tsc([...DEFAULT, '--lib', 'es2022', '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', '--noEmit', 'example.ts', 'entries.ts']);
+  assert.equal(r.status, 0, r.out);
+});
+
+test("README's job example type-checks with onnxruntime-node's and -web's own namespaces as `ort`", () => {
+  const r = tsc([...DEFAULT, '--noEmit', 'onnx-job.ts']);
   assert.equal(r.status, 0, r.out);
 });
 

@@ -9,8 +9,13 @@ export interface OrtLike {
   Tensor: new (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
+type OrtOutputs = Record<string, { type: string; data: unknown; dims: readonly (number | bigint)[] }>;
+
+// Two signatures, as onnxruntime declares run: one optional `fetches` would be matched against its
+// (feeds, options?: RunOptions) overload and refuse the real namespace under strict TypeScript.
 interface OrtSession {
-  run(feeds: Record<string, unknown>, fetches?: string[]): Promise<Record<string, { type: string; data: unknown; dims: readonly (number | bigint)[] }>>;
+  run(feeds: Record<string, unknown>): Promise<OrtOutputs>;
+  run(feeds: Record<string, unknown>, fetches: string[]): Promise<OrtOutputs>;
   release?(): Promise<void>;
 }
 

@@ -21,16 +21,27 @@ export interface TextTokenizer {
   suffix: number[];
 }
 
+/**
+ * What is read of an already loaded @huggingface/tokenizers Tokenizer. Typed here rather than
+ * imported so that the package's declarations do not pull in that library's, which a consumer's
+ * `tsc --strict --module nodenext` without skipLibCheck rejects (extensionless relative imports).
+ */
+export interface LoadedTokenizer {
+  encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] };
+  token_to_id(token: string): number | undefined;
+  get_vocab(withAddedTokens?: boolean): Map<string, number>;
+}
+
 /** A parsed tokenizer.json, or an already loaded @huggingface/tokenizers Tokenizer. */
-export type TokenizerSource = Record<string, unknown> | Tokenizer;
+export type TokenizerSource = Record<string, unknown> | LoadedTokenizer;
 
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
 
 /** The tokenizer.json fields the library needs before it can build one (it throws plain Errors otherwise). */
 const REQUIRED = ['model', 'decoder', 'post_processor', 'pre_tokenizer', 'normalizer', 'added_tokens'];
 
-function build(src: TokenizerSource, config: Record<string, unknown>): Tokenizer {
-  if (src instanceof Tokenizer) return src;
+function build(src: TokenizerSource, config: Record<string, unknown>): LoadedTokenizer {
+  if (src instanceof Tokenizer) return src as Tokenizer;
   if (!src || typeof src !== 'object' || Array.isArray(src)) throw bad('the tokenizer is not a parsed tokenizer.json object');
   const missing = REQUIRED.filter((k) => !(k in src));
   if (missing.length) throw bad(`the tokenizer object has no ${missing.join(', ')}: is it a Hugging Face tokenizer.json?`);
@@ -42,7 +53,7 @@ function build(src: TokenizerSource, config: Record<string, unknown>): Tokenizer
 }
 
 /** The id of the first of these tokens the vocabulary has. */
-function firstId(tk: Tokenizer, names: string[]): number | undefined {
+function firstId(tk: LoadedTokenizer, names: string[]): number | undefined {
   for (const n of names) { const id = tk.token_to_id(n); if (id !== undefined) return id; }
   return undefined;
 }
