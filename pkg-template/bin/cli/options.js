@@ -23,7 +23,7 @@ export const OPTIONS = [
   { flag: 'recipe', value: 'R.json', commands: [P], job: ['mode.recipe'], help: 'per-layer settings (by name, glob or /regex/), or a prune --report holding a searched plan' },
   { flag: 'min-fidelity', value: 'F', commands: [P], job: ['mode.minFidelity'], help: 'search per-layer settings (--sparsity auto | --nm N:M | --channels auto) that keep the held-out fidelity >= F on every --eval sample' },
   { flag: 'levels', value: 'L1,L2,…', commands: [P], job: ['mode.levels'], help: 'the search\'s candidate levels per layer' },
-  { flag: 'objective', value: 'params|flops|latency', commands: [P], job: ['mode.objective'], help: `what the search minimises (default ${JOB_DEFAULTS.objective}; latency: --channels only)` },
+  { flag: 'objective', value: 'params|flops|latency|bytes', commands: [P], job: ['mode.objective'], help: `what the search minimises (default ${JOB_DEFAULTS.objective}; latency: --channels only; bytes: the compressed download, each layer's saving estimated by compressing it)` },
   { flag: 'confidence', value: 'P', commands: [P], job: ['mode.confidence'], help: 'hold the floor to the lower bound of each output\'s fidelity at confidence P (e.g. 0.95); a floor the samples cannot show is refused at once' },
   { flag: 'table-samples', value: 'N', commands: [P], job: ['mode.tableSamples'], help: 'the search\'s sensitivity table on the first N --eval samples only (every plan is still verified on all)' },
   { flag: 'prox', commands: [P], help: 'reach --sparsity of --block blocks by sparse training (proximal steps during distillation towards the input, the exact cut, then 2 epochs of recovery)' },

@@ -70,7 +70,7 @@ function modeOf(values) {
     return {
       kind: 'search', target, minFidelity: num('min-fidelity', values['min-fidelity']), nm: target === 'nm' ? parseNm(str(values.nm), '--nm') : undefined,
       levels: values.levels === undefined ? undefined : numList('levels', values.levels),
-      objective: /** @type {'params' | 'flops' | 'latency' | undefined} */ (values.objective),
+      objective: /** @type {'params' | 'flops' | 'latency' | 'bytes' | undefined} */ (values.objective),
       confidence: values.confidence === undefined ? undefined : num('confidence', values.confidence),
       tableSamples: values['table-samples'] === undefined ? undefined : posInt('table-samples', values['table-samples']),
       roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
@@ -222,7 +222,10 @@ export async function main(argv) {
   try {
     // exact brotli 11 where it costs little (a few seconds per MiB), estimated above (the report says how and within what)
     const modeOf = (/** @type {string[]} */ fs_) => /** @type {'exact' | 'estimate'} */ (fs_.reduce((a, f) => a + fs.statSync(f).size, 0) <= EXACT_TRANSPORT_BYTES ? 'exact' : 'estimate');
-    transport = { before: await transportSize(inFiles, { mode: modeOf(inFiles) }), after: await transportSize(outFiles, { mode: modeOf(outFiles) }) };
+    // where the written model's served bytes go (per tensor; embedding tables against the other
+    // weights): with --report only, as it compresses a sample of every tensor
+    const split = values.report !== undefined ? result.model : undefined;
+    transport = { before: await transportSize(inFiles, { mode: modeOf(inFiles) }), after: await transportSize(outFiles, { mode: modeOf(outFiles), split }) };
   } catch (e) {
     for (const f of outFiles) fs.rmSync(f, { force: true }); // a failed run leaves no output
     if (target.folder) fs.rmSync(out, { recursive: true, force: true });
@@ -233,6 +236,7 @@ export async function main(argv) {
     brotliBefore: transport.before.brotli, brotliAfter: transport.after.brotli, brotliQuality: transport.after.brotliQuality,
     // estimated from a fast pass at a fraction of brotli 11's cost (how, and how close, said here)
     estimated: transport.after.estimated, method: transport.after.method, tolerance: transport.after.tolerance,
+    ...(transport.after.split ? { served: transport.after.split } : {}),
   };
   const fidelity = report.fidelity ? { source: evalSrc, ...report.fidelity } : undefined;
   if (values.report !== undefined) {
@@ -265,7 +269,7 @@ function printSteps(steps, mode) {
 /**
  * @param {JobReport} report
  * @param {JobMode} mode
- * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null }, out: { model: string, data?: string, dir?: string }, model: OnnxModel }} ctx
+ * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null, served?: import('sparsekit-wasm/onnx').ServedSplit }, out: { model: string, data?: string, dir?: string }, model: OnnxModel }} ctx
  */
 function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
   const r = report.prune;
@@ -328,6 +332,11 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
   const est = files.estimated ? '≈' : '';
   const sizes = `file ${fmtBytes(files.bytesBefore)} -> ${fmtBytes(files.bytesAfter)} (gzip ${est}${fmtBytes(files.gzipBefore)} -> ${est}${fmtBytes(files.gzipAfter)}, brotli ${est}${fmtBytes(files.brotliBefore)} -> ${est}${fmtBytes(files.brotliAfter)}${files.estimated && files.tolerance ? `, estimated within ${(100 * files.tolerance.brotli).toFixed(0)}%` : ''})`;
   console.log(p ? `\n${r.layers.length} layers; parameters ${p.before} -> ${p.after} (${fmtPct(1 - p.after / p.before)} fewer); zeros in pruned weights ${fmtPct(r.sparsity)}; ${sizes}` : `\n${sizes}`);
+  const sv = files.served;
+  if (sv) {
+    const part = (/** @type {number} */ b) => `${est}${fmtBytes(b)} (${fmtPct(files.brotliAfter ? b / files.brotliAfter : 0)})`;
+    console.log(`served bytes (brotli): embedding tables ${part(sv.parts.embeddings)}, other weights ${part(sv.parts.weights)}, the rest ${part(sv.parts.rest)}; largest: ${sv.tensors.slice(0, 3).map((t) => `${t.name} ${est}${fmtBytes(t.served)}`).join(', ')} (per tensor in --report)`);
+  }
   if (fid) console.log(`fidelity ${fid.score.toFixed(4)} (worst output: ${fid.worst}, ${fid.outputs.find((o) => o.name === fid.worst)?.kind}); all-outputs cosine ${fid.cosine.toFixed(4)}${fid.decisions === undefined ? '' : `; the score rests on ${fid.decisions} decisions`}`);
   else console.log('fidelity not measured: --eval DIR (held-out samples) or --eval synthetic measures it');
   if (r?.compensation) {

@@ -95,6 +95,7 @@ export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
 export { transportSize } from './files.js';
 export type { TransportSizeOptions, TransportSize } from './transport-size.js';
 export { RATIO_FIT as TRANSPORT_RATIO_FIT } from './transport-fit.js';
+export { servedSplit, servedBytes, byteSizer } from './served-bytes.js';
 export { SharedStats, statsKey } from './calib/shared-stats.js';
 export type { SharingStats } from './calib/shared-stats.js';
 // Integer inputs bounded by their consumers (Gather tables, masks), and failures inside onnxruntime or

@@ -20,6 +20,8 @@ import zlib from 'node:zlib';
 import { OnnxError } from './errors.js';
 import { RATIO_FIT } from './transport-fit.js';
 import { BLOCK, KINDS, sampleStream, type Kind } from './transport-sample.js';
+import { servedSplit, type ServedSplit } from './served-bytes.js';
+import type { OnnxModel } from './model.js';
 
 export interface TransportSizeOptions {
   /**
@@ -29,6 +31,8 @@ export interface TransportSizeOptions {
   mode?: 'estimate' | 'exact';
   /** Brotli quality of the exact mode, 0..11 (default 11). */
   quality?: number;
+  /** Also split the brotli figure over this model's tensors (`split` of the result; served-bytes.ts): the model the files hold. */
+  split?: OnnxModel;
 }
 
 export interface TransportSize {
@@ -40,6 +44,8 @@ export interface TransportSize {
   brotli: number;
   brotliQuality: number;
   estimated: boolean;
+  /** With the `split` option: where the brotli bytes go, per tensor and by part of the model. */
+  split?: ServedSplit;
   /** How the figures were made, for the report. */
   method: string;
   /**
@@ -303,13 +309,14 @@ export async function transportSize(sources: Source[], opts: TransportSizeOption
   if (opts.quality !== undefined && mode !== 'exact') throw new OnnxError('unsupported', 'quality applies to mode "exact" (the estimate is of quality 11)', 'invalid_arguments');
   const t0 = performance.now();
   const raw = checkSources(sources);
-  if (mode === 'estimate') return estimate(sources, raw, t0);
+  const withSplit = async (t: TransportSize) => (opts.split ? { ...t, split: await servedSplit(opts.split, t.brotli) } : t);
+  if (mode === 'estimate') return withSplit(await estimate(sources, raw, t0));
   const [gzip, brotli] = await Promise.all([
     compressedSize(sources, zlib.createGzip({ level: 9 })),
     compressedSize(sources, zlib.createBrotliCompress({ params: { [C.BROTLI_PARAM_QUALITY]: quality, [C.BROTLI_PARAM_SIZE_HINT]: raw } })),
   ]);
-  return {
+  return withSplit({
     raw, gzip, brotli, brotliQuality: quality, estimated: false,
     method: `exact: one gzip level 9 and one brotli quality ${quality} stream over the files`, tolerance: null, outsideFit: 0, ms: performance.now() - t0,
-  };
+  });
 }

@@ -59,7 +59,7 @@ function checkMode(mode: JobMode, method: string): void {
         if (mode.target === 'nm') throw new JobError('mode.levels', 'apply to targets sparsity and channels (nm has one level)');
         if (!Array.isArray(mode.levels) || !mode.levels.length || !mode.levels.every(isNum)) throw new JobError('mode.levels', `must be a non-empty list of numbers (got ${JSON.stringify(mode.levels)})`);
       }
-      if (mode.objective !== undefined && !['params', 'flops', 'latency'].includes(mode.objective)) throw new JobError('mode.objective', `must be params, flops or latency (got ${String(mode.objective)})`);
+      if (mode.objective !== undefined && !['params', 'flops', 'latency', 'bytes'].includes(mode.objective)) throw new JobError('mode.objective', `must be params, flops, latency or bytes (got ${String(mode.objective)})`);
       if (mode.objective === 'latency' && mode.target !== 'channels') throw new JobError('mode.objective', 'latency needs target channels (zeros do not make onnxruntime faster)');
       if (mode.confidence !== undefined && !(isNum(mode.confidence) && mode.confidence > 0 && mode.confidence < 1)) throw new JobError('mode.confidence', `must be in (0, 1), e.g. 0.95 (got ${String(mode.confidence)})`);
       for (const k of ['maxSteps', 'tableSamples', 'roundTo'] as const) {

@@ -5,7 +5,7 @@
 // maximises the summed gain with the summed cost within the budget.
 import type { SensitivityResult } from './sensitivity.js';
 
-export type Objective = 'params' | 'flops' | 'latency';
+export type Objective = 'params' | 'flops' | 'latency' | 'bytes';
 
 /** Chosen level index per unit (-1: dense), the summed gain and cost. */
 export interface Allocation { choice: number[]; gain: number; cost: number }
@@ -18,7 +18,7 @@ export function options(table: SensitivityResult, objective: Objective): { cost:
     for (const c of u.cells) {
       worst = Math.max(worst, table.baseline - c.fidelity, c.cosineLoss ?? 0);
       cost.push(worst);
-      const g = objective === 'params' ? c.removed : objective === 'flops' ? c.flops : (c.latencyMs ?? 0);
+      const g = objective === 'params' ? c.removed : objective === 'flops' ? c.flops : objective === 'bytes' ? (c.bytes ?? 0) : (c.latencyMs ?? 0);
       gain.push(c.removed > 0 ? Math.max(0, g) : -Infinity);
     }
     return { cost, gain };

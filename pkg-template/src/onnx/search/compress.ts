@@ -16,6 +16,7 @@ import { countZeros } from '../prune.js';
 import { fidelity, lowerBound, type BoundedFidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
 import { newCounter, runBytes } from './model-runs.js';
 import { allocate, type Objective } from './allocate.js';
+import { byteSizer } from '../served-bytes.js';
 import { sensitivity, type Method, type SearchMode, type SensitivityResult } from './sensitivity.js';
 
 export interface CompressOptions {
@@ -97,7 +98,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const F = opts.minFidelity;
   if (typeof F !== 'number' || !(F > 0) || F > 1) throw new OnnxError('unsupported', `minFidelity must be in (0, 1] (got ${String(F)})`, 'invalid_arguments');
   const objective = opts.objective ?? 'params';
-  if (!['params', 'flops', 'latency'].includes(objective)) throw new OnnxError('unsupported', `objective must be params, flops or latency (got ${String(objective)})`, 'invalid_arguments');
+  if (!['params', 'flops', 'latency', 'bytes'].includes(objective)) throw new OnnxError('unsupported', `objective must be params, flops, latency or bytes (got ${String(objective)})`, 'invalid_arguments');
   if (objective === 'latency' && opts.mode !== 'channels') {
     throw new OnnxError('unsupported', 'objective latency needs channel removal: zeros from sparsity or N:M do not make onnxruntime faster on this machine', 'invalid_arguments');
   }
@@ -113,9 +114,12 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const table = opts.table ?? await sensitivity(model, {
     ort: runner, eval: opts.eval.slice(0, nt), calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
     method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
-    measureLatency: objective === 'latency', stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
+    measureLatency: objective === 'latency', measureBytes: objective === 'bytes' ? await byteSizer() : undefined, stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
     onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
   });
+  if (objective === 'bytes' && table.units.some((u) => u.cells.some((c) => c.removed > 0 && c.bytes === undefined))) {
+    throw new OnnxError('unsupported', 'objective bytes needs a sensitivity table measured with measureBytes (the given table has no bytes per cell)', 'invalid_arguments');
+  }
   const sensMs = opts.table ? 0 : performance.now() - ts;
   if (!opts.table) { count.sessions += table.sessions; count.runs += table.runs; count.ms += table.ms.model; }
   const bytes = model.encode();

@@ -21,6 +21,7 @@ import { captureAllStats } from './layer-stats.js';
 import { layerPositions } from './costs.js';
 import { LatencyProbe } from './latency.js';
 import { maskFeeds } from './channel-feeds.js';
+import { floatBytes, servedBytes, type ByteSizer } from '../served-bytes.js';
 
 export type SearchMode = 'sparsity' | 'nm' | 'channels';
 export type Method = 'magnitude' | 'wanda' | 'sparsegpt';
@@ -45,6 +46,8 @@ export interface SensitivityOptions {
   percDamp?: number;
   /** Channels: also time each cell against the unpruned model (interleaved runs of one sample, after warm-up). */
   measureLatency?: boolean;
+  /** Also estimate each cell's compressed bytes saved (served-bytes.ts), the `bytes` objective's gain. */
+  measureBytes?: ByteSizer;
   /** Timed runs per model and cell for measureLatency (default 5). */
   latencyRuns?: number;
   /**
@@ -82,6 +85,8 @@ export interface SensitivityCell {
   skipped?: boolean;
   /** Channels with measureLatency: median time saved per run (ms), measured interleaved with the unpruned model (0, not timed, below stopBelow). */
   latencyMs?: number;
+  /** With measureBytes: compressed bytes of the download saved (estimated, served-bytes.ts). */
+  bytes?: number;
 }
 
 export interface SensitivityUnit {
@@ -178,6 +183,8 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
     for (const w of ws) {
       const original = model.readFloat(w);
       const zeros0 = countZeros(original);
+      // float32 bytes on both sides: what the zeros save, whatever the stored type
+      const denseBytes = opts.measureBytes ? await servedBytes(opts.measureBytes, floatBytes(original)) : 0;
       const cells: SensitivityCell[] = [];
       let note: string | undefined;
       for (const level of levels) {
@@ -201,9 +208,10 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           model.writeFloat(w, original);
         }
         const removed = countZeros(pruned) - zeros0;
+        const byteGain = opts.measureBytes ? { bytes: removed > 0 ? denseBytes - await servedBytes(opts.measureBytes, floatBytes(pruned)) : 0 } : {};
         const prev = cells[cells.length - 1];
         if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
-          cells.push({ ...prev, level, removed, flops: removed * (positions.get(w.name) ?? 0), skipped: true });
+          cells.push({ ...prev, level, removed, flops: removed * (positions.get(w.name) ?? 0), skipped: true, ...byteGain });
           done++;
           continue;
         }
@@ -216,7 +224,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           try { out = await runBytes(runner, model.encode(), opts.eval, count, opts.signal); } finally { model.writeFloat(w, original); }
         }
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
-        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops: removed * (positions.get(w.name) ?? 0) });
+        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops: removed * (positions.get(w.name) ?? 0), ...byteGain });
         done++;
       }
       units.push({ name: w.name, op: w.op, params: w.numel, cells, ...(note ? { note } : {}) });
@@ -235,6 +243,18 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
   const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
+  // compressed bytes per element of each tensor, as stored: what deleting an element saves
+  const perElement = new Map<string, number>();
+  const servedPer = async (name: string): Promise<number> => {
+    if (!opts.measureBytes) return 0;
+    let v = perElement.get(name);
+    if (v === undefined) {
+      const w = model.weights.find((x) => x.name === name);
+      v = w && w.numel ? (await servedBytes(opts.measureBytes, model.tensorBytes(w.tensor))) / w.numel : 0;
+      perElement.set(name, v);
+    }
+    return v;
+  };
   // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
   const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
   const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
@@ -257,17 +277,19 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         const m = Model.parse(bytes);
         removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
         const after = numel(m);
-        let removed = 0, flops = 0;
+        let removed = 0, flops = 0, saved = 0;
         for (const [name, n] of before) {
           const d = n - (after.get(name) ?? 0);
           removed += d;
           flops += d * (positions.get(name) ?? 0);
+          if (d) saved += d * await servedPer(name);
         }
+        const byteGain = opts.measureBytes ? { bytes: saved } : {};
         let latencyMs: number | undefined;
         let out = reference;
         const prev = cells[cells.length - 1];
         if (prev && opts.stopBelow !== undefined && prev.fidelity < opts.stopBelow && removed > 0) {
-          cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}) });
+          cells.push({ ...prev, level, removed, flops, skipped: true, ...(timer ? { latencyMs: prev.latencyMs } : {}), ...byteGain });
           done++;
           continue;
         }
@@ -278,7 +300,7 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
         // A cell below stopBelow is one no plan can use (see stopBelow): it is not timed, and gains nothing.
         if (timer && removed > 0) latencyMs = opts.stopBelow !== undefined && s.score < opts.stopBelow ? 0 : await timer.saved(m.encode());
-        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}) });
+        cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops, ...(latencyMs !== undefined ? { latencyMs } : {}), ...byteGain });
         done++;
       }
       units.push({ name: g.producers[0], op: `group of ${g.channels} channels`, params, cells });
