@@ -148,7 +148,7 @@ function checkApplies(values, kind, method, trains) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
   if (values.group !== undefined && values.quantize === undefined) throw new UsageError('--group applies to --quantize int4');
-  if (values.metric && values.eval === undefined && !(kind === 'prox' || values.recover)) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|synthetic');
+  if (values.metric && values.eval === undefined && !(kind === 'prox' || values.recover)) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|TEXT|synthetic');
 }
 
 /** @param {string[]} argv */
