@@ -11,8 +11,8 @@
 //          [--calib-count 512] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/quant/minilm.json]
 // --reuse: variants already written under bench/out/quant/minilm/ are read instead of rebuilt.
 // "al4" rows: the same file with accuracy_level 4 set on every MatMulNBits (int8 compute of the
-// activations per block; MatMulNBits' attribute in onnxruntime's contrib op schema). "half" rows:
-// the same file with its 4-bit scales in float16 behind a Cast (withHalfScales).
+// activations per block; MatMulNBits' attribute in onnxruntime's contrib op schema). "f32" rows:
+// the same file with its float16 4-bit scales widened back to float32 (withFloatScales).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,47 +58,27 @@ function withAccuracyLevel(bytes, level) {
   }
   return m.encode();
 }
-/** float32 -> float16 bits, round to nearest even (the scales are normal numbers). */
-function toHalf(f) {
-  const out = new Uint16Array(f.length), u = new Uint32Array(1), fv = new Float32Array(u.buffer);
-  for (let i = 0; i < f.length; i++) {
-    fv[0] = f[i];
-    const x = u[0], sign = (x >>> 16) & 0x8000, e = ((x >>> 23) & 0xff) - 127 + 15;
-    if (e <= 0 || e >= 31) throw new Error(`scale ${f[i]} is out of float16's normal range`);
-    let h = (e << 10) | ((x & 0x7fffff) >>> 13);
-    const rest = x & 0x1fff;
-    if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h++;
-    out[i] = sign | h;
-  }
-  return out;
-}
 /**
- * The 4-bit scales (MatMulNBits' and the 4-bit tables') stored as float16 and widened by a Cast, which
- * onnxruntime folds into a float initializer when the session loads (its constant folding), so the
- * kernels see float scales: a transport form, made here in the bench (not written by the package).
+ * The file with its float16 4-bit scales (quant/half-scales.ts: an initializer behind a Cast)
+ * widened back to float32 initializers read directly: the same codes and scale values, to measure
+ * what the float16 storage (rather than the rounding to half precision) saves in the same run.
  */
-function withHalfScales(bytes) {
+function withFloatScales(bytes) {
   const m = OnnxModel.parse(bytes);
-  const g = m.graph, scaleNames = new Set();
-  for (const n of g.node) {
-    if (n.op_type === 'MatMulNBits') scaleNames.add(n.input[2]);
-    if (n.op_type === 'Gather' && /_block_scales(_\d+)?$/.test(n.input[0])) scaleNames.add(n.input[0]);
+  const g = m.graph;
+  const inits = new Map(g.initializer.map((t) => [t.name, t]));
+  const casts = g.node.filter((n) => n.op_type === 'Cast' && inits.get(n.input[0])?.data_type === 10 && /_scales_f16(_\d+)?$/.test(n.input[0]));
+  for (const n of casts) {
+    const t = inits.get(n.input[0]);
+    const v = m.readFloat(t);
+    t.name = n.output[0];
+    t.data_type = 1; // FLOAT
+    m.writeFloat(t, v);
   }
-  const casts = [];
-  for (const t of g.initializer) {
-    if (!scaleNames.has(t.name)) continue;
-    const h = toHalf(m.readFloat(t));
-    const wide = t.name;
-    t.name = `${wide}_f16`;
-    t.data_type = 10; // FLOAT16
-    t.raw_data = new Uint8Array(h.buffer);
-    t.float_data = [];
-    casts.push({ op_type: 'Cast', input: [t.name], output: [wide], name: `${wide}_cast`, domain: '', attribute: [{ name: 'to', type: 2, i: 1 }] });
-  }
-  g.node.unshift(...casts);
+  g.node = g.node.filter((n) => !casts.includes(n));
   return m.encode();
 }
-const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), half: withHalfScales };
+const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), f32: withFloatScales };
 const ortFile = (f) => () => ({ bytes: new Uint8Array(fs.readFileSync(path.join(values.model, 'onnx', f))) });
 const job = (j) => async () => {
   const m = OnnxModel.parse(denseBytes);
@@ -117,19 +97,17 @@ const VARIANTS = {
   'ort-q8-pc': ['ort q8 per channel', ortFile('model_ort_q8_pc.onnx')],
   'ort-q4': ['ort q4 (MatMulNBits g32, RTN; tables float32)', ortFile('model_ort_q4.onnx')],
   'ort-q4-al4': ['ort q4, accuracy_level 4', ortFile('model_ort_q4_al4.onnx')],
-  'ort-q4-gather': ['ort q4 + GatherBlockQuantized tables (g32)', ortFile('model_ort_q4_gather.onnx')],
+  'ort-q4-gather': ['ort q4 + GatherBlockQuantized tables (g32, float32 scales)', ortFile('model_ort_q4_gather.onnx')],
   int8: ['ours int8 GPTQ', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int8') })],
-  'int4-rtn': ['ours int4 g32 RTN (tables 4-bit)', job({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: q('int4', { method: 'rtn' }) })],
+  'int4-rtn': ['ours int4 g32 RTN (tables 4-bit; float16 scales, as every int4 row of ours)', job({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: q('int4', { method: 'rtn' }) })],
   int4: ['ours int4 g32 GPTQ (tables 4-bit)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4') })],
   'int4-al4': ['ours int4 g32 GPTQ, accuracy_level 4', ['int4', 'al4']],
-  'int4-half': ['ours int4 g32 GPTQ, float16 scales (bench transform)', ['int4', 'half']],
+  'int4-f32': ['ours int4 g32 GPTQ, the same half-precision scales stored float32', ['int4', 'f32']],
   'int4-e8': ['ours int4 g32 GPTQ (tables int8)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { embeddings: 'int8' }) })],
   'int4-g128': ['ours int4 g128 GPTQ (tables 4-bit g128)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { group: 128 }) })],
   'sgpt30-int4': ['ours SparseGPT 30% + int4 g32 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.3 }, method: 'sparsegpt', calibration, quantize: q('int4') })],
   'sgpt50-int4': ['ours SparseGPT 50% + int4 g32 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int4') })],
   'nm24-int4': ['ours SparseGPT 2:4 + int4 g32 (joint)', job({ mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', calibration, quantize: q('int4') })],
-  'sgpt50-int4-half': ['ours SparseGPT 50% + int4 g32, float16 scales (bench transform)', ['sgpt50-int4', 'half']],
-  'nm24-int4-half': ['ours SparseGPT 2:4 + int4 g32, float16 scales (bench transform)', ['nm24-int4', 'half']],
   'sgpt50-int8': ['ours SparseGPT 50% + int8 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int8') })],
 };
 const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
