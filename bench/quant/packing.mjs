@@ -7,7 +7,8 @@
 //   - a keep-mask (1 bit a weight) + the kept codes nibble-packed, each brotli'd on its own (what a
 //     sparsity-aware packing would ship);
 //   - the order-0 entropy of the codes (a bound for a coder that sees codes one by one);
-// and the float32 scales as float16 (every scale, its bytes brotli'd).
+// and the float32 scales as float16 (every scale, its bytes brotli'd; files whose scales are already
+// float16, quant/half-scales.ts, show the same figure twice).
 // Usage: node bench/quant/packing.mjs FILE.onnx [FILE.onnx ...]   (the files of bench/quant/minilm.mjs: bench/out/quant/minilm/*.onnx)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -60,20 +61,25 @@ for (const file of process.argv.slice(2)) {
   const m = OnnxModel.parse(bytes);
   const g = m.graph;
   const role = new Map(); // initializer name -> kind
+  // float16 scales reach their readers through a Cast (quant/half-scales.ts): named by the Cast's input.
+  const castOf = new Map(g.node.filter((n) => n.op_type === 'Cast').map((n) => [n.output[0], n.input[0]]));
+  const src = (v) => castOf.get(v) ?? v;
   for (const n of g.node) {
-    if (n.op_type === 'MatMulNBits') { role.set(n.input[1], 'nbits codes'); role.set(n.input[2], 'nbits scales'); }
+    if (n.op_type === 'MatMulNBits') { role.set(n.input[1], 'nbits codes'); role.set(src(n.input[2]), 'nbits scales'); }
     if (n.op_type === 'Gather' && /_q4(_\d+)?$/.test(n.input[0])) role.set(n.input[0], 'table codes');
-    if (n.op_type === 'Gather' && /_block_scales(_\d+)?$/.test(n.input[0])) role.set(n.input[0], 'table scales');
+    if (n.op_type === 'Gather' && /_block_scales(_\d+)?$/.test(n.input[0])) role.set(src(n.input[0]), 'table scales');
   }
   const kinds = {};
+  const halfAlready = new Set();
   for (const t of g.initializer) {
     const k = role.get(t.name) ?? 'rest';
     (kinds[k] ??= []).push(m.tensorBytes(t));
+    if (t.data_type === 10) halfAlready.add(k);
   }
   const row = { file: path.basename(file), raw: bytes.length, brotli: brotli(bytes), kinds: {}, codes: {}, half: {} };
   for (const [k, xs] of Object.entries(kinds)) { const b = cat(xs); row.kinds[k] = { raw: b.length, brotli: brotli(b) }; }
   for (const k of ['nbits codes', 'table codes']) if (kinds[k]) row.codes[k] = codeLayouts(cat(kinds[k]));
-  for (const k of ['nbits scales', 'table scales']) if (kinds[k]) row.half[k] = brotli(toHalf(cat(kinds[k])));
+  for (const k of ['nbits scales', 'table scales']) if (kinds[k]) row.half[k] = halfAlready.has(k) ? row.kinds[k].brotli : brotli(toHalf(cat(kinds[k])));
   rows.push(row);
   console.error(`${row.file}: ${MiB(row.raw)} MiB, brotli ${MiB(row.brotli)} MiB`);
 }
