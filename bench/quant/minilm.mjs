@@ -1,9 +1,18 @@
-// MiniLM-L6 (all-MiniLM-L6-v2, built by bench/models/minilm.py) quantized, side by side in one run
-// with onnxruntime's own dynamic int8: brotli-9 size, embedding cosine to the float model on held-out
-// sentences, one-thread latency in onnxruntime-node and onnxruntime-web (WASM), interleaved runs.
+// MiniLM-L6 (all-MiniLM-L6-v2) made small for bytes served, every variant of ours through runJob (the
+// CLI's path: `prune --sparsity S | --nm 2:4 --method sparsegpt --quantize int8|int4 --calib`), side by
+// side in one run with onnxruntime's own quantizers: brotli-9 size, ÷ onnxruntime's dynamic int8,
+// embedding cosine to the float model (mean / min) and 10 nearest neighbours kept (the package's
+// 'embedding' fidelity), the labelled task (bench/lib/debian-sections.mjs: Debian package
+// descriptions -> their Section, kNN k = 10; the task of bench/text/minilm-recover.mjs), and latency
+// in onnxruntime-node and onnxruntime-web (WASM), one thread, batch 1, interleaved runs.
 // Needs the Python steps first (bench only):
-//   /work/venv/bin/python bench/models/minilm.py && /work/venv/bin/python bench/quant/prepare.py
-// Usage: node bench/quant/minilm.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--reps 15] [--lat-sentences 8] [--skip-wanda]
+//   /work/venv/bin/python bench/models/minilm.py --out DIR && /work/venv/bin/python bench/quant/prepare.py --model DIR
+// Usage: node bench/quant/minilm.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--only a,b] [--reuse]
+//          [--calib-count 512] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/quant/minilm.json]
+// --reuse: variants already written under bench/out/quant/minilm/ are read instead of rebuilt.
+// "al4" rows: the same file with accuracy_level 4 set on every MatMulNBits (int8 compute of the
+// activations per block; MatMulNBits' attribute in onnxruntime's contrib op schema). "f32" rows:
+// the same file with its float16 4-bit scales widened back to float32 (withFloatScales).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,117 +20,172 @@ import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { OnnxModel, quantizeModel, pruneSparsity, calibratePrune } from 'sparsekit-wasm/onnx';
+import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
+import { debianSections, knnAccuracy } from '../lib/debian-sections.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
+  only: { type: 'string' }, reuse: { type: 'boolean', default: false },
+  'calib-count': { type: 'string', default: '512' }, 'seq-len': { type: 'string', default: '32' },
   reps: { type: 'string', default: '15' }, 'lat-sentences': { type: 'string', default: '8' },
   out: { type: 'string', default: 'bench/out/quant/minilm.json' },
-  // Wanda needs a calibration pass through onnxruntime per layer: minutes on a loaded machine.
-  'skip-wanda': { type: 'boolean', default: false },
 } });
-const dir = values.model;
-const read = (f) => new Uint8Array(fs.readFileSync(path.join(dir, 'onnx', f)));
-const { heldOut, calibration } = JSON.parse(fs.readFileSync(path.join(dir, 'bench-sentences.json'), 'utf8'));
-const floatBytes = read('model.onnx');
-
 const t0 = Date.now();
-const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
-const variants = { float32: floatBytes, 'ort q8 (quantize_dynamic)': read('model_ort_q8.onnx'), 'ort q8 per channel': read('model_ort_q8_pc.onnx') };
-const ours = (label, fn) => { const m = OnnxModel.parse(floatBytes); const r = fn(m); variants[label] = m.encode(); return r; };
-const reports = {};
-reports['ours int8'] = ours('ours int8', (m) => quantizeModel(m, { scheme: 'int8' }));
-reports['ours int8 (DQ form)'] = ours('ours int8 (DQ form)', (m) => quantizeModel(m, { scheme: 'int8', int8MatMul: 'dq' }));
-reports['ours int4 g32'] = ours('ours int4 g32', (m) => quantizeModel(m, { scheme: 'int4', group: 32 }));
-reports['ours 50% magnitude + int8'] = ours('ours 50% magnitude + int8', (m) => { pruneSparsity(m, { sparsity: 0.5 }); return quantizeModel(m, { scheme: 'int8' }); });
-if (!values['skip-wanda']) {
-  const feed = (s) => {
-    const n = s.ids.length;
-    const t = (a) => ({ type: 'int64', data: BigInt64Array.from(a.map(BigInt)), dims: [1, n] });
-    return { feeds: { input_ids: t(s.ids), attention_mask: t(s.mask), token_type_ids: t(s.type_ids) }, source: s.text.slice(0, 30) };
-  };
-  const m = OnnxModel.parse(floatBytes);
-  await calibratePrune(m, { ort: ortNode, sessionOptions: { intraOpNumThreads: 1 }, calibration: calibration.map(feed), criterion: 'wanda', sparsity: 0.5 });
-  reports['ours 50% wanda + int8'] = quantizeModel(m, { scheme: 'int8' });
-  variants['ours 50% wanda + int8'] = m.encode();
-}
-const buildSeconds = (Date.now() - t0) / 1000;
-log('variants built');
+const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const EMB = 'sentence_embedding';
 
-const feedsOf = (ort, s) => {
-  const n = s.ids.length;
-  const t = (a) => new ort.Tensor('int64', BigInt64Array.from(a.map(BigInt)), [1, n]);
-  return { input_ids: t(s.ids), attention_mask: t(s.mask), token_type_ids: t(s.type_ids) };
+const nCal = Number(values['calib-count']);
+const { sections, ref, held, calLines } = debianSections({ nCal });
+const files = await resolveTextModel(values.model);
+const dense = await loadOnnx(files.model);
+const denseBytes = dense.encode();
+const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
+const seqLen = Number(values['seq-len']);
+const samplesOf = (lines) => textSamples({ lines, tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
+const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d)), calSet = samplesOf(calLines);
+const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
+const calibration = { samples: calSet.samples };
+
+/** Sets accuracy_level on every MatMulNBits of a file (the form onnxruntime computes it in). */
+function withAccuracyLevel(bytes, level) {
+  const m = OnnxModel.parse(bytes);
+  for (const n of m.graph.node) {
+    if (n.op_type !== 'MatMulNBits') continue;
+    n.attribute = n.attribute.filter((a) => a.name !== 'accuracy_level');
+    n.attribute.push({ name: 'accuracy_level', type: 2, i: level });
+  }
+  return m.encode();
+}
+/**
+ * The file with its float16 4-bit scales (quant/half-scales.ts: an initializer behind a Cast)
+ * widened back to float32 initializers read directly: the same codes and scale values, to measure
+ * what the float16 storage (rather than the rounding to half precision) saves in the same run.
+ */
+function withFloatScales(bytes) {
+  const m = OnnxModel.parse(bytes);
+  const g = m.graph;
+  const inits = new Map(g.initializer.map((t) => [t.name, t]));
+  const casts = g.node.filter((n) => n.op_type === 'Cast' && inits.get(n.input[0])?.data_type === 10 && /_scales_f16(_\d+)?$/.test(n.input[0]));
+  for (const n of casts) {
+    const t = inits.get(n.input[0]);
+    const v = m.readFloat(t);
+    t.name = n.output[0];
+    t.data_type = 1; // FLOAT
+    m.writeFloat(t, v);
+  }
+  g.node = g.node.filter((n) => !casts.includes(n));
+  return m.encode();
+}
+const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), f32: withFloatScales };
+const ortFile = (f) => () => ({ bytes: new Uint8Array(fs.readFileSync(path.join(values.model, 'onnx', f))) });
+const job = (j) => async () => {
+  const m = OnnxModel.parse(denseBytes);
+  const t = Date.now();
+  const r = await runJob(m, j, { ort: runner });
+  const q = r.report.quantize;
+  const forms = {};
+  for (const l of q?.layers ?? []) forms[l.form] = (forms[l.form] ?? 0) + 1;
+  return { bytes: m.encode(), seconds: (Date.now() - t) / 1000, forms, gptq: q?.gptq?.pass };
 };
-ortWeb.env.wasm.numThreads = 1;
-ortWeb.env.logLevel = 'error';
-const sessions = { node: {}, web: {} };
-for (const [k, b] of Object.entries(variants)) {
-  sessions.node[k] = await ortNode.InferenceSession.create(b, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
-  sessions.web[k] = await ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], logSeverityLevel: 3 });
-}
-
-log('sessions created');
-// Fidelity: cosine of each held-out sentence's embedding to the float model's (onnxruntime-node).
-const emb = {};
-for (const [k, s] of Object.entries(sessions.node)) {
-  emb[k] = [];
-  for (const x of heldOut) emb[k].push((await s.run(feedsOf(ortNode, x))).sentence_embedding.data);
-}
-const cos = (a, b) => { let ab = 0, aa = 0, bb = 0; for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; } return ab / Math.sqrt(aa * bb); };
-// Task proxy without labels: for each sentence, is its nearest neighbour among the others the same as the float model's?
-const nn = (E) => E.map((e, i) => { let best = -1, bi = -1; E.forEach((f, j) => { if (j !== i) { const c = cos(e, f); if (c > best) { best = c; bi = j; } } }); return bi; });
-const nnFloat = nn(emb.float32);
-
-log('embeddings done');
-// Latency: the first L held-out sentences one by one, per repetition every variant in rotating order.
-const L = Number(values['lat-sentences']);
-const reps = Number(values.reps);
-const lat = { node: {}, web: {} };
-for (const rt of ['node', 'web']) {
-  const ort = rt === 'node' ? ortNode : ortWeb;
-  const feeds = heldOut.slice(0, L).map((s) => feedsOf(ort, s));
-  const keys = Object.keys(variants);
-  for (const k of keys) { lat[rt][k] = []; for (const f of feeds) await sessions[rt][k].run(f); } // warm-up
-  for (let r = 0; r < reps; r++) {
-    for (let j = 0; j < keys.length; j++) {
-      const k = keys[(r + j) % keys.length];
-      const t = performance.now();
-      for (const f of feeds) await sessions[rt][k].run(f);
-      lat[rt][k].push((performance.now() - t) / feeds.length);
+const q = (scheme, extra = {}) => ({ scheme, ...extra });
+// name -> [label, build]; a build [from, transform] is the file of row `from` transformed (DERIVED).
+const VARIANTS = {
+  float32: ['float32', () => ({ bytes: denseBytes })],
+  'ort-q8': ['ort q8 (quantize_dynamic, per tensor)', ortFile('model_ort_q8.onnx')],
+  'ort-q8-pc': ['ort q8 per channel', ortFile('model_ort_q8_pc.onnx')],
+  'ort-q4': ['ort q4 (MatMulNBits g32, RTN; tables float32)', ortFile('model_ort_q4.onnx')],
+  'ort-q4-al4': ['ort q4, accuracy_level 4', ortFile('model_ort_q4_al4.onnx')],
+  'ort-q4-gather': ['ort q4 + GatherBlockQuantized tables (g32, float32 scales)', ortFile('model_ort_q4_gather.onnx')],
+  int8: ['ours int8 GPTQ', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int8') })],
+  'int4-rtn': ['ours int4 g32 RTN (tables 4-bit; float16 scales, as every int4 row of ours)', job({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: q('int4', { method: 'rtn' }) })],
+  int4: ['ours int4 g32 GPTQ (tables 4-bit)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4') })],
+  'int4-al4': ['ours int4 g32 GPTQ, accuracy_level 4', ['int4', 'al4']],
+  'int4-f32': ['ours int4 g32 GPTQ, the same half-precision scales stored float32', ['int4', 'f32']],
+  'int4-e8': ['ours int4 g32 GPTQ (tables int8)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { embeddings: 'int8' }) })],
+  'int4-g128': ['ours int4 g128 GPTQ (tables 4-bit g128)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { group: 128 }) })],
+  'sgpt30-int4': ['ours SparseGPT 30% + int4 g32 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.3 }, method: 'sparsegpt', calibration, quantize: q('int4') })],
+  'sgpt50-int4': ['ours SparseGPT 50% + int4 g32 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int4') })],
+  'nm24-int4': ['ours SparseGPT 2:4 + int4 g32 (joint)', job({ mode: { kind: 'nm', nm: [2, 4] }, method: 'sparsegpt', calibration, quantize: q('int4') })],
+  'sgpt50-int8': ['ours SparseGPT 50% + int8 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int8') })],
+};
+const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
+for (const n of ['ort-q8', 'float32']) if (!names.includes(n)) names.unshift(n); // the references of every ratio
+const dir = path.join(path.dirname(values.out), 'minilm');
+fs.mkdirSync(dir, { recursive: true });
+const built = {};
+for (const n of names) {
+  const [label, build] = VARIANTS[n] ?? (() => { throw new Error(`unknown variant ${n} (${Object.keys(VARIANTS).join(', ')})`); })();
+  const file = path.join(dir, `${n}.onnx`);
+  if (Array.isArray(build)) {
+    const [from, how] = build;
+    if (!built[from]) throw new Error(`${n} needs ${from} in the same run`);
+    built[n] = { label, bytes: DERIVED[how](built[from].bytes) };
+  } else if (values.reuse && fs.existsSync(file) && fs.existsSync(`${file}.json`)) {
+    built[n] = { label, ...JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')), bytes: new Uint8Array(fs.readFileSync(file)) };
+  } else {
+    const { bytes, ...info } = await build();
+    built[n] = { label, ...info, bytes };
+    if (!n.startsWith('ort') && n !== 'float32') {
+      fs.writeFileSync(file, bytes);
+      fs.writeFileSync(`${file}.json`, JSON.stringify(info));
     }
   }
+  log(`${n}: ${(built[n].bytes.length / 2 ** 20).toFixed(2)} MiB${built[n].seconds ? ` in ${built[n].seconds.toFixed(0)} s` : ''}${built[n].forms ? ` ${JSON.stringify(built[n].forms)} gptq ${built[n].gptq}` : ''}`);
 }
 
+// ---- fidelity and the task (onnxruntime-node, one thread)
+const denseHeld = await runSet(runner, denseBytes, heldSet.samples);
+const denseAcc = knnAccuracy(await runSet(runner, denseBytes, refSet.samples), denseHeld, ref, held, EMB);
+log(`dense: kNN accuracy ${(100 * denseAcc).toFixed(2)}%`);
 const brotli = (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: b.length } }).length;
-const MiB = (n) => (n / 2 ** 20).toFixed(2);
 const rows = [];
-const ref = { raw: 0, brotli: 0, node: 0, web: 0 };
-for (const k of Object.keys(variants)) {
-  const c = heldOut.map((_, i) => cos(emb.float32[i], emb[k][i]));
-  const nnK = nn(emb[k]);
-  const row = {
-    variant: k, raw: variants[k].length, brotli: brotli(variants[k]),
-    cosMean: c.reduce((a, b) => a + b, 0) / c.length, cosMin: Math.min(...c),
-    nnAgree: nnK.filter((x, i) => x === nnFloat[i]).length / nnK.length,
-    nodeMs: median(lat.node[k]), nodeP90: quantile(sorted(lat.node[k]), 0.9), webMs: median(lat.web[k]), webP90: quantile(sorted(lat.web[k]), 0.9),
-  };
-  if (k === 'ort q8 (quantize_dynamic)') Object.assign(ref, { brotli: row.brotli, node: row.nodeMs, web: row.webMs });
+for (const n of names) {
+  const b = built[n].bytes;
+  const out = await runSet(runner, b, heldSet.samples);
+  const f = fidelity(denseHeld, out, { inputs: heldSet.samples }).outputs.find((o) => o.name === EMB);
+  const acc = knnAccuracy(await runSet(runner, b, refSet.samples), out, ref, held, EMB);
+  const row = { name: n, label: built[n].label, raw: b.length, brotli: brotli(b), cosine: f.metrics.cosine, minCosine: f.metrics.minCosine, neighboursKept: f.metrics.neighboursKept, accuracy: acc, accuracyDelta: acc - denseAcc, seconds: built[n].seconds, forms: built[n].forms, gptq: built[n].gptq };
   rows.push(row);
+  log(`${n}: brotli ${(row.brotli / 2 ** 20).toFixed(2)} MiB, cosine ${row.cosine.toFixed(4)} (min ${row.minCosine.toFixed(4)}), 10-NN kept ${(100 * row.neighboursKept).toFixed(1)}%, accuracy ${(100 * acc).toFixed(2)}%`);
 }
-const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-const tokens = heldOut.slice(0, L).map((s) => s.ids.length);
-console.log(`| variant | raw MiB | brotli-9 MiB | ÷ ort q8 brotli | cosine mean / min | NN agree | node ms (p90) | web WASM ms (p90) | web ÷ ort q8 |`);
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+
+// ---- latency: the first L held-out descriptions at their own length (no padding)
+const L = Number(values['lat-sentences']), reps = Number(values.reps);
+const lat = heldSet.samples.slice(0, L).map((s) => {
+  const k = Array.from(s.feeds.attention_mask.data, Number).reduce((a, x) => a + x, 0);
+  return Object.fromEntries(Object.entries(s.feeds).map(([name, t]) => [name, t.data.slice(0, k)]));
+});
+ortWeb.env.wasm.numThreads = 1;
+ortWeb.env.logLevel = 'error';
+for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
+  const sess = [];
+  for (const n of names) sess.push(await ort.InferenceSession.create(built[n].bytes, rt === 'node' ? { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 } : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
+  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
+  const times = names.map(() => []);
+  for (const s of sess) for (const f of feeds) await s.run(f); // warm-up
+  for (let r = 0; r < reps; r++) {
+    for (let j = 0; j < sess.length; j++) {
+      const k = (r + j) % sess.length; // a rotating order: drift on a shared machine hits every variant alike
+      const t = performance.now();
+      for (const f of feeds) await sess[k].run(f);
+      times[k].push((performance.now() - t) / feeds.length);
+    }
+  }
+  for (const s of sess) await s.release?.();
+  rows.forEach((row, i) => { row[`${rt}Ms`] = median(times[i]); row[`${rt}P90`] = quantile(sorted(times[i]), 0.9); });
+  log(`${rt} latency measured`);
+}
+
+const refRow = rows.find((r) => r.name === 'ort-q8');
+const MiB = (x) => (x / 2 ** 20).toFixed(2);
+console.log(`\n| variant | raw MiB | brotli-9 MiB | ÷ ort q8 | cosine mean / min | 10-NN kept | kNN accuracy (Δ dense) | node ms (p90) | web WASM ms (p90) | web ÷ ort q8 |`);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.variant} | ${MiB(r.raw)} | ${MiB(r.brotli)} | ${(r.brotli / ref.brotli).toFixed(2)} | ${r.cosMean.toFixed(4)} / ${r.cosMin.toFixed(4)} | ${(100 * r.nnAgree).toFixed(1)}% | ${r.nodeMs.toFixed(2)} (${r.nodeP90.toFixed(2)}) | ${r.webMs.toFixed(2)} (${r.webP90.toFixed(2)}) | ${(r.webMs / ref.web).toFixed(2)} |`);
+  console.log(`| ${r.label} | ${MiB(r.raw)} | ${MiB(r.brotli)} | ${(r.brotli / refRow.brotli).toFixed(2)} | ${r.cosine.toFixed(4)} / ${r.minCosine.toFixed(4)} | ${(100 * r.neighboursKept).toFixed(1)}% | ${(100 * r.accuracy).toFixed(2)}% (${r.name === 'float32' ? '–' : (100 * r.accuracyDelta).toFixed(2)}) | ${r.nodeMs.toFixed(2)} (${r.nodeP90.toFixed(2)}) | ${r.webMs.toFixed(2)} (${r.webP90.toFixed(2)}) | ${(r.webMs / refRow.webMs).toFixed(2)} |`);
 }
-console.log(`\n${heldOut.length} held-out sentences; latency per sentence over the first ${L} (${Math.min(...tokens)}–${Math.max(...tokens)} tokens), batch 1, one thread, median of ${reps} interleaved repetitions after a warm-up; load average at the end ${load}; variants built in ${buildSeconds.toFixed(1)} s.`);
-for (const [k, r] of Object.entries(reports)) {
-  const forms = {};
-  for (const l of r.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
-  console.log(`${k}: layers ${JSON.stringify(forms)}; weight bytes ${MiB(r.bytesBefore)} -> ${MiB(r.bytesAfter)} MiB; max abs error ${Math.max(...r.layers.map((l) => l.maxAbsError)).toExponential(2)}`);
-}
-fs.mkdirSync(path.dirname(values.out), { recursive: true });
-fs.writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), load, rows, reps, L }, null, 1));
+const tokens = lat.map((f) => f.input_ids.length);
+console.log(`\n${held.length} held-out descriptions (${sections.join(', ')}), ${ref.length} reference, ${calSet.samples.length} calibration; seq-len ${seqLen}; latency per description over the first ${L} (${Math.min(...tokens)}–${Math.max(...tokens)} tokens, unpadded), batch 1, one thread, median of ${reps} interleaved repetitions; load average at the end ${load()}; total ${((Date.now() - t0) / 60000).toFixed(1)} min.`);
+for (const r of rows) if (r.seconds) console.log(`${r.name}: built in ${r.seconds.toFixed(0)} s; forms ${JSON.stringify(r.forms)}; gptq ${r.gptq ?? 'none'}`);
+fs.writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), load: load(), sections, seqLen, denseAccuracy: denseAcc, reps, L, rows }, null, 1));

@@ -11,7 +11,10 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import onnx
 from onnxruntime.quantization import QuantType, quantize_dynamic
+from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
 from tokenizers import Tokenizer
 
 # Held-out lines, and (other texts) the calibration lines of the Wanda variant.
@@ -36,6 +39,23 @@ def lines(n, names):
     return out[::k][:n]
 
 
+def axes_to_inputs(model):
+    """The quantizer raises the opset to 21 for GatherBlockQuantized's int4 table but leaves the
+    export's ReduceL2 (opset 17) with its `axes` attribute, an input from opset 18 on: onnxruntime
+    then refuses the model. The attribute is moved to an int64 initializer."""
+    if max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 18:
+        return
+    for n in model.graph.node:
+        if not n.op_type.startswith("Reduce") or n.op_type == "ReduceSum":
+            continue
+        for a in list(n.attribute):
+            if a.name == "axes":
+                t = onnx.numpy_helper.from_array(np.array(list(a.ints), dtype=np.int64), f"{n.name}_axes")
+                model.graph.initializer.append(t)
+                n.input.append(t.name)
+                n.attribute.remove(a)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="bench/out/models/all-MiniLM-L6-v2")
@@ -52,6 +72,13 @@ def main():
     src = str(d / "onnx" / "model.onnx")
     quantize_dynamic(src, str(d / "onnx" / "model_ort_q8.onnx"), weight_type=QuantType.QInt8)
     quantize_dynamic(src, str(d / "onnx" / "model_ort_q8_pc.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    for name, extra in [("model_ort_q4", {}), ("model_ort_q4_al4", {"accuracy_level": 4}),
+                        ("model_ort_q4_gather", {"op_types_to_quantize": ("MatMul", "Gather")})]:
+        cfg = DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=True, bits=4, **extra)
+        q = MatMulNBitsQuantizer(onnx.load(src), bits=4, block_size=32, is_symmetric=True, algo_config=cfg)
+        q.process()
+        axes_to_inputs(q.model.model)
+        q.model.save_model_to_file(str(d / "onnx" / f"{name}.onnx"), False)
     print(f"{len(sents)} sentences, tokens {min(len(s['ids']) for s in sents)}..{max(len(s['ids']) for s in sents)}")
 
 

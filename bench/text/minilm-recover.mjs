@@ -10,17 +10,14 @@
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
-// Text: /var/lib/apt/lists/*bookworm_main_binary-amd64_Packages.lz4 (needs `lz4`); the short
-// descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
-// the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
-// best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
+// Text and task: bench/lib/debian-sections.mjs (the held-out set for fidelity and the task, the
+// reference set the task's labelled neighbours, the validation set recovery's choice of the best
+// epoch, the calibration / training set; disjoint).
 // --latency-only: no fidelity, task or recovery: the dense model against the shapes --channels F
 // leaves (magnitude removal: the same kept counts, so the same latency), for each --round-to of a
 // list (e.g. 1,8), with more --reps on a loaded machine. --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
 // MiniLM's 12 heads per layer at --channels 0.5). --train-count: recovery's training set, the calibration set plus further descriptions (default:
 // the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
-import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +26,7 @@ import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
 import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
+import { debianSections, knnAccuracy as knnAccuracyOf } from '../lib/debian-sections.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -43,39 +41,12 @@ const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
-// ---- text: distinct short descriptions with one Section each
-const LISTS = '/var/lib/apt/lists';
-const list = fs.readdirSync(LISTS).find((f) => /bookworm_main_binary-amd64_Packages\.lz4$/.test(f));
-if (!list) throw new Error(`no bookworm main amd64 Packages.lz4 in ${LISTS} (apt-get update)`);
-const raw = execFileSync('lz4', ['-dc', path.join(LISTS, list)], { maxBuffer: 1 << 30 }).toString('utf8');
-const sectionsOf = new Map(); // description -> Set of sections
-for (const stanza of raw.split('\n\n')) {
-  const d = /^Description: (.+)$/m.exec(stanza)?.[1]?.trim();
-  const s = /^Section: (.+)$/m.exec(stanza)?.[1]?.trim();
-  if (!d || !s) continue;
-  if (!sectionsOf.has(d)) sectionsOf.set(d, new Set());
-  sectionsOf.get(d).add(s);
-}
-// A description under two sections has no single label: out of the labelled sets, still usable for training.
-const labelled = [...sectionsOf].filter(([, s]) => s.size === 1).map(([d, s]) => [d, [...s][0]]);
-// A fixed pseudo-random order (by hash), so the sets are the same on every run and machine with these lists.
-const key = (d) => crypto.createHash('sha1').update(d).digest('hex');
-labelled.sort((a, b) => (key(a[0]) < key(b[0]) ? -1 : 1));
-const counts = new Map();
-for (const [, s] of labelled) counts.set(s, (counts.get(s) ?? 0) + 1);
+// ---- text: distinct short descriptions with one Section each (bench/lib/debian-sections.mjs)
 const nSections = Number(values.sections), nRef = Number(values.ref), nEval = Number(values.eval);
-const sections = [...counts].sort((a, b) => b[1] - a[1]).slice(0, nSections).map(([s]) => s);
-const ref = [], held = [], used = new Set();
-for (const s of sections) {
-  const of = labelled.filter(([, x]) => x === s);
-  ref.push(...of.slice(0, nRef)); held.push(...of.slice(nRef, nRef + nEval));
-  for (const [d] of of.slice(0, nRef + nEval)) used.add(d);
-}
-const rest = [...sectionsOf.keys()].filter((d) => !used.has(d)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
 const nVal = Number(values.val), nCal = Number(values['calib-count']);
 const nTrain = Math.max(nCal, Number(values['train-count'] ?? nCal));
-const valLines = rest.slice(0, nVal), trainLines = rest.slice(nVal, nVal + nTrain), calLines = trainLines.slice(0, nCal);
-log(`${sectionsOf.size} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
+const { sections, ref, held, valLines, trainLines, calLines, distinct } = debianSections({ nSections, nRef, nEval, nVal, nCal, nTrain });
+log(`${distinct} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
 
 // ---- model and samples
 const files = await resolveTextModel(values.model);
@@ -93,22 +64,7 @@ log(`seq-len ${seqLen}: held-out ${median(tokensPer)} tokens median (${Math.min(
 const sessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
 const runner = makeOrtRunner(ortNode, sessionOptions);
 const EMB = 'sentence_embedding';
-const unit = (v) => { let n = 0; for (const x of v) n += x * x; n = Math.sqrt(n) || 1; return Float64Array.from(v, (x) => x / n); };
-
-/** kNN (k = 10, cosine) accuracy of the held-out descriptions' sections against the reference set. */
-function knnAccuracy(refOut, heldOut) {
-  const R = refOut.map((o) => unit(o[EMB])), H = heldOut.map((o) => unit(o[EMB]));
-  let right = 0;
-  H.forEach((h, i) => {
-    const sims = R.map((r, j) => { let s = 0; for (let c = 0; c < r.length; c++) s += r[c] * h[c]; return [s, j]; }).sort((a, b) => b[0] - a[0]).slice(0, 10);
-    // Majority of the 10 labels; a tie goes to the label with the larger summed similarity.
-    const votes = new Map();
-    for (const [s, j] of sims) { const l = ref[j][1]; const v = votes.get(l) ?? [0, 0]; votes.set(l, [v[0] + 1, v[1] + s]); }
-    const best = [...votes].sort((a, b) => b[1][0] - a[1][0] || b[1][1] - a[1][1])[0][0];
-    if (best === held[i][1]) right++;
-  });
-  return right / H.length;
-}
+const knnAccuracy = (refOut, heldOut) => knnAccuracyOf(refOut, heldOut, ref, held, EMB);
 
 const latencyOnly = values['latency-only'];
 const denseHeld = latencyOnly ? [] : await runSet(runner, denseBytes, heldSet.samples);

@@ -91,7 +91,8 @@ test('GPTQ through the file path: the job writes MatMulNBits holding the solver\
   const { values } = readBack(file);
   for (const [name, c] of errs.gptq) {
     const w = m0.weight(name);
-    const want = dequantizeView(c.qv); // view layout: rows = N, cols = K
+    // The solver's codes times its scales rounded to float16, as the file stores them (quant/half-scales.ts).
+    const want = dequantizeView({ ...c.qv, scales: O.halfArrayToFloat(O.floatArrayToHalf(c.qv.scales)) }); // view layout: rows = N, cols = K
     const got = values.get(name); // stored (K, N)
     const [k, n] = w.dims;
     for (let r = 0; r < n; r++) for (let j = 0; j < k; j++) assert.equal(got[j * n + r], want[r * k + j], `${name}[${j}, ${r}]`);
@@ -166,7 +167,8 @@ test('the 4-bit embedding table computes its dequantized rows (a padded last blo
   assert.ok(k % 16 !== 0, 'the rows are shorter than a block: the last block is padded');
   // The float model with the table replaced by its own dequantized rows computes the same logits.
   const f = OnnxModel.parse(bytes);
-  const qv = rtnQuantize(f.readFloat(f.weight(table.name)), v, k, { bits: 4, group: 16 });
+  const q0 = rtnQuantize(f.readFloat(f.weight(table.name)), v, k, { bits: 4, group: 16 });
+  const qv = { ...q0, scales: O.halfArrayToFloat(O.floatArrayToHalf(q0.scales)) }; // stored float16 (quant/half-scales.ts)
   f.writeFloat(f.weight(table.name), dequantizeView(qv));
   const [a, b] = [await logits(f.encode()), await logits(m.encode())];
   for (let i = 0; i < a.length; i++) {
@@ -174,8 +176,9 @@ test('the 4-bit embedding table computes its dequantized rows (a padded last blo
     for (let j = 0; j < a[i].length; j++) d = Math.max(d, Math.abs(a[i][j] - b[i][j]));
     assert.ok(d < 1e-4, `window ${i}: max difference ${d}`);
   }
-  // One block of 16 per row (8 bytes of codes) and its float scale.
-  assert.equal(rep.layers.find((l) => l.name === table.name).bytesAfter, v * (8 + 4));
+  // One block of 16 per row (8 bytes of codes) and its scale in float16.
+  assert.equal(rep.layers.find((l) => l.name === table.name).scales, 'float16');
+  assert.equal(rep.layers.find((l) => l.name === table.name).bytesAfter, v * (8 + 2));
 });
 
 test('impossible requests are refused, typed, naming the option, before any change', async () => {

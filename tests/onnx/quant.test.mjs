@@ -71,6 +71,63 @@ test('a BERT export: int8 (embeddings per row) and int4 MatMulNBits run close to
   assert.ok(r4.bytesAfter < r8.bytesAfter, 'int4 is smaller than int8');
 });
 
+test('int4 scales in float16 behind a Cast: half the scale bytes, the same run, read back exactly; out-of-range scales stay float32', async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  const m = OnnxModel.parse(float);
+  const r = quantizeModel(m, { scheme: 'int4', group: 32 });
+  const four = r.layers.filter((l) => l.form === 'int4-nbits' || l.form === 'int4-gather');
+  assert.ok(four.length >= 12 && four.every((l) => l.scales === 'float16'), 'every 4-bit layer of this export has float16 scales');
+  const byName = new Map(m.graph.initializer.map((t) => [t.name, t]));
+  const producer = new Map(m.graph.node.flatMap((n) => n.output.map((o) => [o, n])));
+  for (const n of m.graph.node.filter((x) => x.op_type === 'MatMulNBits')) {
+    const cast = producer.get(n.input[2]);
+    assert.equal(cast?.op_type, 'Cast', `${n.name}: scales from a Cast`);
+    assert.equal(byName.get(cast.input[0]).data_type, 10, `${n.name}: float16 scales stored`);
+    // K, N, block 32: the codes take N·K/2 bytes, the scales N·K/32 · 2.
+    const k = n.attribute.find((a) => a.name === 'K').i, nn = n.attribute.find((a) => a.name === 'N').i;
+    const l = r.layers.find((x) => x.form === 'int4-nbits' && x.params === Number(k) * Number(nn) && x.bytesAfter === (Number(k) * Number(nn)) / 2 + (Number(nn) * Math.ceil(Number(k) / 32)) * 2);
+    assert.ok(l, `${n.name}: bytesAfter counts 2-byte scales`);
+  }
+  const bytes = m.encode();
+  await closeTo(float, bytes, feeds, 0.97);
+  // The same codes with float32 scales (the rounded values): onnxruntime computes the same outputs,
+  // so the Cast costs nothing but is folded at load.
+  const m32 = OnnxModel.parse(bytes);
+  for (const n of m32.graph.node.filter((x) => x.op_type === 'Cast' && byName.get(x.input[0])?.data_type === 10)) {
+    const t = m32.graph.initializer.find((x) => x.name === n.input[0]);
+    const v = m32.readFloat(t);
+    t.name = n.output[0];
+    m32.writeFloat(t, v);
+    t.data_type = 1;
+    m32.writeFloat(t, v);
+  }
+  m32.graph.node = m32.graph.node.filter((x) => !(x.op_type === 'Cast' && x.output.some((o) => m32.graph.initializer.some((t) => t.name === o))));
+  const [a, b] = [await runModel(bytes, feeds), await runModel(m32.encode(), feeds)];
+  for (const key of Object.keys(a)) assert.ok(a[key].data.every((x, i) => x === b[key].data[i]), `${key}: float16 scales widened = float32 scales`);
+  // Read back: MatMulNBits with Cast scales is a site; the float weights are codes × the half scales.
+  const back = OnnxModel.parse(bytes);
+  const rec = dequantizeModel(back);
+  assert.ok(rec.layers.filter((l) => l.form === 'int4-nbits').length >= 12);
+  // (the 4-bit tables are not read back: their block scales' Casts stay)
+  assert.ok(!back.graph.node.some((x) => x.op_type === 'Cast' && x.input.some((i) => /_scales_f16/.test(i) && !/block_scales/.test(i))), 'the scale Casts of the MatMuls are gone');
+  assert.ok(!back.graph.initializer.some((t) => /_scales_f16/.test(t.name) && !/block_scales/.test(t.name)), 'and their float16 scales');
+  requantize(back, rec);
+  const again = quantizeModel(OnnxModel.parse(float), { scheme: 'int4', group: 32 });
+  assert.deepEqual(again.layers.map((l) => l.maxAbsError), r.layers.map((l) => l.maxAbsError), 'deterministic');
+  await closeTo(bytes, back.encode(), feeds, 0.9999);
+  // A weight of tiny values (scales below float16's normal range) keeps float32 scales.
+  const tiny = OnnxModel.parse(G.mlp());
+  const w = tiny.weight('W1');
+  tiny.writeFloat(w, tiny.readFloat(w).map((x) => x * 1e-5));
+  const rt = quantizeModel(tiny, { scheme: 'int4', group: 16 });
+  assert.equal(rt.layers.find((l) => l.name === 'W1').scales, undefined);
+  assert.equal(rt.layers.find((l) => l.name === 'W2').scales, 'float16');
+  const nb = tiny.graph.node.filter((x) => x.op_type === 'MatMulNBits');
+  assert.ok(nb.some((n) => tiny.graph.initializer.find((t) => t.name === n.input[2])?.data_type === 1), 'W1 reads float32 scales directly');
+  await runModel(tiny.encode(), mlpFeeds());
+});
+
 test('codes and scales round-trip: RTN error within half a step, 4-bit packing both ways', () => {
   const r = G.rng(5);
   const rows = 6, cols = 80; // 80 = 2.5 blocks of 32: the last block is padded

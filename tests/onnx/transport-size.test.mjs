@@ -77,8 +77,17 @@ test('the estimate stays within its stated tolerance on a small model, pruned an
     // Float32 weights and dense int8 / 4-bit codes are what the fit covers; sparse int8 and onnxruntime's
     // per-tensor int8 may be flagged (zero runs and codes that compress far below their order-0
     // entropy): then the estimate must say so, not claim a tolerance.
+    // 4-bit: this small model's float16 block scales (quant/half-scales.ts) are a fifth of its bytes, and
+    // their 2-byte values repeat enough to flag the float kind; the estimate must stay within the
+    // 4-bit tolerance of the fit all the same (on MiniLM-L6's int4 file, scales ~5%, it keeps its tolerance).
+    if (!est.tolerance && name === 'int4') {
+      assert.match(est.method, /outside what the estimate was fitted and checked on/);
+      const eb = est.brotli / exact.brotli - 1;
+      assert.ok(Math.abs(eb) <= 0.111, `int4: brotli error ${(100 * eb).toFixed(2)}% (exact ${exact.brotli}, estimate ${est.brotli})`);
+      continue;
+    }
     if (!est.tolerance) {
-      assert.ok(!['dense', 'sparsity 0.5', 'int8', 'int4'].includes(name), `${name}: no tolerance (${est.method})`);
+      assert.ok(!['dense', 'sparsity 0.5', 'int8'].includes(name), `${name}: no tolerance (${est.method})`);
       assert.match(est.method, /outside what the estimate was fitted and checked on/);
       continue;
     }

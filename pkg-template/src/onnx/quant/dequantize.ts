@@ -117,7 +117,8 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     const k = attrInt(n, 'K', 0); const nn = attrInt(n, 'N', 0); const bs = attrInt(n, 'block_size', 0);
     if (!(k > 0 && nn > 0 && bs >= 2 && bs % 2 === 0)) throw new OnnxError('unsupported_scheme', `${what}: attributes K ${k}, N ${nn}, block_size ${bs}`, 'unsupported_op');
     const kb = Math.ceil(k / bs);
-    const scales = f(n.input[2])!;
+    // nodes[1]: the Cast of float16 scales (detect.ts), read from its initializer.
+    const scales = f(s.nodes[1] ? s.nodes[1].input[0] : n.input[2])!;
     if (scales.length !== nn * kb) throw new OnnxError('unsupported_scheme', `${what}: ${scales.length} scales for N·ceil(K/block) = ${nn * kb}`, 'unsupported_op');
     const zp = n.input[3] ? model.tensorBytes(inits.get(n.input[3])) : undefined;
     const codes = unpackNBits(model.tensorBytes(t), nn, k, bs, zp);
@@ -132,7 +133,7 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
       const nodes = [node('MatMul', [n.input[0], w], [mmOut], names.fresh(n.name || `${w}_MatMul`))];
       if (bias) nodes.push(node('Add', [mmOut, bias], [s.output], names.fresh(`${n.name || w}_bias`)));
       insertBefore(g, n, nodes);
-      remove([n]);
+      remove(s.nodes);
     } };
   }
   // gather (ours: Cast + Mul by a gathered scale per row) or gather-dq (quantize_dynamic: DequantizeLinear per tensor)

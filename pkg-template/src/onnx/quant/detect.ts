@@ -99,9 +99,15 @@ export function detectQuantized(model: OnnxModel): Detected {
       const zp = n.input[3] ? inits.get(n.input[3]) : undefined;
       if (bits !== 4) refused.push(`MatMulNBits with bits=${bits} (node "${n.name}")`);
       else if (n.input[4]) refused.push(`MatMulNBits with g_idx (act-order, node "${n.name}")`);
-      else if (!inits.has(n.input[1]) || !inits.has(n.input[2]) || (n.input[3] && !zp)) refused.push(`MatMulNBits with weights that are not initializers (node "${n.name}")`);
+      // Scales stored as float16 behind a Cast (our int4-nbits, quant/half-scales.ts) read as the initializer they are.
+      const sCast = !inits.has(n.input[2]) ? producer.get(n.input[2]) : undefined;
+      const halfCast = sCast?.op_type === 'Cast' && inits.get(sCast.input[0])?.data_type === DT.FLOAT16 && only(n.input[2]) === n ? sCast : undefined;
+      if (!inits.has(n.input[1]) || !(inits.has(n.input[2]) || halfCast) || (n.input[3] && !zp)) refused.push(`MatMulNBits with weights that are not initializers (node "${n.name}")`);
       else if (zp && zp.data_type !== DT.UINT8) refused.push(`MatMulNBits with ${zp.data_type === DT.FLOAT ? 'float' : 'non-uint8'} zero points (node "${n.name}")`);
-      else sites.push({ kind: 'nbits', codes: n.input[1], nodes: [n], output: n.output[0] });
+      else {
+        sites.push({ kind: 'nbits', codes: n.input[1], nodes: halfCast ? [n, halfCast] : [n], output: n.output[0] });
+        if (halfCast) seen.add(halfCast);
+      }
       continue;
     }
     if (op === 'Gather' && dom === '' && isInt(n.input[0])) {

@@ -6,18 +6,20 @@
 //   Gather(packed uint8 [V, kb·G/2], ids) ─Cast(float)─▶ hi = Floor(x / 16), lo = x - 16·hi
 //   ─Concat(lo, hi) per byte, Reshape [.., kb, G]─▶ (codes - 8) · Gather(scales [V, kb], ids)
 //   ─Reshape [.., kb·G], Slice to K─▶ output
+// The block scales are float16 behind a Cast where they fit (half-scales.ts).
 // The bytes follow MatMulNBits' packing (pack4.ts: even element in the low nibble, code + 8), so a
 // row of the table is packed exactly as an output row of a MatMulNBits weight would be.
 import type { OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
 import { tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
 import { packNBits, NBITS_ZERO } from './pack4.js';
+import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
 
 const int64Tensor = (name: string, v: number[]) => tensor(name, DT.INT64, [v.length], new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
 
-export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, qv: QuantizedView): void {
+export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, qv: QuantizedView, halfScales = false): void {
   const { w, node: reader } = t;
   const g = model.graph;
   const ids = reader.input[1];
@@ -26,7 +28,7 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const gw = qv.width, kb = qv.groupsPerRow, half = kb * gw / 2;
   const init = (stem: string, make: (n: string) => unknown) => { const n = names.fresh(`${w.name}_${stem}`); g.initializer.push(make(n)); return n; };
   const packed = init('q4', (n) => tensor(n, DT.UINT8, [v, half], packNBits(qv)));
-  const scales = init('block_scales', (n) => floatTensor(n, [v, kb], qv.scales));
+  const { name: scales, nodes: scaleCast } = addScales(g, names, `${w.name}_block_scales`, [v, kb], qv.scales, halfScales);
   const sixteen = init('sixteen', (n) => floatTensor(n, [], Float32Array.of(16)));
   const zero = init('nbits_zero', (n) => floatTensor(n, [], Float32Array.of(NBITS_ZERO)));
   const pairTail = init('pair_shape', (n) => int64Tensor(n, [half, 1]));
@@ -43,6 +45,7 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
     ? node('Unsqueeze', [s, init('last_axis', (n) => int64Tensor(n, [-1]))], [sCol], nm('q4_scale_col'))
     : node('Unsqueeze', [s], [sCol], nm('q4_scale_col'), { axes: [-1] });
   const nodes = [
+    ...scaleCast,
     node('Gather', [packed, ids], [bytes], nm('q4_gather'), { axis: 0 }),
     node('Cast', [bytes], [wide], nm('q4_cast'), { to: DT.FLOAT }),
     node('Div', [wide, sixteen], [div], nm('q4_div')),

@@ -14,6 +14,7 @@ import { writeInt8Dynamic, type DqlCache } from './int8-dynamic.js';
 import { writeNBits } from './nbits.js';
 import { writeGatherInt8 } from './gather-int8.js';
 import { writeGatherInt4 } from './gather-int4.js';
+import { halfScales } from './half-scales.js';
 
 export type QuantScheme = 'int8' | 'int4';
 
@@ -77,6 +78,8 @@ export interface QuantLayerReport {
   method: 'gptq' | 'rtn';
   /** GPTQ's relative output error on the calibration inputs (absent for round-to-nearest). */
   relError?: number | null;
+  /** 'float16': the 4-bit forms' scales stored as float16 behind a Cast (half-scales.ts); float32 otherwise. */
+  scales?: 'float16';
   note?: string;
 }
 
@@ -112,8 +115,8 @@ function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset
 /** Below opset 13 DequantizeLinear has no axis: int8-dq.ts writes the same arithmetic as Cast + Mul. */
 const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 + Cast + Mul by the per-channel scale';
 
-function bytesAfter(form: QuantForm, qv: QuantizedView): number {
-  const scales = qv.scales.length * 4;
+function bytesAfter(form: QuantForm, qv: QuantizedView, half: boolean): number {
+  const scales = qv.scales.length * (half ? 2 : 4);
   if (form === 'int4-nbits' || form === 'int4-gather') return qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
   if (form === 'int8-gather') return qv.codes.length + scales;
   return qv.codes.length + scales + qv.rows; // + the int8 zero points
@@ -193,14 +196,17 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     const rows = t.role === 'embedding' ? t.w.dims[0] : t.w.view!.rows;
     const cols = values.length / rows;
     const given = opts.given?.get(t.w.name);
-    const qv = quantizeChecked(given ? () => given.qv : quantizer, values, rows, cols, grid, t.w.name);
+    const q0 = quantizeChecked(given ? () => given.qv : quantizer, values, rows, cols, grid, t.w.name);
+    const hq = pick.form === 'int4-nbits' || pick.form === 'int4-gather' ? halfScales(q0) : undefined;
+    const qv = hq ?? q0;
     const report: QuantLayerReport = {
       name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.reduceRange ? 7 : grid.bits, group: qv.width,
       params: values.length, zeros: countZeros(values),
-      bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv),
+      bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv, !!hq),
       maxAbsError: maxAbsErr(values, dequantizeView(qv)), method: given?.method ?? 'rtn',
     };
     if (given) report.relError = given.relError;
+    if (hq) report.scales = 'float16';
     const notes = [pick.note, ...(given?.notes ?? [])].filter((x): x is string => !!x);
     if (notes.length) report.note = notes.join('; ');
     planned.push({ t, form: pick.form, qv, report });
@@ -222,8 +228,8 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     if (p.form === 'int8-dq') writeInt8Dq(model, names, p.t, p.qv);
     else if (p.form === 'int4-dq') writeInt8Dq(model, names, p.t, positiveScales(p.qv));
     else if (p.form === 'int8-dynamic') writeInt8Dynamic(model, names, p.t, p.qv, cache);
-    else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv);
-    else if (p.form === 'int4-gather') writeGatherInt4(model, names, p.t, p.qv);
+    else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv, p.report.scales === 'float16');
+    else if (p.form === 'int4-gather') writeGatherInt4(model, names, p.t, p.qv, p.report.scales === 'float16');
     else writeGatherInt8(model, names, p.t, p.qv);
   }
   model.refresh();
