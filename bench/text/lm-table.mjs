@@ -8,25 +8,23 @@
 //        [--damp P] [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done] [--table]
 // --damp: SparseGPT's dampening (calibration.percDamp; default: the job's)
 // --calib default: the machine's license texts other than the GPL family (Apache-2.0, Artistic,
-// LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0) concatenated; --eval default: the GNU GPL v3.
+// LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0) concatenated; --eval default: the GNU GPL v3; both
+// cut by bench/lib/licence-windows.mjs, which bench/calib/lm-windows.mjs --table writes for Python.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { loadOnnx, resolveTextModel, textSamples, makeOrtRunner, runJob, OnnxModel } from '#onnx-internal';
+import { loadOnnx, resolveTextModel, makeOrtRunner, runJob, OnnxModel } from '#onnx-internal';
+import { licenceWindows } from '../lib/licence-windows.mjs';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
-const LIC = '/usr/share/common-licenses';
 const folder = opt('--model', 'bench/out/smollm2');
 const seqLen = Number(opt('--seq-len', 256)), calibCount = Number(opt('--calib-count', 32)), evalCount = Number(opt('--eval-count', 16));
 const threads = Number(opt('--threads', 2));
 const damp = opt('--damp') === undefined ? undefined : Number(opt('--damp'));
 const out = opt('--out', 'bench/out/lm-table.jsonl');
 const runs = opt('--runs', 'magnitude:0.5,wanda:0.5,sparsegpt:0.5,magnitude:4:8,wanda:4:8,sparsegpt:4:8,magnitude:2:4,wanda:2:4,sparsegpt:2:4,wanda:0.5:owl,sparsegpt:0.5:owl').split(',');
-const calibText = opt('--calib') ? fs.readFileSync(opt('--calib'), 'utf8')
-  : ['Apache-2.0', 'Artistic', 'LGPL-2.1', 'MPL-1.1', 'MPL-2.0', 'GFDL-1.3', 'CC0-1.0'].map((f) => fs.readFileSync(path.join(LIC, f), 'utf8')).join('\n\n');
-const evalText = fs.readFileSync(opt('--eval', path.join(LIC, 'GPL-3')), 'utf8');
 
 // --table: no runs; the markdown table of the runs in --out so far.
 if (args.includes('--table')) {
@@ -41,8 +39,7 @@ const files = await resolveTextModel(folder);
 const bytes = (await loadOnnx(files.model)).encode();
 const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
 const base = OnnxModel.parse(bytes);
-const set = (text, limit) => textSamples({ text, tokenizer, seqLen, inputs: base.inputs, outputs: base.outputs, limit });
-const calib = set(calibText, calibCount), held = set(evalText, evalCount);
+const { calib, held } = licenceWindows({ model: base, tokenizer, seqLen, calibCount, evalCount, calib: opt('--calib'), eval: opt('--eval') });
 console.log(`${path.basename(folder)}: ${calib.samples.length} calibration windows, ${held.samples.length} held-out windows of ${seqLen} tokens; ${os.cpus().length} cores, onnxruntime ${threads} thread(s)`);
 const done = new Set(args.includes('--skip-done') && fs.existsSync(out) ? fs.readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).run) : []);
 const runner = makeOrtRunner(ort, { intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 3 });
