@@ -3,6 +3,7 @@
 // with the 2-D view the pruning uses. Runs in browsers and Node. Reading a file goes through three
 // gates before any object is built or any declared size is trusted: the wire check (wire.ts), the
 // decoder, and the model checks (check-graph.ts, check-tensors.ts); see docs/guides/robustness.md.
+// A model read from a file in Node keeps its large inline initializers in the file (file-backed.ts).
 import { OnnxError } from './errors.js';
 import { halfArrayToFloat, floatArrayToHalf, bf16ArrayToFloat, floatArrayToBf16 } from './fp16.js';
 import { ModelProto } from './proto.js';
@@ -15,9 +16,11 @@ import { limitsOf, type OnnxLimits } from './limits.js';
 import { MemoryExternalSource, externalRefOf, checkExternalRange, type ExternalSource, type SpillStore } from './external.js';
 import {
   DT, ELEM_SIZE, toNum, dtypeName, prod, basename, u8, storageOf, transpose, typedFieldToBytes, bytesToTypedField,
-  type TensorProto, type GraphProto,
+  type TensorProto, type GraphProto, type Storage,
 } from './tensor-data.js';
 import { findWeights, graphConstants, type OnnxWeight, type ConstantEntry } from './weights.js';
+import { backByFile, type FileBacked, type FileBackedOptions } from './file-backed.js';
+import { valueInfo, type ValueInfo } from './value-info.js';
 
 // The names other modules (and the package's public index) import from here.
 export { ModelProto } from './proto.js';
@@ -28,6 +31,8 @@ export type { ExternalSource, SpillStore } from './external.js';
 export { attr, attrInt, attrInts } from './weights.js';
 export type { OnnxWeight, WeightView } from './weights.js';
 export type { OnnxLimits } from './limits.js';
+export type { ValueInfo } from './value-info.js';
+export type { FileBackedOptions } from './file-backed.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -40,6 +45,12 @@ export interface ParseOptions {
   fileName?: string;
   /** Bounds on nesting and on the objects a file may decode into (defaults in limits.ts). */
   limits?: Partial<OnnxLimits>;
+  /**
+   * Node's loadOnnxFile: the large raw_data initializers are read from `externalFiles` at
+   * `location` (the model's own file) when needed, not held, and nothing keeps the parsed bytes
+   * alive; the model encodes as it would without this (file-backed.ts).
+   */
+  fileBacked?: FileBackedOptions;
 }
 
 /** First bytes of the ModelProto fields 1-8 (with their wire types), 14, 20 and 25. */
@@ -63,6 +74,8 @@ export class OnnxModel {
   /** raw_data tensors whose bytes from before were put in the spill (storedState): written in place since. */
   private readonly inPlace = new WeakSet<TensorProto>();
   private readonly spill?: SpillStore;
+  /** Initializers read from the model's own file (ParseOptions.fileBacked): external here, inline when written. */
+  private readonly backed?: FileBacked;
   weights: OnnxWeight[] = [];
 
   /** Decodes and validates a model; throws OnnxError (reason not_onnx / truncated / corrupt). */
@@ -82,12 +95,12 @@ export class OnnxModel {
     } catch (e) {
       throw decodeError(e, data.length);
     }
-    return new OnnxModel(model, data.length, opts, limits);
+    return new OnnxModel(model, data, opts, limits);
   }
 
-  private constructor(model: any, byteLength: number, opts: ParseOptions, limits: OnnxLimits) {
+  private constructor(model: any, data: Uint8Array, opts: ParseOptions, limits: OnnxLimits) {
     this.model = model;
-    this.byteLength = byteLength;
+    this.byteLength = data.length;
     this.fileName = opts.fileName ?? 'model.onnx';
     this.spill = opts.spill;
     const ext = opts.externalFiles;
@@ -95,6 +108,7 @@ export class OnnxModel {
       ? (ext as ExternalSource)
       : new MemoryExternalSource(ext as Map<string, Uint8Array> | Record<string, Uint8Array> | undefined);
     checkModel(model, this.external, limits);
+    if (opts.fileBacked) this.backed = backByFile(model, data, opts.fileBacked, this.external);
     this.refresh();
   }
 
@@ -111,7 +125,12 @@ export class OnnxModel {
 
   /** Rebuilds `weights` (after the graph or tensor shapes changed). */
   refresh(): void {
-    this.weights = findWeights(this.graph, this.constants());
+    this.weights = findWeights(this.graph, this.constants(), (t) => this.storage(t));
+  }
+
+  /** How the tensor is stored in the model as written (a file-backed initializer: raw_data). */
+  storage(t: TensorProto): Storage {
+    return this.backed?.has(t) ? 'raw_data' : storageOf(t);
   }
 
   /** The prunable weights (Conv / ConvTranspose / Gemm / MatMul weights with a 2-D view). */
@@ -201,8 +220,8 @@ export class OnnxModel {
    * which setTensorBytes writes it in place; without one, its array itself, since setTensorBytes
    * then gives raw_data a new array and never writes into the one it replaces. A rollback that
    * keeps this costs no memory where a copy of every changed weight would hold them twice, and
-   * with the spill the changed weights take no new memory either: for a model read from a file
-   * their arrays are views of the file's bytes, which the unchanged tensors keep alive (issue 40).
+   * with the spill the changed weights take no new memory either. (A model read by loadOnnxFile
+   * has its large initializers file-backed, external here: they take externalState's way.)
    */
   storedState(t: TensorProto): StoredState | undefined {
     const storage = storageOf(t);
@@ -306,7 +325,7 @@ export class OnnxModel {
 
   /** Every tensor stored as external data, in any graph or function of the model. */
   externalTensors(): TensorProto[] {
-    return [...modelTensors(this.model)].filter((t) => storageOf(t) === 'external');
+    return [...modelTensors(this.model)].filter((t) => storageOf(t) === 'external' && !this.backed?.has(t));
   }
 
   /** External data file names the model refers to. */
@@ -339,7 +358,7 @@ export class OnnxModel {
    * in-memory model keeps reading from its sources. Without external tensors `sink` is not called.
    */
   encode(opts: EncodeOptions = {}): Uint8Array {
-    return encodeModel(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts);
+    return encodeModel(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts, this.backed);
   }
 
   /**
@@ -347,7 +366,7 @@ export class OnnxModel {
    * raw_data as held, never as one buffer: a file writer holds the model once. Returns the length.
    */
   encodeTo(out: (bytes: Uint8Array) => void, opts: EncodeOptions = {}): number {
-    return encodeModelPieces(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts, out);
+    return encodeModelPieces(this.model, this.externalTensors(), (t) => this.tensorBytes(t), opts, out, this.backed);
   }
 
   /** Graph inputs that are not initializers. */
@@ -371,20 +390,3 @@ export type RawState = { readonly tensor: TensorProto; readonly dims: unknown[] 
   { readonly raw: Uint8Array } | { readonly spilled: { ref: number; length: number } });
 
 export type StoredState = ExternalState | RawState;
-
-export interface ValueInfo {
-  name: string;
-  elemType: number;
-  dims: (number | string)[];
-  /** Number of dims, or -1 when the graph declares no shape (unknown rank, not a scalar). */
-  rank: number;
-}
-
-function valueInfo(v: any): ValueInfo {
-  const tt = v.type && v.type.tensor_type;
-  const dims = tt && tt.shape
-    ? tt.shape.dim.map((d: any) => (d.value === 'dim_value' ? toNum(d.dim_value) : d.dim_param || '?'))
-    : [];
-  return { name: v.name, elemType: tt ? tt.elem_type : 0, dims, rank: tt && tt.shape ? dims.length : -1 };
-}
-

@@ -25,6 +25,22 @@ export class FileExternalSource implements ExternalSource {
     try { this.open(loc); return true; } catch { return false; }
   }
   size(loc: string) { return this.open(loc).size; }
+  /**
+   * The whole file `loc`, read through the descriptor that later reads of it use: what was read
+   * and what is read again are one file, even if the path is replaced meanwhile (an output
+   * written over its input is renamed into place; the open descriptor keeps the old one).
+   */
+  readAll(loc: string): Buffer {
+    const { fd, size } = this.open(loc);
+    const out = Buffer.allocUnsafeSlow(size);
+    let done = 0;
+    while (done < size) {
+      const n = fs.readSync(fd, out, done, size - done, done);
+      if (n <= 0) throw new OnnxError('truncated', `"${basename(loc)}" ends before its ${size} bytes (changed while it was read?)`);
+      done += n;
+    }
+    return out;
+  }
   read(loc: string, offset: number, length: number) {
     const { fd } = this.open(loc);
     const out = new Uint8Array(length);
@@ -79,17 +95,23 @@ export class FileSpillStore implements SpillStore {
   }
 }
 
-/** Reads an .onnx file; its external data files are looked up next to it. */
+/**
+ * Reads an .onnx file; its external data files are looked up next to it. Its large inline
+ * initializers stay in the file, read again when needed (file-backed.ts): the file's bytes are
+ * not held once the model is parsed.
+ */
 export function loadOnnxFile(file: string): OnnxModel {
+  const external = new FileExternalSource(path.dirname(path.resolve(file)));
   let bytes: Uint8Array;
   try {
-    bytes = fs.readFileSync(file);
+    if (fs.statSync(file).isDirectory()) throw Object.assign(new Error('directory'), { code: 'EISDIR' });
+    bytes = external.readAll(basename(file));
   } catch (e) {
+    if (e instanceof OnnxError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     throw new OnnxError('no_file', `cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (e as Error).message}`);
   }
-  const external = new FileExternalSource(path.dirname(path.resolve(file)));
-  return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore() });
+  return OnnxModel.parse(bytes, { externalFiles: external, fileName: basename(file), spill: new FileSpillStore(), fileBacked: { location: basename(file) } });
 }
 
 /** What saveOnnxFile wrote. */

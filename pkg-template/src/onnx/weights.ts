@@ -78,7 +78,7 @@ export function graphConstants(graph: GraphProto): Map<string, ConstantEntry> {
 }
 
 /** The float weights of a graph, with their uses and, when prunable, their 2-D view. */
-export function findWeights(graph: GraphProto, constants: Map<string, ConstantEntry>): OnnxWeight[] {
+export function findWeights(graph: GraphProto, constants: Map<string, ConstantEntry>, storage: (t: TensorProto) => Storage = storageOf): OnnxWeight[] {
   const consumers = new Map<string, { node: NodeProto; index: number; ni: number }[]>();
   graph.node.forEach((n: NodeProto, ni: number) => n.input.forEach((name: string, index: number) => {
     if (!consumers.has(name)) consumers.set(name, []);
@@ -106,7 +106,7 @@ export function findWeights(graph: GraphProto, constants: Map<string, ConstantEn
     const w: OnnxWeight = {
       name, source, tensor, dims, numel,
       dtype: tensor.data_type, dtypeName: dtypeName(tensor.data_type),
-      storage: storageOf(tensor),
+      storage: storage(tensor),
       op, node: use ? use.node.name || `${op}_${use.ni}` : '',
       group: use && op === 'Conv' ? attrInt(use.node, 'group', 1) : 1,
       consumers: (consumers.get(name) ?? []).map((c) => `${c.node.op_type}#${c.index}`),

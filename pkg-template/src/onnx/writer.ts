@@ -8,6 +8,7 @@ import type protobuf from 'protobufjs';
 import { OnnxError } from './errors.js';
 import { ModelProto, onnxRoot } from './proto.js';
 import type { TensorProto } from './tensor-data.js';
+import type { FileBacked } from './file-backed.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -58,9 +59,11 @@ function withNewExternalData<T>(external: TensorProto[], bytesOf: (t: TensorProt
  * Encodes `model` (a decoded ModelProto). The `external` tensors' bytes (from `bytesOf`) are
  * appended to `opts.sink` and their references rewritten into the encoded bytes only: the
  * in-memory model keeps reading from its sources. Without external tensors `sink` is not called.
+ * The `backed` tensors (file-backed.ts) are encoded inline, as they were read.
  */
-export function encodeModel(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions = {}): Uint8Array {
-  return withNewExternalData(external, bytesOf, opts, () => ModelProto.encode(model).finish());
+export function encodeModel(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions = {}, backed?: FileBacked): Uint8Array {
+  const encode = () => ModelProto.encode(model).finish();
+  return withNewExternalData(external, bytesOf, opts, () => (backed ? backed.withInline(model, bytesOf, encode) : encode()));
 }
 
 const GraphProto = onnxRoot.lookupType('onnx.GraphProto');
@@ -90,36 +93,65 @@ function varint(n: number): Uint8Array {
 /** A length-delimited field's tag (wire type 2). */
 const tag = (id: number): Uint8Array => varint(id * 8 + 2);
 
-/** A message's encoding as a list of pieces and their total length. */
-interface Pieces { list: Uint8Array[]; length: number }
-const pieces = (list: Uint8Array[]): Pieces => ({ list, length: list.reduce((a, b) => a + b.length, 0) });
+/**
+ * A message's encoding as a list of pieces and their total length; a piece may be a file-backed
+ * tensor's bytes of known length, read only when it is written.
+ */
+interface Lazy { length: number; read: () => Uint8Array }
+type Piece = Uint8Array | Lazy;
+interface Pieces { list: Piece[]; length: number }
+const pieces = (list: Piece[]): Pieces => ({ list, length: list.reduce((a, b) => a + b.length, 0) });
 
-/** One initializer: its fields around raw_data, and raw_data's bytes as held (no copy). */
-function tensorPieces(t: any): Pieces {
+/**
+ * One initializer: its fields around raw_data, and raw_data's bytes as held (no copy), or for a
+ * backed tensor, in its inline form, its bytes from `bytesOf` when they are written.
+ */
+function tensorPieces(t: any, bytesOf: (t: TensorProto) => Uint8Array, backed?: FileBacked): Pieces {
+  const form = backed?.inlineForm(t);
+  if (form) {
+    const length = backed!.byteLength(t);
+    const read = () => {
+      const b = bytesOf(t);
+      if (b.length !== length) throw new OnnxError('corrupt', `tensor "${t.name}" has ${b.length} bytes where its dims make ${length}`);
+      return b;
+    };
+    return pieces([part(TensorProtoT, form, RAW.id, -1), tag(RAW.id), varint(length), { length, read }, part(TensorProtoT, form, RAW.id, 1)]);
+  }
   if (!has(t, 'raw_data') || !(t.raw_data instanceof Uint8Array)) return pieces([TensorProtoT.encode(t).finish()]);
   const raw: Uint8Array = t.raw_data;
   return pieces([part(TensorProtoT, t, RAW.id, -1), tag(RAW.id), varint(raw.length), raw, part(TensorProtoT, t, RAW.id, 1)]);
 }
 
-/** The bytes encodeModel returns, handed to `out` in pieces (the initializers' raw_data as held). */
-export function encodeModelPieces(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions, out: (bytes: Uint8Array) => void): number {
+/**
+ * The bytes encodeModel returns, handed to `out` in pieces (the initializers' raw_data as held; a
+ * backed initializer's bytes read when their turn comes, so that one of them is in memory at a time).
+ */
+export function encodeModelPieces(model: any, external: TensorProto[], bytesOf: (t: TensorProto) => Uint8Array, opts: EncodeOptions, out: (bytes: Uint8Array) => void, backed?: FileBacked): number {
   return withNewExternalData(external, bytesOf, opts, () => {
     const g = model.graph;
     if (!has(model, 'graph')) { const b = ModelProto.encode(model).finish(); out(b); return b.length; }
-    const inits = (g.initializer ?? []).map(tensorPieces);
-    const graphBody = [part(GraphProto, g, INITIALIZER.id, -1)];
-    for (const p of inits) graphBody.push(tag(INITIALIZER.id), varint(p.length));
-    const before = part(ModelProto, model, GRAPH.id, -1), after = part(ModelProto, model, GRAPH.id, 1), tail = part(GraphProto, g, INITIALIZER.id, 1);
-    const graphLength = graphBody[0].length + tail.length + inits.reduce((a: number, p: Pieces) => a + tag(INITIALIZER.id).length + varintLength(p.length) + p.length, 0);
-    let total = 0;
-    const emit = (b: Uint8Array) => { if (b.length) { out(b); total += b.length; } };
-    emit(before);
-    emit(tag(GRAPH.id));
-    emit(varint(graphLength));
-    emit(graphBody[0]);
-    inits.forEach((p: Pieces, i: number) => { emit(graphBody[1 + 2 * i]); emit(graphBody[2 + 2 * i]); p.list.forEach(emit); });
-    emit(tail);
-    emit(after);
-    return total;
+    // Backed tensors elsewhere than the initializers (moved into a node by an edit) go in whole.
+    const lazy = new Set<TensorProto>(g.initializer ?? []);
+    return backed ? backed.withInline(model, bytesOf, () => piecesOf(model, out, bytesOf, backed), lazy) : piecesOf(model, out, bytesOf);
   });
+}
+
+/** The model in pieces, its initializers one at a time (encodeModelPieces). */
+function piecesOf(model: any, out: (bytes: Uint8Array) => void, bytesOf: (t: TensorProto) => Uint8Array, backed?: FileBacked): number {
+  const g = model.graph;
+  const inits = (g.initializer ?? []).map((t: any) => tensorPieces(t, bytesOf, backed));
+  const graphBody = [part(GraphProto, g, INITIALIZER.id, -1)];
+  for (const p of inits) graphBody.push(tag(INITIALIZER.id), varint(p.length));
+  const before = part(ModelProto, model, GRAPH.id, -1), after = part(ModelProto, model, GRAPH.id, 1), tail = part(GraphProto, g, INITIALIZER.id, 1);
+  const graphLength = graphBody[0].length + tail.length + inits.reduce((a: number, p: Pieces) => a + tag(INITIALIZER.id).length + varintLength(p.length) + p.length, 0);
+  let total = 0;
+  const emit = (p: Piece) => { const b = p instanceof Uint8Array ? p : p.read(); if (b.length) { out(b); total += b.length; } };
+  emit(before);
+  emit(tag(GRAPH.id));
+  emit(varint(graphLength));
+  emit(graphBody[0]);
+  inits.forEach((p: Pieces, i: number) => { emit(graphBody[1 + 2 * i]); emit(graphBody[2 + 2 * i]); p.list.forEach(emit); });
+  emit(tail);
+  emit(after);
+  return total;
 }

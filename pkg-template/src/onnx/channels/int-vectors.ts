@@ -116,6 +116,7 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
 function onesFill(n: NodeProto): boolean {
   const t = n.attribute?.find((a: { name: string }) => a.name === 'value')?.t;
   if (!t || (t.data_type !== 7 && t.data_type !== 6)) return false;
+  // An attribute's tensor keeps its raw_data (only initializers are file-backed: file-backed.ts).
   const raw: Uint8Array | undefined = t.raw_data;
   if (raw && raw.length >= 4) return raw[0] === 1 && raw.slice(1).every((b) => b === 0);
   const vals = t.data_type === 7 ? t.int64_data : t.int32_data;

@@ -32,12 +32,9 @@ function tensorAttr(model: OnnxModel, node: NodeProto, a: any): TrainAttr {
   const t = a.t as TensorProto | undefined;
   if (!t) throw new OnnxError('bad_attribute', `${node.op_type} node ${node.name}: attribute ${a.name} holds no tensor`, 'invalid_value');
   const dims = (t.dims as unknown[]).map(toNum);
-  // BOOL (9): one byte per value in raw_data, or int32_data (torch writes masks' fills this way)
-  if (t.data_type === 9) {
-    const raw = t.raw_data as Uint8Array | undefined;
-    const values = raw && raw.length ? Array.from(raw) : ((t.int32_data ?? []) as unknown[]).map(toNum);
-    return { dims, values, int: true };
-  }
+  // BOOL (9): one byte per value in raw_data, or int32_data (torch writes masks' fills this way);
+  // read through the model, which knows where a tensor's bytes are
+  if (t.data_type === 9) return { dims, values: Array.from(model.tensorBytes(t)), int: true };
   const int = t.data_type === DT.INT64 || t.data_type === DT.INT32;
   const values = int ? intsOf(model, t) : Array.from(model.readFloat(t));
   return { dims, values, int };
