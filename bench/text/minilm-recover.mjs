@@ -6,18 +6,27 @@
 // (WASM) and onnxruntime-node, one thread, batch 1, interleaved runs.
 //   node bench/text/minilm-recover.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--fractions 0.5[,0.3]]
 //        [--minutes 15] [--lr 1e-4] [--batch 8] [--calib-count 512] [--sections 8] [--ref 60] [--eval 40]
-//        [--val 128] [--train-count N] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
+//        [--val 128] [--train-count N|all] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
+//        [--features K] [--feature-weight W] [--one-shot FILE.onnx] [--score activations|fluctuation|weights]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
-// Text and task: bench/lib/debian-sections.mjs (the held-out set for fidelity and the task, the
-// reference set the task's labelled neighbours, the validation set recovery's choice of the best
-// epoch, the calibration / training set; disjoint).
+// Text: /var/lib/apt/lists/*bookworm_main_binary-amd64_Packages.lz4 (needs `lz4`); the short
+// descriptions only (the lists hold no long ones). The held-out set (for fidelity and the task),
+// the reference set (the task's labelled neighbours), the validation set (recovery's choice of the
+// best epoch) and the calibration / training set are disjoint sets of distinct descriptions.
 // --latency-only: no fidelity, task or recovery: the dense model against the shapes --channels F
 // leaves (magnitude removal: the same kept counts, so the same latency), for each --round-to of a
 // list (e.g. 1,8), with more --reps on a loaded machine. --round-to: the job's roundTo (kept channels per group a multiple of it; default 8, which keeps 8 of
 // MiniLM's 12 heads per layer at --channels 0.5). --train-count: recovery's training set, the calibration set plus further descriptions (default:
-// the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more).
+// the calibration set alone; the job and the CLI train on at most 512 samples, recover() takes more;
+// `all`: every description outside the held-out, reference and validation sets). --features K: recovery
+// also distils K matched block outputs (recover's `features`; the residual stream keeps its 384 width,
+// so they match 1:1). --one-shot FILE: the one-shot model is read from FILE if it exists (with its
+// FILE.json: seconds and parameters), else pruned and written there, so that several recovery runs of
+// one cut prune once (one --fractions value only). --score: the job's mode.score (how channels are
+// ranked; an encoder's default is the activation-aware score, a language model's FLAP's fluctuation). --reps 0: no latency (a recovered model has the
+// one-shot model's shapes: its latency is that of any earlier run of the same cut).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +44,7 @@ const { values } = parseArgs({ options: {
   'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
   ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
   'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
-  'lat-sentences': { type: 'string', default: '8' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
+  'lat-sentences': { type: 'string', default: '8' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, 'one-shot': { type: 'string' }, score: { type: 'string' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
 } });
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
@@ -44,7 +53,8 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 // ---- text: distinct short descriptions with one Section each (bench/lib/debian-sections.mjs)
 const nSections = Number(values.sections), nRef = Number(values.ref), nEval = Number(values.eval);
 const nVal = Number(values.val), nCal = Number(values['calib-count']);
-const nTrain = Math.max(nCal, Number(values['train-count'] ?? nCal));
+// `all`: every description outside the held-out, reference and validation sets
+const nTrain = values['train-count'] === 'all' ? Infinity : Math.max(nCal, Number(values['train-count'] ?? nCal));
 const { sections, ref, held, valLines, trainLines, calLines, distinct } = debianSections({ nSections, nRef, nEval, nVal, nCal, nTrain });
 log(`${distinct} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
 
@@ -84,7 +94,10 @@ async function judge(label, bytes, extra = {}) {
 
 const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
 const minutes = Number(values.minutes);
-const training = { minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}) };
+const training = {
+  minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}),
+  ...(values.features ? { features: Number(values.features) } : {}), ...(values['feature-weight'] ? { featureWeight: Number(values['feature-weight']) } : {}),
+};
 for (const fraction of values.fractions.split(',').map(Number)) {
   if (latencyOnly) {
     for (const r of (values['round-to'] ?? '8').split(',').map(Number)) {
@@ -95,13 +108,27 @@ for (const fraction of values.fractions.split(',').map(Number)) {
     continue;
   }
   // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it.
-  const m = OnnxModel.parse(denseBytes);
-  const tp = Date.now();
-  const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
-  const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
-  const pruneS = (Date.now() - tp) / 1000;
-  const params = job.report.prune?.params;
-  const oneShot = m.encode();
+  const cached = values['one-shot'];
+  let oneShot, pruneS, params;
+  if (cached && fs.existsSync(cached)) {
+    oneShot = new Uint8Array(fs.readFileSync(cached));
+    ({ pruneSeconds: pruneS, params } = JSON.parse(fs.readFileSync(`${cached}.json`, 'utf8')));
+    log(`one-shot model read from ${cached} (pruned earlier in ${pruneS.toFixed(0)} s)`);
+  } else {
+    const m = OnnxModel.parse(denseBytes);
+    const tp = Date.now();
+    const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
+    const score = values.score ? { score: values.score } : {};
+    const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
+    pruneS = (Date.now() - tp) / 1000;
+    params = job.report.prune?.params;
+    oneShot = m.encode();
+    if (cached) {
+      fs.mkdirSync(path.dirname(cached), { recursive: true });
+      fs.writeFileSync(cached, oneShot);
+      fs.writeFileSync(`${cached}.json`, JSON.stringify({ fraction, roundTo: values['round-to'] ?? null, score: values.score ?? null, calibration: calSet.samples.length, pruneSeconds: pruneS, params }));
+    }
+  }
   rows.push(await judge(`channels ${fraction} sparsegpt`, oneShot, { pruneSeconds: pruneS, params }));
   if (!(minutes > 0)) continue;
   // Recovery: what `--recover` adds to the same job (run.ts calls recover on the pruned model with the
@@ -116,10 +143,11 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   });
   const recS = (Date.now() - tr) / 1000;
   const d = rep.distill;
+  if (d?.features) log(`features: ${d.features.map((x) => x.name).join(', ')}`);
   log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
   rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
     pruneSeconds: pruneS, params, recoverSeconds: recS,
-    distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped },
+    distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped, features: d.features?.map((x) => x.name) },
     closedForm: rep.closedForm.map((s) => ({ step: s.step, layers: s.layers, applied: s.applied, before: s.before, after: s.after })), training, trainSamples: trainSet.samples.length,
   }));
 }
@@ -132,9 +160,10 @@ const lat = heldSet.samples.slice(0, L).map((s) => {
 });
 const latVariants = [rows[0], ...rows.filter((r) => r.label !== 'dense' && !r.label.endsWith('recover'))];
 ortWeb.env.wasm.numThreads = 1;
+const latencyRuntimes = reps > 0 ? [['node', ortNode], ['web', ortWeb]] : [];
 ortWeb.env.logLevel = 'error';
 const times = {};
-for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
+for (const [rt, ort] of latencyRuntimes) {
   const sess = [];
   for (const r of latVariants) sess.push(await ort.InferenceSession.create(r.bytes, rt === 'node' ? sessionOptions : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
   const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
@@ -152,7 +181,7 @@ for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
   log(`${rt} latency measured`);
 }
 latVariants.forEach((r, i) => {
-  for (const rt of ['node', 'web']) {
+  for (const [rt] of latencyRuntimes) {
     r[`${rt}Ms`] = median(times[rt][i]);
     r[`${rt}P90`] = quantile(sorted(times[rt][i]), 0.9);
     r[`${rt}Ratio`] = median(times[rt][0]) / r[`${rt}Ms`];
@@ -162,7 +191,7 @@ latVariants.forEach((r, i) => {
 for (const r of rows) {
   if (!r.label.endsWith('recover')) continue;
   const base = rows.find((x) => x.label === r.label.replace(' + recover', ''));
-  for (const k of ['nodeMs', 'nodeP90', 'nodeRatio', 'webMs', 'webP90', 'webRatio']) r[k] = base[k];
+  for (const k of ['nodeMs', 'nodeP90', 'nodeRatio', 'webMs', 'webP90', 'webRatio']) if (k in base) r[k] = base[k];
 }
 
 const f = (x, d = 4) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(d));

@@ -12,6 +12,7 @@ import { build, CLI } from './build.mjs';
 build();
 const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, cutPoints, matchFeatures, FeatureTeacher, OnnxError } = await import('#onnx-internal');
 const { tmpDir, convNet, makeModel } = await import('./graphs.mjs');
+const { modelBytes } = await import('./models.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
@@ -22,6 +23,22 @@ const train = (m) => makeInputSet(m, { count: 16 });
 
 test('cut points: the tensors that are alone alive between two nodes, never inside a residual block or an output', () => {
   assert.deepEqual(cutPoints(OnnxModel.parse(net())), ['a', 'ar', 's', 'sr']);
+});
+
+test('cut points of transformers: block boundaries beside the mask and rotary tables that stay alive, none inside the first block', () => {
+  const names = (f) => cutPoints(OnnxModel.parse(modelBytes(f)));
+  // A BERT export: the attention mask (from attention_mask alone) is read by every layer; inside
+  // layer 0 the token embeddings and the mask are both alive beside the scores, so no cut there.
+  const L = (l, t) => `/bert/encoder/layer.${l}/${t}`;
+  assert.deepEqual(names('bert-torch'), [
+    L(0, 'attention/output/Add_output_0'), L(0, 'attention/output/LayerNorm/LayerNormalization_output_0'),
+    L(0, 'output/Add_output_0'), L(0, 'output/LayerNorm/LayerNormalization_output_0'),
+    L(1, 'attention/output/Add_output_0'), L(1, 'attention/output/LayerNorm/LayerNormalization_output_0'), L(1, 'output/Add_output_0'),
+  ]);
+  // A Llama-style decoder (RMSNorm, RoPE tables from position_ids, a causal mask): both residual adds of layer 0.
+  const dec = names('smollm2-tiny');
+  for (const n of ['/model/model/layers.0/Add_output_0', '/model/model/layers.0/Add_1_output_0', '/model/model/layers.1/Add_output_0']) assert.ok(dec.includes(n), n);
+  assert.ok(!dec.some((n) => n.includes('self_attn') || n.includes('/mlp/')), dec.join(' '));
 });
 
 test('a channel-pruned tensor is matched on its kept channels: the teacher values per batch equal the student values', async () => {

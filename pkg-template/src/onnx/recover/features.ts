@@ -32,9 +32,17 @@ const MATCH_SAMPLES = 16;
 
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
 
+/** Ops whose output is the shape of their input, not its values: no data flows through them. */
+const SHAPE_OPS = new Set(['Shape', 'Size']);
+
 /**
- * The cut points of `model`'s main graph, in node order: after node i, the one non-constant value
- * still to be read by a later node (or that is a graph output) — when exactly one is alive.
+ * The cut points of `model`'s main graph, in node order: after node i, a value v still to be read by
+ * a later node such that every other value alive then is side information computed from strictly
+ * fewer of the graph's data inputs than v (a shape read by Shape/Size carries no data). Alone alive is
+ * the simple case (a CNN between two blocks). A transformer's attention mask (from `attention_mask`
+ * only) or its rotary tables (from positions) stay alive through every block, so without the side
+ * rule a BERT or Llama graph has no cut point at all; inside a block the residual input is alive
+ * beside the branch and depends on the same inputs, so no point inside a block qualifies.
  */
 export function cutPoints(model: OnnxModel): string[] {
   const ix = indexGraph(model);
@@ -42,15 +50,33 @@ export function cutPoints(model: OnnxModel): string[] {
   const last = new Map<string, number>();
   for (const [v, readers] of ix.consumers) last.set(v, readers.reduce((a, b) => Math.max(a, b), -1));
   for (const o of outputs) last.set(o, Infinity);
+  // Which data inputs each value is computed from, as a bit set over the feeds.
+  const deps = new Map<string, bigint>();
+  [...ix.feeds.keys()].forEach((v, k) => deps.set(v, 1n << BigInt(k)));
+  const depsOf = (v: string) => deps.get(v) ?? 0n;
   const live = new Set<string>();
   for (const v of ix.feeds.keys()) if ((last.get(v) ?? -1) >= 0) live.add(v);
   const out = new Set<string>();
+  // w is side information beside v: computed from a strict subset of v's inputs.
+  const side = (w: bigint, v: bigint) => w !== v && (w & v) === w;
   ix.nodes.forEach((n, i) => {
+    const d = SHAPE_OPS.has(n.op_type) ? 0n : ix.inputs[i].reduce((a, x) => a | depsOf(x), 0n);
+    for (const o of n.output) if (o) deps.set(o, d);
     for (const o of n.output) if (o && !ix.constant.has(o) && (last.get(o) ?? -1) > i) live.add(o);
     for (const x of ix.inputs[i]) if (last.get(x) === i) live.delete(x);
-    if (live.size === 1) {
-      const [v] = live;
-      if (ix.producer.has(v) && !outputs.has(v)) out.add(v);
+    for (const v of live) {
+      if (!ix.producer.has(v) || outputs.has(v)) continue;
+      const dv = depsOf(v);
+      let cut = dv !== 0n, sides = 0n;
+      for (const w of live) {
+        if (w === v) continue;
+        if (!side(depsOf(w), dv)) { cut = false; break; }
+        sides |= depsOf(w);
+      }
+      // And some input reaches the rest of the graph through v alone: in a transformer's first block
+      // the token embeddings (input_ids) and the mask (attention_mask) are both alive beside the
+      // attention scores, each a strict subset, together all of them: v only mixes them there.
+      if (cut && sides !== dv) { out.add(v); break; } // at most one v qualifies: each other is a strict subset of it
     }
   });
   return [...out];
