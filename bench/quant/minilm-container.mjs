@@ -7,23 +7,15 @@
 // repetitions) in onnxruntime-node and -web (WASM) beside onnxruntime's q8.
 // Usage: node bench/quant/minilm-container.mjs   (the model folder of bench/quant/minilm.mjs)
 import fs from 'node:fs';
-import zlib from 'node:zlib';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, quantizeModel, rtnQuantize, OnnxModel } from '#onnx-internal';
-import { debianSections, knnAccuracy } from '../lib/debian-sections.mjs';
+import { runSet, makeOrtRunner, fidelity, quantizeModel, rtnQuantize, OnnxModel } from '#onnx-internal';
+import { knnAccuracy } from '../lib/debian-sections.mjs';
+import { minilmProbe, brotli9 } from '../lib/encoder-samples.mjs';
 import { median } from '../lib/stats.mjs';
-const { ref, held } = debianSections({ nCal: 16 });
-const files = await resolveTextModel('bench/out/models/all-MiniLM-L6-v2');
-const dense = await loadOnnx(files.model);
-const denseBytes = dense.encode();
-const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
-const S = (lines) => textSamples({ lines, tokenizer, seqLen: 32, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
-const refSet = S(ref.map(([d]) => d)), heldSet = S(held.map(([d]) => d));
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1 });
-const dH = await runSet(runner, denseBytes, heldSet.samples);
-const dAcc = knnAccuracy(await runSet(runner, denseBytes, refSet.samples), dH, ref, held);
-const brotli = (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: b.length } }).length;
+const { ref, held, denseBytes, refSet, heldSet, dH, dAcc } = await minilmProbe(runner);
+const brotli = brotli9;
 // per-row codes in +-L inside the int8 (7-bit) container: the MatMulInteger form's speed, entropy of L levels
 const perRow = (L) => (values, rows, cols, grid) => {
   if (grid.bits === 4) return rtnQuantize(values, rows, cols, grid);

@@ -20,9 +20,10 @@ import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, OnnxModel } from '#onnx-internal';
+import { runSet, makeOrtRunner, fidelity, runJob, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy } from '../lib/debian-sections.mjs';
+import { encoderSamples } from '../lib/encoder-samples.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -38,12 +39,8 @@ const EMB = 'sentence_embedding';
 
 const nCal = Number(values['calib-count']);
 const { sections, ref, held, calLines } = debianSections({ nCal });
-const files = await resolveTextModel(values.model);
-const dense = await loadOnnx(files.model);
-const denseBytes = dense.encode();
-const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
 const seqLen = Number(values['seq-len']);
-const samplesOf = (lines) => textSamples({ lines, tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
+const { dense, denseBytes, samplesOf } = await encoderSamples(values.model, seqLen);
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d)), calSet = samplesOf(calLines);
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const calibration = { samples: calSet.samples };

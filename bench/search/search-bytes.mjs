@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, runSet, fidelity, sensitivity, compress, pruneSparsity, removeChannels, byteSizer } from '#onnx-internal';
 import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
-import { readTextSet, textSamples, taskMetrics } from '../../kit/ocr-metrics.mjs';
+import { ocrSearchModel } from '../lib/ocr-search-model.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
@@ -53,12 +53,7 @@ const rows = [];
 const sizer = await byteSizer();
 for (const key of opt.models.split(',')) {
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
-  const base = OnnxModel.parse(bytes);
-  const evalSet = textSamples(readTextSet(sets[key].search), key);
-  const taskSet = readTextSet(sets[key].task);
-  const taskSamples = textSamples(taskSet, key);
-  const reference = await runSet(runner, bytes, evalSet);
-  const task = async (b) => taskMetrics(key, taskSet, await runSet(runner, b, taskSamples), taskSamples);
+  const { base, evalSet, reference, task } = await ocrSearchModel(key, bytes, sets[key], runner);
   const original = { brotli: brotli11(bytes), task: await task(bytes) };
   console.error(`[${key}] original: brotli-11 ${MiB(original.brotli)} MiB, ${fmtTask(key, original.task)}; load ${os.loadavg()[0].toFixed(1)}`);
   for (const mode of opt.modes.split(',')) {

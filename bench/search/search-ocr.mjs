@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, runSet, fidelity, lowerBound, sensitivity, compress, pruneSparsity, removeChannels, LatencyProbe } from '#onnx-internal';
 import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
-import { readTextSet, textSamples, taskMetrics } from '../../kit/ocr-metrics.mjs';
+import { ocrSearchModel } from '../lib/ocr-search-model.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
@@ -74,12 +74,7 @@ const t00 = Date.now();
 
 for (const key of opt.models.split(',')) {
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
-  const base = OnnxModel.parse(bytes);
-  const evalSet = textSamples(readTextSet(sets[key].search), key);
-  const taskSet = readTextSet(sets[key].task);
-  const taskSamples = textSamples(taskSet, key);
-  const reference = await runSet(runner, bytes, evalSet);
-  const task = async (b) => taskMetrics(key, taskSet, await runSet(runner, b, taskSamples), taskSamples);
+  const { base, evalSet, taskSamples, reference, task } = await ocrSearchModel(key, bytes, sets[key], runner);
   const taskOriginal = await task(bytes);
   const paramsBefore = base.weights.reduce((a, w) => a + w.numel, 0);
   const zerosBefore = base.prunable().reduce((a, w) => a + base.readFloat(w).filter((v) => v === 0).length, 0);

@@ -33,9 +33,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { loadOnnx, resolveTextModel, textSamples, runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxModel } from '#onnx-internal';
+import { runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy as knnAccuracyOf } from '../lib/debian-sections.mjs';
+import { encoderSamples } from '../lib/encoder-samples.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -59,12 +60,8 @@ const { sections, ref, held, valLines, trainLines, calLines, distinct } = debian
 log(`${distinct} distinct descriptions; sections ${sections.join(', ')}; reference ${ref.length}, held-out ${held.length}, validation ${valLines.length}, calibration ${calLines.length}, training ${trainLines.length}`);
 
 // ---- model and samples
-const files = await resolveTextModel(values.model);
-const dense = await loadOnnx(files.model);
-const denseBytes = dense.encode();
-const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
 const seqLen = Number(values['seq-len']);
-const samplesOf = (lines) => textSamples({ lines, tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, kind: 'encoder' });
+const { dense, denseBytes, samplesOf } = await encoderSamples(values.model, seqLen);
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d));
 const valSet = samplesOf(valLines), calSet = samplesOf(calLines);
 const trainSet = trainLines.length > calLines.length ? samplesOf(trainLines) : calSet;
