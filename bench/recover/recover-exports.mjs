@@ -5,7 +5,7 @@
 //        [--held-out 32] [--epochs 8] [--minutes 10] [--lr 3e-3] [--batch 8] [--method magnitude|sparsegpt]
 //        [--kind generic|classification] [--test N] [--calib 16]
 //        [--model FILE.onnx --samples DIR] [--nm 2:4] [--features K] [--steps stats,lsq,distill]
-//        [--f1 yolov8] [--save DIR]
+//        [--f1 yolov8] [--save DIR] [--dense W1,W2]
 // Models by name are the committed test models, fed generated inputs (ids within the embedding
 // tables, masks 0/1: makeInputSet; disjoint seeds per set). --model FILE with --samples DIR is a
 // model of one's own fed real samples instead: DIR/calib, DIR/recover, DIR/held-out, DIR/test, each
@@ -22,6 +22,8 @@
 // predict, conf 0.25, NMS IoU 0.7): F1 of the pruned and the recovered model's detections against the
 // original's on the test set, and of the original's against the labels when DIR/labels/test.json
 // ({"<sample>": [[class, x1, y1, x2, y2], ...]}, bench/models/yolov8_shapes.py) exists.
+// --dense W1,W2: these weights left dense (SparseGPT: its 'dense' criterion; magnitude: restored
+// after pruning), e.g. YOLOv8's DFL projection model.22.dfl.conv.weight (a fixed 0..15, not learned).
 // --save DIR: the pruned and the recovered model written to DIR/pruned.onnx, DIR/recovered.onnx.
 // Prints one markdown row per model. Run after scripts/build.sh.
 import fs from 'node:fs';
@@ -40,7 +42,7 @@ const { values: opt } = parseArgs({
     train: { type: 'string', default: '64' }, 'held-out': { type: 'string', default: '32' }, epochs: { type: 'string', default: '8' },
     minutes: { type: 'string', default: '10' }, method: { type: 'string', default: 'magnitude' }, test: { type: 'string', default: '0' }, kind: { type: 'string', default: 'generic' }, lr: { type: 'string', default: '3e-3' }, batch: { type: 'string', default: '8' },
     calib: { type: 'string', default: '16' }, model: { type: 'string' }, samples: { type: 'string' },
-    nm: { type: 'string' }, features: { type: 'string', default: '0' }, steps: { type: 'string', default: 'distill' }, f1: { type: 'string' }, save: { type: 'string' },
+    nm: { type: 'string' }, features: { type: 'string', default: '0' }, steps: { type: 'string', default: 'distill' }, f1: { type: 'string' }, save: { type: 'string' }, dense: { type: 'string', default: '' },
   },
 });
 if (Boolean(opt.model) !== Boolean(opt.samples)) throw new Error('--model and --samples go together');
@@ -109,10 +111,15 @@ for (const name of opt.model ? [opt.model] : opt.models.split(',')) {
   console.error(`${name}: ${calib.length} calibration, ${train.length} training, ${held.length} held-out, ${test.length} unseen samples`);
   const tp = performance.now();
   const target = nm ? { nm } : { sparsity: Number(opt.sparsity) };
+  const dense = new Set(opt.dense.split(',').filter(Boolean));
+  for (const w of dense) teacher.weight(w); // a name that is no weight is refused, typed
   if (opt.method === 'sparsegpt') {
-    await calibratePrune(pruned, { ort: runner, calibration: calib, criterion: 'sparsegpt', ...target });
-  } else if (nm) pruneNm(pruned, { nm });
-  else pruneSparsity(pruned, target);
+    await calibratePrune(pruned, { ort: runner, calibration: calib, criterion: (l) => (dense.has(l.name) ? 'dense' : 'sparsegpt'), ...target });
+  } else {
+    if (nm) pruneNm(pruned, { nm });
+    else pruneSparsity(pruned, target);
+    for (const w of dense) pruned.writeFloat(pruned.weight(w).tensor, teacher.readFloat(teacher.weight(w)));
+  }
   console.error(`${name}: pruned in ${((performance.now() - tp) / 1000).toFixed(0)} s`);
   const zeros = pruned.prunable().map((w) => [w, Array.from(pruned.readFloat(w)).flatMap((v, i) => (v === 0 ? [i] : []))]);
   const kinds = Object.fromEntries(teacher.outputs.map((o) => [o.name, opt.kind]));

@@ -29,7 +29,7 @@ export function fixedProjections(model: OnnxModel): KeptDense[] {
   return model.prunable()
     .filter((w) => w.op === 'Conv' && w.dims.length === 4 && w.dims[0] === 1 && w.dims[1] >= 2 && w.dims[2] === 1 && w.dims[3] === 1)
     .filter((w) => model.readFloat(w).every((v, i) => v === i))
-    .map((w) => ({ name: w.name, why: `fixed projection 0..${w.dims[1] - 1} (the expected value over ${w.dims[1]} bins, YOLOv8's DFL): arithmetic, not a learned weight; left dense` }));
+    .map((w) => ({ name: w.name, why: `fixed projection 0..${w.dims[1] - 1}: YOLOv8's DFL, the expected value over ${w.dims[1]} bins, arithmetic and not a learned weight; left dense` }));
 }
 
 /**
