@@ -10,11 +10,11 @@
 import { OnnxError } from './errors.js';
 import type { OnnxModel } from './model.js';
 import type { TensorProto } from './tensor-data.js';
+import { BLOCK, evenBlocks } from './block-sample.js';
 
 /** Compressed size of bytes, by a real compressor; `name` says which (for the report). */
 export interface ByteSizer { name: string; size(bytes: Uint8Array): Promise<number> }
 
-const BLOCK = 4096;
 const SAMPLE_BLOCKS = 64;
 /** Brotli quality of the Node sizer: ~20-50 MB/s here, the transport estimate's fast quality. */
 const QUALITY = 5;
@@ -46,27 +46,11 @@ export async function byteSizer(): Promise<ByteSizer> {
   };
 }
 
-/** The sampled blocks of `bytes` (all of them when few), concatenated, and the factor to the whole. */
-function sampleOf(bytes: Uint8Array): { sample: Uint8Array; scale: number } {
-  const blocks = Math.ceil(bytes.length / BLOCK);
-  if (blocks <= SAMPLE_BLOCKS) return { sample: bytes, scale: 1 };
-  const out = new Uint8Array(SAMPLE_BLOCKS * BLOCK);
-  const step = blocks / SAMPLE_BLOCKS;
-  let o = 0;
-  for (let i = 0; i < SAMPLE_BLOCKS; i++) {
-    const at = Math.min(Math.floor(i * step), blocks - 1) * BLOCK;
-    const b = bytes.subarray(at, Math.min(at + BLOCK, bytes.length));
-    out.set(b, o);
-    o += b.length;
-  }
-  return { sample: out.subarray(0, o), scale: bytes.length / o };
-}
-
 /** Estimated compressed bytes of one tensor's stored bytes (see the file comment). */
 export async function servedBytes(sizer: ByteSizer, bytes: Uint8Array): Promise<number> {
   if (!bytes.length) return 0;
-  const { sample, scale } = sampleOf(bytes);
-  return (await sizer.size(sample)) * scale;
+  const sample = evenBlocks(bytes, SAMPLE_BLOCKS);
+  return (await sizer.size(sample)) * (bytes.length / sample.length);
 }
 
 /** A float32 array's bytes, as a weight is stored. */
@@ -87,8 +71,9 @@ const DEQUANTIZE = new Set(['DequantizeLinear', 'Cast', 'Mul']);
 
 /**
  * The split of `total` (the file's compressed size, e.g. transportSize's brotli) over the model's
- * initializers of at least `minBytes`: their estimates, scaled down to fit `total` with the rest
- * (the graph and the smaller tensors) counted at its raw size.
+ * initializers of at least `minBytes`: their estimates, scaled down so that they and the smaller
+ * tensors (taken at their raw size) fit within `total`; whatever is left of `total` (the graph's
+ * own bytes included, which are not estimated) is `parts.rest`.
  */
 export async function servedSplit(model: OnnxModel, total: number, opts: { sizer?: ByteSizer; minBytes?: number } = {}): Promise<ServedSplit> {
   const sizer = opts.sizer ?? await byteSizer();
@@ -112,7 +97,7 @@ export async function servedSplit(model: OnnxModel, total: number, opts: { sizer
   }
   const estimated = tensors.reduce((a, t) => a + t.served, 0);
   // fitted to the file's figure (quality 11 gains over the sizer's fast setting); the small tensors
-  // and the graph are counted at their raw size, an upper bound that is a small share of any model
+  // are deducted at their raw size, an upper bound that is a small share of any model
   const scale = estimated > 0 ? Math.min(1, Math.max(0, total - small) / estimated) : 0;
   for (const t of tensors) t.served *= scale;
   tensors.sort((a, b) => b.served - a.served);

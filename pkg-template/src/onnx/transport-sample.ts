@@ -10,9 +10,7 @@
 // together rather than alone share what a compressor learns over a stream (codes, contexts), as
 // in the whole file; matches between blocks far apart are what a sample cannot see (MATCH_RICH).
 import fs from 'node:fs';
-
-/** The unit of sampling: small, so that a sample spans many tensors. */
-export const BLOCK = 4096;
+import { BLOCK } from './block-sample.js';
 
 /**
  * The kinds of data: float32 (dense; its bytes' distribution depends on their position mod 4),

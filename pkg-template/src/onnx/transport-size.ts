@@ -19,7 +19,8 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { OnnxError } from './errors.js';
 import { RATIO_FIT } from './transport-fit.js';
-import { BLOCK, KINDS, sampleStream, type Kind } from './transport-sample.js';
+import { KINDS, sampleStream, type Kind } from './transport-sample.js';
+import { BLOCK, evenBlocks } from './block-sample.js';
 import { servedSplit, type ServedSplit } from './served-bytes.js';
 import type { OnnxModel } from './model.js';
 
@@ -197,15 +198,6 @@ const MEASURE_MIN = 32 * 1024;
 /** Options of the sample (the bench varies them; transportSize uses the defaults). */
 export interface SampleOptions { sampleBytes?: number; measureBytes?: number }
 
-/** One block in k of a kind's sample, about `bytes` long. */
-function subSample(sample: Uint8Array, bytes: number): Uint8Array {
-  const blocks = Math.ceil(sample.length / BLOCK), take = Math.min(blocks, Math.max(1, Math.round(bytes / BLOCK))), step = blocks / take;
-  const out = new Uint8Array(take * BLOCK);
-  let o = 0;
-  for (let i = 0; i < take; i++) { const b = sample.subarray(Math.floor(i * step) * BLOCK, Math.floor(i * step) * BLOCK + BLOCK); out.set(b, o); o += b.length; }
-  return out.subarray(0, o);
-}
-
 /** The sample of the sources (transport-sample.ts), each kind's part compressed (on zlib's threads) and scaled to the stream. */
 export async function kindParts(sources: Source[], opts: SampleOptions = {}): Promise<{ raw: number; scanned: number; sampled: number; parts: KindPart[] }> {
   const s = sampleStream(sources, opts.sampleBytes);
@@ -224,7 +216,7 @@ export async function kindParts(sources: Source[], opts: SampleOptions = {}): Pr
     // The budget shared by the kinds' parts of the estimate.
     const mine = total ? (measureBytes * br * k.xScan) / k.xSample / total : 0;
     if (mine >= MEASURE_MIN && KINDS[i] !== 'flat') {
-      const sub = subSample(k.bytes, Math.min(mine, k.bytes.length));
+      const sub = evenBlocks(k.bytes, Math.round(Math.min(mine, k.bytes.length) / BLOCK));
       const [b11, b5, g9, g4] = await Promise.all([compress(sub, 11), compress(sub, FAST_QUALITY), compress(sub, null, 9), compress(sub, null)]);
       part.measured = { brotli: b11 / b5, gzip: g9 / g4, bytes: sub.length };
     }

@@ -10,14 +10,16 @@ import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } fro
 import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch, staticBatchHint } from './batches.js';
 import { withFeatures } from './features.js';
+import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
 import { guardSync } from '../run-failure.js';
 
 export interface DistillContext {
   setup: TrainSetup;
   samples: InputSample[];
-  /** Per trained tensor (setup.trained order), the teacher's values per sample. */
+  /** Per trained tensor (setup.trained order), the teacher's values per sample, and their dims on one sample. */
   targets: Float32Array[][];
+  dims: number[][];
   /** Held-out score of the parameters in `work` (writes them first). */
   score: () => Promise<number>;
   check: () => void;
@@ -50,7 +52,12 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const seed = opts.seed ?? 1;
   const resume: RecoverState | undefined = opts.resume;
   if (resume) writeParams(work, resume.params);
-  const { graph, losses } = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), ctx.features?.features ?? []);
+  const features = ctx.features?.features ?? [];
+  const withF = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), features);
+  const { losses } = withF;
+  // per-token losses of padded text count the real tokens only (token-mask.ts)
+  const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
+  const { graph } = padding;
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
   try {
     trainer.setLosses(losses);
@@ -76,7 +83,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         ctx.check();
         if (now() - t0 >= budget) { stopped = 'time'; break; }
         const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
-        if (ctx.features) batch.targets.push(...await ctx.features.batch(ctx.samples, batches[b]));
+        if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(ctx.samples, batches[b]), batches[b]));
         try {
           sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
         } catch (e) { throw staticBatchHint(e, work.inputs.filter((i) => graph.inputs.includes(i.name)), batch.size); }
@@ -101,6 +108,6 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       if (stopped === 'time') break;
     }
     writeParams(work, best);
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
   } finally { trainer.free(); }
 }

@@ -178,7 +178,7 @@ export async function matchFeatures(runner: ModelRunner, student: OnnxModel, tea
     for (let c = 0; c < s.channels; c++) sq += t.sumSq[map ? map[c] : c];
     const meanSq = t.count ? sq / (t.count * s.channels) : 0;
     if (!(meanSq > 0)) continue; // a tensor that is zero on the samples says nothing
-    features.push({ name: n, map, teacherChannels: t.channels, weight: weightAll / chosen.length / meanSq });
+    features.push({ name: n, map, teacherChannels: t.channels, weight: weightAll / chosen.length / meanSq, dims: [...sd.get(n)!.dims] });
   }
   return features;
 }

@@ -4,10 +4,11 @@ export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, Reco
 export { fitLayers, independentRuns } from './layers.js';
 export type { FitLayer } from './layers.js';
 export { ChannelStats, matchChannels } from './channel-stats.js';
-export { trainSetup } from './train-setup.js';
+export { trainSetup, teacherTargets, lossesOf } from './train-setup.js';
 export type { TrainSetup } from './train-setup.js';
 export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
-export { cutPoints, matchFeatures } from './features.js';
+export { cutPoints, matchFeatures, withFeatures } from './features.js';
+export { maskPadding } from './token-mask.js';
 export { FeatureTeacher } from './feature-teacher.js';
 export type { TeacherBatching, FeatureTeacherOptions } from './feature-teacher.js';
 export type { ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

@@ -21,6 +21,7 @@ import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
 import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
+import { maskPadding } from './token-mask.js';
 import { guardSync } from '../run-failure.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
@@ -189,10 +190,15 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);
-  const targets = await teacherTargets(runner, teacher, setup, samples, check);
+  const teacherValues = await teacherTargets(runner, teacher, setup, samples, check);
+  const targets = teacherValues.values;
   const featureTeacher = await openFeatures(runner, work, teacher, samples, opts, new Set(setup.trained.map((t) => t.tensor)), check);
   const features = featureTeacher?.features ?? [];
-  const { graph, losses } = withFeatures(setup.graph, lossesOf(setup), features);
+  const withF = withFeatures(setup.graph, lossesOf(setup), features);
+  const { losses } = withF;
+  // per-token losses of padded text count the real tokens only (token-mask.ts), as in recover's distillation
+  const padding = maskPadding(samples, withF.graph, losses, [...teacherValues.dims, ...features.map((f) => f.dims)], targets);
+  const { graph } = padding;
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, beta2: BETA2, eps: ADAM_EPS, masked: false }));
@@ -215,7 +221,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         check();
         if (now() - tp >= budget) { stop = true; break; }
         const batch = makeBatch(samples, setup.graph.inputs, batches[b], targets);
-        if (featureTeacher) batch.targets.push(...await featureTeacher.batch(samples, batches[b]));
+        if (featureTeacher) batch.targets.push(...padding.features(await featureTeacher.batch(samples, batches[b]), batches[b]));
         sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
         n += batch.size;
         steps++;

@@ -138,7 +138,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
     try {
       distilled = await distill(work, {
-        setup: now_, samples, targets,
+        setup: now_, samples, targets: targets.values, dims: targets.dims,
         score: async () => (await measure()).score, check, start: current,
         progress: (p) => emit('distill', p), features: source,
       }, opts);

@@ -140,10 +140,16 @@ function asTarget(t: TrainSetup['trained'][number], values: Float32Array, dims: 
   return values;
 }
 
-/** The teacher's targets of `setup`'s trained tensors on `samples`: per trained tensor, one array per sample (one output, one trained tensor: the arrays are not shared). */
-export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void): Promise<Float32Array[][]> {
+/**
+ * The teacher's targets of `setup`'s trained tensors on `samples`: per trained tensor, one array per
+ * sample (one output, one trained tensor: the arrays are not shared), and its dims on the first sample.
+ */
+export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void): Promise<{ values: Float32Array[][]; dims: number[][] }> {
   const names = [...new Set(setup.trained.map((t) => t.tensor))];
   const captured = new Map<string, { values: Float32Array; dims: readonly number[] }[]>(names.map((n) => [n, []]));
   await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push({ values: Float32Array.from(asF32(t)), dims: t.dims }), check);
-  return setup.trained.map((t) => captured.get(t.tensor)!.map((c) => asTarget(t, c.values, c.dims)));
+  return {
+    values: setup.trained.map((t) => captured.get(t.tensor)!.map((c) => asTarget(t, c.values, c.dims))),
+    dims: setup.trained.map((t) => [...(captured.get(t.tensor)![0]?.dims ?? [])]),
+  };
 }

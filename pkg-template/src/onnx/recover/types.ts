@@ -5,7 +5,8 @@ import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/types.js';
 
 /** A matched tensor: its name, the teacher channel of each student channel (absent: the same), its loss weight. */
-export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number }
+/** A matched feature; `dims`: its dims in the student on one sample. */
+export interface Feature { name: string; map?: Int32Array; teacherChannels: number; weight: number; dims: number[] }
 
 /**
  * A distillation loss: 'logits' (MSE on a final Softmax's input, or on a language model's logits),
@@ -127,6 +128,8 @@ export interface RecoverReport {
     bestScore: number;
     bestEpoch: number;
     history: { epoch: number; loss: number; fidelity: number }[];
+    /** The padding mask input whose 0s took the padded tokens out of the per-token losses (token-mask.ts), when samples were padded. */
+    paddingMasked?: string;
     /** The loss used per output: 'logits' (MSE on the input of a final Softmax or on a language model's logits), 'kl', 'bce', 'cosine' or 'mse'. */
     losses: Record<string, { kind: OutputKind; loss: LossName }>;
     /** Float parameters trained and their count of values; bytes of state held (weights + Adam moments). */
