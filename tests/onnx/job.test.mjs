@@ -250,3 +250,25 @@ test("a calibrated channel removal ranks by fluctuation on a language model, by 
   const mlp = O.OnnxModel.parse(G.mlp());
   assert.equal((await run(mlp, O.makeInputSet(mlp, { count: 32 }))).score, 'activations');
 });
+
+test("YOLOv8's DFL projection (a fixed 0..15) is left dense by default; keepDense: [] prunes it too", async () => {
+  // tests/gen/export_yolov8.py: ultralytics' DetectionModel, whose DFL 1x1 conv holds arange(16).
+  const bytes = fs.readFileSync(new URL('../data/models/yolov8n-ultralytics.onnx', import.meta.url));
+  const zerosOf = (m, w) => m.readFloat(w).filter((x) => x === 0).length;
+  const m = O.OnnxModel.parse(bytes);
+  const { report } = await O.runJob(m, { mode: { kind: 'nm', nm: [2, 4] } });
+  assert.deepEqual(report.keptDense.map((k) => k.name), ['model.22.dfl.conv.weight']);
+  assert.match(report.keptDense[0].why, /fixed projection 0\.\.15/);
+  const dfl = m.weight('model.22.dfl.conv.weight');
+  assert.deepEqual(Array.from(m.readFloat(dfl)), Array.from({ length: 16 }, (_, i) => i), 'the projection is untouched');
+  // (the first conv's 3 input channels hold no group of 4: N:M leaves it as it is)
+  const others = m.prunable().filter((w) => w !== dfl && w.name !== 'model.0.conv.weight');
+  assert.ok(others.length > 60 && others.every((w) => zerosOf(m, w) >= w.numel / 2), 'every other layer is at 2:4');
+  const all = O.OnnxModel.parse(bytes);
+  await O.runJob(all, { mode: { kind: 'nm', nm: [2, 4] }, keepDense: [] });
+  assert.equal(zerosOf(all, all.weight('model.22.dfl.conv.weight')), 8);
+  // a weight that only looks like one (not 0..C-1) is pruned as any other
+  const other = O.OnnxModel.parse(bytes);
+  other.writeFloat(other.weight('model.22.dfl.conv.weight'), Array.from({ length: 16 }, (_, i) => i + 1));
+  assert.deepEqual((await O.runJob(other, { mode: { kind: 'nm', nm: [2, 4] } })).report.keptDense, []);
+});

@@ -167,3 +167,21 @@ test('CLI: prune … --recover prunes and recovers in one go, leaving no tempora
   const w = m.readFloat(m.weight('b.w'));
   assert.ok(w.filter((v) => v === 0).length >= w.length / 2 - 1, 'the pruned zeros are kept');
 });
+
+test("ultralytics' static YOLOv8 export: a stacked batch fails typed with the way out, batch size 1 trains it", async () => {
+  // tests/gen/export_yolov8.py: the Detect head reshapes to constant shapes holding the batch of 1.
+  const bytes = fs.readFileSync(new URL('../data/models/yolov8n-ultralytics.onnx', import.meta.url));
+  const teacher = OnnxModel.parse(bytes);
+  const samples = makeInputSet(teacher, { count: 2 });
+  const held = makeInputSet(teacher, { count: 1, set: 'heldOut' });
+  const pruned = OnnxModel.parse(bytes);
+  pruneSparsity(pruned, { sparsity: 0.5 });
+  const opts = { ort: runner, evalSamples: held, steps: ['distill'], epochs: 1, lr: 1e-4 };
+  await assert.rejects(recover(pruned, teacher, samples, { ...opts, batchSize: 2 }), (e) => {
+    assert.equal(e.code, 'shape_mismatch', e.message);
+    assert.match(e.message, /fixed batch of 1.*--batch 1/);
+    return true;
+  });
+  const rep = await recover(pruned, teacher, samples, { ...opts, batchSize: 1 });
+  assert.equal(rep.distill.steps, 2);
+});

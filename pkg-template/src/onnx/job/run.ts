@@ -22,7 +22,7 @@ import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
-import { defaultDense, type KeptDense } from './keep-dense.js';
+import { defaultDense, lmHeads, type KeptDense } from './keep-dense.js';
 import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
@@ -126,13 +126,13 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
   // read after dequantizing, where a quantized language model's embedding table is a float again
   // A language model (keep-dense.ts finds its head) gets the language-model defaults.
-  const lmHead = defaultDense(model);
-  const languageModel = lmHead.length > 0;
+  const languageModel = lmHeads(model).length > 0;
   const percDamp = job.calibration?.percDamp ?? (languageModel ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
-  // The layers the sparsity / N:M modes leave dense (the job's list, or a language model's head);
+  // The layers the sparsity / N:M modes leave dense (the job's list, or the defaults: a language
+  // model's head, a fixed projection such as YOLOv8's DFL);
   // the quantizer can write them at 8 bits (quantize.keptDense).
   const kept = mode.kind === 'sparsity' || mode.kind === 'nm'
-    ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : lmHead) : [];
+    ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model)) : [];
   const dense = new Set(kept.map((k) => k.name));
   const quantOpts: QuantizeOptions | undefined = job.quantize && {
     scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,

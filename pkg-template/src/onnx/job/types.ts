@@ -83,8 +83,9 @@ export interface PruneJob {
   };
   /**
    * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the
-   * layer whose outputs number a token embedding's rows), as SparseGPT and Wanda leave it; [] prunes
-   * every layer. A recipe or a searched plan says per layer instead.
+   * layer whose outputs number a token embedding's rows), as SparseGPT and Wanda leave it, and a fixed
+   * projection 0..C-1 (YOLOv8's DFL, not a learned weight); [] prunes every layer. A recipe or a
+   * searched plan says per layer instead.
    */
   keepDense?: string[];
   /** Held-out samples: the fidelity of the result is measured on them, the search's floor too. */
@@ -105,7 +106,7 @@ export interface PruneJob {
     /** Embedding tables: the scheme's bits by default, or int8 per row, or left float. */
     embeddings?: 'int8' | 'int4' | 'float';
     /**
-     * The layers the pruning keeps dense (`report.keptDense`: a language model's output head): the
+     * The layers the pruning keeps dense (`report.keptDense`: a language model's output head, a DFL projection): the
      * scheme's bits by default, or int8 per output channel (DequantizeLinear form) under int4.
      */
     keptDense?: 'scheme' | 'int8';

@@ -27,6 +27,18 @@ export function epochBatches(samples: InputSample[], inputs: string[], size: num
   return out;
 }
 
+/**
+ * A failed training step of a stacked batch, made clearer when the cause is likely the model's fixed
+ * batch: the graph's inputs all declare a first dimension of 1, and a static export may hold that
+ * batch in constant shapes (ultralytics' YOLOv8 head reshapes to [1, 4, 16, anchors]), which a stack
+ * of samples along that axis cannot take. The error keeps its reason and code; the hint names the way out.
+ */
+export function staticBatchHint(e: unknown, declared: readonly { dims: readonly (number | string)[] }[], size: number): unknown {
+  if (!(e instanceof OnnxError) || size <= 1 || e.code !== 'shape_mismatch') return e;
+  if (!declared.length || !declared.every((d) => d.dims[0] === 1)) return e;
+  return new OnnxError(e.reason, `${e.message} (a batch of ${size} samples stacked on the first axis; the model's inputs declare a fixed batch of 1, which its graph may hold in constant shapes: train with batch size 1, \`--batch 1\`, or export with a dynamic batch)`, e.code);
+}
+
 /** Integers above this are not exact in float32. */
 const EXACT_F32 = 2 ** 24;
 

@@ -8,7 +8,7 @@ import type { OnnxModel } from '../model.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } from './types.js';
 import { lossesOf, type TrainSetup } from './train-setup.js';
-import { epochBatches, makeBatch } from './batches.js';
+import { epochBatches, makeBatch, staticBatchHint } from './batches.js';
 import { withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
@@ -84,7 +84,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         if (now() - t0 >= budget) { stopped = 'time'; break; }
         const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
         if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(ctx.samples, batches[b]), batches[b]));
-        sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
+        try {
+          sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
+        } catch (e) { throw staticBatchHint(e, work.inputs.filter((i) => graph.inputs.includes(i.name)), batch.size); }
         n += batch.size;
         steps++; stepsHere++;
         const elapsed = now() - t0;
