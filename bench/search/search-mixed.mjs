@@ -78,9 +78,12 @@ for (const scheme of ['int8', 'int4']) {
   await add(`${scheme} alone (RTN)`, m.encode());
 }
 const sizer = await byteSizer();
-const histogram = (recipe) => {
+const histogram = (recipe, units) => {
   const h = {};
   for (const v of Object.values(recipe.layers)) { const k = settingLabel(parseSetting(v, 'plan')); h[k] = (h[k] ?? 0) + 1; }
+  // the units the plan leaves alone take the recipe's default (dense, or float in a mixed plan)
+  const rest = units - Object.keys(recipe.layers).length;
+  if (rest > 0) { const k = settingLabel(parseSetting(recipe.default, 'default')); h[k] = (h[k] ?? 0) + rest; }
   return h;
 };
 const searches = [['bytes search, no quantization', undefined], ...opt.schemes.split(',').map((q) => [`mixed search, ${q}`, { options: { scheme: q } }])];
@@ -93,7 +96,7 @@ for (const [name, quantize] of searches) {
   const cells = res.table.units.reduce((a, u) => a + u.cells.length, 0), run = res.table.units.reduce((a, u) => a + u.cells.filter((c) => !c.skipped).length, 0);
   const info = { seconds, cpuSeconds, sensitivitySeconds: res.ms.sensitivity / 1000, units: res.table.units.length, cells, cellsRun: run, steps: res.steps.length };
   if (!res.model) { rows.push({ name, none: true, ...info }); log(`${name}: no plan met ${F}`); continue; }
-  await add(name, res.model.encode(), { ...info, choices: histogram(res.recipe), steps: res.steps.map((x) => ({ budget: x.budget, fidelity: x.fidelity, pass: x.pass })) });
+  await add(name, res.model.encode(), { ...info, choices: histogram(res.recipe, res.table.units.length), steps: res.steps.map((x) => ({ budget: x.budget, fidelity: x.fidelity, pass: x.pass })) });
   log(`${name}: ${seconds.toFixed(0)} s (${cpuSeconds.toFixed(0)} CPU s), table ${info.units} units, ${cells} cells (${run} run) in ${info.sensitivitySeconds.toFixed(0)} s; choices ${JSON.stringify(rows[rows.length - 1].choices)}`);
 }
 
