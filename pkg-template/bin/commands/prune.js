@@ -293,6 +293,8 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     const counts = {};
     for (const s of Object.values(/** @type {Record<string, string>} */ (r.recipe.settings))) counts[s] = (counts[s] ?? 0) + 1;
     console.log(`recipe (${r.recipe.mode}, ${report.method}): ${Object.entries(counts).map(([k, v]) => `${v} x ${k}`).join(', ')}`);
+    // the mixed search (bits per layer): each layer's choice, as the plan in --report says it
+    if (report.search && report.quantize) console.log(table(Object.entries(/** @type {Record<string, string>} */ (r.recipe.settings)).map(([k, v]) => [k, v]), ['layer', 'choice']));
   }
   const ly = report.layers;
   if (ly) {

@@ -50,7 +50,7 @@ export { tjsLayout, tjsConfig, tjsFile, transformersDtype, dtypeOfFile, pickVari
 export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';
 export type { SavedFolder } from './text/tjs-folder.js';
 // Recipes: per-layer settings as JSON (hand-written or saved by the search), parsed, matched, applied.
-export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson } from './recipe/recipe.js';
+export { parseRecipe, parseSetting, compilePattern, recipeJson, settingJson, settingLabel } from './recipe/recipe.js';
 export type { Recipe, RecipeRule, Setting, SettingScope, Pattern } from './recipe/recipe.js';
 export { resolveRecipe, layerUnits, groupUnits } from './recipe/match.js';
 export type { RecipeUnit, Resolved } from './recipe/match.js';

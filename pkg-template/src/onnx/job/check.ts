@@ -146,6 +146,11 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
       if (q.keptDense === 'int8' && q.scheme !== 'int4') throw new JobError('quantize.keptDense', 'int8 applies to the int4 scheme (int8 already writes every layer at 8 bits)');
       if (q.keptDense === 'int8' && job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('quantize.keptDense', `applies to sparsity and nm jobs, the ones that keep layers dense (this is ${job.mode.kind})`);
     }
+    const m = job.mode;
+    if (job.recover !== undefined && m.kind === 'search' && m.target !== 'channels' && (m.objective ?? JOB_DEFAULTS.objective) === 'bytes') {
+      // the mixed search verifies its plan quantized; recovery afterwards would move the weights off their grids
+      throw new JobError('recover', 'does not combine with the mixed search (quantize with a bytes search of sparsity or nm), which verifies its plan already quantized');
+    }
     if (q.method === 'gptq' && !cal?.samples.length) throw new JobError('quantize.method', 'gptq compensates through the inputs of each layer: it needs calibration samples (calibration.samples)');
   }
   if (job.output !== undefined && !(job.output && ['onnx', 'transformers.js'].includes(job.output.layout))) {

@@ -27,7 +27,9 @@ import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
-import { quantizeModel, plannedGrids, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
+import { quantizeModel, plannedGrids, type LayerBits, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
+import { quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
+import { resolvedBits } from '../recipe/match.js';
 import { tjsLayout, type TjsOutput } from '../text/tjs-layout.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
@@ -48,7 +50,7 @@ export interface JobReport {
   method: 'magnitude' | 'wanda' | 'sparsegpt';
   /** The pruning's own report (absent for prox, whose report is `prox`). */
   prune?: JobPruneReport;
-  search?: Omit<CompressResult, 'model' | 'report'>;
+  search?: Omit<CompressResult, 'model' | 'report' | 'quantized'>;
   /** Layer removal: every residual block's measured influence, the blocks removed, the node counts. */
   layers?: { blocks: { input: string; output: string; influence: number }[]; removed: number[]; nodesBefore: number; nodesAfter: number };
   prox?: ProxReport;
@@ -117,9 +119,12 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const calibration = job.calibration?.samples;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
+  // A recipe's own bits per layer (its `quantize` entries): checked, every name and pattern matched, before any change.
+  const recipeBits = mode.kind === 'recipe' ? resolvedBits(planRecipe(model, mode.recipe).resolved) : new Map<string, string>();
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
   // refuses 'gptq' without samples); round-to-nearest is the path without them.
-  const gptq = !!job.quantize && !!calibration && (job.quantize.method ?? 'gptq') === 'gptq';
+  const quantizing = !!job.quantize || recipeBits.size > 0;
+  const gptq = quantizing && !!calibration && (job.quantize?.method ?? 'gptq') === 'gptq';
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
@@ -134,10 +139,20 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const kept = mode.kind === 'sparsity' || mode.kind === 'nm'
     ? (job.keepDense ? job.keepDense.map((name) => ({ name, why: 'named by the job' })) : defaultDense(model)) : [];
   const dense = new Set(kept.map((k) => k.name));
-  const quantOpts: QuantizeOptions | undefined = job.quantize && {
+  const quantOpts: QuantizeOptions | undefined = job.quantize ? {
     scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
     ...(job.quantize.keptDense === 'int8' ? { eightBit: (w: { name: string }) => dense.has(w.name) } : {}),
-  };
+    // a layer the recipe names keeps its own bits; the others take the job's scheme
+    ...(recipeBits.size ? { layerBits: (w: { name: string }) => recipeBits.get(w.name) as LayerBits | undefined } : {}),
+  } : recipeBits.size ? {
+    // no job quantization: the recipe's layers get its bits, every other layer stays float
+    scheme: [...recipeBits.values()].includes('int4') ? 'int4' : 'int8', layerBits: (w: { name: string }) => (recipeBits.get(w.name) ?? 'float') as LayerBits,
+  } : undefined;
+  const gptqOpts: GptqPassOptions | undefined = gptq ? {
+    runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: calibration!,
+    sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
+    actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch, onProgress: calibProgress,
+  } : undefined;
   // The original, for recovery's teacher (in float).
   const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
   const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };
@@ -147,7 +162,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // SparseGPT's joint mode: the pruning's column loop also quantizes, one factorisation per layer.
   // Not before recovery, which would move the weights off the codes afterwards.
   const joint = gptq && method === 'sparsegpt' && (mode.kind === 'sparsity' || mode.kind === 'nm') && job.recover === undefined;
-  let gptqRun: { pass: 'joint' | 'after'; layers: number; ms: number; codes: NonNullable<CalibReport['quantized']> } | undefined;
+  let gptqRun: { pass: 'joint'; layers: number; ms: number; codes: NonNullable<CalibReport['quantized']> } | undefined;
+  // The mixed search (search target sparsity / nm by served bytes, with quantize): each unit's bits
+  // chosen beside its pruning, the plan quantized inside the search's verification.
+  const mixed = !!job.quantize && mode.kind === 'search' && (mode.target === 'sparsity' || mode.target === 'nm') && (mode.objective ?? JOB_DEFAULTS.objective) === 'bytes';
+  let mixedRun: QuantizePassResult | undefined;
   switch (mode.kind) {
     case 'sparsity':
     case 'nm': {
@@ -198,7 +217,6 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       break;
     }
     case 'recipe': {
-      planRecipe(model, mode.recipe); // every name and pattern must match: checked before any change
       report.prune = await applyRecipe(model, mode.recipe, {
         ...sess, method, calibration, percDamp, onProgress: step('recipe'), onCalibProgress: calibProgress,
       });
@@ -211,10 +229,13 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
         objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,
         roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
         tableSamples: mode.tableSamples, fidelityOptions: { kinds: held!.kinds },
+        // the mixed search: quantization chosen per layer, the plan verified as written (below)
+        ...(mixed ? { quantize: { options: quantOpts!, gptq: gptqOpts } } : {}),
         onProgress: (p) => emit({ phase: p.phase, done: p.done, total: p.total, label: p.label }),
       });
-      const { model: chosen, report: chosenReport, ...search } = res;
+      const { model: chosen, report: chosenReport, quantized: chosenQuant, ...search } = res;
       report.search = search;
+      if (chosenQuant) mixedRun = chosenQuant;
       if (!chosen) {
         const best = Math.max(...res.steps.map((s) => s.bound ?? s.fidelity));
         throw new FloorError(`no plan met the floor ${mode.minFidelity} (the lightest plan tried scored ${best.toFixed(4)}${mode.confidence === undefined ? '' : `, its lower bound at confidence ${mode.confidence}`}); nothing written`, search);
@@ -246,22 +267,16 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     });
   }
 
-  if (gptq && !gptqRun) {
-    // GPTQ after the pruning: each layer's inputs captured with the layers before it quantized,
-    // the zeros the pruning left kept as its mask.
-    const r = await calibratePrune(pruned, {
-      ...sess, ort: runner!, calibration: calibration!, sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential,
-      percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
-      quantize: {
-        grids: plannedGrids(pruned, quantOpts!),
-        actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch,
-      }, onProgress: calibProgress,
-    });
-    gptqRun = { pass: 'after', layers: r.quantized!.size, ms: r.ms, codes: r.quantized! };
-  }
-  if (job.quantize) {
-    const q = quantizeModel(pruned, { ...quantOpts!, given: gptqRun?.codes, onProgress: step('quantize') });
-    report.quantize = { ...q, source: 'asked', ...(gptqRun ? { gptq: { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } } : {}) };
+  if (mixedRun) {
+    // the mixed search's plan, quantized and verified as a whole (search/compress.ts)
+    report.quantize = { ...mixedRun.report, source: 'asked', ...(mixedRun.gptq ? { gptq: { pass: 'after' as const, layers: mixedRun.gptq.layers, ms: Math.round(mixedRun.gptq.ms) } } : {}) };
+  } else if (gptqRun) {
+    const q = quantizeModel(pruned, { ...quantOpts!, given: gptqRun.codes, onProgress: step('quantize') });
+    report.quantize = { ...q, source: 'asked', gptq: { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } };
+  } else if (quantOpts) {
+    // GPTQ after the pruning (and recovery), or round to nearest: calib/quantize-pass.ts
+    const q = await quantizePass(pruned, { ...quantOpts, onProgress: step('quantize') }, gptqOpts);
+    report.quantize = { ...q.report, source: 'asked', ...(q.gptq ? { gptq: { pass: 'after' as const, layers: q.gptq.layers, ms: Math.round(q.gptq.ms) } } : {}) };
   } else if (record) {
     report.quantize = { ...requantize(pruned, record, { onProgress: step('quantize') }), source: 'input' };
   }

@@ -99,7 +99,8 @@ export interface PruneJob {
    * layer's rounding through its Hessian, layer after layer (jointly with SparseGPT's pruning when
    * that runs); 'rtn' rounds to nearest (the default, and the only way, without samples). A model
    * whose weights are already quantized is read back to float, pruned, and written again in its own
-   * scheme unless this asks for another.
+   * scheme unless this asks for another. A recipe's per-layer `quantize` overrides the scheme per
+   * layer; a search of sparsity / nm by `objective: 'bytes'` chooses each layer's bits (the mixed search).
    */
   quantize?: {
     scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn';

@@ -18,6 +18,9 @@ import { halfScales } from './half-scales.js';
 
 export type QuantScheme = 'int8' | 'int4';
 
+/** A layer's own bits (a recipe's per-layer `quantize`): int8 / int4, or left float. */
+export type LayerBits = QuantScheme | 'float';
+
 export interface QuantizeOptions {
   /** int8: per output channel everywhere; int4: MatMulNBits blocks for MatMul weights (int8 elsewhere). */
   scheme: QuantScheme;
@@ -45,6 +48,12 @@ export interface QuantizeOptions {
    * language model's output head under int4, as llama.cpp's Q4_K_M keeps its output tensor at 6 bits.
    */
   eightBit?: (w: OnnxWeight) => boolean;
+  /**
+   * Per-layer bits (a recipe's `quantize` entries, the mixed search's plan): 'int8' / 'int4' write the
+   * layer (or table) in that scheme's form, 'float' leaves it as it is, undefined takes `scheme` (and
+   * `embeddings` for tables). int4 under the int8 scheme uses `group` (default 32).
+   */
+  layerBits?: (w: OnnxWeight) => LayerBits | undefined;
   /** Per-layer form (requantize): a form, null = leave float, undefined = what `scheme` gives. */
   layerForm?: (w: OnnxWeight) => { form: QuantForm; group: number } | null | undefined;
   onProgress?: (done: number, total: number, label: string) => void;
@@ -146,14 +155,20 @@ function checkOptions(opts: QuantizeOptions): number {
 function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] {
   const { targets } = findTargets(model);
   const embeddings = opts.embeddings ?? opts.scheme;
-  const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && !(t.role === 'embedding' && embeddings === 'float'));
+  const bitsOf = (t: QuantTarget): LayerBits => opts.layerBits?.(t.w) ?? (t.role === 'embedding' ? embeddings : opts.scheme);
+  const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && bitsOf(t) !== 'float');
   const onnxOpset = opsetVersion(model.model, '');
   const out: { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] = [];
   for (const t of chosen) {
     const own = opts.layerForm?.(t.w);
+    const b = opts.layerBits?.(t.w);
+    if (b !== undefined && b !== 'int8' && b !== 'int4') throw new OnnxError('unsupported', `"${t.w.name}": a layer's bits must be int8, int4 or float (got ${String(b)})`, 'invalid_arguments');
     if (own === null) continue;
-    const eight = t.role === 'linear' && opts.eightBit?.(t.w) === true;
-    const pick = own ?? formFor(t, eight ? { ...opts, scheme: 'int8', int8MatMul: 'dq' } : opts, group, onnxOpset);
+    const bits = opts.layerBits?.(t.w);
+    const eight = t.role === 'linear' && bits === undefined && opts.eightBit?.(t.w) === true;
+    // a layer's own bits: that scheme's form (a table's own bits are its embeddings form)
+    const mine = bits === undefined ? opts : { ...opts, scheme: bits as QuantScheme, embeddings: bits as QuantScheme };
+    const pick = own ?? formFor(t, eight ? { ...opts, scheme: 'int8', int8MatMul: 'dq' } : mine, group, onnxOpset);
     if (pick.form === 'int8-dynamic' && (t.w.op !== 'MatMul' || onnxOpset < 11)) {
       throw new OnnxError('unsupported', `"${t.w.name}": the MatMulInteger form serves 2-D MatMul weights at opset ≥ 11`, 'unsupported_op');
     }
@@ -182,11 +197,17 @@ export function plannedGrids(model: OnnxModel, opts: QuantizeOptions): Map<strin
   return new Map(plan(model, opts, group).filter(({ t }) => t.role === 'linear').map(({ t, pick }) => [t.w.name, gridOf(pick.form, pick.group)]));
 }
 
+/** The form and group each weight would be written in with these options (by weight name), checked like quantizeModel. */
+export function plannedForms(model: OnnxModel, opts: QuantizeOptions): Map<string, { t: QuantTarget; form: QuantForm; group: number }> {
+  const group = checkOptions(opts);
+  return new Map(plan(model, opts, group).map(({ t, pick }) => [t.w.name, { t, form: pick.form, group: pick.group }]));
+}
+
 /** Quantizes the model's weights in place (see QuantizeOptions); returns the per-layer report. */
 export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantReport {
   const group = checkOptions(opts);
   const quantizer = opts.quantizer ?? rtnQuantize;
-  const { skipped } = findTargets(model);
+  const { targets, skipped } = findTargets(model);
   const chosen = plan(model, opts, group);
   const planned: Planned[] = [];
   const layers: QuantLayerReport[] = [];
@@ -217,6 +238,11 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     if (opts.layers && !opts.layers(s.w)) continue;
     const b = s.w.numel * (FLOAT_BYTES[s.w.dtype] ?? 4);
     layers.push({ name: s.w.name, op: s.w.op, form: 'float', bits: 8 * (FLOAT_BYTES[s.w.dtype] ?? 4), group: 0, params: s.w.numel, zeros: countZeros(model.readFloat(s.w)), bytesBefore: b, bytesAfter: b, maxAbsError: 0, method: 'rtn', note: s.reason });
+  }
+  for (const t of targets) {
+    if (opts.layerBits?.(t.w) !== 'float' || (opts.layers && !opts.layers(t.w))) continue;
+    const b = t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4);
+    layers.push({ name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: 'float', bits: 32, group: 0, params: t.w.numel, zeros: countZeros(model.readFloat(t.w)), bytesBefore: b, bytesAfter: b, maxAbsError: 0, method: 'rtn', note: 'left float by its own setting' });
   }
   // Commit: graph edits only, on values all computed above.
   const names = new Names(model.graph);

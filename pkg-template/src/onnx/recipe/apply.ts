@@ -10,7 +10,7 @@ import { removeChannelsCalibrated } from '../calib/calibrated-channels.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import { groupUnits, layerUnits, resolveRecipe, type Resolved } from './match.js';
-import { parseRecipe, recipeError, type Recipe, type Setting } from './recipe.js';
+import { parseRecipe, recipeError, settingLabel, type Recipe, type Setting } from './recipe.js';
 
 export interface ApplyRecipeOptions {
   /** Overrides the recipe's method (default magnitude). */
@@ -32,10 +32,6 @@ export interface RecipeReport extends PruneReport {
   /** onnxruntime sessions created for calibration (0 for magnitude; null: calibrated channel removal does not count them). */
   passes: number | null;
 }
-
-const settingLabel = (s: Setting) => s.kind === 'dense' ? 'dense'
-  : s.kind === 'sparsity' ? `sparsity ${s.sparsity}${s.block ? ` block ${s.block[0]}x${s.block[1]}` : ''}${s.scope ? ` scope ${s.scope}` : ''}`
-  : s.kind === 'nm' ? `${s.nm[0]}:${s.nm[1]}` : `channels ${s.channels}`;
 
 /** Whether a sparsity setting asks for more than 1x1 blocks ranked per layer (magnitude's block and scope). */
 const blockwise = (s: Setting) => s.kind === 'sparsity' && ((s.block !== undefined && (s.block[0] !== 1 || s.block[1] !== 1)) || (s.scope !== undefined && s.scope !== 'layer'));

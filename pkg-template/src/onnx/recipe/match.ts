@@ -3,9 +3,13 @@
 // exact name, then the patterns in file order (the first that matches), then the default. Every name
 // and pattern of the recipe must match something in the model: a recipe for another model, or with a
 // typo, is refused rather than silently applied to nothing.
+// Embedding tables (a Gather's data) are units of weights mode too, for their `quantize` only: they
+// are not pruned, so a pattern or the default that prunes gives a table just its bits, and a table
+// named exactly with a pruning setting is refused.
 import type { OnnxModel } from '../model.js';
 import { findChannelGroups, type ChannelGroup } from '../channels.js';
-import { recipeError, type Pattern, type Recipe, type Setting } from './recipe.js';
+import { findTargets } from '../quant/targets.js';
+import { recipeError, type Pattern, type QuantChoice, type Recipe, type Setting } from './recipe.js';
 
 /** A prunable unit as a recipe names it. */
 export interface RecipeUnit {
@@ -13,6 +17,8 @@ export interface RecipeUnit {
   name: string;
   /** Every name a pattern may match. */
   aliases: string[];
+  /** An embedding table: a unit for its quantization only. */
+  table?: true;
 }
 
 export interface Resolved {
@@ -22,9 +28,18 @@ export interface Resolved {
   source: Map<string, string>;
 }
 
-/** The weights mode units: every prunable weight. */
+/** The weights mode units: every prunable weight, then every embedding table the quantizer can write. */
 export function layerUnits(model: OnnxModel): RecipeUnit[] {
-  return model.prunable().map((w) => ({ name: w.name, aliases: [w.name, ...(w.node ? [w.node] : [])] }));
+  const layers: RecipeUnit[] = model.prunable().map((w) => ({ name: w.name, aliases: [w.name, ...(w.node ? [w.node] : [])] }));
+  const names = new Set(layers.map((u) => u.name));
+  const tables: RecipeUnit[] = findTargets(model).targets.filter((t) => t.role === 'embedding' && !names.has(t.w.name))
+    .map((t) => ({ name: t.w.name, aliases: [t.w.name, ...(t.node.name ? [t.node.name] : [])], table: true }));
+  return [...layers, ...tables];
+}
+
+/** A table's setting: its bits only (see the file comment). */
+function tableSetting(s: Setting): Setting {
+  return s.kind === 'channels' ? { kind: 'dense' } : s.quantize ? { kind: 'dense', quantize: s.quantize } : { kind: 'dense' };
 }
 
 /** The channels mode units: every channel group with a producer (prunable or kept whole). */
@@ -51,8 +66,19 @@ export function resolveRecipe(recipe: Recipe, units: RecipeUnit[]): Resolved {
     const ig = recipe.ignore.find((p) => hits(p, u));
     if (ig) { settings.set(u.name, { kind: 'dense' }); source.set(u.name, `ignore: ${ig.source}`); continue; }
     const r = exact.find((x) => hits(x.pattern, u)) ?? patterns.find((x) => hits(x.pattern, u));
-    settings.set(u.name, r ? r.setting : recipe.default);
+    const s = r ? r.setting : recipe.default;
+    if (u.table && r?.pattern.kind === 'exact' && (s.kind === 'sparsity' || s.kind === 'nm')) {
+      throw recipeError(`"${r.pattern.source}" is an embedding table: it is not pruned, its setting may only be {"quantize": …}`, 'invalid_recipe');
+    }
+    settings.set(u.name, u.table ? tableSetting(s) : s);
     source.set(u.name, r ? `layers: ${r.pattern.source}` : 'default');
   }
   return { settings, source };
+}
+
+/** The units whose setting names their bits (`quantize`), and those bits. */
+export function resolvedBits(resolved: Resolved): Map<string, QuantChoice> {
+  const out = new Map<string, QuantChoice>();
+  for (const [name, s] of resolved.settings) if (s.kind !== 'channels' && s.quantize) out.set(name, s.quantize);
+  return out;
 }

@@ -6,7 +6,9 @@
 //   "sparsekit": "recipe/1",                 optional tag
 //   "method": "magnitude" | "wanda" | "sparsegpt",   optional (the CLI's --method wins when given)
 //   "default": {"sparsity": 0.5} | {"nm": "2:4"} | {"channels": 0.3} | "dense",   optional (dense)
-//              a sparsity may add "block": "4x4" and "scope": "layer" | "row" | "global" (magnitude only)
+//              a sparsity may add "block": "4x4" and "scope": "layer" | "row" | "global" (magnitude only);
+//              a sparsity, nm or dense setting may add "quantize": "int8" | "int4" | "float" (the layer's
+//              own bits when the job quantizes: {"quantize": "int8"} alone is dense + int8)
 //   "layers": {"<name | glob | /regex/>": <setting>, …},                               optional
 //   "ignore": ["<name | glob | /regex/>", …],                                            optional
 //   "roundTo": 8,                             channels only: kept count rounded to a multiple of this
@@ -21,13 +23,19 @@ import { OnnxError } from '../errors.js';
  */
 export type SettingScope = 'layer' | 'row' | 'global';
 
+/**
+ * A layer's own quantization: int8 / int4 in the forms the quantizer writes for that scheme, or left
+ * float. Absent: the job's `quantize` decides (its scheme, or float when it has none).
+ */
+export type QuantChoice = 'int8' | 'int4' | 'float';
+
 /** One layer's (or channel group's) setting. */
 export type Setting =
   /** `block` (default 1x1) and `scope` (default 'layer') are magnitude pruning's, as the job's sparsity mode has them. */
-  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: SettingScope }
-  | { kind: 'nm'; nm: [number, number] }
+  | { kind: 'sparsity'; sparsity: number; block?: [number, number]; scope?: SettingScope; quantize?: QuantChoice }
+  | { kind: 'nm'; nm: [number, number]; quantize?: QuantChoice }
   | { kind: 'channels'; channels: number }
-  | { kind: 'dense' };
+  | { kind: 'dense'; quantize?: QuantChoice };
 
 /** A name pattern: an exact name, a glob (`*`, `?`) or a regular expression written `/…/flags`. */
 export interface Pattern { source: string; kind: 'exact' | 'glob' | 'regex'; re: RegExp }
@@ -96,15 +104,30 @@ function sparsitySetting(o: Record<string, unknown>, where: string): Setting {
   return s;
 }
 
-/** Parses one setting: {"sparsity": S}, {"nm": "N:M"}, {"channels": F}, "dense" or {"dense": true}. */
+/**
+ * Parses one setting: {"sparsity": S}, {"nm": "N:M"}, {"channels": F}, "dense" or {"dense": true};
+ * beside a sparsity, an nm or dense, "quantize" gives the layer's bits ({"quantize": Q} alone: dense + Q).
+ */
 export function parseSetting(v: unknown, where: string): Setting {
   if (v === 'dense') return { kind: 'dense' };
   if (!v || typeof v !== 'object' || Array.isArray(v)) {
-    throw recipeError(`${where}: a setting is {"sparsity": S}, {"nm": "N:M"}, {"channels": F} or "dense" (got ${JSON.stringify(v)})`);
+    throw recipeError(`${where}: a setting is {"sparsity": S}, {"nm": "N:M"}, {"channels": F}, {"quantize": Q} or "dense" (got ${JSON.stringify(v)})`);
   }
   const o = v as Record<string, unknown>;
+  if (o.quantize === undefined) return pruneSetting(o, where);
+  if (!['int8', 'int4', 'float'].includes(o.quantize as string)) throw recipeError(`${where}: quantize must be int8, int4 or float (got ${JSON.stringify(o.quantize)})`);
+  const quantize = o.quantize as QuantChoice;
+  const rest = { ...o };
+  delete rest.quantize;
+  const s = Object.keys(rest).length ? pruneSetting(rest, where) : { kind: 'dense' } as Setting;
+  if (s.kind === 'channels') throw recipeError(`${where}: quantize applies to weight settings (sparsity, nm, dense), not to channel removal`);
+  return { ...s, quantize };
+}
+
+/** A setting without its quantize key. */
+function pruneSetting(o: Record<string, unknown>, where: string): Setting {
   // block and scope qualify a sparsity: they are not a setting of their own
-  const keys = Object.keys(v).filter((k) => !(('sparsity' in o) && (k === 'block' || k === 'scope')));
+  const keys = Object.keys(o).filter((k) => !(('sparsity' in o) && (k === 'block' || k === 'scope')));
   if (keys.length !== 1) throw recipeError(`${where}: a setting has exactly one of sparsity / nm / channels / dense (got ${keys.join(', ') || 'none'})`);
   const k = keys[0];
   if (k === 'sparsity') return sparsitySetting(o, where);
@@ -119,7 +142,7 @@ export function parseSetting(v: unknown, where: string): Setting {
     if (!nm || nm[0] < 1 || nm[1] < 1 || nm[0] > nm[1]) throw recipeError(`${where}: nm must be "N:M" with 1 <= N <= M (got ${JSON.stringify(o.nm)})`);
     return { kind: 'nm', nm };
   }
-  throw recipeError(`${where}: unknown setting "${k}" (sparsity, nm, channels or dense)`);
+  throw recipeError(`${where}: unknown setting "${k}" (sparsity, nm, channels, dense or quantize)`);
 }
 
 /** Parses and validates a recipe from JSON text or an already parsed object. */
@@ -150,6 +173,9 @@ export function parseRecipe(src: string | object): Recipe {
   if (kinds.has('channels') && kinds.size > 1) {
     throw recipeError('channel settings and sparsity / nm settings cannot be mixed in one recipe (prune channels first, then apply a second recipe)');
   }
+  if (kinds.has('channels') && [dflt, ...rules.map((x) => x.setting)].some((x) => x.kind !== 'channels' && x.quantize)) {
+    throw recipeError('quantize applies to weights recipes (sparsity, nm, dense): a channels recipe removes channels only');
+  }
   if (r.roundTo !== undefined && !(Number.isInteger(r.roundTo) && (r.roundTo as number) >= 1)) {
     throw recipeError(`"roundTo" must be a positive integer (got ${JSON.stringify(r.roundTo)})`);
   }
@@ -163,14 +189,24 @@ export function parseRecipe(src: string | object): Recipe {
 
 /** A setting as recipe JSON. */
 export function settingJson(s: Setting): unknown {
+  const q = s.kind !== 'channels' && s.quantize ? { quantize: s.quantize } : {};
   switch (s.kind) {
-    case 'dense': return 'dense';
+    case 'dense': return s.quantize ? q : 'dense';
     case 'sparsity': return {
-      sparsity: s.sparsity, ...(s.block ? { block: `${s.block[0]}x${s.block[1]}` } : {}), ...(s.scope ? { scope: s.scope } : {}),
+      sparsity: s.sparsity, ...(s.block ? { block: `${s.block[0]}x${s.block[1]}` } : {}), ...(s.scope ? { scope: s.scope } : {}), ...q,
     };
-    case 'nm': return { nm: `${s.nm[0]}:${s.nm[1]}` };
+    case 'nm': return { nm: `${s.nm[0]}:${s.nm[1]}`, ...q };
     case 'channels': return { channels: s.channels };
   }
+}
+
+/** A setting in a word or two: `sparsity 0.5+int4`, `2:4`, `int8` (dense, 8 bits), `float`, `dense`. */
+export function settingLabel(s: Setting): string {
+  const q = s.kind !== 'channels' ? s.quantize : undefined;
+  if (s.kind === 'dense') return q ?? 'dense';
+  const base = s.kind === 'sparsity' ? `sparsity ${s.sparsity}${s.block ? ` block ${s.block[0]}x${s.block[1]}` : ''}${s.scope ? ` scope ${s.scope}` : ''}`
+    : s.kind === 'nm' ? `${s.nm[0]}:${s.nm[1]}` : `channels ${s.channels}`;
+  return q ? `${base}+${q}` : base;
 }
 
 /** A recipe of exact per-layer settings (what the search writes). */

@@ -1,5 +1,5 @@
 // Per-unit settings from a sensitivity table under a budget, as SPDY allocates: each unit picks one
-// option (dense, or one of its levels); the cost of an option is the fidelity it lost alone, or its
+// option (dense, or one of its levels, or with the mixed search one of its quantized cells); the cost of an option is the fidelity it lost alone, or its
 // continuous companion (the outputs' cosine loss) when larger, made non-decreasing over the levels; the gain what the objective counts; a dynamic programme over the
 // costs discretised in `resolution` steps of budget / resolution (rounded up: never over budget)
 // maximises the summed gain with the summed cost within the budget.
@@ -10,16 +10,22 @@ export type Objective = 'params' | 'flops' | 'latency' | 'bytes';
 /** Chosen level index per unit (-1: dense), the summed gain and cost. */
 export interface Allocation { choice: number[]; gain: number; cost: number }
 
-/** Cost and gain of every option of every unit (level order); options that remove nothing are dropped (-Infinity gain). */
+/**
+ * Cost and gain of every option of every unit (cell order); options that change nothing are dropped
+ * (-Infinity gain). Costs are made non-decreasing along each chain of cells of the same bits (float,
+ * int8, int4: dense then the levels, quant-cells.ts), not across chains.
+ */
 export function options(table: SensitivityResult, objective: Objective): { cost: number[]; gain: number[] }[] {
   return table.units.map((u) => {
-    let worst = 0;
+    const worst = new Map<string, number>();
     const cost: number[] = [], gain: number[] = [];
     for (const c of u.cells) {
-      worst = Math.max(worst, table.baseline - c.fidelity, c.cosineLoss ?? 0);
-      cost.push(worst);
+      const chain = c.quantize ?? 'float';
+      const w = Math.max(worst.get(chain) ?? 0, table.baseline - c.fidelity, c.cosineLoss ?? 0);
+      worst.set(chain, w);
+      cost.push(w);
       const g = objective === 'params' ? c.removed : objective === 'flops' ? c.flops : objective === 'bytes' ? (c.bytes ?? 0) : (c.latencyMs ?? 0);
-      gain.push(c.removed > 0 ? Math.max(0, g) : -Infinity);
+      gain.push(c.removed > 0 || c.quantize ? Math.max(0, g) : -Infinity);
     }
     return { cost, gain };
   });

@@ -18,6 +18,8 @@ import { newCounter, runBytes } from './model-runs.js';
 import { allocate, type Objective } from './allocate.js';
 import { byteSizer } from '../served-bytes.js';
 import { sensitivity, type Method, type SearchMode, type SensitivityResult } from './sensitivity.js';
+import type { LayerBits, QuantizeOptions } from '../quant/quantize.js';
+import { quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
 
 export interface CompressOptions {
   ort: OrtLike | ModelRunner;
@@ -52,6 +54,13 @@ export interface CompressOptions {
    * outputs whose score is a share of counted decisions.
    */
   confidence?: number;
+  /**
+   * The mixed search (objective bytes, modes sparsity / nm): each unit also chooses its bits
+   * (quant-cells.ts), and every candidate plan is quantized as the job writes it — these options
+   * with each layer's chosen bits, GPTQ through `gptq` when given, else round to nearest — before its
+   * fidelity is verified, so the plan kept is the model written.
+   */
+  quantize?: { options: QuantizeOptions; gptq?: GptqPassOptions };
   /** Verifications of candidate plans, at most (default 8). */
   maxSteps?: number;
   fidelityOptions?: FidelityOptions;
@@ -75,20 +84,27 @@ export interface CompressResult {
   /** With `confidence`: the chosen plan's lower bound (what met the floor). */
   bound: BoundedFidelity | null;
   table: SensitivityResult;
+  /** The mixed search: the chosen plan's quantization (the model is already quantized). */
+  quantized?: QuantizePassResult;
   steps: PlanStep[];
   sessions: number;
   runs: number;
   ms: { total: number; model: number; library: number; apply: number; sensitivity: number };
 }
 
-/** A plan as recipe settings per unit name. */
-function planOf(table: SensitivityResult, choice: number[], mode: SearchMode, nm?: [number, number]): Map<string, Setting> {
+/**
+ * A plan as recipe settings per unit name. Mixed (`bits`): every chosen cell says its bits, float
+ * included, since a setting without them would take the job's scheme when applied again.
+ */
+function planOf(table: SensitivityResult, choice: number[], mode: SearchMode, nm?: [number, number], bits = false): Map<string, Setting> {
   const m = new Map<string, Setting>();
   table.units.forEach((u, i) => {
     const k = choice[i];
     if (k < 0) return;
-    const level = u.cells[k].level;
-    m.set(u.name, mode === 'channels' ? { kind: 'channels', channels: level as number } : mode === 'nm' ? { kind: 'nm', nm: nm! } : { kind: 'sparsity', sparsity: level as number });
+    const { level, quantize } = u.cells[k];
+    const q = bits ? { quantize: quantize ?? 'float' as const } : {};
+    m.set(u.name, mode === 'channels' ? { kind: 'channels', channels: level as number } : level === 'dense' ? { kind: 'dense', ...q }
+      : mode === 'nm' ? { kind: 'nm', nm: nm!, ...q } : { kind: 'sparsity', sparsity: level as number, ...q });
   });
   return m;
 }
@@ -105,6 +121,10 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const conf = opts.confidence;
   if (conf !== undefined && (typeof conf !== 'number' || !(conf > 0 && conf < 1))) throw new OnnxError('unsupported', `confidence must be in (0, 1) (got ${String(conf)})`, 'invalid_arguments');
   const method = opts.method ?? 'magnitude';
+  const mixed = opts.quantize;
+  if (mixed && (objective !== 'bytes' || opts.mode === 'channels')) {
+    throw new OnnxError('unsupported', 'the mixed search (quantize) chooses bits by the bytes they save: it needs objective bytes and mode sparsity or nm', 'invalid_arguments');
+  }
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const count = newCounter();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
@@ -114,7 +134,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const table = opts.table ?? await sensitivity(model, {
     ort: runner, eval: opts.eval.slice(0, nt), calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
     method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
-    measureLatency: objective === 'latency', measureBytes: objective === 'bytes' ? await byteSizer() : undefined, stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
+    measureLatency: objective === 'latency', quantize: mixed?.options, measureBytes: objective === 'bytes' ? await byteSizer() : undefined, stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
     onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
   });
   if (objective === 'bytes' && table.units.some((u) => u.cells.some((c) => c.removed > 0 && c.bytes === undefined))) {
@@ -127,11 +147,12 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   // the held-out samples' token ids and masks: perplexity's targets, padding left out (fidelity/language-model.ts)
   const fidOpts = { ...opts.fidelityOptions, inputs: opts.eval };
   const meta = (extra: object) => ({ objective, minFidelity: F, ...(conf !== undefined ? { confidence: conf } : {}), mode: opts.mode, method, samples: opts.eval.length, ...extra });
-  const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
+  // mixed: the units the plan leaves alone stay float (the default), whatever the job's scheme
+  const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(mixed ? { default: { kind: 'dense', quantize: 'float' } as Setting } : {}), ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
 
   const zeros0 = model.prunable().reduce((a, w) => a + countZeros(model.readFloat(w)), 0);
   let applyMs = 0;
-  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; bound: BoundedFidelity | null; gain: number };
+  type Best = { model: OnnxModel; recipe: Record<string, unknown>; report: RecipeReport; fid: FidelityReport; bound: BoundedFidelity | null; gain: number; quantized?: QuantizePassResult };
   const kept: { best: Best | null } = { best: null };
   const steps: PlanStep[] = [];
   const seen = new Map<string, PlanStep>();
@@ -139,7 +160,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const verify = async (budget: number): Promise<boolean> => {
     check();
     const a = allocate(table, budget, objective);
-    const plan = planOf(table, a.choice, opts.mode, opts.nm);
+    const plan = planOf(table, a.choice, opts.mode, opts.nm, !!mixed);
     const key = a.choice.join(',');
     const prior = seen.get(key);
     if (prior) { steps.push({ ...prior, budget }); return prior.pass; }
@@ -148,6 +169,11 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     const m = OnnxModel.parse(bytes);
     const tr = performance.now();
     const report = await applyRecipe(m, recipe, { method, ort: runner, calibration: opts.calibration, percDamp: opts.percDamp, signal: opts.signal });
+    let quantized: QuantizePassResult | undefined;
+    if (mixed) {
+      const bits = (w: { name: string }): LayerBits => { const s = plan.get(w.name); return (s && s.kind !== 'channels' ? s.quantize : undefined) ?? 'float'; };
+      quantized = await quantizePass(m, { ...mixed.options, layerBits: bits }, mixed.gptq);
+    }
     applyMs += performance.now() - tr;
     if (report.passes) { count.sessions += report.passes; count.runs += report.passes * (opts.calibration?.length ?? 0); }
     const out = await runBytes(runner, m.encode(), opts.eval, count, opts.signal);
@@ -158,7 +184,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     const step: PlanStep = { budget, predicted: a.cost, gain: a.gain, fidelity: fid.score, worst: fid.worst, pass: held >= F, removed, ...(bound ? { bound: bound.score, boundWorst: bound.worst } : {}) };
     seen.set(key, step);
     steps.push(step);
-    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, bound, gain: a.gain };
+    if (step.pass && (!kept.best || a.gain > kept.best.gain)) kept.best = { model: m, recipe, report, fid, bound, gain: a.gain, quantized };
     return step.pass;
   };
   // Budget search: start at the floor's own slack; grow while plans pass, shrink while they fail, then bisect.
@@ -182,5 +208,8 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   }
   (chosen.recipe.meta as Record<string, unknown>).fidelity = chosen.fid.score;
   if (chosen.bound) (chosen.recipe.meta as Record<string, unknown>).fidelityBound = chosen.bound.score;
-  return { model: chosen.model, recipe: chosen.recipe, report: chosen.report, fidelity: chosen.fid, bound: chosen.bound, table, steps, sessions: count.sessions, runs: count.runs, ms };
+  return {
+    model: chosen.model, recipe: chosen.recipe, report: chosen.report, fidelity: chosen.fid, bound: chosen.bound, table,
+    ...(chosen.quantized ? { quantized: chosen.quantized } : {}), steps, sessions: count.sessions, runs: count.runs, ms,
+  };
 }

@@ -3,7 +3,7 @@
 // pruned in the model's memory, fed to one session as a replacement of their initializer (SwapSession)
 // and put back: no re-serialisation and no session per cell. A channel cell masks its group (the same
 // function as removing it, shapes kept) and feeds the changed tensors the same way (channel-feeds.ts).
-import type { OnnxModel } from '../model.js';
+import type { OnnxModel, OnnxWeight } from '../model.js';
 import { OnnxModel as Model } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { countZeros, pruneNm, pruneSparsity } from '../prune.js';
@@ -22,6 +22,8 @@ import { layerPositions } from './costs.js';
 import { LatencyProbe } from './latency.js';
 import { maskFeeds } from './channel-feeds.js';
 import { floatBytes, servedBytes, type ByteSizer } from '../served-bytes.js';
+import type { QuantizeOptions } from '../quant/quantize.js';
+import { quantCellPlan, quantCells, type CellRun } from './quant-cells.js';
 
 export type SearchMode = 'sparsity' | 'nm' | 'channels';
 export type Method = 'magnitude' | 'wanda' | 'sparsegpt';
@@ -48,6 +50,11 @@ export interface SensitivityOptions {
   measureLatency?: boolean;
   /** Also estimate each cell's compressed bytes saved (served-bytes.ts), the `bytes` objective's gain. */
   measureBytes?: ByteSizer;
+  /**
+   * Weights mode: also the quantized options (the mixed search, quant-cells.ts): each layer dense
+   * and at its levels in these options' bits, and each embedding table as a unit of its own.
+   */
+  quantize?: QuantizeOptions;
   /** Timed runs per model and cell for measureLatency (default 5). */
   latencyRuns?: number;
   /**
@@ -67,7 +74,10 @@ export interface SensitivityOptions {
 }
 
 export interface SensitivityCell {
+  /** The pruning level ('dense' for a quantized cell that prunes nothing). */
   level: number | string;
+  /** The bits of a quantized cell (absent: float). */
+  quantize?: 'int8' | 'int4';
   /** The model's fidelity with this unit alone pruned at this level, [0, 1]. */
   fidelity: number;
   worst: string;
@@ -93,6 +103,8 @@ export interface SensitivityUnit {
   name: string;
   op: string;
   params: number;
+  /** An embedding table: a unit of the mixed search for its bits only. */
+  table?: true;
   cells: SensitivityCell[];
   note?: string;
 }
@@ -133,6 +145,7 @@ export async function sensitivity(model: OnnxModel, opts: SensitivityOptions): P
   if (!Array.isArray(opts.eval) || !opts.eval.length) throw new OnnxError('unsupported', 'sensitivity needs at least one eval sample', 'invalid_arguments');
   if (mode === 'nm' && !opts.nm) throw new OnnxError('unsupported', 'mode nm needs nm: [n, m]', 'invalid_arguments');
   if (method !== 'magnitude' && mode !== 'channels' && !opts.calibration?.length) throw new OnnxError('unsupported', `method ${method} needs calibration samples`, 'invalid_arguments');
+  if (opts.quantize && mode === 'channels') throw new OnnxError('unsupported', 'quantized cells apply to the sparsity and nm modes (channel removal has no per-layer bits)', 'invalid_arguments');
   if (model.externalTensors().length) throw new OnnxError('unsupported', 'the search runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   const levels: (number | string)[] = mode === 'nm' ? [opts.nm!.join(':')] : checkLevels(opts.levels ?? [...DEFAULT_LEVELS[mode]], mode);
   const runner = toRunner(opts.ort, opts.sessionOptions);
@@ -172,12 +185,24 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const ws = model.prunable();
   const layers = new Map(findLayers(model).map((l) => [l.name, l]));
-  const swap = await SwapSession.open(model, runner, ws.map((w) => w.name), opts.eval, count);
+  const qplan = opts.quantize ? quantCellPlan(model, opts.quantize) : null;
+  const swap = await SwapSession.open(model, runner, [...ws, ...(qplan?.tables.map((t) => t.w) ?? [])].map((w) => w.name), opts.eval, count);
   const captured = method === 'magnitude' ? null : await captureAllStats(model, [...layers.values()], runner, opts.calibration!, count, opts.signal);
   const units: SensitivityUnit[] = [];
   try {
     const reference = await swap.run({}, opts.signal);
     const baseline = score(reference, reference).score;
+    const runWith = async (w: OnnxWeight, values: Float32Array): Promise<Outputs[]> => {
+      if (swap.names.has(w.name)) return swap.run({ [w.name]: weightFeed(w.tensor, values) }, opts.signal);
+      // A weight stored as a Constant node: one session over the model with the changed value.
+      const original = model.readFloat(w);
+      model.writeFloat(w, values);
+      try { return await runBytes(runner, model.encode(), opts.eval, count, opts.signal); } finally { model.writeFloat(w, original); }
+    };
+    const cellRun: CellRun = {
+      model, runWith, sizer: opts.measureBytes, stopBelow: opts.stopBelow, check,
+      score: (out) => { const s = score(reference, out); return { fidelity: s.score, worst: s.worst, cosineLoss: cosineLoss(reference, out) }; },
+    };
     const total = ws.length * levels.length;
     let done = 0;
     for (const w of ws) {
@@ -186,6 +211,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
       // float32 bytes on both sides: what the zeros save, whatever the stored type
       const denseBytes = opts.measureBytes ? await servedBytes(opts.measureBytes, floatBytes(original)) : 0;
       const cells: SensitivityCell[] = [];
+      const prunedAt: Float32Array[] = [];
       let note: string | undefined;
       for (const level of levels) {
         check();
@@ -207,6 +233,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           pruned = model.readFloat(w);
           model.writeFloat(w, original);
         }
+        if (qplan) prunedAt.push(pruned);
         const removed = countZeros(pruned) - zeros0;
         const byteGain = opts.measureBytes ? { bytes: removed > 0 ? denseBytes - await servedBytes(opts.measureBytes, floatBytes(pruned)) : 0 } : {};
         const prev = cells[cells.length - 1];
@@ -215,19 +242,20 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
           done++;
           continue;
         }
-        let out: Outputs[];
-        if (removed === 0) out = reference;
-        else if (swap.names.has(w.name)) out = await swap.run({ [w.name]: weightFeed(w.tensor, pruned) }, opts.signal);
-        else {
-          // A weight stored as a Constant node: one session over the model with the pruned value.
-          model.writeFloat(w, pruned);
-          try { out = await runBytes(runner, model.encode(), opts.eval, count, opts.signal); } finally { model.writeFloat(w, original); }
-        }
+        const out = removed === 0 ? reference : await runWith(w, pruned);
         const s = out === reference ? { score: baseline, worst: '' } : score(reference, out);
         cells.push({ level, fidelity: s.score, worst: s.worst, cosineLoss: out === reference ? 0 : cosineLoss(reference, out), removed, flops: removed * (positions.get(w.name) ?? 0), ...byteGain });
         done++;
       }
+      if (qplan) cells.push(...await quantCells(cellRun, qplan, w, original, denseBytes, cells.slice(), prunedAt, positions.get(w.name) ?? 0));
       units.push({ name: w.name, op: w.op, params: w.numel, cells, ...(note ? { note } : {}) });
+    }
+    // the embedding tables: units of their bits only
+    for (const t of qplan?.tables ?? []) {
+      opts.onProgress?.({ done, total, unit: t.w.name, level: 'dense' });
+      const original = model.readFloat(t.w);
+      const denseBytes = opts.measureBytes ? await servedBytes(opts.measureBytes, floatBytes(original)) : 0;
+      units.push({ name: t.w.name, op: 'Gather', params: t.w.numel, table: true, cells: await quantCells(cellRun, qplan!, t.w, original, denseBytes, [], [], 0) });
     }
     opts.onProgress?.({ done: total, total, unit: '', level: '' });
     return { units, baseline };

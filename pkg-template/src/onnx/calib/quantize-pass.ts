@@ -1,0 +1,48 @@
+// A pruned model quantized as the job writes it: GPTQ layer after layer through the calibration
+// samples (each layer's inputs captured with the layers before it already quantized, the zeros the
+// pruning left kept as its mask), or round-to-nearest without them; then the codes written in the
+// forms quantizeModel chooses. One function, so the search's verification of a mixed plan
+// (search/compress.ts) and the job's own quantization step (job/run.ts) write the same model.
+import type { OnnxModel } from '../model.js';
+import { calibratePrune, type CalibProgress } from './calibrate.js';
+import { CALIB_DEFAULTS } from './defaults.js';
+import type { ModelRunner } from './ort-runner.js';
+import type { InputSample } from './inputs.js';
+import { quantizeModel, plannedGrids, type QuantizeOptions, type QuantReport } from '../quant/quantize.js';
+
+export interface GptqPassOptions {
+  runner: ModelRunner;
+  sessionOptions?: object;
+  calibration: InputSample[];
+  sequential?: boolean;
+  percDamp?: number;
+  actOrder?: boolean;
+  scaleSearch?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: CalibProgress) => void;
+}
+
+export interface QuantizePassResult {
+  report: QuantReport;
+  /** When GPTQ ran: the layers it quantized and its time. */
+  gptq?: { layers: number; ms: number };
+}
+
+/** Quantizes `model` in place (see the file comment); `gptq` absent: round to nearest. */
+export async function quantizePass(model: OnnxModel, quant: QuantizeOptions, gptq?: GptqPassOptions): Promise<QuantizePassResult> {
+  let given, run;
+  if (gptq) {
+    const r = await calibratePrune(model, {
+      ort: gptq.runner, sessionOptions: gptq.sessionOptions, signal: gptq.signal, calibration: gptq.calibration,
+      sequential: gptq.sequential ?? CALIB_DEFAULTS.sequential, percDamp: gptq.percDamp ?? CALIB_DEFAULTS.gptqPercDamp,
+      quantize: {
+        grids: plannedGrids(model, quant),
+        actOrder: gptq.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: gptq.scaleSearch ?? CALIB_DEFAULTS.scaleSearch,
+      }, onProgress: gptq.onProgress,
+    });
+    given = r.quantized!;
+    run = { layers: given.size, ms: r.ms };
+  }
+  const report = quantizeModel(model, { ...quant, ...(given ? { given } : {}) });
+  return { report, ...(run ? { gptq: run } : {}) };
+}
