@@ -6,7 +6,7 @@
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
-export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
+export { loadOnnx, saveOnnx, fileCutStore, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
 export type { ServedSplit } from './served-bytes.js';
 export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
 export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';
@@ -29,6 +29,7 @@ export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from '
 export { findChannelGroups, removeChannels } from './channels.js';
 export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember, ChannelReport } from './channels.js';
 export { calibratePrune } from './calib/calibrate.js';
+export type { CutStore } from './calib/cut-store.js';
 export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, CalibTime } from './calib/calibrate.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';

@@ -19,6 +19,7 @@ import { asF32 } from './tensor.js';
 import { Sweep, type SweepStats } from './sweep.js';
 import { withRollback } from './rollback.js';
 import { SharedStats, type SharingStats } from './shared-stats.js';
+import type { CutStore } from './cut-store.js';
 
 /** Progress in layers (fractional while capturing). */
 export interface CalibProgress {
@@ -88,6 +89,11 @@ export interface CalibrateOptions {
    * next capture instead of held for every sample. The same weights either way.
    */
   cacheBudget?: number;
+  /**
+   * Where the cut goes past `cacheBudget` once what can be recomputed is left out (cut-store.ts;
+   * in Node, fileCutStore()); none: it stays in memory. The same weights either way.
+   */
+  cutStore?: CutStore;
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
@@ -290,7 +296,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
   let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget });
+  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget, cutStore: opts.cutStore });
   const timeNow = (): CalibTime => timeOf(now() - t0, sweep.stats, time);
   // The weights still to be pruned: the sweep caches nothing computed from them.
   const changing = new Set(layers.map((l) => l.weight.name));
