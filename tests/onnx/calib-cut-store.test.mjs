@@ -51,3 +51,21 @@ test('over the cut budget with a store, a Llama-shaped decoder keeps part of its
     assert.equal(cutStore.size, 0, 'everything the run put in the store was let go');
   }
 });
+
+test('a sweep that reuses its cut\'s buffers captures the values of one that keeps onnxruntime\'s arrays', async () => {
+  const bytes = fs.readFileSync(new URL('../data/models/smollm2-tiny-gqa.onnx', import.meta.url));
+  const m = O.OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(m, { count: 3 });
+  const names = O.captureGroups(O.findLayers(m), true).map((g) => g.map((l) => l.input));
+  const run = async (opts) => {
+    const sweep = new O.Sweep(m, runner, samples, opts);
+    const seen = [];
+    for (const group of names) await sweep.capture(group, (name, t, k) => seen.push([name, k, Array.from(O.outputAsFloat(t))]));
+    return { seen, stats: sweep.stats };
+  };
+  const plain = await run({});
+  const reused = await run({ reuse: true, cacheBudget: 0, cutStore: await O.fileCutStore() });
+  assert.ok(reused.stats.stored > 0, 'values went to the store');
+  assert.ok(plain.seen.length > 0);
+  assert.deepEqual(reused.seen, plain.seen);
+});

@@ -296,7 +296,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
   let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget, cutStore: opts.cutStore });
+  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget, cutStore: opts.cutStore, reuse: true });
   const timeNow = (): CalibTime => timeOf(now() - t0, sweep.stats, time);
   // The weights still to be pruned: the sweep caches nothing computed from them.
   const changing = new Set(layers.map((l) => l.weight.name));

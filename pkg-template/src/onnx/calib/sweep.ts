@@ -14,6 +14,7 @@ import { recomputable } from './recompute.js';
 import type { FeedTensor, InputSample } from './inputs.js';
 import type { ModelRunner, RunOutput } from './ort-runner.js';
 import type { CutStore } from './cut-store.js';
+import { CutPool, type TypedArray, type TypedCtor } from './cut-pool.js';
 
 /** What a sweep cost so far: sessions and runs in onnxruntime, and the time on each side. */
 export interface SweepStats {
@@ -54,6 +55,12 @@ export interface SweepOptions {
    * (cut-store.ts): values the capture keeps, largest first, until it is under. None: memory.
    */
   cutStore?: CutStore;
+  /**
+   * Default false: the cut holds onnxruntime's arrays. True: copies in buffers used again from one
+   * sample to the next (cut-pool.ts); a tensor of the cut handed to a capture's `fn` is then valid
+   * during the call only, as is one read back from the cut store.
+   */
+  reuse?: boolean;
 }
 
 export interface CaptureOptions {
@@ -70,8 +77,6 @@ const bytesOf = (t: RunOutput): number => {
   return d.byteLength ?? d.length * 8;
 };
 
-type TypedArray = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array;
-type TypedCtor = new (n: number) => TypedArray;
 /** A sample's tensor of the cut held in the cut store: what it takes to read it back. */
 interface Stored { stored: true; ref: number; type: string; dims: number[]; ctor: TypedCtor; length: number; bytes: number }
 type Held = RunOutput | Stored;
@@ -90,6 +95,7 @@ export class Sweep {
   /** Per value, the array a stored tensor is read back into (one sample at a time: onnxruntime reads its feeds during the run). */
   private readonly readBack = new Map<string, TypedArray>();
   private readonly store?: CutStore;
+  private readonly pool?: CutPool;
   /** Nodes whose outputs are final and were either cached or read by every consumer. */
   private readonly ran = new Set<number>();
   readonly stats: SweepStats;
@@ -103,6 +109,7 @@ export class Sweep {
   constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[], opts: SweepOptions = {}) {
     this.cacheBudget = opts.cacheBudget ?? Infinity;
     this.store = opts.cutStore;
+    if (opts.reuse) this.pool = new CutPool();
     this.ix = indexGraph(model);
     this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0, recomputed: 0, stored: 0, storedBytes: 0 };
     for (const w of model.prunable()) this.layerWeights.add(w.name);
@@ -117,8 +124,8 @@ export class Sweep {
 
   /** A tensor of the cut to keep: written to the cut store when its value goes there. */
   private hold(v: string, t: RunOutput): Held {
-    if (!this.toStore.has(v)) return t;
     const d = t.data as unknown as TypedArray;
+    if (!this.toStore.has(v)) return this.pool && storable(t) ? { type: t.type, data: this.pool.copy(d) as unknown as ArrayLike<number>, dims: t.dims } : t;
     const ref = this.store!.put(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
     this.stats.storedBytes += d.byteLength;
     return { stored: true, ref, type: t.type, dims: t.dims, ctor: d.constructor as TypedCtor, length: d.length, bytes: d.byteLength };
@@ -135,7 +142,9 @@ export class Sweep {
 
   /** Lets a held tensor go (a stored one's space goes back to the store). */
   private drop(t: Held | undefined): void {
-    if (t && isStored(t)) this.store!.free(t.ref, t.bytes);
+    if (!t) return;
+    if (isStored(t)) this.store!.free(t.ref, t.bytes);
+    else if (this.pool && storable(t)) this.pool.give(t.data as unknown as TypedArray);
   }
 
   private dropValue(v: string): void {
@@ -254,6 +263,7 @@ export class Sweep {
     }
     for (const v of spent) this.dropValue(v);
     for (const [v, ts] of kept) cache.set(v, ts);
+    this.pool?.clear();
   }
 
   /**
@@ -291,7 +301,9 @@ export class Sweep {
         if (left * this.samples.length <= this.cacheBudget) break;
         this.toStore.add(v);
         const b = memBytes(ts[0]);
-        ts[0] = this.hold(v, ts[0] as RunOutput);
+        const inMemory = ts[0] as RunOutput;
+        ts[0] = this.hold(v, inMemory);
+        this.drop(inMemory);
         left -= b; freed += b;
         this.stats.stored++;
       }
@@ -300,7 +312,7 @@ export class Sweep {
   }
 
   /** Drops the cut (the sweep can go on: what is needed again is recomputed from the graph inputs). */
-  clear(): void { for (const v of [...this.cache.keys()]) this.dropValue(v); this.ran.clear(); }
+  clear(): void { for (const v of [...this.cache.keys()]) this.dropValue(v); this.ran.clear(); this.pool?.clear(); }
 }
 
 /** One capture from the graph inputs, nothing kept: `names` on every sample with the weights as they are now. */
