@@ -3,7 +3,7 @@
 // writes the result and prints it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadOnnx, saveOnnx, fileCutStore, saveTransformersFolder, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
+import { loadOnnx, saveOnnx, saveTransformersFolder, runJob, parseNm, parseRecipe, planRecipe, transportSize, OnnxError, FloorError } from 'sparsekit-wasm/onnx';
 import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/args.js';
 import { modelInput } from '../cli/model-input.js';
 import { outputTarget } from '../cli/model-output.js';
@@ -207,8 +207,7 @@ export async function main(argv) {
   let result;
   try {
     // a calibrated run's cut past its budget waits in a scratch file, not in memory (issue 40)
-    const cutStore = job.calibration ? await fileCutStore() : undefined;
-    result = await runJob(model, job, { ort, sessionOptions: { logSeverityLevel: 3 }, cutStore, onProgress: progress(values.quiet === true, prunedBlocks), signal: interrupt.signal });
+    result = await runJob(model, job, { ort, sessionOptions: { logSeverityLevel: 3 }, cutStore: 'file', onProgress: progress(values.quiet === true, prunedBlocks), signal: interrupt.signal });
   } catch (e) {
     if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
     if (e instanceof FloorError && e.steps.length) printSteps(e.steps, mode);

@@ -6,7 +6,7 @@
 // Models and files.
 export { OnnxModel, MemoryExternalSource, transpose } from './model.js';
 export type { OnnxWeight, WeightView, ParseOptions, ExternalSource, SpillStore, ValueInfo } from './model.js';
-export { loadOnnx, saveOnnx, fileCutStore, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
+export { loadOnnx, saveOnnx, readCalibrationDir, transportSize, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
 export type { ServedSplit } from './served-bytes.js';
 export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
 export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';

@@ -128,8 +128,8 @@ export interface JobProgress { phase: string; done: number; total: number; label
 export interface JobEnv {
   ort?: OrtLike | ModelRunner;
   sessionOptions?: object;
-  /** Where a calibrated prune's cut goes past its budget (calibratePrune's cutStore; in Node, fileCutStore()). */
-  cutStore?: CutStore;
+  /** Where a calibrated prune's cut goes past its budget (calibratePrune's cutStore: a store, or 'file' in Node). */
+  cutStore?: CutStore | 'file';
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
 }
