@@ -46,7 +46,9 @@ test('over the cut budget with a store, a Llama-shaped decoder keeps part of its
     assert.ok(b.sweep.stored > 0 && b.sweep.storedBytes > 0, JSON.stringify(b.sweep));
     for (const w of memory.prunable()) assert.deepEqual(filed.readFloat(filed.weight(w.name)), memory.readFloat(w), `${criterion}: ${w.name}, bit for bit`);
     assert.deepEqual(b.layers.map((l) => l.relError), a.layers.map((l) => l.relError));
-    assert.equal(b.sweep.nodeRuns, a.sweep.nodeRuns, 'the store changes where the cut is, not what is run');
+    // with a store, layer inputs are stored rather than computed again from the residual stream
+    assert.ok(b.sweep.nodeRuns < a.sweep.nodeRuns, `${b.sweep.nodeRuns} vs ${a.sweep.nodeRuns} nodes run`);
+    assert.ok(b.sweep.recomputed < a.sweep.recomputed);
     assert.ok(b.sweep.peakCacheBytes < a.sweep.peakCacheBytes, `${b.sweep.peakCacheBytes} vs ${a.sweep.peakCacheBytes}`);
     if (criterion === 'wanda') assert.equal(cutStore.size, 0, 'everything the run put in the store was let go');
   }

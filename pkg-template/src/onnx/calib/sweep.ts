@@ -282,7 +282,7 @@ export class Sweep {
     const { ix } = this;
     const again = recomputable({
       ix, nodes, keep: new Set(kept.keys()), wanted, cached: (v) => this.cache.has(v), ran: this.ran,
-      layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)),
+      layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)), layerInputs: !this.store,
     });
     for (const i of again.nodes) this.ran.delete(i);
     let freed = 0;
