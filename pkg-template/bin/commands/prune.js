@@ -206,7 +206,8 @@ export async function main(argv) {
   const interrupt = interruptible(values.quiet === true);
   let result;
   try {
-    result = await runJob(model, job, { ort, sessionOptions: { logSeverityLevel: 3 }, onProgress: progress(values.quiet === true, prunedBlocks), signal: interrupt.signal });
+    // a calibrated run's cut past its budget waits in a scratch file, not in memory (issue 40)
+    result = await runJob(model, job, { ort, sessionOptions: { logSeverityLevel: 3 }, cutStore: 'file', onProgress: progress(values.quiet === true, prunedBlocks), signal: interrupt.signal });
   } catch (e) {
     if (interrupt.signal.aborted) { process.stderr.write(`${PROG}: interrupted; nothing written\n`); process.exit(130); }
     if (e instanceof FloorError && e.steps.length) printSteps(e.steps, mode);
@@ -351,7 +352,10 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     const used = {};
     for (const l of /** @type {CalibLayerReport[]} */ (r.layers)) used[l.method] = (used[l.method] ?? 0) + 1;
     const runsPerSample = r.sweep ? r.sweep.nodeRuns / Math.max(1, r.sweep.graphNodes * (r.calibration ?? 0)) : 0;
-    const how = r.sequential ? `sequential, in one sweep of ${r.passes} graph segments (${runsPerSample.toFixed(2)} runs of the model per sample${r.sweep?.recomputed ? `; over the cut budget, ${r.sweep.recomputed} values recomputed instead of cached, the largest cut ${fmtBytes(r.sweep.peakCacheBytes)}` : ''})` : `one pass (${r.passes} capture passes)`;
+    const s = r.sweep;
+    const stored = s?.stored ? `, ${s.stored} through the scratch file (${fmtBytes(s.storedBytes)})` : '';
+    const over = s && (s.recomputed || s.stored) ? `; over the cut budget, ${s.recomputed} values recomputed instead of cached${stored}, the largest cut in memory ${fmtBytes(s.peakCacheBytes)}` : '';
+    const how = r.sequential ? `sequential, in one sweep of ${r.passes} graph segments (${runsPerSample.toFixed(2)} runs of the model per sample${over})` : `one pass (${r.passes} capture passes)`;
     console.log(`calibration: ${r.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}, ${how}; methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     if (r.time) console.log(`time: ${timeLine(r.time)}`);
   }

@@ -6,6 +6,7 @@ import type { SavedFolder } from './text/tjs-folder.js';
 import type { TjsOutput } from './text/tjs-layout.js';
 import type { TextSampleSet } from './text/text-samples.js';
 import type { InputSample } from './calib/inputs.js';
+import type { CutStore } from './calib/cut-store.js';
 import { OnnxModel, type ParseOptions } from './model.js';
 import { OnnxError } from './errors.js';
 
@@ -18,6 +19,16 @@ function nodeIo(): Promise<typeof import('./node-io.js')> {
 }
 
 const isNode = typeof process !== 'undefined' && !!(process as { versions?: { node?: string } }).versions?.node;
+
+/**
+ * Node: a cut store in an unlinked scratch file, for calibratePrune's / runJob's `cutStore`: the
+ * part of a large calibrated run's cut past its budget waits there instead of in memory.
+ */
+export async function fileCutStore(): Promise<CutStore> {
+  if (!isNode) throw new OnnxError('unsupported', 'a cut store in a file needs Node: leave cutStore out in a browser', 'unsupported_environment');
+  const mod: typeof import('./cut-file.js') = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL('./cut-file.js', import.meta.url).href);
+  return new mod.FileCutStore();
+}
 
 /**
  * Loads a model from bytes, or (Node only) from a path whose external data files sit next to it.

@@ -29,6 +29,7 @@ export type { PruneOptions, PruneReport, LayerReport, Scope, ProgressFn } from '
 export { findChannelGroups, removeChannels } from './channels.js';
 export type { ChannelGroup, ChannelOptions, ChannelAnalysis, GroupMember, ChannelReport } from './channels.js';
 export { calibratePrune } from './calib/calibrate.js';
+export type { CutStore } from './calib/cut-store.js';
 export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, CalibTime } from './calib/calibrate.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';

@@ -19,6 +19,7 @@ export type { CalibrateOptions, CalibReport, CalibLayerReport, CalibProgress, Ca
 export { CALIB_DEFAULTS } from './calib/defaults.js';
 export { Sweep, capture } from './calib/sweep.js';
 export type { SweepStats, CaptureOptions } from './calib/sweep.js';
+export type { CutStore } from './calib/cut-store.js';
 export { findLayers, captureGroups } from './calib/layers.js';
 export type { CalibLayer, StatsKind } from './calib/layers.js';
 export { pruneLayer, viewValues, maskFromScores, allowsNm, MIN_VECTORS_PER_INPUT } from './calib/layer-prune.js';
@@ -44,7 +45,7 @@ export { findResidualBlocks, removeResidualBlocks, type ResidualBlock } from './
 export { blockInfluence, leastInfluential, type BlockInfluence } from './calib/block-influence.js';
 export type { CalibratedChannelOptions, ConsumerReport } from './calib/calibrated-channels.js';
 export type { CalibrationDirOptions } from './calib/samples-dir.js';
-export { loadOnnx, saveOnnx, readCalibrationDir, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
+export { loadOnnx, saveOnnx, fileCutStore, readCalibrationDir, readTextSamples, resolveTextModel, saveTransformersFolder } from './files.js';
 export type { TextModelFiles, TextFileOptions, ResolveOptions } from './text/text-files.js';
 export { tjsLayout, tjsConfig, tjsFile, transformersDtype, dtypeOfFile, pickVariant, TJS_SUFFIX, TJS_DTYPES } from './text/tjs-layout.js';
 export type { TjsOutput, TjsDtype } from './text/tjs-layout.js';

@@ -19,6 +19,8 @@ import { asF32 } from './tensor.js';
 import { Sweep, type SweepStats } from './sweep.js';
 import { withRollback } from './rollback.js';
 import { SharedStats, type SharingStats } from './shared-stats.js';
+import type { CutStore } from './cut-store.js';
+import { fileCutStore } from '../files.js';
 
 /** Progress in layers (fractional while capturing). */
 export interface CalibProgress {
@@ -88,6 +90,12 @@ export interface CalibrateOptions {
    * next capture instead of held for every sample. The same weights either way.
    */
   cacheBudget?: number;
+  /**
+   * Where the cut goes past `cacheBudget` once what can be recomputed is left out (cut-store.ts):
+   * a store of your own, or 'file' (Node: an unlinked scratch file); none: it stays in memory. The
+   * same weights either way.
+   */
+  cutStore?: CutStore | 'file';
   /** Cancels between model runs and layers (CancelledError, code 'cancelled'). */
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
@@ -186,6 +194,7 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
   if (o.cacheBudget !== undefined && !(typeof o.cacheBudget === 'number' && o.cacheBudget >= 0)) throw arg(`cacheBudget must be a number of bytes >= 0 (got ${String(o.cacheBudget)})`);
+  if (o.cutStore !== undefined && o.cutStore !== 'file' && !(typeof o.cutStore === 'object' && o.cutStore && ['put', 'read', 'free'].every((k) => typeof (o.cutStore as unknown as Record<string, unknown>)[k] === 'function'))) throw arg(`cutStore must be 'file' or an object with put, read and free (got ${typeof o.cutStore === 'string' ? `"${o.cutStore}"` : typeof o.cutStore})`);
   const c = o.criterion ?? CALIB_DEFAULTS.criterion;
   if (typeof c !== 'function' && !CRITERIA.includes(c)) throw arg(`criterion must be magnitude, wanda or sparsegpt (got "${String(c)}")`);
   // The segments are run from memory with their initializers read in (graph-cut.ts); a Constant's,
@@ -290,7 +299,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const sharing: SharingStats = { consumers: 0, accumulated: 0, flops: 0, flopsUnshared: 0 };
   let done = 0;
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
-  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget });
+  const sweep = new Sweep(model, runner, calibration, { cacheBudget: opts.cacheBudget ?? CALIB_DEFAULTS.cacheBudget, cutStore: opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore, reuse: true });
   const timeNow = (): CalibTime => timeOf(now() - t0, sweep.stats, time);
   // The weights still to be pruned: the sweep caches nothing computed from them.
   const changing = new Set(layers.map((l) => l.weight.name));

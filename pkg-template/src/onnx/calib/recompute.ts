@@ -27,6 +27,13 @@ export interface RecomputeQuery {
   ran: ReadonlySet<number>;
   /** Whether a node reads a layer's weight. */
   layerNode: (i: number) => boolean;
+  /**
+   * Default true: layer inputs too (the second kind above). False when the cut has a store to go
+   * to (cut-store.ts): a copy out and back is cheaper than running the layers again (a decoder's
+   * gate / up projections for its MLP product), and the values of the first kind, held for many
+   * segments, are still left out.
+   */
+  layerInputs?: boolean;
 }
 
 /** The values of `keep` to leave out of the cut, and the nodes that compute them (to run again). */
@@ -58,6 +65,7 @@ export function recomputable(q: RecomputeQuery): { values: Set<string>; nodes: S
     const c = chainOf(v, (x) => ix.feeds.has(x), (x, i) => q.cached(x) || (i !== undefined && q.layerNode(i)));
     if (c) take(v, c.chain);
   }
+  if (q.layerInputs === false) return { values, nodes };
   // Layer inputs captured now, from values held anyway.
   const kept = (x: string) => q.keep.has(x) && !values.has(x);
   for (const v of new Set(q.wanted)) {

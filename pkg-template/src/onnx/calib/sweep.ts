@@ -13,6 +13,8 @@ import { elemTypeOf } from './tensor.js';
 import { recomputable } from './recompute.js';
 import type { FeedTensor, InputSample } from './inputs.js';
 import type { ModelRunner, RunOutput } from './ort-runner.js';
+import type { CutStore } from './cut-store.js';
+import { CutPool, type TypedArray, type TypedCtor } from './cut-pool.js';
 
 /** What a sweep cost so far: sessions and runs in onnxruntime, and the time on each side. */
 export interface SweepStats {
@@ -36,6 +38,9 @@ export interface SweepStats {
   bytesIn: number;
   /** Values left out of the cut to be computed again by a later capture (recompute.ts), over all captures. */
   recomputed: number;
+  /** Values of the cut held in the cut store instead of memory (cut-store.ts), over all captures, and their bytes. */
+  stored: number;
+  storedBytes: number;
 }
 
 export interface SweepOptions {
@@ -45,6 +50,17 @@ export interface SweepOptions {
    * and a later capture runs those nodes again: less memory, more runs of those nodes, the same values.
    */
   cacheBudget?: number;
+  /**
+   * Where the cut goes when, after what can be recomputed is left out, it would still pass the budget
+   * (cut-store.ts): values the capture keeps, largest first, until it is under. None: memory.
+   */
+  cutStore?: CutStore;
+  /**
+   * Default false: the cut holds onnxruntime's arrays. True: copies in buffers used again from one
+   * sample to the next (cut-pool.ts); a tensor of the cut handed to a capture's `fn` is then valid
+   * during the call only, as is one read back from the cut store.
+   */
+  reuse?: boolean;
 }
 
 export interface CaptureOptions {
@@ -60,12 +76,26 @@ const bytesOf = (t: RunOutput): number => {
   const d = t.data as unknown as { byteLength?: number; length: number };
   return d.byteLength ?? d.length * 8;
 };
+
+/** A sample's tensor of the cut held in the cut store: what it takes to read it back. */
+interface Stored { stored: true; ref: number; type: string; dims: number[]; ctor: TypedCtor; length: number; bytes: number }
+type Held = RunOutput | Stored;
+const isStored = (t: Held): t is Stored => (t as Stored).stored === true;
+/** Bytes a held tensor takes in memory. */
+const memBytes = (t: Held): number => (isStored(t) ? 0 : bytesOf(t));
+const storable = (t: RunOutput) => ArrayBuffer.isView(t.data) && !(t.data instanceof DataView);
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 export class Sweep {
   private readonly ix: GraphIndex;
   /** The cut: per value, its tensor in each sample (undefined once the segment that read it last is done with that sample). */
-  private readonly cache = new Map<string, (RunOutput | undefined)[]>();
+  private readonly cache = new Map<string, (Held | undefined)[]>();
+  /** Values the current capture keeps in the cut store rather than memory. */
+  private readonly toStore = new Set<string>();
+  /** Per value, the array a stored tensor is read back into (one sample at a time: onnxruntime reads its feeds during the run). */
+  private readonly readBack = new Map<string, TypedArray>();
+  private readonly store?: CutStore;
+  private readonly pool?: CutPool;
   /** Nodes whose outputs are final and were either cached or read by every consumer. */
   private readonly ran = new Set<number>();
   readonly stats: SweepStats;
@@ -78,8 +108,10 @@ export class Sweep {
 
   constructor(private readonly model: OnnxModel, private readonly runner: ModelRunner, private readonly samples: InputSample[], opts: SweepOptions = {}) {
     this.cacheBudget = opts.cacheBudget ?? Infinity;
+    this.store = opts.cutStore;
+    if (opts.reuse) this.pool = new CutPool();
     this.ix = indexGraph(model);
-    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0, recomputed: 0 };
+    this.stats = { sessions: 0, runs: 0, nodeRuns: 0, graphNodes: this.ix.nodes.length, ortMs: 0, sessionMs: 0, cutMs: 0, peakCacheBytes: 0, bytesOut: 0, bytesIn: 0, recomputed: 0, stored: 0, storedBytes: 0 };
     for (const w of model.prunable()) this.layerWeights.add(w.name);
     for (const n of this.ix.nodes) if ((n.op_type === 'Cast' || n.op_type === 'Identity') && this.layerWeights.has(n.input[0])) this.layerWeights.add(n.output[0]);
   }
@@ -88,6 +120,37 @@ export class Sweep {
     const t = this.samples[k].feeds[name];
     if (!t) throw new OnnxError('bad_calibration', `the calibration sample ${k} does not feed "${name}"`, 'invalid_value');
     return t;
+  }
+
+  /** A tensor of the cut to keep: written to the cut store when its value goes there. */
+  private hold(v: string, t: RunOutput): Held {
+    const d = t.data as unknown as TypedArray;
+    if (!this.toStore.has(v)) return this.pool && storable(t) ? { type: t.type, data: this.pool.copy(d) as unknown as ArrayLike<number>, dims: t.dims } : t;
+    const ref = this.store!.put(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+    this.stats.storedBytes += d.byteLength;
+    return { stored: true, ref, type: t.type, dims: t.dims, ctor: d.constructor as TypedCtor, length: d.length, bytes: d.byteLength };
+  }
+
+  /** A held tensor as a run output; a stored one is read back into its value's array, valid until the next read of that value. */
+  private tensor(v: string, t: Held): RunOutput {
+    if (!isStored(t)) return t;
+    let a = this.readBack.get(v);
+    if (!a || a.constructor !== t.ctor || a.length !== t.length) this.readBack.set(v, (a = new t.ctor(t.length)));
+    this.store!.read(t.ref, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    return { type: t.type, data: a as unknown as ArrayLike<number>, dims: t.dims };
+  }
+
+  /** Lets a held tensor go (a stored one's space goes back to the store). */
+  private drop(t: Held | undefined): void {
+    if (!t) return;
+    if (isStored(t)) this.store!.free(t.ref, t.bytes);
+    else if (this.pool && storable(t)) this.pool.give(t.data as unknown as TypedArray);
+  }
+
+  private dropValue(v: string): void {
+    for (const t of this.cache.get(v) ?? []) this.drop(t);
+    this.cache.delete(v);
+    this.readBack.delete(v);
   }
 
   /**
@@ -118,7 +181,7 @@ export class Sweep {
     const reads = new Set<string>();
     for (const i of nodes) for (const x of ix.inputs[i]) if (!produced.has(x) && atHand(x) && !ix.constant.has(x)) reads.add(x);
     const cut: CutInput[] = [...reads].filter((v) => cache.has(v)).map((v) => {
-      const ts = cache.get(v)! as RunOutput[];
+      const ts = cache.get(v)! as Held[];
       const dims: (number | null)[] = ts[0].dims.slice();
       for (const t of ts) t.dims.forEach((d, j) => { if (dims[j] !== d) dims[j] = null; });
       // Dims that differ between samples become symbolic; a rank that differs leaves the shape out.
@@ -127,16 +190,17 @@ export class Sweep {
     const bytes = nodes.length ? segmentModel(this.model, ix, nodes, cut, outputs) : null;
     this.stats.cutMs += now() - t0;
 
-    const kept = new Map<string, RunOutput[]>(keep.map((v) => [v, []]));
+    const kept = new Map<string, Held[]>(keep.map((v) => [v, []]));
+    this.toStore.clear();
     // What the old cut holds that nothing after this segment reads is let go as soon as this segment
     // is done with it: before the runs when the segment does not read it, else sample by sample after
     // each run. So the cut is held about once, plus a sample, not twice at the segment's end (on a
     // decoder the residual stream of every window would be held twice: issue 40's 128 x 512 tokens).
     const used = new Set([...reads, ...wanted]);
-    for (const v of [...cache.keys()]) if (!pending(v) && !used.has(v)) cache.delete(v);
+    for (const v of [...cache.keys()]) if (!pending(v) && !used.has(v)) this.dropValue(v);
     const spent = [...cache.keys()].filter((v) => !pending(v));
     let held = 0;
-    for (const ts of cache.values()) for (const t of ts) if (t) held += bytesOf(t);
+    for (const ts of cache.values()) for (const t of ts) if (t) held += memBytes(t);
     let session: Awaited<ReturnType<ModelRunner['createSession']>> | null = null;
     let fetched = outputs;
     try {
@@ -154,7 +218,7 @@ export class Sweep {
           const feeds: Record<string, FeedTensor> = {};
           for (const v of reads) {
             if (ix.feeds.has(v)) { feeds[v] = this.feed(v, k); continue; }
-            const t = cache.get(v)![k]!;
+            const t = this.tensor(v, cache.get(v)![k]!);
             feeds[v] = t as unknown as FeedTensor;
             this.stats.bytesIn += bytesOf(t);
           }
@@ -166,11 +230,12 @@ export class Sweep {
           for (const t of Object.values(out)) this.stats.bytesOut += bytesOf(t);
         }
         for (const v of wanted) {
-          const t = out[v] ?? cache.get(v)?.[k] ?? (ix.feeds.has(v) ? (this.feed(v, k) as unknown as RunOutput) : undefined);
+          const c = cache.get(v)?.[k];
+          const t = out[v] ?? (c && this.tensor(v, c)) ?? (ix.feeds.has(v) ? (this.feed(v, k) as unknown as RunOutput) : undefined);
           if (!t) throw new OnnxError('unsupported', `the segment computing "${v}" gave no tensor for it`, 'invalid_value');
           fn(v, t, k);
         }
-        for (const [v, ts] of kept) { ts.push(out[v]); held += bytesOf(out[v]); }
+        for (const [v, ts] of kept) { const t = this.hold(v, out[v]); ts.push(t); held += memBytes(t); }
         if (k === 0 && kept.size) {
           held -= this.trim(kept, nodes, wanted, spent);
           // what the cut leaves out is not fetched again: onnxruntime's copies of it would be garbage
@@ -179,10 +244,15 @@ export class Sweep {
         this.stats.peakCacheBytes = Math.max(this.stats.peakCacheBytes, held);
         for (const v of spent) {
           const ts = cache.get(v)!;
-          if (ts[k]) held -= bytesOf(ts[k]!);
+          if (ts[k]) held -= memBytes(ts[k]!);
+          this.drop(ts[k]);
           ts[k] = undefined;
         }
       }
+    } catch (e) {
+      // the capture's new cut is not kept: what of it went to the store goes back
+      for (const ts of kept.values()) for (const t of ts) this.drop(t);
+      throw e;
     } finally {
       if (session) {
         const t3 = now();
@@ -191,8 +261,9 @@ export class Sweep {
         this.stats.sessionMs += now() - t3;
       }
     }
-    for (const v of spent) cache.delete(v);
+    for (const v of spent) this.dropValue(v);
     for (const [v, ts] of kept) cache.set(v, ts);
+    this.pool?.clear();
   }
 
   /**
@@ -201,32 +272,47 @@ export class Sweep {
    * stays at hand anyway (recompute.ts); those values' nodes count as not run, so what they read stays
    * at hand for the capture that runs them again. Returns the bytes of the first sample let go.
    */
-  private trim(kept: Map<string, RunOutput[]>, nodes: number[], wanted: string[], spent: string[]): number {
+  private trim(kept: Map<string, Held[]>, nodes: number[], wanted: string[], spent: string[]): number {
     if (!kept.size) return 0;
     const gone = new Set(spent);
     let perSample = 0;
-    for (const ts of kept.values()) perSample += bytesOf(ts[0]);
-    for (const [v, ts] of this.cache) if (!gone.has(v) && ts[0]) perSample += bytesOf(ts[0]);
+    for (const ts of kept.values()) perSample += memBytes(ts[0]);
+    for (const [v, ts] of this.cache) if (!gone.has(v) && ts[0]) perSample += memBytes(ts[0]);
     if (perSample * this.samples.length <= this.cacheBudget) return 0;
     const { ix } = this;
     const again = recomputable({
       ix, nodes, keep: new Set(kept.keys()), wanted, cached: (v) => this.cache.has(v), ran: this.ran,
-      layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)),
+      layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)), layerInputs: !this.store,
     });
     for (const i of again.nodes) this.ran.delete(i);
     let freed = 0;
     for (const i of again.nodes) {
       for (const o of ix.nodes[i].output) {
         const ts = o ? kept.get(o) : undefined;
-        if (ts) { freed += bytesOf(ts[0]); kept.delete(o); }
+        if (ts) { freed += memBytes(ts[0]); kept.delete(o); }
       }
     }
     this.stats.recomputed += again.values.size;
+    // Still over: the kept values go to the cut store, largest first, until the cut is under the budget.
+    if (this.store) {
+      let left = perSample - freed;
+      const order = [...kept].filter(([, ts]) => !isStored(ts[0]) && storable(ts[0] as RunOutput)).sort((a, b) => memBytes(b[1][0]) - memBytes(a[1][0]));
+      for (const [v, ts] of order) {
+        if (left * this.samples.length <= this.cacheBudget) break;
+        this.toStore.add(v);
+        const b = memBytes(ts[0]);
+        const inMemory = ts[0] as RunOutput;
+        ts[0] = this.hold(v, inMemory);
+        this.drop(inMemory);
+        left -= b; freed += b;
+        this.stats.stored++;
+      }
+    }
     return freed;
   }
 
   /** Drops the cut (the sweep can go on: what is needed again is recomputed from the graph inputs). */
-  clear(): void { this.cache.clear(); this.ran.clear(); }
+  clear(): void { for (const v of [...this.cache.keys()]) this.dropValue(v); this.ran.clear(); this.pool?.clear(); }
 }
 
 /** One capture from the graph inputs, nothing kept: `names` on every sample with the weights as they are now. */

@@ -155,7 +155,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   } : undefined;
   // The original, for recovery's teacher (in float).
   const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
-  const sess = { ort: runner, sessionOptions: env.sessionOptions, signal: env.signal };
+  const sess = { ort: runner, sessionOptions: env.sessionOptions, cutStore: env.cutStore, signal: env.signal };
 
   let pruned = model;
   const report: JobReport = { mode: mode.kind, method, ms: 0 };

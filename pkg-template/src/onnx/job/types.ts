@@ -5,6 +5,7 @@
 import type { Scope } from '../prune.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
+import type { CutStore } from '../calib/cut-store.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { Recipe } from '../recipe/recipe.js';
 import type { Objective } from '../search/allocate.js';
@@ -129,6 +130,8 @@ export interface JobProgress { phase: string; done: number; total: number; label
 export interface JobEnv {
   ort?: OrtLike | ModelRunner;
   sessionOptions?: object;
+  /** Where a calibrated prune's cut goes past its budget (calibratePrune's cutStore: a store, or 'file' in Node). */
+  cutStore?: CutStore | 'file';
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
 }
