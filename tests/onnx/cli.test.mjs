@@ -177,6 +177,11 @@ test('bad input: exit code != 0, one clear stderr line, no output file', () => {
     assert.equal(fs.existsSync(out), false, `no ${out}`);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temporary files');
   }
+  // the system's refusal (the output's directory does not exist): one line with its code, not "a bug"
+  const nowhere = cli('prune', files.residual, '-o', path.join(dir, 'no-such-dir', 'out.onnx'), '--sparsity', '0.5', '-q');
+  assert.equal(nowhere.code, 1);
+  assert.match(nowhere.err.trimEnd(), /^sparsekit-wasm: ENOENT: no such file or directory, open .*\[ENOENT\]$/);
+  assert.doesNotMatch(nowhere.err, /a bug|unexpected/);
   assert.equal(cli('frob').code, 2);
   assert.equal(cli('prune', files.residual, '--sparsity', '0.5').code, 2, 'no -o');
   assert.equal(cli('inspect', text).code, 1);

@@ -14,7 +14,7 @@ export class RunError extends Error {}
 
 /**
  * What the CLI reads off a caught value: anything can be thrown, so every field is optional.
- * @typedef {{ name?: unknown, message?: unknown, code?: unknown, reason?: unknown, stack?: unknown }} Thrown
+ * @typedef {{ name?: unknown, message?: unknown, code?: unknown, reason?: unknown, stack?: unknown, syscall?: unknown }} Thrown
  */
 
 /** @param {unknown} m */
@@ -35,6 +35,8 @@ export function describe(caught) {
   }
   if (e instanceof OnnxError) return { code: 1, message: `${line(e.message)} [${e.code}${e.reason ? `, ${e.reason}` : ''}]` };
   if (e && typeof e.code === 'string' && e.name !== 'Error') return { code: 1, message: `${line(e.message)} [${e.code}]` };
+  // The system's refusals (a missing directory, a full disk, no permission): the environment's, not a bug.
+  if (e && typeof e.code === 'string' && /^E[A-Z0-9]+$/.test(e.code) && typeof e.syscall === 'string') return { code: 1, message: `${line(e.message)} [${e.code}]` };
   // Anything else is a bug: one line still (the stack with SPARSEKIT_DEBUG=1).
   const what = e instanceof RangeError ? 'out of memory or nested too deep' : 'unexpected error';
   const detail = process.env.SPARSEKIT_DEBUG && e && e.stack ? e.stack : `${e && e.name ? `${e.name}: ` : ''}${e && e.message !== undefined ? e.message : e}`;
