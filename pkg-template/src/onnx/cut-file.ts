@@ -4,9 +4,7 @@
 // through it. The space is freed when the store is emptied or the process ends. What sits in it is
 // in the page cache, not in the process's resident memory.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { OnnxError } from './errors.js';
+import { readAt, scratchFile, writeAt } from './node-io.js';
 
 interface Range { at: number; len: number }
 
@@ -20,12 +18,7 @@ export class FileCutStore {
   private readonly gaps: Range[] = [];
 
   private open(): number {
-    if (this.fd >= 0) return this.fd;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-cut-'));
-    const p = path.join(dir, 'cut.bin');
-    this.fd = fs.openSync(p, 'w+');
-    fs.unlinkSync(p);
-    fs.rmdirSync(dir);
+    if (this.fd < 0) this.fd = scratchFile('sparsekit-cut-');
     return this.fd;
   }
 
@@ -44,19 +37,13 @@ export class FileCutStore {
       at = this.end;
       this.end += len;
     }
-    let done = 0;
-    while (done < len) done += fs.writeSync(fd, bytes, done, len - done, at + done);
+    writeAt(fd, bytes, at);
     this.live++;
     return at;
   }
 
   read(ref: number, into: Uint8Array): void {
-    let done = 0;
-    while (done < into.length) {
-      const n = fs.readSync(this.open(), into, done, into.length - done, ref + done);
-      if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of the calibration cut ends early');
-      done += n;
-    }
+    readAt(this.open(), into, ref, 'the scratch file of the calibration cut');
   }
 
   free(ref: number, length: number): void {

@@ -67,31 +67,45 @@ export class FileSpillStore implements SpillStore {
   private fd = -1;
   private size = 0;
   private open(): number {
-    if (this.fd >= 0) return this.fd;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparsekit-onnx-'));
-    const p = path.join(dir, 'spill.bin');
-    this.fd = fs.openSync(p, 'w+');
-    fs.unlinkSync(p);
-    fs.rmdirSync(dir);
+    if (this.fd < 0) this.fd = scratchFile('sparsekit-onnx-');
     return this.fd;
   }
   put(bytes: Uint8Array): number {
-    const fd = this.open();
     const at = this.size;
-    let done = 0;
-    while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, at + done);
+    writeAt(this.open(), bytes, at);
     this.size += bytes.length;
     return at;
   }
   get(ref: number, length: number): Uint8Array {
     const out = new Uint8Array(length);
-    let done = 0;
-    while (done < length) {
-      const n = fs.readSync(this.open(), out, done, length - done, ref + done);
-      if (n <= 0) throw new OnnxError('corrupt', 'the scratch file of changed tensors ends early');
-      done += n;
-    }
+    readAt(this.open(), out, ref, 'the scratch file of changed tensors');
     return out;
+  }
+}
+
+/** A file in the temp directory, open for reading and writing and already unlinked: its space goes when the process ends (or the descriptor closes). */
+export function scratchFile(prefix: string): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const p = path.join(dir, 'scratch.bin');
+  const fd = fs.openSync(p, 'w+');
+  fs.unlinkSync(p);
+  fs.rmdirSync(dir);
+  return fd;
+}
+
+/** All of `bytes` written at `at` (writeSync may write less than asked). */
+export function writeAt(fd: number, bytes: Uint8Array, at: number): void {
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, at + done);
+}
+
+/** `into` filled from `at`; a file that ends first is corrupt (`what` names it). */
+export function readAt(fd: number, into: Uint8Array, at: number, what: string): void {
+  let done = 0;
+  while (done < into.length) {
+    const n = fs.readSync(fd, into, done, into.length - done, at + done);
+    if (n <= 0) throw new OnnxError('corrupt', `${what} ends early`);
+    done += n;
   }
 }
 
