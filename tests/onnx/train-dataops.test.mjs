@@ -138,9 +138,10 @@ test('byte-attention: forward = onnxruntime at two sequence lengths, one trainer
 });
 
 // Real exports (tests/gen/: transformers' BertModel through torch.onnx.export, dynamic and static;
-// ultralytics' YOLOv8n; torch's nn.GRU / nn.LSTM in tests/gen/export_rnn.py) and the hand-written styles of them: forward = onnxruntime on generated
+// ultralytics' YOLOv8n; torch's nn.GRU / nn.LSTM in tests/gen/export_rnn.py; a PP-PicoDet-style layout detector in
+// tests/gen/export_picodet.py; the cut-down Llama-style decoder smollm2-tiny) and the hand-written styles of them: forward = onnxruntime on generated
 // inputs (ids within the embedding tables, masks 0/1).
-for (const name of ['bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger']) {
+for (const name of ['bert-torch', 'bert-torch-static', 'bert-style', 'yolov8n-ultralytics', 'yolov8-style', 'gru-lm', 'lstm-tagger', 'picodet-style', 'smollm2-tiny']) {
   test(`forward = onnxruntime on ${name}`, async () => {
     const bytes = fs.readFileSync(new URL(`../data/models/${name}.onnx`, import.meta.url));
     const m = OnnxModel.parse(bytes);
