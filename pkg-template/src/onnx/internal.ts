@@ -78,6 +78,9 @@ export type { PruneJob, JobMode, JobMethod, JobTraining, JobEnv, JobProgress, Jo
 // round-to-nearest without statistics; codes and scales per row and group for the ONNX writers.
 export { quantizeLayer } from './calib/layer-quantize.js';
 export type { LayerQuantizeOptions, LayerQuantizeResult, QuantMethod } from './calib/layer-quantize.js';
+// A pruned model quantized as the job writes it (GPTQ through the calibration samples, or round to nearest).
+export { quantizePass } from './calib/quantize-pass.js';
+export type { GptqPassOptions, QuantizePassResult } from './calib/quantize-pass.js';
 // Quantization (quant/): int8 / int4 (MatMulNBits) weights written in the forms onnxruntime serves,
 // quantized models read back to float (dequantizeModel) and written again in their scheme (requantize).
 export { quantizeModel, plannedGrids } from './quant/quantize.js';

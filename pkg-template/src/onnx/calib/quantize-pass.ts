@@ -8,6 +8,7 @@ import { calibratePrune, type CalibProgress } from './calibrate.js';
 import { CALIB_DEFAULTS } from './defaults.js';
 import type { ModelRunner } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
+import type { CutStore } from './cut-store.js';
 import { quantizeModel, plannedGrids, type QuantizeOptions, type QuantReport } from '../quant/quantize.js';
 
 export interface GptqPassOptions {
@@ -20,6 +21,10 @@ export interface GptqPassOptions {
   scaleSearch?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: CalibProgress) => void;
+  /** calibratePrune's: where the sweep's cut goes past its budget (a large GPTQ pass would otherwise hold it in memory). */
+  cutStore?: CutStore | 'file';
+  /** calibratePrune's: the most cut held in memory over all samples, in bytes (default CALIB_DEFAULTS.cacheBudget). */
+  cacheBudget?: number;
 }
 
 export interface QuantizePassResult {
@@ -34,6 +39,7 @@ export async function quantizePass(model: OnnxModel, quant: QuantizeOptions, gpt
   if (gptq) {
     const r = await calibratePrune(model, {
       ort: gptq.runner, sessionOptions: gptq.sessionOptions, signal: gptq.signal, calibration: gptq.calibration,
+      cutStore: gptq.cutStore, cacheBudget: gptq.cacheBudget,
       sequential: gptq.sequential ?? CALIB_DEFAULTS.sequential, percDamp: gptq.percDamp ?? CALIB_DEFAULTS.gptqPercDamp,
       quantize: {
         grids: plannedGrids(model, quant),

@@ -4,7 +4,12 @@
 // the captured layer input, 2 752 floats a token, 721 MB). A value is left out of the cut when it
 // can be computed again from what stays at hand anyway, at the cost of running its nodes again:
 //   - from the graph inputs and constants alone, through no node that reads a layer's weight (masks,
-//     positions, embeddings): cheap, and held for many segments when cached;
+//     positions, embeddings): cheap, and held for many segments when cached. Not through a node that
+//     reads an initializer larger than one sample of the value: each segment that recomputes it would
+//     carry that table (read from the file, encoded into the segment, copied by onnxruntime). On
+//     SmolLM2 the causal mask reads Shape(token embeddings), so every block's attention segment held
+//     the whole token-embedding table, three times while its session was made (issue 40's transient
+//     of array buffers; bench/RESULTS.md): the mask is cut instead, or goes to the cut store;
 //   - a layer input captured now, from values the cut holds anyway (cached values still read later,
 //     or kept by this capture): a decoder's normalized inputs and MLP product, recomputed from the
 //     residual stream. Graph inputs are not such a source: a chain of layers from the inputs would
@@ -12,6 +17,7 @@
 // Either way the values computed are the same (the same nodes on the same inputs), so results do
 // not change; only the cut's size and the nodes run do.
 import type { GraphIndex } from './graph-cut.js';
+import { prod, storedByteSize, toNum, type TensorProto } from '../tensor-data.js';
 
 export interface RecomputeQuery {
   ix: GraphIndex;
@@ -27,6 +33,8 @@ export interface RecomputeQuery {
   ran: ReadonlySet<number>;
   /** Whether a node reads a layer's weight. */
   layerNode: (i: number) => boolean;
+  /** Bytes of one sample's tensor of a value of `keep`. */
+  sampleBytes: (v: string) => number;
   /**
    * Default true: layer inputs too (the second kind above). False when the cut has a store to go
    * to (cut-store.ts): a copy out and back is cheaper than running the layers again (a decoder's
@@ -60,9 +68,12 @@ export function recomputable(q: RecomputeQuery): { values: Set<string>; nodes: S
   };
   const take = (v: string, chain: Set<number>) => { values.add(v); for (const i of chain) nodes.add(i); };
 
-  // From the graph inputs alone, through no layer: constants are recomputed by segments anyway.
+  // From the graph inputs alone, through no layer and no table larger than a sample of the value:
+  // small constants are recomputed by segments anyway.
+  const biggest = (i: number) => Math.max(0, ...ix.inputs[i].map((x) => { const t = ix.initializers.get(x); return t ? initializerBytes(t) : 0; }));
   for (const v of q.keep) {
-    const c = chainOf(v, (x) => ix.feeds.has(x), (x, i) => q.cached(x) || (i !== undefined && q.layerNode(i)));
+    const most = q.sampleBytes(v);
+    const c = chainOf(v, (x) => ix.feeds.has(x), (x, i) => q.cached(x) || (i !== undefined && (q.layerNode(i) || biggest(i) > most)));
     if (c) take(v, c.chain);
   }
   if (q.layerInputs === false) return { values, nodes };
@@ -77,4 +88,10 @@ export function recomputable(q: RecomputeQuery): { values: Set<string>; nodes: S
     if ([...c.frontier].every(held)) take(v, c.chain);
   }
   return { values, nodes };
+}
+
+/** Bytes of an initializer's values (a sparse one's stored values); 0 for types without a fixed width. */
+function initializerBytes(t: TensorProto): number {
+  const v = t.values ?? t;
+  return Math.max(0, storedByteSize(v.data_type, prod((v.dims ?? []).map(toNum))));
 }

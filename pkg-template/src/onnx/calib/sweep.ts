@@ -283,6 +283,7 @@ export class Sweep {
     const again = recomputable({
       ix, nodes, keep: new Set(kept.keys()), wanted, cached: (v) => this.cache.has(v), ran: this.ran,
       layerNode: (i) => ix.inputs[i].some((x) => this.layerWeights.has(x)), layerInputs: !this.store,
+      sampleBytes: (v) => memBytes(kept.get(v)![0]),
     });
     for (const i of again.nodes) this.ran.delete(i);
     let freed = 0;

@@ -149,7 +149,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     scheme: [...recipeBits.values()].includes('int4') ? 'int4' : 'int8', layerBits: (w: { name: string }) => (recipeBits.get(w.name) ?? 'float') as LayerBits,
   } : undefined;
   const gptqOpts: GptqPassOptions | undefined = gptq ? {
-    runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: calibration!,
+    runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: calibration!, cutStore: env.cutStore,
     sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
     actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch, onProgress: calibProgress,
   } : undefined;
