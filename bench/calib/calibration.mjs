@@ -3,7 +3,7 @@
 // it, by magnitude, Wanda and SparseGPT, at 50% unstructured and 2:4. Same pipeline as the playground
 // (sparsekit-wasm/onnx calibratePrune), run with onnxruntime-node.
 //   node bench/calib/calibration.mjs [--quick] [--models cls,rec,det] [--calib N] [--heldout N]
-//        [--block 128] [--damp 0.01] [--one-pass] [--criteria magnitude,wanda,sparsegpt] [--scopes all,group1]
+//        [--block 128] [--damp 0.01] [--refit K] [--one-pass] [--criteria magnitude,wanda,sparsegpt] [--scopes all,group1]
 //        [--out bench/out/calibration.json]
 // Scopes: 'all' prunes every Conv/Gemm/MatMul that allows the pattern; 'group1' leaves grouped and
 // depthwise Convs dense (a depthwise filter has only kh*kw weights; halving each one is what hurts).
@@ -29,6 +29,8 @@ const calibCount = Number(opt('calib', quick ? 8 : 32));
 const heldOutCount = Number(opt('heldout', quick ? 4 : 16));
 const blockSize = Number(opt('block', 128));
 const percDamp = Number(opt('damp', 0.1));
+// SparseGPT's refit steps (default: calibratePrune's, CALIB_DEFAULTS.refit; 0: SparseGPT as published)
+const refit = opt('refit') === undefined ? undefined : Number(opt('refit'));
 const sequential = !args.includes('--one-pass');
 const scopes = opt('scopes', 'all').split(',');
 const outFile = path.resolve(opt('out', path.join(ROOT, 'bench/out/calibration.json')));
@@ -49,7 +51,7 @@ for (const key of models) {
     for (const criterion of criteria) {
       const model = OnnxModel.parse(bytes);
       const t0 = Date.now();
-      const rep = await calibratePrune(model, { ort: runner, calibration, sequential, blockSize, percDamp,
+      const rep = await calibratePrune(model, { ort: runner, calibration, sequential, blockSize, percDamp, refit,
         criterion: (l) => (scope === 'group1' && l.group > 1 ? 'dense' : criterion), ...(t.nm ? { nm: t.nm } : { sparsity: t.sparsity }),
         onProgress: ({ done, total }) => { if (process.stderr.isTTY) process.stderr.write(`\r[${key} ${t.label} ${criterion}] ${done.toFixed(1)}/${total}   `); } });
       const pruned = model.encode();
@@ -75,7 +77,7 @@ for (const key of models) {
 
 const out = {
   date: new Date().toISOString(), host: `${os.cpus().length} cores, node ${process.version}`, engine: 'sparsekit-wasm (Node, single-threaded SIMD128)',
-  settings: { calibration: calibCount, scopes: { all: 'every Conv, Gemm, MatMul that allows the pattern', group1: 'the same without grouped/depthwise Convs (left dense)' }, heldOut: heldOutCount, blockSize, percDamp, sequential, quick,
+  settings: { calibration: calibCount, scopes: { all: 'every Conv, Gemm, MatMul that allows the pattern', group1: 'the same without grouped/depthwise Convs (left dense)' }, heldOut: heldOutCount, blockSize, percDamp, refit: refit ?? 'default', sequential, quick,
     inputs: 'generated document pages (det, 320x320) / text lines (cls, rec, 48x192); held-out seeds disjoint from calibration seeds' },
   results,
 };

@@ -28,9 +28,13 @@
 # the anchors' table's own 32 × 256 licence windows (the calibration seqlen is read from the file).
 #   /work/venv/bin/python bench/calib/reference_lm.py --method sparsegpt|wanda
 #       --sparsegpt-repo DIR | --wanda-repo DIR  [--windows bench/out/lm-windows.json]
-#       [--threads 2] [--nm 2:4] [--true-sequential] [--blocks N] [--dense-ppl] [--out bench/out/reference-lm.jsonl]
+#       [--threads 2] [--nm 2:4] [--true-sequential] [--blocks N] [--dense-ppl] [--refit K] [--out bench/out/reference-lm.jsonl]
 # --nm N:M: the references' own N:M options (SparseGPT's --prunen/--prunem, Wanda's prune_n/prune_m
 # of --sparsity_type N:M) instead of the unstructured --sparsity.
+# --refit K (SparseGPT only): after each call of the reference's fasterprune, the same mask-fixed
+# least-squares refit as our calibration's (src/calib/refit.rs: K steps of conjugate gradients, rows
+# batched, diag(H) preconditioner, H damped as the reference damps it, float64 here), so that its
+# gain can be told apart from any other difference between the two implementations.
 # --blocks N: prune only the first N decoder blocks (a timed subset when the whole run is too long;
 # the perplexity is then not reported). The timed span is the reference's pruning call: the capture
 # of the first block's inputs (a forward through the embeddings), then per block the calibration
@@ -97,8 +101,51 @@ def linear_sparsity(model):
     return zeros / total
 
 
+def refit_rows(w, w0, h, mask, steps, percdamp):
+    """min (ŵ - w0) Hd (ŵ - w0)ᵀ per row over ŵ zero outside mask, from ŵ = w: Jacobi-PCG, rows batched."""
+    hd = h.clone()
+    dead = torch.diag(hd) == 0
+    hd[dead, dead] = 1
+    hd += percdamp * torch.mean(torch.diag(hd)) * torch.eye(hd.shape[0], dtype=hd.dtype)
+    free = mask * (~dead).to(mask.dtype)
+    x = w * mask
+    g = (x - w0) @ hd
+    dinv = 1.0 / torch.diag(hd)
+    p = -g * free * dinv
+    rz = (-g * free * p).sum(1)
+    for _ in range(steps):
+        q = p @ hd
+        pq = (p * q).sum(1)
+        alpha = torch.where((pq > 0) & (rz > 0), rz / pq, torch.zeros_like(pq))
+        x += alpha[:, None] * p
+        g += alpha[:, None] * q
+        z = -g * free * dinv
+        rzn = (-g * free * z).sum(1)
+        beta = torch.where(rz > 0, rzn / rz, torch.zeros_like(rz))
+        p = z + beta[:, None] * p
+        rz = rzn
+    quad = lambda d: ((d @ hd) * d).sum(1)
+    better = quad(x - w0) < quad(w * mask - w0)
+    return torch.where(better[:, None], x, w)
+
+
+def with_refit(steps):
+    """Wraps the reference's SparseGPT.fasterprune (imported from its repository) with refit_rows."""
+    import sparsegpt as ref
+    plain = ref.SparseGPT.fasterprune
+
+    def fasterprune(self, sparsity, prunen=0, prunem=0, blocksize=128, percdamp=.01):
+        h, w0 = self.H.clone().double(), self.layer.weight.data.clone().double()
+        plain(self, sparsity, prunen=prunen, prunem=prunem, blocksize=blocksize, percdamp=percdamp)
+        w = self.layer.weight.data.double()
+        self.layer.weight.data = refit_rows(w, w0, h, (w != 0).double(), steps, percdamp).to(self.layer.weight.dtype)
+    ref.SparseGPT.fasterprune = fasterprune
+
+
 def run_sparsegpt(repo, model, loader, a):
     sys.path.insert(0, repo)
+    if a.refit:
+        with_refit(a.refit)
     import llama  # the reference's llama.py (imports its sparsegpt.py, modelutils.py, quant.py)
     llama.args = argparse.Namespace(
         nsamples=len(loader), sparsity=a.sparsity, prunen=a.nm[0], prunem=a.nm[1], percdamp=a.percdamp, blocksize=a.blocksize,
@@ -135,6 +182,7 @@ def main():
     ap.add_argument("--blocksize", type=int, default=128)
     ap.add_argument("--nm", default="0:0", help="N:M (2:4): SparseGPT's prunen/prunem, Wanda's prune_n/prune_m")
     ap.add_argument("--true-sequential", action="store_true", help="SparseGPT's own --true-sequential (q/k/v, o, up/gate, down in turn)")
+    ap.add_argument("--refit", type=int, default=0, help="SparseGPT: K steps of the mask-fixed refit after each layer (ours' default 16)")
     ap.add_argument("--blocks", type=int)
     ap.add_argument("--dense-ppl", action="store_true")
     ap.add_argument("--out", default="bench/out/reference-lm.jsonl")
@@ -169,7 +217,7 @@ def main():
         "method": a.method, "reference": os.path.abspath(repo), "threads": a.threads, "windows": len(loader),
         "windowsFile": a.windows, "calibFile": w.get("calibFile"), "nm": None if a.nm[0] == 0 else f"{a.nm[0]}:{a.nm[1]}",
         "seqLen": model.seqlen, "blocks": len(model.model.layers), "sparsity": linear_sparsity(model),
-        "percDamp": a.percdamp if a.method == "sparsegpt" else None, "trueSequential": a.true_sequential, "loadS": load_s, "pruneWallS": wall, "pruneCpuS": cpu,
+        "percDamp": a.percdamp if a.method == "sparsegpt" else None, "trueSequential": a.true_sequential, "refit": a.refit, "loadS": load_s, "pruneWallS": wall, "pruneCpuS": cpu,
         "loadavgStart": load1, "loadavgEnd": load2, "maxRssMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "perplexityDense": dense, "perplexity": None if a.blocks else perplexity(model, w["eval"])[0],
         "torch": torch.__version__, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

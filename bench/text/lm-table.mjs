@@ -5,8 +5,9 @@
 // to --out as it finishes, so a long table survives an interruption (--skip-done resumes).
 //   node bench/text/lm-table.mjs [--model bench/out/smollm2] [--calib FILE] [--eval FILE]
 //        [--seq-len 256] [--calib-count 32] [--eval-count 16] [--runs magnitude:0.5,wanda:2:4,wanda:0.5:owl,…]
-//        [--damp P] [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done] [--table]
+//        [--damp P] [--refit K] [--threads 2] [--out bench/out/lm-table.jsonl] [--skip-done] [--table]
 // --damp: SparseGPT's dampening (calibration.percDamp; default: the job's)
+// --refit K: SparseGPT's refit steps (calibration.refit; default: the job's; 0: SparseGPT as published)
 // --calib default: the machine's license texts other than the GPL family (Apache-2.0, Artistic,
 // LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0) concatenated; --eval default: the GNU GPL v3; both
 // cut by bench/lib/licence-windows.mjs, which bench/calib/lm-windows.mjs --table writes for Python.
@@ -23,6 +24,7 @@ const folder = opt('--model', 'bench/out/smollm2');
 const seqLen = Number(opt('--seq-len', 256)), calibCount = Number(opt('--calib-count', 32)), evalCount = Number(opt('--eval-count', 16));
 const threads = Number(opt('--threads', 2));
 const damp = opt('--damp') === undefined ? undefined : Number(opt('--damp'));
+const refit = opt('--refit') === undefined ? undefined : Number(opt('--refit'));
 const out = opt('--out', 'bench/out/lm-table.jsonl');
 const runs = opt('--runs', 'magnitude:0.5,wanda:0.5,sparsegpt:0.5,magnitude:4:8,wanda:4:8,sparsegpt:4:8,magnitude:2:4,wanda:2:4,sparsegpt:2:4,wanda:0.5:owl,sparsegpt:0.5:owl').split(',');
 
@@ -53,13 +55,13 @@ for (const run of runs) {
   const model = OnnxModel.parse(bytes);
   const t0 = performance.now(), cpu0 = process.cpuUsage();
   const { report } = await runJob(model, {
-    mode, method, ...(method === 'magnitude' ? {} : { calibration: { samples: calib.samples, ...(damp === undefined ? {} : { percDamp: damp }) } }),
+    mode, method, ...(method === 'magnitude' ? {} : { calibration: { samples: calib.samples, ...(damp === undefined ? {} : { percDamp: damp }), ...(refit === undefined ? {} : { refit }) } }),
     eval: { samples: held.samples, kinds: { [base.outputs[0].name]: 'language-model' } },
   }, { ort: runner });
   const cpu = process.cpuUsage(cpu0);
   const m = report.fidelity.outputs[0].metrics;
   const row = {
-    run, method, pattern: rest.join(':'), seqLen, percDamp: damp ?? null, calibration: method === 'magnitude' ? 0 : calib.samples.length, heldOut: held.samples.length,
+    run, method, pattern: rest.join(':'), seqLen, percDamp: damp ?? null, refit: refit ?? null, calibration: method === 'magnitude' ? 0 : calib.samples.length, heldOut: held.samples.length,
     perplexityDense: m.perplexityOriginal, perplexity: m.perplexityPruned, ratio: m.perplexityRatio, top1: m.top1Agreement, kl: m.meanKL,
     sparsity: report.prune.sparsity, allocation: report.allocation ? { min: Math.min(...report.allocation.map((a) => a.sparsity)), max: Math.max(...report.allocation.map((a) => a.sparsity)) } : null, keptDense: report.keptDense?.map((k) => k.name) ?? [],
     wallS: (performance.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, pruneTime: report.prune.time ?? null, loadavg: os.loadavg()[0],

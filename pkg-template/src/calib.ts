@@ -36,6 +36,11 @@ export interface SparseGptOptions {
   blockSize?: number;
   /** Damping as a fraction of mean(diag H), default 0.01; raise it on `singular_hessian`. */
   percDamp?: number;
+  /**
+   * Conjugate-gradient steps (0..10000, default 0) of a least-squares refit after the solver: the
+   * kept weights re-solved jointly for the chosen mask, each row kept only where its error fell.
+   */
+  refit?: number;
 }
 
 /**
@@ -137,14 +142,15 @@ export function wandaScores(w: Param | View, h: Hessian): Float32Array {
 export function sparseGpt(w: Param | View, h: Hessian, opts: SparseGptOptions): Uint8Array {
   const hr = hessian(h);
   const o = optsObject(opts, 'sparseGpt options');
-  checkKeys(o, ['sparsity', 'nm', 'keep', 'blockSize', 'percDamp'], 'sparseGpt options');
+  checkKeys(o, ['sparsity', 'nm', 'keep', 'blockSize', 'percDamp', 'refit'], 'sparseGpt options');
   const optNum = (v: unknown, what: string) => (v === undefined ? undefined : num(v, what));
   const sparsity = optNum(o.sparsity, 'sparsity');
   const nm = o.nm === undefined ? undefined : dims(o.nm, 'nm');
   const keep = o.keep === undefined ? undefined : u8(o.keep, 'keep').slice();
   const blockSize = optNum(o.blockSize, 'blockSize');
   const percDamp = optNum(o.percDamp, 'percDamp');
-  return withView(w, (v) => call(() => R().rawSparseGpt(v, hr, sparsity, nm, keep, blockSize, percDamp)));
+  const refit = optNum(o.refit, 'refit');
+  return withView(w, (v) => call(() => R().rawSparseGpt(v, hr, sparsity, nm, keep, blockSize, percDamp, refit)));
 }
 
 /**

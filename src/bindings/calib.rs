@@ -85,6 +85,7 @@ pub fn sparse_gpt(
     keep: Option<Vec<u8>>,
     block_size: Option<f64>,
     perc_damp: Option<f64>,
+    refit: Option<f64>,
 ) -> JsResult<Vec<u8>> {
     let nm = match opt_ints(nm, "nm").map_err(to_js)? {
         None => None,
@@ -92,7 +93,8 @@ pub fn sparse_gpt(
         Some(v) => return Err(to_js(Error::new(ErrorKind::InvalidArguments, format!("sparseGpt: nm must be [n, m], got {v:?}")))),
     };
     let block_size = block_size.map(|b| ints(&[b], "blockSize").map(|v| v[0])).transpose().map_err(to_js)?;
-    let opts = SparseGptOptions { sparsity, nm, keep, block_size, perc_damp };
+    let refit = refit.map(|k| ints(&[k], "refit").map(|v| v[0])).transpose().map_err(to_js)?;
+    let opts = SparseGptOptions { sparsity, nm, keep, block_size, perc_damp, refit };
     calib::sparse_gpt(&w.inner, &h.inner, &opts).map_err(to_js)
 }
 

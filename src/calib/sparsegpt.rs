@@ -6,6 +6,8 @@
 use super::dims::dims2;
 use super::hessian::Hessian;
 use super::obs_solver::{solve, Spec};
+pub use super::refit::Refitted;
+use super::refit::{original, refit};
 use super::selection::parse_select;
 use crate::bail;
 use crate::block::View;
@@ -24,11 +26,19 @@ pub struct SparseGptOptions {
     pub block_size: Option<i64>,
     /// Damping as a fraction of the mean diagonal, default 0.01.
     pub perc_damp: Option<f64>,
+    /// Conjugate-gradient steps of the mask-fixed least-squares refit after the solver
+    /// ([`super::refit`]), default 0 (SparseGPT's own result).
+    pub refit: Option<i64>,
 }
 
 /// Prunes and compensates `w` (rows = outputs, cols = inputs) in place from the statistics
 /// `h`; returns the keep-mask (view-shaped, 1 keeps). `h` is not changed.
 pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<u8>> {
+    Ok(sparse_gpt_refitted(w, h, opts)?.0)
+}
+
+/// [`sparse_gpt`], and what its refit did (`None` without one).
+pub fn sparse_gpt_refitted(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<(Vec<u8>, Option<Refitted>)> {
     let (rows, cols, s0, s1) = dims2(w, "sparseGpt")?;
     if h.cols() != cols {
         bail!(ShapeMismatch, "sparseGpt: the Hessian has {} inputs but the weight view {:?} has {cols} columns (rows = outputs, cols = inputs; a MatMul weight (K, N) needs its transposed view [N, K], stride [1, N])", h.cols(), w.shape());
@@ -46,6 +56,11 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
     if !(pd.is_finite() && pd >= 0.0) {
         bail!(InvalidArguments, "sparseGpt: percDamp must be finite and >= 0, got {pd}");
     }
+    let iters = match opts.refit {
+        None => 0,
+        Some(k) if (0..=10_000).contains(&k) => k as usize,
+        Some(k) => bail!(InvalidArguments, "sparseGpt: refit must be an integer in 0..=10000 (conjugate-gradient steps), got {k}"),
+    };
     let select = parse_select("sparseGpt", opts.sparsity, opts.nm, opts.keep.as_deref(), rows, cols, user_bs)?;
     let spec = Spec {
         what: "sparseGpt",
@@ -57,5 +72,13 @@ pub fn sparse_gpt(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Result<Vec<
         static_groups: false,
         scale_search: false,
     };
-    Ok(solve(w, h, &spec, rows, cols, s0, s1)?.mask)
+    let dims = (rows, cols, s0, s1);
+    // The refit's target is the weights before the solver writes them.
+    let w0 = if iters > 0 { Some(original(w, dims)?) } else { None };
+    let mask = solve(w, h, &spec, rows, cols, s0, s1)?.mask;
+    let done = match w0 {
+        Some(w0) => Some(refit(w, dims, &w0, &mask, h, pd, iters)?),
+        None => None,
+    };
+    Ok((mask, done))
 }

@@ -153,6 +153,7 @@ fn run(case: &Value) -> Result<(), String> {
                 keep: args.get("keep").map(u8s),
                 block_size: args.get("block_size").map(|x| num(x) as i64),
                 perc_damp: args.get("perc_damp").map(num),
+                refit: args.get("refit").map(|x| num(x) as i64),
             };
             let data0 = p.data().clone();
             let h0 = (h.count(), h.matrix().unwrap());

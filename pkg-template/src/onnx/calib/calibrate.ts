@@ -59,6 +59,8 @@ export interface CalibrateOptions {
   percDamp?: number;
   /** SparseGPT only where a layer saw >= minVectors calibration vectors per input (else Wanda). */
   minVectors?: number;
+  /** SparseGPT's refit steps after each layer's solve (default in CALIB_DEFAULTS; 0: SparseGPT's own weights). */
+  refit?: number;
   /**
    * Default true: layers that read the same tensor the same way (q / k / v, gate / up, convolutions
    * of one feature map with one geometry) share one Hessian, accumulated once (shared-stats.ts);
@@ -192,6 +194,8 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
   const blockSize = o.blockSize ?? CALIB_DEFAULTS.blockSize, percDamp = o.percDamp ?? (quantOnly ? CALIB_DEFAULTS.gptqPercDamp : CALIB_DEFAULTS.percDamp);
   if (!Number.isInteger(blockSize) || blockSize < 1) throw arg(`blockSize must be a positive integer (got ${blockSize})`);
   if (!(Number.isFinite(percDamp) && percDamp >= 0)) throw arg(`percDamp must be a finite number >= 0 (got ${percDamp})`);
+  const refit = o.refit ?? CALIB_DEFAULTS.refit;
+  if (!(Number.isInteger(refit) && refit >= 0 && refit <= 10000)) throw arg(`refit must be an integer from 0 to 10000 (got ${refit})`);
   if (!Array.isArray(o.calibration) || !o.calibration.length) throw arg('calibration needs at least one sample');
   if (o.cacheBudget !== undefined && !(typeof o.cacheBudget === 'number' && o.cacheBudget >= 0)) throw arg(`cacheBudget must be a number of bytes >= 0 (got ${String(o.cacheBudget)})`);
   if (o.cutStore !== undefined && o.cutStore !== 'file' && !(typeof o.cutStore === 'object' && o.cutStore && ['put', 'read', 'free'].every((k) => typeof (o.cutStore as unknown as Record<string, unknown>)[k] === 'function'))) throw arg(`cutStore must be 'file' or an object with put, read and free (got ${typeof o.cutStore === 'string' ? `"${o.cutStore}"` : typeof o.cutStore})`);
@@ -216,7 +220,7 @@ function validate(model: OnnxModel, o: CalibrateOptions) {
     if (!CRITERIA.includes(k)) throw arg(`criterion of ${l.name} must be magnitude, wanda, sparsegpt or dense (got "${String(k)}")`);
     return k;
   };
-  return { target, plan, blockSize, percDamp, quantOnly, gridOnly };
+  return { target, plan, blockSize, percDamp, refit, quantOnly, gridOnly };
 }
 
 /** A layer's own target: the per-layer one or the common one, checked (see layerTarget). */
@@ -276,7 +280,7 @@ function solveQuantized(p: {
 
 /** Prunes `model` in place with calibration (see CalibrateOptions); the report counts what will be written. */
 export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): Promise<CalibReport> {
-  const { target, plan, blockSize, percDamp, quantOnly, gridOnly } = validate(model, opts);
+  const { target, plan, blockSize, percDamp, refit, quantOnly, gridOnly } = validate(model, opts);
   const grids = opts.quantize?.grids;
   const quantized = grids ? new Map<string, CalibratedCodes>() : undefined;
   const { calibration, sequential = CALIB_DEFAULTS.sequential, minVectors = CALIB_DEFAULTS.minVectors, signal, onProgress = () => {} } = opts;
@@ -339,7 +343,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
           const grid = grids?.get(l.weight.name);
           const res = grid
             ? solveQuantized({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l), blockSize, percDamp, minVectors, grid, method: opts.quantize!.method ?? 'gptq', actOrder: opts.quantize!.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: opts.quantize!.scaleSearch ?? (targetOf.get(l) ? false : CALIB_DEFAULTS.scaleSearch) }, quantized!)
-            : pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors });
+            : pruneLayer({ layer: l, stored, stats: stats.get(l), criterion: requested, target: targetOf.get(l)!, blockSize, percDamp, minVectors, refit });
           const t3 = now();
           if (res.method !== 'dense' || grid) rollback.write(l.weight, res.data, stored);
           changing.delete(l.weight.name);
@@ -368,7 +372,7 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   const s = sweep.stats;
   return {
     mode: target ? (target.nm ? 'nm' : 'sparsity') : planned.some(({ l }) => nmOf(l)) ? 'nm' : 'sparsity',
-    options: { ...(!target || opts.layerTarget ? { target: 'per layer' } : target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, minVectors },
+    options: { ...(!target || opts.layerTarget ? { target: 'per layer' } : target.nm ? { nm: target.nm.join(':') } : { sparsity: target.sparsity }), criterion: typeof opts.criterion === 'function' ? 'per layer' : opts.criterion ?? CALIB_DEFAULTS.criterion, sequential, blockSize, percDamp, refit, minVectors },
     params: { before, after, prunableBefore, prunableAfter }, zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,
     layers: reports, sequential, calibration: calibration.length, passes: s.sessions, sweep: { ...s }, hessians: sharing,
     ...(quantized ? { quantized } : {}), time: timeOf(ms, s, time), ms: Math.round(ms),

@@ -41,6 +41,12 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
   percDamp?: number;
   blockSize?: number;
   minVectors?: number;
+  /**
+   * SparseGPT's refit steps after each consumer's compensation, default 0: the refit fits the
+   * uncentred statistics, and the bias correction that follows then adds the means a second time
+   * (a constant channel removed from two layers is no longer exact); a centred refit is not built.
+   */
+  refit?: number;
   signal?: AbortSignal;
   onCalibProgress?: (p: CalibProgress) => void;
 }
@@ -219,7 +225,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
           const useGpt = !!s.h && s.h.count >= minVectors * l.cols;
           const notes: string[] = [];
           if (s.h && !useGpt) notes.push(`${s.h.count} calibration vectors for ${l.cols} inputs: too few for SparseGPT's update; means only`);
-          const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp });
+          const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp, refit: opts.refit ?? 0 });
           // (W - W')·mean(x) per output, in the view layout (a Conv column (c, i, j) sees channel c's mean).
           const mu = s.moments.mean();
           const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
@@ -252,5 +258,5 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
   const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' }, plan);
-  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp }, compensation: reports };
+  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp, refit: opts.refit ?? 0 }, compensation: reports };
 }

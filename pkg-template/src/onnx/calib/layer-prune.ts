@@ -143,12 +143,14 @@ export function withView<T>(stored: Float32Array, { rows, cols, transposed }: Vi
 }
 
 /** One 2-D linear map pruned by `used` with Hessian h (or none); returns the stored values after. */
-function pruneMatrix(stored: Float32Array, shape: ViewShape, h: sk.Hessian | undefined, used: Criterion, target: Target, blockSize: number, percDamp: number, keep?: Uint8Array): Float32Array {
+function pruneMatrix(stored: Float32Array, shape: ViewShape, h: sk.Hessian | undefined, used: Criterion, target: Target, solver: { blockSize: number; percDamp: number; refit: number }, keep?: Uint8Array): Float32Array {
+  const { blockSize, percDamp, refit } = solver;
   const { rows, cols } = shape;
   if (used === 'sparsegpt') {
     // N:M needs blockSize % m == 0: the block is rounded down to a multiple of m.
     const bs = target.nm ? Math.max(target.nm[1], blockSize - (blockSize % target.nm[1])) : blockSize;
-    const opts: sk.SparseGptOptions = keep ? { keep, blockSize: bs, percDamp } : target.nm ? { nm: target.nm, blockSize: bs, percDamp } : { sparsity: target.sparsity, blockSize: bs, percDamp };
+    const common = { blockSize: bs, percDamp, refit };
+    const opts: sk.SparseGptOptions = keep ? { keep, ...common } : target.nm ? { nm: target.nm, ...common } : { sparsity: target.sparsity, ...common };
     return withView(stored, shape, (v) => sk.sparseGpt(v, h!, opts)).data;
   }
   const w0 = viewValues(stored, shape);
@@ -194,8 +196,11 @@ export interface LayerPruneResult {
 export function pruneLayer(p: {
   layer: CalibLayer; stored: Float32Array; stats?: LayerStats; criterion: Criterion; target: Target;
   blockSize?: number; percDamp?: number; minVectors?: number; keep?: Uint8Array;
+  /** SparseGPT's refit steps (CALIB_DEFAULTS.refit; 0: SparseGPT's own weights). */
+  refit?: number;
 }): LayerPruneResult {
   const { layer, stored, stats = {}, criterion, target, blockSize = CALIB_DEFAULTS.blockSize, percDamp = CALIB_DEFAULTS.percDamp, minVectors = CALIB_DEFAULTS.minVectors, keep } = p;
+  const solver = { blockSize, percDamp, refit: p.refit ?? CALIB_DEFAULTS.refit };
   const notes: string[] = [];
   if (!keep && target.nm && !allowsNm(layer, target.nm[1])) {
     const why = layer.op === 'ConvTranspose' ? 'N:M groups of a ConvTranspose weight would run along its outputs'
@@ -219,12 +224,12 @@ export function pruneLayer(p: {
   if (stats.groups && used !== 'magnitude') notes.push(`${layer.note}: ${stats.groups.length} Hessians of ${layer.cols} inputs, one per group`);
   let data: Float32Array;
   if (used === 'magnitude' || hs!.length === 1) {
-    data = pruneMatrix(stored, layer, hs?.[0], used, target, blockSize, percDamp, keep);
+    data = pruneMatrix(stored, layer, hs?.[0], used, target, solver, keep);
   } else {
     // Group g owns the contiguous rows [g * O/G, (g + 1) * O/G) of the (O, C/G * kh * kw) weight.
     const per = layer.rows / hs!.length, n = per * layer.cols;
     data = new Float32Array(stored.length);
-    hs!.forEach((h, g) => data.set(pruneMatrix(stored.subarray(g * n, (g + 1) * n), { rows: per, cols: layer.cols, transposed: false }, h, used, target, blockSize, percDamp, keep?.subarray(g * n, (g + 1) * n)), g * n));
+    hs!.forEach((h, g) => data.set(pruneMatrix(stored.subarray(g * n, (g + 1) * n), { rows: per, cols: layer.cols, transposed: false }, h, used, target, solver, keep?.subarray(g * n, (g + 1) * n)), g * n));
   }
   let relError: number | null = null;
   if (hs && hs.length === 1) {

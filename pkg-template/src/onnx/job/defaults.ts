@@ -19,6 +19,8 @@ export const JOB_DEFAULTS = Object.freeze({
   gptqPercDamp: CALIB_DEFAULTS.gptqPercDamp,
   /** SparseGPT's damping when the model is a language model (keep-dense.ts finds its head). */
   lmPercDamp: CALIB_DEFAULTS.lmPercDamp,
+  /** SparseGPT's refit steps after each layer's solve. */
+  refit: CALIB_DEFAULTS.refit,
   /** How a calibrated channel removal ranks channels; a language model's default is FLAP's
    * fluctuation (what the consumers lose), which measured ×1.51 against ×2.55 for the activation
    * scores on SmolLM2's heads and SwiGLU neurons (bench/RESULTS.md). */

@@ -187,7 +187,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
         : await calibratePrune(model, {
           ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
-          sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, onProgress: calibProgress,
+          sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, refit: job.calibration?.refit ?? JOB_DEFAULTS.refit, onProgress: calibProgress,
           ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!), scaleSearch: job.calibration?.scaleSearch } } : {}),
         });
       if (joint) {
@@ -203,7 +203,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
+          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;
