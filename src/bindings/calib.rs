@@ -77,6 +77,7 @@ pub fn wanda_scores(w: &RawView, h: &RawHessian) -> JsResult<Vec<f32>> {
 }
 
 #[wasm_bindgen(js_name = rawSparseGpt)]
+#[allow(clippy::too_many_arguments)]
 pub fn sparse_gpt(
     w: &RawView,
     h: &RawHessian,

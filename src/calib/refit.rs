@@ -13,8 +13,8 @@
 //! magnitude between inputs). Each row's objective is kept only where it went down, so the
 //! refit never undoes the solver, whatever the rounding.
 //!
-//! Memory: the view's original values and four `rows x cols` work arrays in f32, and the damped
-//! `H` (`cols²` f32); every array is allocated before the first write.
+//! Memory: the view's original values and four `rows x cols` work arrays in f32 (X, G, P, Q),
+//! and the damped `H` (`cols²` f32); every array is allocated before the first write.
 
 use super::hessian::Hessian;
 use crate::block::View;
@@ -70,21 +70,21 @@ pub(crate) fn refit(w: &View, dims: Dims, w0: &[f32], mask: &[u8], h: &Hessian, 
 
     let n = rows * cols;
     let mut x = original(w, dims)?;
-    let mut dlt = try_alloc(n, 0.0f32)?;
     let mut g = try_alloc(n, 0.0f32)?;
     let mut p = try_alloc(n, 0.0f32)?;
     let mut q = try_alloc(n, 0.0f32)?;
     let gm = Gemm { m: rows, n: cols, k: cols, a_rs: cols, a_ks: 1, ldb: cols, ldc: cols, upper: false, kc: 0 };
-    // G = (X - W0) H: half the objective's gradient, kept up to date along the steps.
-    for i in 0..n {
-        dlt[i] = x[i] - w0[i];
+    // G = (X - W0) H: half the objective's gradient, kept up to date along the steps. Q holds
+    // X - W0 until the steps need it (one array less for a large layer).
+    for ((d, &xv), &w0v) in q.iter_mut().zip(&x).zip(w0) {
+        *d = xv - w0v;
     }
-    gemm_acc(&gm, &dlt, &hd, &mut g);
+    gemm_acc(&gm, &q, &hd, &mut g);
     let objective = |d: &[f32], g: &[f32], r: usize| -> f64 {
         let s = r * cols..(r + 1) * cols;
         d[s.clone()].iter().zip(&g[s]).map(|(&a, &b)| a as f64 * b as f64).sum()
     };
-    let before: Vec<f64> = (0..rows).map(|r| objective(&dlt, &g, r)).collect();
+    let before: Vec<f64> = (0..rows).map(|r| objective(&q, &g, r)).collect();
 
     // Preconditioned residual Z = D⁻¹ R with R = -G on the free weights; P starts at Z.
     let mut rz: Vec<f64> = (0..rows)
@@ -130,16 +130,16 @@ pub(crate) fn refit(w: &View, dims: Dims, w0: &[f32], mask: &[u8], h: &Hessian, 
         }
     }
     // The objective after, from the weights themselves (not the running G), row by row.
-    for i in 0..n {
-        dlt[i] = x[i] - w0[i];
+    for ((d, &xv), &w0v) in q.iter_mut().zip(&x).zip(w0) {
+        *d = xv - w0v;
     }
     g.fill(0.0);
-    gemm_acc(&gm, &dlt, &hd, &mut g);
+    gemm_acc(&gm, &q, &hd, &mut g);
     let param = w.param();
     let mut data = param.data_mut();
     let (mut sb, mut sa) = (0.0f64, 0.0f64);
     for r in 0..rows {
-        let after = objective(&dlt, &g, r);
+        let after = objective(&q, &g, r);
         sb += before[r];
         if after < before[r] && after.is_finite() {
             sa += after;

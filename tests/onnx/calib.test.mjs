@@ -158,7 +158,8 @@ test('calibratePrune: refused options change no weight; float16 weights; one pas
   const snapshot = () => m.prunable().map((w) => Array.from(m.readFloat(w)));
   const before = snapshot();
   for (const [opts, code] of [[{ sparsity: 1.5 }, 'invalid_sparsity'], [{ nm: [5, 4] }, 'invalid_nm_pattern'], [{ sparsity: 0.5, nm: [2, 4] }, 'invalid_arguments'],
-    [{ sparsity: 0.5, criterion: 'obs' }, 'invalid_arguments'], [{ sparsity: 0.5, percDamp: -1 }, 'invalid_arguments'], [{ nm: [4, 16] }, 'invalid_nm_shape']]) {
+    [{ sparsity: 0.5, criterion: 'obs' }, 'invalid_arguments'], [{ sparsity: 0.5, percDamp: -1 }, 'invalid_arguments'], [{ nm: [4, 16] }, 'invalid_nm_shape'],
+    [{ sparsity: 0.5, refit: -1 }, 'invalid_arguments'], [{ sparsity: 0.5, refit: 2.5 }, 'invalid_arguments']]) {
     await assert.rejects(O.calibratePrune(m, { ort, calibration, ...opts }), (e) => e.code === code, JSON.stringify(opts));
   }
   await assert.rejects(O.calibratePrune(m, { ort, calibration: [], sparsity: 0.5 }), (e) => e.code === 'invalid_arguments');
@@ -172,6 +173,16 @@ test('calibratePrune: refused options change no weight; float16 weights; one pas
     assert.equal(out.readFloat(out.weight(l.name)).filter((v) => v === 0).length, l.zeros, `${l.name}: zeros counted after float16 rounding`);
     assert.ok(l.relError > 0 && l.relError < 1);
   }
+  // SparseGPT's refit (on by default) reaches the layers: the first layer (the graph input: the same
+  // statistics in both runs) keeps SparseGPT's mask with refit 0 or 16, and its error is lower with it
+  assert.equal(seq.options.refit, 16);
+  const mp = O.OnnxModel.parse(bytes);
+  const plain = await O.calibratePrune(mp, { ort: runner, calibration, sparsity: 0.5, refit: 0 });
+  assert.equal(plain.options.refit, 0);
+  const l0 = seq.layers[0].name;
+  assert.ok(seq.layers[0].relError < plain.layers[0].relError, `${seq.layers[0].relError} vs ${plain.layers[0].relError}`);
+  const zeros = (w) => Array.from(w, (v) => v === 0);
+  assert.deepEqual(zeros(out.readFloat(out.weight(l0))), zeros(mp.readFloat(mp.weight(l0))));
   const one = await O.calibratePrune(O.OnnxModel.parse(bytes), { ort: runner, calibration, sparsity: 0.5, sequential: false, criterion: (l) => (l.op === 'Gemm' ? 'dense' : 'wanda') });
   assert.equal(one.passes, 1);
   assert.deepEqual(one.layers.map((l) => l.method), ['wanda', 'wanda', 'wanda']);

@@ -39,6 +39,7 @@ test('checkJob: each refusal is a JobError naming the option, before anything ru
     [{ mode: { kind: 'prox', sparsity: 0.5 }, calibration: { samples: [{}] }, recover: true }, 'recover', 'invalid_arguments'],
     [{ mode: { kind: 'sparsity', sparsity: 0.5 }, recover: { epochs: 0 }, calibration: { samples: [{}] } }, 'recover.epochs', 'invalid_arguments'],
     [{ mode: { kind: 'frob' } }, 'mode.kind', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples: [{}], refit: 1.5 } }, 'calibration.refit', 'invalid_arguments'],
   ];
   for (const [job, option, code] of cases) {
     assert.throws(() => O.checkJob(job), (e) => e instanceof O.JobError && e.option === option && e.code === code && e.message.startsWith(option), JSON.stringify(job));
