@@ -6,8 +6,8 @@
 use super::dims::dims2;
 use super::hessian::Hessian;
 use super::obs_solver::{solve, Spec};
+use super::refit::Refit;
 pub use super::refit::Refitted;
-use super::refit::{original, refit};
 use super::selection::parse_select;
 use crate::bail;
 use crate::block::View;
@@ -73,12 +73,9 @@ pub fn sparse_gpt_refitted(w: &View, h: &Hessian, opts: &SparseGptOptions) -> Re
         scale_search: false,
     };
     let dims = (rows, cols, s0, s1);
-    // The refit's target is the weights before the solver writes them.
-    let w0 = if iters > 0 { Some(original(w, dims)?) } else { None };
+    // The refit's target and memory are taken before the solver writes (a refused call changes no weight).
+    let prepared = if iters > 0 { Some(Refit::prepare(w, dims, h, pd)?) } else { None };
     let mask = solve(w, h, &spec, rows, cols, s0, s1)?.mask;
-    let done = match w0 {
-        Some(w0) => Some(refit(w, dims, &w0, &mask, h, pd, iters)?),
-        None => None,
-    };
+    let done = prepared.map(|r| r.run(w, dims, &mask, iters));
     Ok((mask, done))
 }
