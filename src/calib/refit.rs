@@ -32,20 +32,6 @@ pub struct Refitted {
 /// `(rows, cols, row stride, col stride)` of the view, as the solver read it.
 pub(crate) type Dims = (usize, usize, usize, usize);
 
-/// The view's values, row-major (`rows x cols`): the refit's target, taken before the solver
-/// writes.
-fn original(w: &View, (rows, cols, s0, s1): Dims) -> Result<Vec<f32>> {
-    let param = w.param();
-    let data = param.data();
-    let mut out = try_alloc(rows * cols, 0.0f32)?;
-    for r in 0..rows {
-        for c in 0..cols {
-            out[r * cols + c] = data[r * s0 + c * s1];
-        }
-    }
-    Ok(out)
-}
-
 /// The refit's inputs and working memory, all taken before the solver writes, so that a refit
 /// that cannot get its memory refuses the whole call with the weights untouched.
 pub(crate) struct Refit {
@@ -65,7 +51,8 @@ impl Refit {
     /// diagonal set to 1 first, as the solver does) and the work arrays.
     pub(crate) fn prepare(w: &View, dims: Dims, h: &Hessian, perc_damp: f64) -> Result<Refit> {
         let (rows, cols, _, _) = dims;
-        let w0 = original(w, dims)?;
+        // The view is 2-D (`dims2`), so its row-major copy is the `rows x cols` target.
+        let w0 = w.values()?;
         let mut hm = h.matrix_f64()?;
         let dead: Vec<bool> = (0..cols).map(|j| hm[j * cols + j] == 0.0).collect();
         for j in (0..cols).filter(|&j| dead[j]) {
