@@ -136,10 +136,13 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   let last = 0;
   const rep = await recover(student, OnnxModel.parse(denseBytes), trainSet.samples, {
     ort: runner, evalSamples: valSet.samples, ...training,
-    onProgress: (p) => { if (p.epoch !== undefined && p.epoch !== last && p.fidelity !== undefined) { last = p.epoch; log(`  epoch ${p.epoch}: loss ${p.loss?.toFixed(5)}, validation fidelity ${p.fidelity.toFixed(4)}`); } },
+    // The first progress of an epoch carries the best validation fidelity so far (before any step:
+    // the one-shot model's), not the epoch's own; each epoch's is logged from the history at the end.
+    onProgress: (p) => { if (p.epoch !== undefined && p.epoch !== last && p.fidelity !== undefined) { last = p.epoch; log(`  epoch ${p.epoch} begins: best validation fidelity so far ${p.fidelity.toFixed(4)}`); } },
   });
   const recS = (Date.now() - tr) / 1000;
   const d = rep.distill;
+  for (const h of d?.history ?? []) log(`  epoch ${h.epoch}: training loss ${h.loss.toFixed(5)}, validation fidelity ${h.fidelity.toFixed(4)}`);
   if (d?.features) log(`features: ${d.features.map((x) => x.name).join(', ')}`);
   log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
   rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
