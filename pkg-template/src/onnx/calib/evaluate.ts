@@ -16,9 +16,15 @@ export type { Outputs, OutputArray } from '../fidelity/types.js';
 export { asF32 as outputAsFloat } from './tensor.js';
 import { asF32 as outputAsFloat } from './tensor.js';
 
-/** Runs `bytes` on every sample of the set; returns each sample's outputs (as float32, with their dims). */
-export async function runSet(runner: ModelRunner, bytes: Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {
-  const session = await runner.createSession(bytes);
+const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
+
+/**
+ * Runs the model on every sample of the set; returns each sample's outputs (as float32, with their
+ * dims). A model is encoded for its session and its bytes let go once the session holds it (a
+ * 135 M-parameter model's are 0.5 GB, otherwise alive through every run).
+ */
+export async function runSet(runner: ModelRunner, model: OnnxModel | Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {
+  const session = await runner.createSession(bytesOf(model));
   try {
     const outs: Outputs[] = [];
     for (const { feeds } of set) {
@@ -72,7 +78,6 @@ export interface EvaluateOptions extends FidelityOptions {
 /** The fidelity report of {@link evaluate}, with the all-outputs cosine for reference. */
 export interface EvaluateReport extends FidelityReport { cosine: number }
 
-const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
 
 /**
  * The one held-out evaluation: the original run once on the samples, each output's kind pinned from
@@ -90,13 +95,13 @@ export interface HeldOut {
 
 export async function heldOut(runner: ModelRunner, original: OnnxModel | Uint8Array, samples: InputSample[], opts: FidelityOptions & { signal?: AbortSignal } = {}): Promise<HeldOut> {
   if (!samples.length) throw new OnnxError('bad_calibration', 'a held-out evaluation needs at least one sample', 'invalid_arguments');
-  const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
+  const reference = await runSet(runner, original, samples, opts.signal);
   // the samples go to the fidelity too: the language kinds read their ids and attention mask
   const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, { ...opts, inputs: samples }).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
   return {
     reference, kinds,
     async judge(candidate, signal = opts.signal) {
-      const outputs = await runSet(runner, bytesOf(candidate), samples, signal);
+      const outputs = await runSet(runner, candidate, samples, signal);
       const cmp = compareSets(reference, outputs, { ...opts, kinds, inputs: samples });
       return { ...cmp.fidelity, cosine: cmp.cosine };
     },

@@ -12,13 +12,15 @@ import { epochBatches, makeBatch, staticBatchHint } from './batches.js';
 import { withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
+import type { TeacherTargets } from './teacher-targets.js';
+import { dropValues } from '../train/graph.js';
 import { guardSync } from '../run-failure.js';
 
 export interface DistillContext {
   setup: TrainSetup;
   samples: InputSample[];
   /** Per trained tensor (setup.trained order), the teacher's values per sample, and their dims on one sample. */
-  targets: Float32Array[][];
+  targets: TeacherTargets;
   dims: number[][];
   /** Held-out score of the parameters in `work` (writes them first). */
   score: () => Promise<number>;
@@ -59,6 +61,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
+  dropValues(graph); // the trainer holds them now
   try {
     trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.

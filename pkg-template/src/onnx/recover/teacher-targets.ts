@@ -1,0 +1,62 @@
+// The teacher's targets of a distillation: per trained tensor, one array per sample, computed once
+// and read back every epoch. In memory, or in a cut store (calib/cut-store.ts; Node's is an unlinked
+// scratch file, cut-file.ts) when the caller gives one. A language model's targets are its next-token
+// distributions, samples × tokens × vocabulary floats: 48 windows of 128 tokens of SmolLM2's 49 152
+// tokens are 1.2 GB (issue 37), held in memory through the whole distillation although a step reads
+// one batch of them. From the store the same bytes come back, so the training does not change.
+import type { CutStore } from '../calib/cut-store.js';
+
+type Held = Float32Array | { ref: number; length: number };
+
+export class TeacherTargets {
+  /** Per trained tensor, per sample. */
+  private readonly held: Held[][];
+
+  /** `outputs` trained tensors; their values in `store` when one is given, else in memory. */
+  constructor(outputs: number, private readonly store?: CutStore) {
+    this.held = Array.from({ length: outputs }, () => []);
+  }
+
+  /** Arrays already in memory (one per trained tensor, per sample), kept as they are. */
+  static of(values: Float32Array[][]): TeacherTargets {
+    const t = new TeacherTargets(values.length);
+    values.forEach((per, o) => { t.held[o] = [...per]; });
+    return t;
+  }
+
+  get outputs(): number { return this.held.length; }
+
+  /** Samples held for trained tensor `o`. */
+  samples(o: number): number { return this.held[o]?.length ?? 0; }
+
+  /** Keeps `values` as sample `k`'s target of trained tensor `o` (into the store: not held by reference). */
+  set(o: number, k: number, values: Float32Array): void {
+    const old = this.held[o][k];
+    if (old && !(old instanceof Float32Array)) this.store!.free(old.ref, old.length);
+    this.held[o][k] = this.store
+      ? { ref: this.store.put(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)), length: values.byteLength }
+      : values;
+  }
+
+  /** Sample `k`'s target of trained tensor `o`: the array held in memory, or a new one read from the store. */
+  get(o: number, k: number): Float32Array {
+    const h = this.held[o][k];
+    if (h instanceof Float32Array) return h;
+    const out = new Float32Array(h.length / 4);
+    this.store!.read(h.ref, new Uint8Array(out.buffer));
+    return out;
+  }
+
+  /** Every sample's target of trained tensor `o` (read into memory from a store). */
+  perSample(o: number): Float32Array[] {
+    return this.held[o].map((_, k) => this.get(o, k));
+  }
+
+  /** Gives the store's space back; the targets are gone after this. */
+  release(): void {
+    for (const per of this.held) {
+      for (const h of per) if (!(h instanceof Float32Array)) this.store!.free(h.ref, h.length);
+      per.length = 0;
+    }
+  }
+}
