@@ -1,6 +1,6 @@
 // What a recovery holds (issue 37, item 5): the teacher and the work copy are OnnxModel.copy()s that
 // read the weights where the model does (its file, the spill), not copies of its bytes; the
-// teacher's targets may wait in a cut store between epochs and come back as they went in, so the
+// teacher's targets and the best epoch's parameters may wait in a cut store and come back as they went in, so the
 // recovered model is the one an in-memory run writes.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,9 +50,9 @@ function countingStore() {
   const held = new Map();
   let next = 1;
   const s = {
-    puts: 0, reads: 0,
-    put(bytes) { s.puts++; held.set(next, new Uint8Array(bytes)); return next++; },
-    read(ref, into) { s.reads++; into.set(held.get(ref)); },
+    puts: [], reads: [],
+    put(bytes) { s.puts.push(bytes.length); held.set(next, new Uint8Array(bytes)); return next++; },
+    read(ref, into) { s.reads.push(into.length); into.set(held.get(ref)); },
     free(ref) { held.delete(ref); },
     get live() { return held.size; },
   };
@@ -62,7 +62,7 @@ function countingStore() {
 const SENTENCES = ['the cat sat on the mat.', 'a dog ran to the park, and then slept.', 'the big red house under a small blue tree.', 'then the small dog sat under the tree.'];
 const text = (n, shift) => Array.from({ length: n }, (_, i) => SENTENCES[(i * 3 + shift) % SENTENCES.length]).join(' ');
 
-test('the teacher\'s targets through a cut store: every sample\'s stored once, read per step, given back; the same recovered model as in memory', async () => {
+test('the teacher\'s targets and the best parameters through a cut store: every sample\'s stored once, read per step, given back; the same recovered model as in memory', async () => {
   const bytes = tinyDecoder({ dim: 24 });
   const base = O.OnnxModel.parse(bytes);
   const sets = (t, shift) => O.textSamples({ text: text(t, shift), tokenizer: wordTokenizer('bos'), seqLen: 16, inputs: base.inputs, outputs: base.outputs }).samples;
@@ -77,8 +77,11 @@ test('the teacher\'s targets through a cut store: every sample\'s stored once, r
   assert.ok(mem.rep.after.score > mem.rep.before.score, `the recovery moved the model (${mem.rep.before.score} -> ${mem.rep.after.score})`);
   const store = countingStore();
   const stored = await run(store);
-  assert.equal(store.puts, train.length, 'one target per sample went to the store');
-  assert.equal(store.reads, mem.rep.distill.epochs * train.length, 'each step read its batch\'s targets');
+  const target = 16 * base.outputs[0].dims[2] * 4; // a window's next-token distributions
+  assert.equal(store.puts.filter((n) => n === target).length, train.length, 'one target per sample went to the store');
+  assert.equal(store.reads.filter((n) => n === target).length, mem.rep.distill.epochs * train.length, 'each step read its batch\'s targets');
+  const params = store.puts.filter((n) => n !== target);
+  assert.ok(params.length > 0 && params.reduce((a, n) => a + n, 0) >= 4 * mem.rep.distill.params, 'the best parameters went there too');
   assert.equal(store.live, 0, 'the store was emptied at the end');
   assert.ok(Buffer.from(stored.bytes).equals(Buffer.from(mem.bytes)), 'the same recovered model');
   assert.deepEqual(stored.rep.distill.history, mem.rep.distill.history);

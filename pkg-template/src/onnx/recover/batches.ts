@@ -5,7 +5,7 @@ import type { Batch } from 'sparsekit-wasm';
 import type { InputSample } from '../calib/inputs.js';
 import { prng } from '../calib/prng.js';
 import { OnnxError } from '../errors.js';
-import type { TeacherTargets } from './teacher-targets.js';
+import type { HeldArrays } from './held-arrays.js';
 
 export interface TrainBatch { inputs: Batch[]; targets: Float32Array[]; size: number }
 
@@ -70,7 +70,7 @@ function stack(parts: Float32Array[]): Float32Array {
 }
 
 /** The batch of samples `idx`: inputs in `inputs` order, targets[o] the teacher's values of trained output o. */
-export function makeBatch(samples: InputSample[], inputs: string[], idx: number[], targets: TeacherTargets): TrainBatch {
+export function makeBatch(samples: InputSample[], inputs: string[], idx: number[], targets: HeldArrays): TrainBatch {
   const batch: Batch[] = inputs.map((name) => {
     const parts = idx.map((k) => {
       const t = samples[k].feeds[name];

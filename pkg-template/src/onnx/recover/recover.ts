@@ -136,14 +136,14 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     // The teacher's values of the trained tensors (outputs, logits before a final Softmax, a language model's distributions).
     emit('teacher', { step: 0, steps: 1 });
     // a language model's next-token distributions are samples × tokens × vocabulary floats: in the
-    // caller's cut store when there is one (teacher-targets.ts)
+    // caller's cut store when there is one (held-arrays.ts)
     const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
     const targets = await teacherTargets(runner, teacher, now_, samples, check, store);
     try {
       const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
       try {
         distilled = await distill(work, {
-          setup: now_, samples, targets: targets.values, dims: targets.dims,
+          setup: now_, samples, targets: targets.values, dims: targets.dims, store,
           score: async () => (await measure()).score, check, start: current,
           progress: (p) => emit('distill', p), features: source,
         }, opts);

@@ -22,7 +22,7 @@ import type { InputSample } from '../calib/inputs.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { LossName } from './types.js';
 import type { CutStore } from '../calib/cut-store.js';
-import { TeacherTargets } from './teacher-targets.js';
+import { HeldArrays } from './held-arrays.js';
 
 export interface TrainSetup {
   graph: TrainGraph;
@@ -145,13 +145,13 @@ function asTarget(t: TrainSetup['trained'][number], values: Float32Array, dims: 
 /**
  * The teacher's targets of `setup`'s trained tensors on `samples`: per trained tensor, one array per
  * sample (one output, one trained tensor: the arrays are not shared), in `store` when one is given
- * (teacher-targets.ts: a language model's distributions are samples × tokens × vocabulary floats),
+ * (held-arrays.ts: a language model's distributions are samples × tokens × vocabulary floats),
  * and their dims on the first sample. Each sample's values are kept as the capture gives them, so
  * memory holds one sample's at a time on the way.
  */
-export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void, store?: CutStore): Promise<{ values: TeacherTargets; dims: number[][] }> {
+export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void, store?: CutStore): Promise<{ values: HeldArrays; dims: number[][] }> {
   const names = [...new Set(setup.trained.map((t) => t.tensor))];
-  const values = new TeacherTargets(setup.trained.length, store);
+  const values = new HeldArrays(setup.trained.length, store);
   const dims = new Map<string, number[]>();
   try {
     await capture(runner, teacher, names, samples, (name, t, k) => {

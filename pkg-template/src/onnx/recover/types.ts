@@ -64,7 +64,7 @@ export interface RecoverOptions extends FidelityOptions {
   ort: OrtLike | ModelRunner;
   sessionOptions?: object;
   /**
-   * Where the teacher's targets wait between epochs (teacher-targets.ts): a cut store, or 'file' in
+   * Where the teacher's targets wait between epochs (held-arrays.ts): a cut store, or 'file' in
    * Node (an unlinked scratch file); default memory. The same values either way.
    */
   cutStore?: CutStore | 'file';

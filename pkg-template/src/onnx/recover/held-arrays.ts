@@ -1,35 +1,36 @@
-// The teacher's targets of a distillation: per trained tensor, one array per sample, computed once
-// and read back every epoch. In memory, or in a cut store (calib/cut-store.ts; Node's is an unlinked
-// scratch file, cut-file.ts) when the caller gives one. A language model's targets are its next-token
-// distributions, samples × tokens × vocabulary floats: 48 windows of 128 tokens of SmolLM2's 49 152
-// tokens are 1.2 GB (issue 37), held in memory through the whole distillation although a step reads
-// one batch of them. From the store the same bytes come back, so the training does not change.
+// Float arrays a distillation keeps between steps — the teacher's targets (per trained tensor, per
+// sample), the best epoch's parameters —, in memory or in a cut store (calib/cut-store.ts; Node's is
+// an unlinked scratch file, cut-file.ts) when the caller gives one. A language model's targets are
+// its next-token distributions, samples × tokens × vocabulary floats: 48 windows of 128 tokens of
+// SmolLM2's 49 152 tokens are 1.2 GB, and its parameters 0.54 GB (issue 37), held in memory through
+// the whole distillation although a step reads one batch of targets and the parameters are read
+// once at the end. From the store the same bytes come back, so the training does not change.
 import type { CutStore } from '../calib/cut-store.js';
 
 type Held = Float32Array | { ref: number; length: number };
 
-export class TeacherTargets {
-  /** Per trained tensor, per sample. */
+export class HeldArrays {
+  /** By row (a trained tensor; 0 for parameters), then column (a sample; a parameter). */
   private readonly held: Held[][];
 
-  /** `outputs` trained tensors; their values in `store` when one is given, else in memory. */
+  /** `outputs` rows; their values in `store` when one is given, else in memory. */
   constructor(outputs: number, private readonly store?: CutStore) {
     this.held = Array.from({ length: outputs }, () => []);
   }
 
   /** Arrays already in memory (one per trained tensor, per sample), kept as they are. */
-  static of(values: Float32Array[][]): TeacherTargets {
-    const t = new TeacherTargets(values.length);
+  static of(values: Float32Array[][]): HeldArrays {
+    const t = new HeldArrays(values.length);
     values.forEach((per, o) => { t.held[o] = [...per]; });
     return t;
   }
 
   get outputs(): number { return this.held.length; }
 
-  /** Samples held for trained tensor `o`. */
+  /** Arrays held in row `o`. */
   samples(o: number): number { return this.held[o]?.length ?? 0; }
 
-  /** Keeps `values` as sample `k`'s target of trained tensor `o` (into the store: not held by reference). */
+  /** Keeps `values` at (`o`, `k`) (into the store: then not held by reference), replacing what was there. */
   set(o: number, k: number, values: Float32Array): void {
     const old = this.held[o][k];
     if (old && !(old instanceof Float32Array)) this.store!.free(old.ref, old.length);
@@ -38,7 +39,7 @@ export class TeacherTargets {
       : values;
   }
 
-  /** Sample `k`'s target of trained tensor `o`: the array held in memory, or a new one read from the store. */
+  /** The array at (`o`, `k`): the one held in memory, or a new one read from the store. */
   get(o: number, k: number): Float32Array {
     const h = this.held[o][k];
     if (h instanceof Float32Array) return h;
@@ -47,12 +48,12 @@ export class TeacherTargets {
     return out;
   }
 
-  /** Every sample's target of trained tensor `o` (read into memory from a store). */
+  /** Every array of row `o` (read into memory from a store). */
   perSample(o: number): Float32Array[] {
     return this.held[o].map((_, k) => this.get(o, k));
   }
 
-  /** Gives the store's space back; the targets are gone after this. */
+  /** Gives the store's space back; the arrays are gone after this. */
   release(): void {
     for (const per of this.held) {
       for (const h of per) if (!(h instanceof Float32Array)) this.store!.free(h.ref, h.length);
