@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { build, ROOT } from './build.mjs';
-import { wordTokenizer, tinyDecoder } from './text-models.mjs';
+import { wordTokenizer, tinyDecoder, tinyEncoder } from './text-models.mjs';
 
 build();
 const O = await import('#onnx-internal');
@@ -65,8 +65,8 @@ const text = (n, shift) => Array.from({ length: n }, (_, i) => SENTENCES[(i * 3 
 test('the teacher\'s targets and the best parameters through a cut store: every sample\'s stored once, read per step, given back; the same recovered model as in memory', async () => {
   const bytes = tinyDecoder({ dim: 24 });
   const base = O.OnnxModel.parse(bytes);
-  const sets = (t, shift) => O.textSamples({ text: text(t, shift), tokenizer: wordTokenizer('bos'), seqLen: 16, inputs: base.inputs, outputs: base.outputs }).samples;
-  const train = sets(30, 0), held = sets(12, 1);
+  const sets = (t, shift, seqLen) => O.textSamples({ text: text(t, shift), tokenizer: wordTokenizer('bos'), seqLen, inputs: base.inputs, outputs: base.outputs }).samples;
+  const train = sets(30, 0, 16), held = sets(12, 1, 12);
   const run = async (cutStore) => {
     const teacher = O.OnnxModel.parse(bytes), pruned = O.OnnxModel.parse(bytes);
     O.pruneSparsity(pruned, { sparsity: 0.7 });
@@ -77,16 +77,48 @@ test('the teacher\'s targets and the best parameters through a cut store: every 
   assert.ok(mem.rep.after.score > mem.rep.before.score, `the recovery moved the model (${mem.rep.before.score} -> ${mem.rep.after.score})`);
   const store = countingStore();
   const stored = await run(store);
-  const target = 16 * base.outputs[0].dims[2] * 4; // a window's next-token distributions
+  const vocab = base.outputs[0].dims[2];
+  const target = 16 * vocab * 4, reference = 12 * vocab * 4; // a window's next-token distributions, a held-out window's logits
   assert.equal(store.puts.filter((n) => n === target).length, train.length, 'one target per sample went to the store');
   assert.equal(store.reads.filter((n) => n === target).length, mem.rep.distill.epochs * train.length, 'each step read its batch\'s targets');
-  const params = store.puts.filter((n) => n !== target);
+  assert.equal(store.puts.filter((n) => n === reference).length, held.length, 'the original\'s held-out logits went there');
+  // judged before the training, after each epoch and at the end
+  assert.equal(store.reads.filter((n) => n === reference).length, (mem.rep.distill.epochs + 2) * held.length, 'each judgement read them back');
+  assert.deepEqual(stored.rep.after, mem.rep.after, 'the same report of the held-out fidelity');
+  const params = store.puts.filter((n) => n !== target && n !== reference);
   assert.ok(params.length > 0 && params.reduce((a, n) => a + n, 0) >= 4 * mem.rep.distill.params, 'the best parameters went there too');
   assert.equal(store.live, 0, 'the store was emptied at the end');
   assert.ok(Buffer.from(stored.bytes).equals(Buffer.from(mem.bytes)), 'the same recovered model');
   assert.deepEqual(stored.rep.distill.history, mem.rep.distill.history);
   const file = await run('file');
   assert.ok(Buffer.from(file.bytes).equals(Buffer.from(mem.bytes)), 'the same through the scratch file');
+});
+
+test('a held-out set in a cut store: a language model judged sample by sample gives the report of the whole set; other kinds are held as before', async () => {
+  const bytes = tinyDecoder({ dim: 24 });
+  const teacher = O.OnnxModel.parse(bytes), pruned = O.OnnxModel.parse(bytes);
+  O.pruneSparsity(pruned, { sparsity: 0.6 });
+  const samples = O.textSamples({ text: text(20, 2), tokenizer: wordTokenizer('bos'), seqLen: 12, inputs: teacher.inputs, outputs: teacher.outputs }).samples;
+  const whole = await O.heldOut(runner, teacher, samples);
+  const store = countingStore();
+  const streamed = await O.heldOut(runner, teacher, samples, { store });
+  assert.equal(store.live, samples.length, 'the original\'s logits wait in the store');
+  assert.deepEqual(streamed.kinds, whole.kinds);
+  assert.deepEqual(streamed.reference, whole.reference, 'read back as they went in');
+  const [a, b] = [await whole.judge(pruned), await streamed.judge(pruned)];
+  assert.ok(a.score < 1 && a.outputs[0].kind === 'language-model');
+  assert.deepEqual(b, a);
+  streamed.release();
+  assert.equal(store.live, 0);
+  await assert.rejects(streamed.judge(pruned), /released/);
+  // an embedding (neighbours within the set): nothing in the store, the set held
+  const enc = O.OnnxModel.parse(tinyEncoder());
+  const encSamples = O.textSamples({ lines: SENTENCES, tokenizer: wordTokenizer('bert'), seqLen: 12, inputs: enc.inputs, outputs: enc.outputs }).samples;
+  const encStore = countingStore();
+  const h = await O.heldOut(runner, enc, encSamples, { store: encStore, kinds: { sentence_embedding: 'embedding' } });
+  assert.equal(encStore.live, 0);
+  assert.equal(h.reference.length, encSamples.length);
+  assert.deepEqual(await h.judge(enc), await (await O.heldOut(runner, enc, encSamples, { kinds: { sentence_embedding: 'embedding' } })).judge(enc));
 });
 
 test('runJob with recover on a model read from its file: the teacher is the model as given (a copy), the result that of the model read from bytes', async () => {

@@ -185,7 +185,9 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const evalSet = opts.evalSamples ?? samples;
 
   emit({ phase: 'teacher', step: 0, steps: 1 });
-  const held = await heldOut(runner, model, evalSet, opts);
+  // the caller's cut store (Node: 'file') takes a language model's reference outputs and the teacher's targets
+  const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
+  const held = await heldOut(runner, model, evalSet, { ...opts, store });
   const kinds = held.kinds;
   const measure = async (): Promise<number> => {
     check();
@@ -193,7 +195,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);
-  const teacherValues = await teacherTargets(runner, teacher, setup, samples, check, opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore);
+  const teacherValues = await teacherTargets(runner, teacher, setup, samples, check, store);
   const targets = teacherValues.values;
   const featureTeacher = await openFeatures(runner, work, teacher, samples, opts, new Set(setup.trained.map((t) => t.tensor)), check);
   const features = featureTeacher?.features ?? [];
@@ -267,6 +269,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   emit({ phase: 'project', step: 0, steps: 1 });
   pruneSparsity(work, { sparsity: opts.sparsity, block: want, scope });
   const projected = { sparsity: blockSparsity(work, layers), fidelity: await measure() };
+  held.release?.();
   emit({ phase: 'project', step: 1, steps: 1, sparsity: projected.sparsity, fidelity: projected.fidelity });
 
   let recovered: RecoverReport | undefined;

@@ -68,9 +68,12 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   const work = pruned.copy();
   const evalSet = opts.evalSamples ?? samples;
 
+  // The caller's cut store (Node: 'file', a scratch file) takes what would be held whole: a language
+  // model's reference outputs (streamed-held-out.ts), the teacher's targets, the best parameters.
+  const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
   // The teacher on the held-out samples, once: the reference of every fidelity measured here.
   emit('teacher', { step: 0, steps: 1 });
-  const held = await heldOut(runner, teacher, evalSet, opts);
+  const held = await heldOut(runner, teacher, evalSet, { ...opts, store });
   const kinds = held.kinds;
   const distilling = steps.includes('distill');
   // Refused by name here, before any run of the student (its setup, a copy of every weight, let go).
@@ -135,9 +138,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     const now_ = trainSetup(work, kinds, opts.softmaxLoss);
     // The teacher's values of the trained tensors (outputs, logits before a final Softmax, a language model's distributions).
     emit('teacher', { step: 0, steps: 1 });
-    // a language model's next-token distributions are samples × tokens × vocabulary floats: in the
-    // caller's cut store when there is one (held-arrays.ts)
-    const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
+    // a language model's next-token distributions are samples × tokens × vocabulary floats (held-arrays.ts)
     const targets = await teacherTargets(runner, teacher, now_, samples, check, store);
     try {
       const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
@@ -155,6 +156,7 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
 
   emit('eval', { step: 0, steps: 1 });
   const after = await measure();
+  held.release?.();
   check();
   // The one write into the caller's model: every constant that may have changed.
   const target = pruned.constants(), source = work.constants();
