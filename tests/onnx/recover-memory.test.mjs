@@ -5,6 +5,8 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { build, ROOT } from './build.mjs';
@@ -132,4 +134,18 @@ test('runJob with recover on a model read from its file: the teacher is the mode
   assert.ok(a.report.recover.before.score < 1, 'the teacher is the original, not the pruned model');
   assert.equal(b.report.recover.before.score, a.report.recover.before.score);
   assert.ok(same(a.model, b.model), 'the same recovered model');
+});
+
+test('a session made by the ort runner does not keep the model\'s bytes alive while it lives', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  // an onnxruntime namespace that keeps nothing of what it is given
+  const fake = { Tensor: class {}, InferenceSession: { create: async () => ({ run: async () => ({}), release: async () => {} }) } };
+  let bytes = new Uint8Array(1 << 20);
+  const ref = new WeakRef(bytes);
+  const session = await O.makeOrtRunner(fake).createSession(bytes);
+  bytes = null;
+  for (let i = 0; i < 10 && ref.deref(); i++) { await new Promise((r) => setTimeout(r, 10)); gc(); }
+  assert.equal(ref.deref(), undefined, 'the bytes were collected while the session is held');
+  await session.release();
 });
