@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { loadOnnx, resolveTextModel, textSamples, makeOrtRunner, runJob, recover, OnnxModel } from '#onnx-internal';
+import { loadOnnx, resolveTextModel, textSamples, makeOrtRunner, runJob, recover } from '#onnx-internal';
 
 const args = process.argv.slice(2);
 const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
@@ -35,9 +35,10 @@ const calibText = ['Apache-2.0', 'Artistic', 'LGPL-2.1', 'MPL-1.1', 'MPL-2.0', '
 const evalText = fs.readFileSync(path.join(LIC, 'GPL-3'), 'utf8');
 
 const files = await resolveTextModel(folder);
-const bytes = (await loadOnnx(files.model)).encode();
+// read from its file, the model keeps its weights there: the pruned model and the teacher are copies
+// that read them where it does (OnnxModel.copy), not three copies of its bytes (issue 37 item 5)
+const base = await loadOnnx(files.model);
 const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
-const base = OnnxModel.parse(bytes);
 const set = (text, limit, len = seqLen) => textSamples({ text, tokenizer, seqLen: len, inputs: base.inputs, outputs: base.outputs, limit });
 const calib = set(calibText, calibCount), held = set(evalText, evalCount), train = set(calibText, trainCount, trainSeqLen);
 console.log(`${path.basename(folder)}: ${calib.samples.length} calibration and ${held.samples.length} held-out windows of ${seqLen} tokens, ${train.samples.length} training windows of ${trainSeqLen}; recover ${minutes} min, lr ${lr}, batch ${batchSize}, loss ${loss}`);
@@ -56,14 +57,14 @@ const progress = (p) => {
 };
 const kinds = { [base.outputs[0].name]: 'language-model' };
 const prunedFile = opt('--pruned');
-const pruned = prunedFile ? await loadOnnx(prunedFile) : OnnxModel.parse(bytes);
+const pruned = prunedFile ? await loadOnnx(prunedFile) : base.copy();
 const { report } = prunedFile ? { report: null } : await runJob(pruned, {
   mode, method, ...(method === 'magnitude' ? {} : { calibration: { samples: calib.samples } }),
   eval: { samples: held.samples, kinds },
-}, { ort: runner, onProgress: progress });
+}, { ort: runner, onProgress: progress, cutStore: 'file' });
 const pruneS = (performance.now() - t0) / 1000;
-const r = await recover(pruned, OnnxModel.parse(bytes), train.samples, {
-  ort: runner, evalSamples: held.samples, kinds, minutes, lr, batchSize, softmaxLoss: loss, steps: ['distill'], onProgress: progress,
+const r = await recover(pruned, base.copy(), train.samples, {
+  ort: runner, cutStore: 'file', evalSamples: held.samples, kinds, minutes, lr, batchSize, softmaxLoss: loss, steps: ['distill'], onProgress: progress,
 });
 const cpu = process.cpuUsage(cpu0);
 const lm = (f) => f.outputs[0].metrics;

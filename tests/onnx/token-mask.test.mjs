@@ -11,6 +11,8 @@ const O = await import('#onnx-internal');
 const sk = await import('sparsekit-wasm');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 const check = () => {};
+/** The teacher's targets as arrays of their own (per trained tensor, per sample), to be zeroed in place. */
+const copies = (values) => Array.from({ length: values.outputs }, (_, o) => values.perSample(o).map((v) => Float32Array.from(v)));
 
 const LINES = ['the cat sat on the mat.', 'a dog ran.', 'the big red house under a small blue tree.', 'then the dog sat.', 'a cat and a dog ran to the red house.', 'the blue mat.'];
 const samplesOf = (model, lines, seqLen = 12) => O.textSamples({ lines, tokenizer: wordTokenizer('bert'), seqLen, inputs: model.inputs, outputs: model.outputs }).samples;
@@ -34,7 +36,7 @@ test('a per-token loss of padded text ignores the padded tokens on both sides; o
   assert.deepEqual(features.map((f) => [f.name, f.dims]), [['t', [1, 12, 24]], ['s', [1, 24]]]);
   const { graph, losses } = O.withFeatures(setup.graph, O.lossesOf(setup), features);
   const dims = [...tt.dims, ...features.map((f) => f.dims)];
-  const masked = O.maskPadding(samples, graph, losses, dims, tt.values.map((per) => per.map((v) => Float32Array.from(v))));
+  const masked = O.maskPadding(samples, graph, losses, dims, copies(tt.values));
   assert.equal(masked.mask?.input, 'attention_mask');
   // the embedding's cosine and the pooled feature are not per-token; the hidden state is
   assert.deepEqual(masked.mask.masked, [false, true, false]);
@@ -54,7 +56,7 @@ test('a per-token loss of padded text ignores the padded tokens on both sides; o
     const plain = new sk.Trainer(graph, { masked: false }), withMask = new sk.Trainer(masked.graph, { masked: false });
     try {
       plain.setLosses(losses); withMask.setLosses(losses);
-      const emb = stack(tt.values[0]);
+      const emb = stack(tt.values.perSample(0));
       const maskedTargets = masked.features(featureTargets.map((v) => Float32Array.from(v)), idx);
       const lossMasked = withMask.loss(inputs, [emb, ...maskedTargets]);
       // The same loss without the mask, where the targets at padded tokens are the student's own values
@@ -116,7 +118,7 @@ test('per-token states under a cosine loss (a BERT export\'s last_hidden_state):
   const losses = O.lossesOf(setup);
   assert.deepEqual(losses.map((l) => l.kind), ['cosine']);
   assert.deepEqual(tt.dims, [[1, S, 64]]);
-  const zeroed = tt.values.map((per) => per.map((v) => Float32Array.from(v)));
+  const zeroed = copies(tt.values);
   const masked = O.maskPadding(samples, setup.graph, losses, tt.dims, zeroed);
   assert.deepEqual([masked.mask?.masked, masked.mask?.inGraph], [[true], [false]]);
   assert.equal(masked.graph, setup.graph, 'a cosine needs no change to the graph');
@@ -130,7 +132,7 @@ test('per-token states under a cosine loss (a BERT export\'s last_hidden_state):
   const trainer = new sk.Trainer(setup.graph, { masked: false });
   try {
     trainer.setLosses(losses);
-    const y = trainer.forward(inputs)[0].values, t = stack(tt.values[0]);
+    const y = trainer.forward(inputs)[0].values, t = stack(tt.values.perSample(0));
     // 1 - cosine per row, averaged over the real tokens only, and over all rows
     let real = 0, nReal = 0, all = 0;
     for (let r = 0; r < idx.length * S; r++) {

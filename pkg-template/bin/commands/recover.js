@@ -69,7 +69,7 @@ export async function main(argv) {
   let report;
   try {
     report = await recover(pruned, teacher, samples, {
-      ort, sessionOptions: { logSeverityLevel: 3 }, evalSamples, kinds, features, epochs, minutes, lr, batchSize,
+      ort, sessionOptions: { logSeverityLevel: 3 }, cutStore: 'file', evalSamples, kinds, features, epochs, minutes, lr, batchSize,
       resume, onCheckpoint: ck ? (s) => saveState(ck, s) : undefined, signal: interrupt.signal,
       onProgress: (p) => bar({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });

@@ -45,6 +45,13 @@ export class FileBacked {
   private readonly origins = new Map<TensorProto, Origin>();
 
   has(t: TensorProto): boolean { return this.origins.has(t); }
+
+  /** The same backing for a copy's tensors `mine`, paired in order with this model's `theirs` (OnnxModel.copy). */
+  pairedWith(theirs: readonly TensorProto[], mine: readonly TensorProto[]): FileBacked {
+    const b = new FileBacked();
+    theirs.forEach((t, i) => { const o = this.origins.get(t); if (o) b.origins.set(mine[i], o); });
+    return b;
+  }
   get size(): number { return this.origins.size; }
 
   /** Makes `t` external at `offset` of `location` (its raw_data lies there in the file). */

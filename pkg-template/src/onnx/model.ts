@@ -21,6 +21,8 @@ import {
 import { findWeights, graphConstants, type OnnxWeight, type ConstantEntry } from './weights.js';
 import { backByFile, type FileBacked, type FileBackedOptions } from './file-backed.js';
 import { valueInfo, type ValueInfo } from './value-info.js';
+import type { ExternalState, StoredState } from './stored-state.js';
+export type { ExternalState, RawState, StoredState } from './stored-state.js';
 
 // The names other modules (and the package's public index) import from here.
 export { ModelProto } from './proto.js';
@@ -76,6 +78,7 @@ export class OnnxModel {
   private readonly spill?: SpillStore;
   /** Initializers read from the model's own file (ParseOptions.fileBacked): external here, inline when written. */
   private readonly backed?: FileBacked;
+  private readonly limits: OnnxLimits;
   weights: OnnxWeight[] = [];
 
   /** Decodes and validates a model; throws OnnxError (reason not_onnx / truncated / corrupt). */
@@ -98,8 +101,9 @@ export class OnnxModel {
     return new OnnxModel(model, data, opts, limits);
   }
 
-  private constructor(model: any, data: Uint8Array, opts: ParseOptions, limits: OnnxLimits) {
+  private constructor(model: any, data: Uint8Array, opts: ParseOptions, limits: OnnxLimits, from?: OnnxModel) {
     this.model = model;
+    this.limits = limits;
     this.byteLength = data.length;
     this.fileName = opts.fileName ?? 'model.onnx';
     this.spill = opts.spill;
@@ -109,7 +113,24 @@ export class OnnxModel {
       : new MemoryExternalSource(ext as Map<string, Uint8Array> | Record<string, Uint8Array> | undefined);
     checkModel(model, this.external, limits);
     if (opts.fileBacked) this.backed = backByFile(model, data, opts.fileBacked, this.external);
+    else if (from) this.backed = this.adopt(from);
     this.refresh();
+  }
+
+  /**
+   * A copy that reads its values where this model does (files, spill, changed bytes: never written
+   * into, a write gives new bytes), so a write to either leaves the other as it was. Of a model read
+   * from a file it costs the graph, not the weights (issue 37); of one in memory, its raw_data again.
+   */
+  copy(): OnnxModel {
+    const bytes = ModelProto.encode(this.model).finish(); // a backed or external tensor: its reference, not its bytes
+    return new OnnxModel(ModelProto.decode(bytes), bytes, { spill: this.spill, externalFiles: this.external, fileName: this.fileName }, this.limits, this);
+  }
+  /** copy(): the original's changed bytes and file backing, tensor for tensor (both walks in the encoded order). */
+  private adopt(from: OnnxModel): FileBacked | undefined {
+    const mine = [...modelTensors(this.model)], theirs = [...modelTensors(from.model)];
+    theirs.forEach((t, i) => { const ov = from.overrides.get(t); if (ov) this.overrides.set(mine[i], ov); });
+    return from.backed?.pairedWith(theirs, mine);
   }
 
   get graph(): GraphProto { return this.model.graph; }
@@ -377,16 +398,3 @@ export class OnnxModel {
 
   get outputs(): ValueInfo[] { return this.graph.output.map(valueInfo); }
 }
-
-/** An external tensor's dims and where its bytes were (its source when `bytes` is absent). */
-export interface ExternalState {
-  readonly tensor: TensorProto;
-  readonly dims: unknown[];
-  readonly bytes?: Uint8Array | { ref: number; length: number };
-}
-
-/** A raw_data tensor's dims and its bytes: the array that held them (never written into since), or where the spill holds them. */
-export type RawState = { readonly tensor: TensorProto; readonly dims: unknown[] } & (
-  { readonly raw: Uint8Array } | { readonly spilled: { ref: number; length: number } });
-
-export type StoredState = ExternalState | RawState;

@@ -7,6 +7,8 @@ import type { InputSample } from './inputs.js';
 import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import { CancelledError } from './cancel.js';
 import { fidelity, type FidelityOptions, type FidelityReport, type OutputKind } from '../fidelity/index.js';
+import type { CutStore } from './cut-store.js';
+import { streamedHeldOut } from './streamed-held-out.js';
 
 // The outputs' types belong to the fidelity module (which compares them); re-exported where runSet makes them.
 import type { Outputs } from '../fidelity/types.js';
@@ -16,24 +18,36 @@ export type { Outputs, OutputArray } from '../fidelity/types.js';
 export { asF32 as outputAsFloat } from './tensor.js';
 import { asF32 as outputAsFloat } from './tensor.js';
 
-/** Runs `bytes` on every sample of the set; returns each sample's outputs (as float32, with their dims). */
-export async function runSet(runner: ModelRunner, bytes: Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {
-  const session = await runner.createSession(bytes);
+const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
+
+/**
+ * Runs the model on every sample of the set, handing each sample's outputs (as float32, with their
+ * dims) to `fn` in order. A model is encoded for its session and its bytes let go once the session
+ * holds it (a 135 M-parameter model's are 0.5 GB, otherwise alive through every run).
+ */
+export async function eachOutput(runner: ModelRunner, model: OnnxModel | Uint8Array, set: InputSample[], fn: (outputs: Outputs, k: number) => void, signal?: AbortSignal): Promise<void> {
+  const session = await runner.createSession(bytesOf(model));
   try {
-    const outs: Outputs[] = [];
-    for (const { feeds } of set) {
+    for (const [k, { feeds }] of set.entries()) {
       await new Promise((resolve) => setTimeout(resolve, 0)); // a turn for a 'cancel' message (calibrate.ts)
       if (signal?.aborted) throw new CancelledError();
       const o = await session.run(feeds);
       const r: Outputs = {};
-      for (const [k, v] of Object.entries(o)) r[k] = Object.assign(outputAsFloat(v), { dims: [...v.dims] });
-      outs.push(r);
+      for (const [name, v] of Object.entries(o)) r[name] = Object.assign(outputAsFloat(v), { dims: [...v.dims] });
+      fn(r, k);
     }
-    return outs;
   } finally { await session.release(); }
 }
 
-function cosine(a: Outputs, b: Outputs): number {
+/** Runs the model on every sample of the set; returns each sample's outputs (eachOutput's). */
+export async function runSet(runner: ModelRunner, model: OnnxModel | Uint8Array, set: InputSample[], signal?: AbortSignal): Promise<Outputs[]> {
+  const outs: Outputs[] = [];
+  await eachOutput(runner, model, set, (o) => outs.push(o), signal);
+  return outs;
+}
+
+/** The cosine of all outputs of one sample together (compareSets' per input). */
+export function cosine(a: Outputs, b: Outputs): number {
   let d = 0, na = 0, nb = 0;
   for (const k of Object.keys(a)) {
     const x = a[k], y = b[k];
@@ -72,7 +86,6 @@ export interface EvaluateOptions extends FidelityOptions {
 /** The fidelity report of {@link evaluate}, with the all-outputs cosine for reference. */
 export interface EvaluateReport extends FidelityReport { cosine: number }
 
-const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
 
 /**
  * The one held-out evaluation: the original run once on the samples, each output's kind pinned from
@@ -86,17 +99,29 @@ export interface HeldOut {
   kinds: Record<string, OutputKind>;
   /** A candidate model's fidelity per output, with the all-outputs cosine. */
   judge(candidate: OnnxModel | Uint8Array, signal?: AbortSignal): Promise<EvaluateReport>;
+  /** Gives back the store's space (a streamed held-out set; nothing to do otherwise); judge no more after it. */
+  release?(): void;
 }
 
-export async function heldOut(runner: ModelRunner, original: OnnxModel | Uint8Array, samples: InputSample[], opts: FidelityOptions & { signal?: AbortSignal } = {}): Promise<HeldOut> {
+/**
+ * The held-out evaluation. With a cut store (`store`), a model whose outputs are all language-model
+ * logits keeps the original's outputs there and judges a candidate sample by sample
+ * (streamed-held-out.ts: the same report, in the memory of one sample's outputs); other models take
+ * the way below, every output held.
+ */
+export async function heldOut(runner: ModelRunner, original: OnnxModel | Uint8Array, samples: InputSample[], opts: FidelityOptions & { signal?: AbortSignal; store?: CutStore } = {}): Promise<HeldOut> {
   if (!samples.length) throw new OnnxError('bad_calibration', 'a held-out evaluation needs at least one sample', 'invalid_arguments');
-  const reference = await runSet(runner, bytesOf(original), samples, opts.signal);
+  if (opts.store) {
+    const streamed = await streamedHeldOut(runner, original, samples, opts, opts.store);
+    if (streamed) return streamed;
+  }
+  const reference = await runSet(runner, original, samples, opts.signal);
   // the samples go to the fidelity too: the language kinds read their ids and attention mask
   const kinds: Record<string, OutputKind> = { ...Object.fromEntries(fidelity(reference, reference, { ...opts, inputs: samples }).outputs.map((o) => [o.name, o.kind])), ...(opts.kinds ?? {}) };
   return {
     reference, kinds,
     async judge(candidate, signal = opts.signal) {
-      const outputs = await runSet(runner, bytesOf(candidate), samples, signal);
+      const outputs = await runSet(runner, candidate, samples, signal);
       const cmp = compareSets(reference, outputs, { ...opts, kinds, inputs: samples });
       return { ...cmp.fidelity, cosine: cmp.cosine };
     },

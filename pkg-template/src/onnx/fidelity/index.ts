@@ -24,7 +24,7 @@ export type { Box } from './detection.js';
 export { denseMapFidelity, components, matchComponents } from './dense-map.js';
 export type { RegionFilter } from './dense-map.js';
 export { sequenceFidelity, greedyDecode, editDistance } from './sequence.js';
-export { languageModelFidelity } from './language-model.js';
+export { languageModelFidelity, LanguageModelTally } from './language-model.js';
 export { embeddingFidelity, pooledRows, NEIGHBOURS } from './embedding.js';
 export { tokenRows } from './token-inputs.js';
 export type { TokenRows, SampleInputs, TokenFeed } from './token-inputs.js';
@@ -37,7 +37,7 @@ export const OUTPUT_KINDS: readonly OutputKind[] = Object.freeze(['classificatio
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'shape_mismatch');
 
 /** The dims of one output array: its own `.dims` (runSet keeps them), else `shapes[name]`, else flat. */
-function dimsOf(a: Float32Array & { dims?: readonly number[] }, name: string, shapes?: Record<string, number[]>): number[] {
+export function dimsOf(a: Float32Array & { dims?: readonly number[] }, name: string, shapes?: Record<string, number[]>): number[] {
   const d = a.dims ?? shapes?.[name] ?? [a.length];
   const n = d.reduce((x, y) => x * y, 1);
   if (n !== a.length || d.some((x) => !Number.isInteger(x) || x < 0)) throw bad(`output "${name}": dims [${d.join(',')}] do not hold its ${a.length} values`);

@@ -18,23 +18,20 @@ function logSumExp(v: Float32Array, off: number, len: number): number {
 }
 
 /**
- * Over every unmasked position of every sample: next-token top-1 agreement (same argmax of the
- * logits), mean KL(original || pruned) of the softmaxed rows in nats; with the samples' token ids
- * (`tokens[i]`, aligned with `pairs[i]`), the perplexity of each model on the text (the logits at t
- * scored against the id at t+1, both unmasked) and their ratio. Score = top-1 agreement: a share of
- * counted decisions in [0, 1], 1 when the pruned model predicts every next token as the original
- * does (so a floor and its Wilson bound read as for a classifier); the perplexity ratio is reported
- * beside it, for the comparison with the papers.
+ * The sums behind {@link languageModelFidelity}, one sample at a time: a held-out judge that streams
+ * its samples (calib/evaluate.ts) adds each and lets it go, where the whole set of a language
+ * model's logits is samples × tokens × vocabulary floats. The same sums in the same order.
  */
-export function languageModelFidelity(pairs: Pair[], tokens: readonly (TokenRows | null)[] = []): KindResult {
-  let positions = 0, same = 0, kl = 0, predicted = 0, nllRef = 0, nllOut = 0, vocab = 0;
-  pairs.forEach(({ ref, out, dims }, i) => {
+export class LanguageModelTally {
+  private positions = 0; private same = 0; private kl = 0; private predicted = 0;
+  private nllRef = 0; private nllOut = 0; private vocab = 0;
+
+  add({ ref, out, dims }: Pair, tk: TokenRows | null): void {
     if (dims.length < 2) return;
     const v = dims[dims.length - 1];
     const s = dims.length >= 3 ? dims[dims.length - 2] : 1;
     const rows = ref.length / v;
-    vocab = v;
-    const tk = tokens[i] ?? null;
+    this.vocab = v;
     const fits = tk !== null && tk.ids.length === rows && tk.seqLen === s;
     const on = (r: number) => !fits || !tk!.mask || tk!.mask[r] !== 0;
     for (let r = 0; r < rows; r++) {
@@ -45,8 +42,8 @@ export function languageModelFidelity(pairs: Pair[], tokens: readonly (TokenRows
         if (ref[off + j] > av) { av = ref[off + j]; a = j; }
         if (out[off + j] > bv) { bv = out[off + j]; b = j; }
       }
-      positions++;
-      if (a === b && bv > -Infinity) same++;
+      this.positions++;
+      if (a === b && bv > -Infinity) this.same++;
       const lr = logSumExp(ref, off, v), lo = logSumExp(out, off, v);
       let d = 0;
       for (let j = 0; j < v; j++) {
@@ -54,30 +51,49 @@ export function languageModelFidelity(pairs: Pair[], tokens: readonly (TokenRows
         d += Math.exp(lp) * (lp - (out[off + j] - lo));
       }
       // a pruned row that is not finite has lost the distribution: a large, finite KL keeps the mean readable
-      kl += Number.isFinite(d) ? Math.max(0, d) : 50;
+      this.kl += Number.isFinite(d) ? Math.max(0, d) : 50;
       // the next token of the same sequence (not across the rows of a batch)
       if (fits && (r + 1) % s !== 0 && on(r + 1)) {
         const t = tk!.ids[r + 1];
         if (t >= 0 && t < v) {
-          predicted++;
-          nllRef += lr - ref[off + t];
-          nllOut += lo - out[off + t];
+          this.predicted++;
+          this.nllRef += lr - ref[off + t];
+          this.nllOut += lo - out[off + t];
         }
       }
     }
-  });
-  const top1 = positions ? same / positions : 1;
-  const metrics: Record<string, number> = { top1Agreement: top1, meanKL: positions ? kl / positions : 0, positions, vocab };
-  let ppl = '';
-  if (predicted) {
-    const pr = Math.exp(nllRef / predicted), po = Number.isFinite(nllOut) ? Math.exp(nllOut / predicted) : Infinity;
-    Object.assign(metrics, { perplexityOriginal: pr, perplexityPruned: po, perplexityRatio: po / pr, predictedTokens: predicted });
-    ppl = `; perplexity ${pr.toFixed(2)} -> ${po.toFixed(2)} (x${(po / pr).toFixed(3)}) over ${predicted} next tokens`;
   }
-  return {
-    score: top1,
-    decisions: positions,
-    metrics,
-    detail: `${positions} position(s) over ${vocab} tokens; next-token top-1 agreement ${(100 * top1).toFixed(1)}%, KL ${(metrics.meanKL).toFixed(4)}${ppl || ' (no input_ids given: no perplexity)'}`,
-  };
+
+  result(): KindResult {
+    const { positions, same, kl, predicted, nllRef, nllOut, vocab } = this;
+    const top1 = positions ? same / positions : 1;
+    const metrics: Record<string, number> = { top1Agreement: top1, meanKL: positions ? kl / positions : 0, positions, vocab };
+    let ppl = '';
+    if (predicted) {
+      const pr = Math.exp(nllRef / predicted), po = Number.isFinite(nllOut) ? Math.exp(nllOut / predicted) : Infinity;
+      Object.assign(metrics, { perplexityOriginal: pr, perplexityPruned: po, perplexityRatio: po / pr, predictedTokens: predicted });
+      ppl = `; perplexity ${pr.toFixed(2)} -> ${po.toFixed(2)} (x${(po / pr).toFixed(3)}) over ${predicted} next tokens`;
+    }
+    return {
+      score: top1,
+      decisions: positions,
+      metrics,
+      detail: `${positions} position(s) over ${vocab} tokens; next-token top-1 agreement ${(100 * top1).toFixed(1)}%, KL ${(metrics.meanKL).toFixed(4)}${ppl || ' (no input_ids given: no perplexity)'}`,
+    };
+  }
+}
+
+/**
+ * Over every unmasked position of every sample: next-token top-1 agreement (same argmax of the
+ * logits), mean KL(original || pruned) of the softmaxed rows in nats; with the samples' token ids
+ * (`tokens[i]`, aligned with `pairs[i]`), the perplexity of each model on the text (the logits at t
+ * scored against the id at t+1, both unmasked) and their ratio. Score = top-1 agreement: a share of
+ * counted decisions in [0, 1], 1 when the pruned model predicts every next token as the original
+ * does (so a floor and its Wilson bound read as for a classifier); the perplexity ratio is reported
+ * beside it, for the comparison with the papers.
+ */
+export function languageModelFidelity(pairs: Pair[], tokens: readonly (TokenRows | null)[] = []): KindResult {
+  const tally = new LanguageModelTally();
+  pairs.forEach((p, i) => tally.add(p, tokens[i] ?? null));
+  return tally.result();
 }

@@ -2,7 +2,7 @@
 // recover towards the original if asked, then the held-out fidelity of the result. Every face (the
 // CLI, the module's callers, the playground) runs jobs through here, so the same job writes the
 // same model wherever it is built.
-import { OnnxModel } from '../model.js';
+import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { pruneSparsity, pruneNm, type PruneReport } from '../prune.js';
 import { removeChannels } from '../channels/remove.js';
@@ -153,8 +153,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
     actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch, onProgress: calibProgress,
   } : undefined;
-  // The original, for recovery's teacher (in float).
-  const teacher = job.recover !== undefined ? OnnxModel.parse(model.encode()) : undefined;
+  // The original, for recovery's teacher (in float): a copy that reads the weights where the model
+  // does (its file, the spill), so the pruning's writes do not reach it and no bytes are copied.
+  const teacher = job.recover !== undefined ? model.copy() : undefined;
   const sess = { ort: runner, sessionOptions: env.sessionOptions, cutStore: env.cutStore, signal: env.signal };
 
   let pruned = model;

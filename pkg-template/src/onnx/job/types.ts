@@ -135,7 +135,10 @@ export interface JobProgress { phase: string; done: number; total: number; label
 export interface JobEnv {
   ort?: OrtLike | ModelRunner;
   sessionOptions?: object;
-  /** Where a calibrated prune's cut goes past its budget (calibratePrune's cutStore: a store, or 'file' in Node). */
+  /**
+   * Where a calibrated prune's cut goes past its budget (calibratePrune's cutStore: a store, or 'file'
+   * in Node), and what a recovery would hold whole (recover's cutStore: the teacher's targets...).
+   */
   cutStore?: CutStore | 'file';
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;

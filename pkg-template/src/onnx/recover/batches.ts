@@ -5,6 +5,7 @@ import type { Batch } from 'sparsekit-wasm';
 import type { InputSample } from '../calib/inputs.js';
 import { prng } from '../calib/prng.js';
 import { OnnxError } from '../errors.js';
+import type { HeldArrays } from './held-arrays.js';
 
 export interface TrainBatch { inputs: Batch[]; targets: Float32Array[]; size: number }
 
@@ -69,7 +70,7 @@ function stack(parts: Float32Array[]): Float32Array {
 }
 
 /** The batch of samples `idx`: inputs in `inputs` order, targets[o] the teacher's values of trained output o. */
-export function makeBatch(samples: InputSample[], inputs: string[], idx: number[], targets: Float32Array[][]): TrainBatch {
+export function makeBatch(samples: InputSample[], inputs: string[], idx: number[], targets: HeldArrays): TrainBatch {
   const batch: Batch[] = inputs.map((name) => {
     const parts = idx.map((k) => {
       const t = samples[k].feeds[name];
@@ -80,5 +81,6 @@ export function makeBatch(samples: InputSample[], inputs: string[], idx: number[
     dims[0] = dims[0] * idx.length;
     return { values: stack(parts), shape: dims };
   });
-  return { inputs: batch, targets: targets.map((perSample) => stack(idx.map((k) => perSample[k]))), size: idx.length };
+  const stacked = Array.from({ length: targets.outputs }, (_, o) => stack(idx.map((k) => targets.get(o, k))));
+  return { inputs: batch, targets: stacked, size: idx.length };
 }

@@ -12,13 +12,16 @@ import { epochBatches, makeBatch, staticBatchHint } from './batches.js';
 import { withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
+import { HeldArrays } from './held-arrays.js';
+import type { CutStore } from '../calib/cut-store.js';
+import { dropValues } from '../train/graph.js';
 import { guardSync } from '../run-failure.js';
 
 export interface DistillContext {
   setup: TrainSetup;
   samples: InputSample[];
   /** Per trained tensor (setup.trained order), the teacher's values per sample, and their dims on one sample. */
-  targets: Float32Array[][];
+  targets: HeldArrays;
   dims: number[][];
   /** Held-out score of the parameters in `work` (writes them first). */
   score: () => Promise<number>;
@@ -26,6 +29,8 @@ export interface DistillContext {
   progress: (p: Omit<RecoverProgress, 'phase'>) => void;
   /** The score before any gradient step. */
   start: number;
+  /** Where the best epoch's parameters wait (the targets' store); none: memory. */
+  store?: CutStore;
   /** Matched intermediate tensors and the teacher's values of them per batch (none: outputs only). */
   features?: FeatureTeacher;
 }
@@ -59,13 +64,20 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
+  dropValues(graph); // the trainer holds them now
+  let cleanup = () => {};
   try {
     trainer.setLosses(losses);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
     if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;
     const params = names.reduce((a, n) => a + trainer.param(n).length, 0);
-    let best = resume ? resume.best : snapshot(trainer);
+    // The best epoch's parameters, one tensor at a time, in the caller's store when there is one
+    // (held-arrays.ts): the set is the student's size, read once at the end.
+    const best = new HeldArrays(1, ctx.store);
+    const keep = (value: (n: string) => Float32Array) => names.forEach((n, i) => best.set(0, i, value(n)));
+    cleanup = () => best.release();
+    keep((n) => (resume ? resume.best[n] : trainer.param(n)));
     let bestScore = resume ? resume.bestScore : ctx.start;
     let bestEpoch = 0;
     const history = resume ? [...resume.history] : [];
@@ -97,17 +109,20 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       }
       if (!n) break;
       epoch++;
-      const current = snapshot(trainer);
-      writeParams(work, current);
+      // into the work model one tensor at a time (for a model read from a file: its spill)
+      for (const name of names) writeParams(work, { [name]: trainer.param(name) });
       const score = await ctx.score();
       history.push({ epoch, loss: sum / n, fidelity: score });
       // A tie goes to the later epoch: the same decisions at a lower training loss.
-      if (score >= bestScore) { best = current; bestScore = score; bestEpoch = epoch; }
+      if (score >= bestScore) { keep((name) => trainer.param(name)); bestScore = score; bestEpoch = epoch; }
       ctx.progress({ step: batches.length, steps: batches.length, epoch, epochs, loss: sum / n, fidelity: score });
-      if (opts.onCheckpoint) await opts.onCheckpoint({ version: 1, epoch, steps, params: current, best, bestScore, history: [...history], trainer: trainer.saveState() });
+      if (opts.onCheckpoint) {
+        const bestNow = Object.fromEntries(names.map((name, i) => [name, best.get(0, i)]));
+        await opts.onCheckpoint({ version: 1, epoch, steps, params: snapshot(trainer), best: bestNow, bestScore, history: [...history], trainer: trainer.saveState() });
+      }
       if (stopped === 'time') break;
     }
-    writeParams(work, best);
+    names.forEach((name, i) => writeParams(work, { [name]: best.get(0, i) }));
     return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
-  } finally { trainer.free(); }
+  } finally { trainer.free(); cleanup(); }
 }

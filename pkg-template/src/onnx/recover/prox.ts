@@ -8,7 +8,7 @@
 // zeros held (recover(): masked distillation, the best held-out epoch kept).
 import { TRAINING_DEFAULTS } from './defaults.js';
 import * as sk from 'sparsekit-wasm';
-import { OnnxModel, type OnnxWeight } from '../model.js';
+import type { OnnxModel, OnnxWeight } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { pruneSparsity } from '../prune.js';
 import { heldOut } from '../calib/evaluate.js';
@@ -23,6 +23,8 @@ import { recover } from './recover.js';
 import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import { guardSync } from '../run-failure.js';
+import { fileCutStore } from '../files.js';
+import { dropValues } from '../train/graph.js';
 
 /** Options of {@link proxPrune}: the target, the proximal phase, and the recovery after it. */
 export interface ProxPruneOptions extends Omit<RecoverOptions, 'steps' | 'resume' | 'onCheckpoint' | 'onProgress' | 'epochs' | 'minutes'> {
@@ -177,12 +179,15 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
   const emit = (p: ProxProgress) => opts.onProgress?.(p);
   const runner = toRunner(opts.ort, opts.sessionOptions);
-  const teacher = OnnxModel.parse(model.encode());
-  const work = OnnxModel.parse(model.encode());
+  // copies that read the weights where the model does (a file, the spill): none of them in JS again
+  const teacher = model.copy();
+  const work = model.copy();
   const evalSet = opts.evalSamples ?? samples;
 
   emit({ phase: 'teacher', step: 0, steps: 1 });
-  const held = await heldOut(runner, model.encode(), evalSet, opts);
+  // the caller's cut store (Node: 'file') takes a language model's reference outputs and the teacher's targets
+  const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
+  const held = await heldOut(runner, model, evalSet, { ...opts, store });
   const kinds = held.kinds;
   const measure = async (): Promise<number> => {
     check();
@@ -190,7 +195,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   };
 
   const setup = trainSetup(work, kinds, opts.softmaxLoss);
-  const teacherValues = await teacherTargets(runner, teacher, setup, samples, check);
+  const teacherValues = await teacherTargets(runner, teacher, setup, samples, check, store);
   const targets = teacherValues.values;
   const featureTeacher = await openFeatures(runner, work, teacher, samples, opts, new Set(setup.trained.map((t) => t.tensor)), check);
   const features = featureTeacher?.features ?? [];
@@ -201,12 +206,16 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   const { graph } = padding;
 
   // Dense start: nothing is held at zero; a block the threshold zeroes may come back until the projection.
-  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, beta2: BETA2, eps: ADAM_EPS, masked: false }));
+  let trainer: sk.Trainer;
+  try {
+    trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, beta2: BETA2, eps: ADAM_EPS, masked: false }));
+  } catch (e) { targets.release(); await featureTeacher?.release(); throw e; }
+  dropValues(graph); // the trainer holds them now
   const history: ProxReport['history'] = [];
   let steps = 0, reached = 0;
   const trained = new Set(trainer.paramNames);
   const layers = work.prunable().filter((w) => trained.has(w.name)).map((w) => proxLayer(w, want));
-  if (!layers.length) { trainer.free(); await featureTeacher?.release(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
+  if (!layers.length) { trainer.free(); targets.release(); await featureTeacher?.release(); throw bad('no prunable weight of the model is trained (nothing for the proximal step)'); }
   try {
     trainer.setLosses(losses); // the loss per output kind, as recover's distillation trains, and the features'
     const size = opts.batchSize ?? TRAINING_DEFAULTS.batchSize, seed = opts.seed ?? 1;
@@ -254,12 +263,13 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
       history.push({ epoch: epoch + 1, loss: sum / n, sparsity: reached, fidelity: score });
       emit({ phase: 'prox', step: batches.length, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, sparsity: reached, fidelity: score });
     }
-  } finally { trainer.free(); await featureTeacher?.release(); }
+  } finally { trainer.free(); targets.release(); await featureTeacher?.release(); }
 
   // Exactly the target in every layer: the proximal phase zeroed most of these blocks already.
   emit({ phase: 'project', step: 0, steps: 1 });
   pruneSparsity(work, { sparsity: opts.sparsity, block: want, scope });
   const projected = { sparsity: blockSparsity(work, layers), fidelity: await measure() };
+  held.release?.();
   emit({ phase: 'project', step: 1, steps: 1, sparsity: projected.sparsity, fidelity: projected.fidelity });
 
   let recovered: RecoverReport | undefined;

@@ -4,7 +4,7 @@
 // core, keeping the best-scoring parameters. The caller's model changes only at the very end: an
 // abort (signal) or a failure anywhere before leaves it as it was.
 import * as sk from 'sparsekit-wasm';
-import { OnnxModel } from '../model.js';
+import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { capture } from '../calib/sweep.js';
 import { heldOut } from '../calib/evaluate.js';
@@ -21,6 +21,7 @@ import { checkSoftmaxLoss, teacherTargets, trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 import { guardSync } from '../run-failure.js';
+import { fileCutStore } from '../files.js';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
@@ -63,17 +64,20 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
   const emit = (phase: RecoverPhase, p: Omit<RecoverProgress, 'phase'>) => opts.onProgress?.({ phase, ...p });
   const runner = toRunner(opts.ort, opts.sessionOptions);
-  const work = OnnxModel.parse(pruned.encode());
-  const teacherBytes = teacher.encode();
+  // A copy that reads the pruned model's weights where it does (a file, the spill): no second copy in JS.
+  const work = pruned.copy();
   const evalSet = opts.evalSamples ?? samples;
 
+  // The caller's cut store (Node: 'file', a scratch file) takes what would be held whole: a language
+  // model's reference outputs (streamed-held-out.ts), the teacher's targets, the best parameters.
+  const store = opts.cutStore === 'file' ? await fileCutStore() : opts.cutStore;
   // The teacher on the held-out samples, once: the reference of every fidelity measured here.
   emit('teacher', { step: 0, steps: 1 });
-  const held = await heldOut(runner, teacherBytes, evalSet, opts);
+  const held = await heldOut(runner, teacher, evalSet, { ...opts, store });
   const kinds = held.kinds;
-  const setup = steps.includes('distill') ? trainSetup(work, kinds, opts.softmaxLoss) : null;
-  // Refused by name here, before any run of the student.
-  if (setup) guardSync('training core', undefined, () => new sk.Trainer(setup.graph)).free();
+  const distilling = steps.includes('distill');
+  // Refused by name here, before any run of the student (its setup, a copy of every weight, let go).
+  if (distilling) guardSync('training core', undefined, () => new sk.Trainer(trainSetup(work, kinds, opts.softmaxLoss).graph)).free();
   const measure = async (): Promise<FidelityReport> => {
     check();
     return held.judge(work);
@@ -127,28 +131,32 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
   }
 
   let distilled: RecoverReport['distill'];
-  if (setup) {
+  if (distilling) {
     check();
     // The student's setup was made from `work` before the closed-form steps: its initializer values
     // are copies, so it is made again from the model as it is now.
     const now_ = trainSetup(work, kinds, opts.softmaxLoss);
     // The teacher's values of the trained tensors (outputs, logits before a final Softmax, a language model's distributions).
     emit('teacher', { step: 0, steps: 1 });
-    const targets = await teacherTargets(runner, teacher, now_, samples, check);
-    const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
+    // a language model's next-token distributions are samples × tokens × vocabulary floats (held-arrays.ts)
+    const targets = await teacherTargets(runner, teacher, now_, samples, check, store);
     try {
-      distilled = await distill(work, {
-        setup: now_, samples, targets: targets.values, dims: targets.dims,
-        score: async () => (await measure()).score, check, start: current,
-        progress: (p) => emit('distill', p), features: source,
-      }, opts);
-    } finally { await source?.release(); }
-    distilled.features = describeFeatures(source?.features ?? []);
+      const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
+      try {
+        distilled = await distill(work, {
+          setup: now_, samples, targets: targets.values, dims: targets.dims, store,
+          score: async () => (await measure()).score, check, start: current,
+          progress: (p) => emit('distill', p), features: source,
+        }, opts);
+        distilled.features = describeFeatures(source?.features ?? []);
+      } finally { await source?.release(); }
+    } finally { targets.values.release(); }
     for (const name of now_.graph.initializers.map((i) => i.name)) if (!(now_.graph.frozen ?? []).includes(name)) changed.add(name);
   }
 
   emit('eval', { step: 0, steps: 1 });
   const after = await measure();
+  held.release?.();
   check();
   // The one write into the caller's model: every constant that may have changed.
   const target = pruned.constants(), source = work.constants();

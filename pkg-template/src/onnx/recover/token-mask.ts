@@ -12,6 +12,7 @@
 // (a pooled embedding's cosine, a language model's KL over windows without padding) are untouched.
 import type { OutputLoss, TrainGraph } from 'sparsekit-wasm';
 import type { InputSample } from '../calib/inputs.js';
+import { HeldArrays } from './held-arrays.js';
 
 /** The input name every transformers export and the text module give the padding mask. */
 const MASK = 'attention_mask';
@@ -83,13 +84,18 @@ export interface MaskedTraining { graph: TrainGraph; mask?: TokenMask; features:
 /**
  * The padding of a distillation (see tokenMask) applied: the graph with its per-token outputs
  * masked, and the output targets (`targets[o][sample]`, in graph.outputs order before the features)
- * zeroed in place at the padded tokens; per batch, `features` does the same to the features' targets.
+ * zeroed at the padded tokens (in place in memory, again in their store); per batch, `features` does the same to the features' targets.
  */
-export function maskPadding(samples: InputSample[], graph: TrainGraph, losses: readonly OutputLoss[], dims: readonly (readonly number[])[], targets: Float32Array[][]): MaskedTraining {
+export function maskPadding(samples: InputSample[], graph: TrainGraph, losses: readonly OutputLoss[], dims: readonly (readonly number[])[], targets: Float32Array[][] | HeldArrays): MaskedTraining {
   const mask = tokenMask(samples, graph.inputs, dims, losses);
   if (!mask) return { graph, features: (v) => v };
-  targets.forEach((perSample, o) => { if (mask.masked[o]) perSample.forEach((t, k) => zeroPadded(t, samples, [k], mask)); });
-  const first = targets.length;
+  const held = Array.isArray(targets) ? HeldArrays.of(targets) : targets;
+  // in place in memory; a stored target is read, zeroed and stored again
+  for (let o = 0; o < held.outputs; o++) {
+    if (!mask.masked[o]) continue;
+    for (let k = 0; k < held.samples(o); k++) { const t = held.get(o, k); zeroPadded(t, samples, [k], mask); held.set(o, k, t); }
+  }
+  const first = held.outputs;
   return {
     graph: maskGraph(graph, mask),
     mask,

@@ -21,6 +21,8 @@ import type { ModelRunner } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { LossName } from './types.js';
+import type { CutStore } from '../calib/cut-store.js';
+import { HeldArrays } from './held-arrays.js';
 
 export interface TrainSetup {
   graph: TrainGraph;
@@ -142,14 +144,20 @@ function asTarget(t: TrainSetup['trained'][number], values: Float32Array, dims: 
 
 /**
  * The teacher's targets of `setup`'s trained tensors on `samples`: per trained tensor, one array per
- * sample (one output, one trained tensor: the arrays are not shared), and its dims on the first sample.
+ * sample (one output, one trained tensor: the arrays are not shared), in `store` when one is given
+ * (held-arrays.ts: a language model's distributions are samples × tokens × vocabulary floats),
+ * and their dims on the first sample. Each sample's values are kept as the capture gives them, so
+ * memory holds one sample's at a time on the way.
  */
-export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void): Promise<{ values: Float32Array[][]; dims: number[][] }> {
+export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], check: () => void, store?: CutStore): Promise<{ values: HeldArrays; dims: number[][] }> {
   const names = [...new Set(setup.trained.map((t) => t.tensor))];
-  const captured = new Map<string, { values: Float32Array; dims: readonly number[] }[]>(names.map((n) => [n, []]));
-  await capture(runner, teacher, names, samples, (name, t) => captured.get(name)!.push({ values: Float32Array.from(asF32(t)), dims: t.dims }), check);
-  return {
-    values: setup.trained.map((t) => captured.get(t.tensor)!.map((c) => asTarget(t, c.values, c.dims))),
-    dims: setup.trained.map((t) => [...(captured.get(t.tensor)![0]?.dims ?? [])]),
-  };
+  const values = new HeldArrays(setup.trained.length, store);
+  const dims = new Map<string, number[]>();
+  try {
+    await capture(runner, teacher, names, samples, (name, t, k) => {
+      if (!dims.has(name)) dims.set(name, [...t.dims]);
+      setup.trained.forEach((tr, o) => { if (tr.tensor === name) values.set(o, k, asTarget(tr, Float32Array.from(asF32(t)), t.dims)); });
+    }, check);
+  } catch (e) { values.release(); throw e; }
+  return { values, dims: setup.trained.map((t) => dims.get(t.tensor) ?? []) };
 }

@@ -1,6 +1,7 @@
 // The shapes of a recovery run: its options, what it reports while it runs and at the end, and the
 // state a checkpoint holds (enough to continue an interrupted distillation).
 import type { InputSample } from '../calib/inputs.js';
+import type { CutStore } from '../calib/cut-store.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { FidelityOptions, FidelityReport, OutputKind } from '../fidelity/types.js';
 
@@ -62,6 +63,11 @@ export interface RecoverOptions extends FidelityOptions {
   /** An onnxruntime namespace (onnxruntime-node / -web) or a runner: runs the teacher and measures fidelity. */
   ort: OrtLike | ModelRunner;
   sessionOptions?: object;
+  /**
+   * Where the teacher's targets wait between epochs (held-arrays.ts): a cut store, or 'file' in
+   * Node (an unlinked scratch file); default memory. The same values either way.
+   */
+  cutStore?: CutStore | 'file';
   /** Held-out samples for the fidelity that decides what is kept (default: the training samples, said in the report). */
   evalSamples?: InputSample[];
   /** Which steps run (default all three, in this order). */

@@ -94,3 +94,13 @@ export function trainGraph(model: OnnxModel, opts: TrainGraphOptions = {}): Trai
   }
   return { nodes, inputs, outputs, initializers, frozen: opts.frozen ?? [] };
 }
+
+/**
+ * Lets the JS copies of `graph`'s initializer values go once a Trainer holds them (the training core
+ * copies them into wasm memory): a 135 M-parameter student's are 540 MB, otherwise held beside the
+ * trainer through a whole distillation (issue 37). The graph keeps its names and dims; it cannot
+ * build another Trainer after this.
+ */
+export function dropValues(graph: TrainGraph): void {
+  for (const i of graph.initializers) (i as { values: TrainInit['values'] }).values = new Float32Array(0);
+}
