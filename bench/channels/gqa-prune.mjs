@@ -7,7 +7,9 @@
 //   node bench/channels/gqa-prune.mjs [--model bench/out/smollm2] [--fraction 0.2] [--method sparsegpt]
 //        [--scope layer|global] [--score activations|fluctuation|weights] [--round-to 8]
 //        [--calib FILE] [--calib-count 32] [--eval FILE] [--eval-count 16] [--seq-len 256] [--damp P]
-//        [--threads 2] [--out bench/out/gqa2/model.onnx] [--log bench/out/gqa-prune.jsonl]
+//        [--threads 2] [--out bench/out/gqa2/model.onnx] [--log bench/out/gqa-prune.jsonl] [--refit K] [--centre false]
+// --refit, --centre: the job's calibration.refit and calibration.centre (defaults: the package's; the row
+// records what ran, from the report's options).
 // --calib default: the machine's license texts other than the GPL family, as bench/text/lm-table.mjs
 // (Apache-2.0, Artistic, LGPL-2.1, MPL-1.1, MPL-2.0, GFDL-1.3, CC0-1.0); --eval default: the GNU GPL v3.
 import fs from 'node:fs';
@@ -25,6 +27,8 @@ const score = opt('--score'), roundTo = opt('--round-to') === undefined ? undefi
 const seqLen = Number(opt('--seq-len', 256)), calibCount = Number(opt('--calib-count', 32)), evalCount = Number(opt('--eval-count', 16));
 const damp = opt('--damp') === undefined ? undefined : Number(opt('--damp'));
 const threads = Number(opt('--threads', 2));
+const refit = opt('--refit') === undefined ? {} : { refit: Number(opt('--refit')) };
+const centre = opt('--centre') === undefined ? {} : { centre: opt('--centre') !== 'false' };
 const out = opt('--out', 'bench/out/gqa2/model.onnx'), log = opt('--log', 'bench/out/gqa-prune.jsonl');
 const calibText = opt('--calib') ? fs.readFileSync(opt('--calib'), 'utf8')
   : ['Apache-2.0', 'Artistic', 'LGPL-2.1', 'MPL-1.1', 'MPL-2.0', 'GFDL-1.3', 'CC0-1.0'].map((f) => fs.readFileSync(path.join(LIC, f), 'utf8')).join('\n\n');
@@ -45,7 +49,7 @@ const mode = { kind: 'channels', fraction, scope, ...(roundTo === undefined ? {}
 const t0 = performance.now(), cpu0 = process.cpuUsage();
 let last = 0;
 const { model: pruned, report } = await runJob(model, {
-  mode, method, calibration: { samples: calib.samples, ...(damp === undefined ? {} : { percDamp: damp }) },
+  mode, method, calibration: { samples: calib.samples, ...(damp === undefined ? {} : { percDamp: damp }), ...refit, ...centre },
   eval: { samples: held.samples, kinds: { [model.outputs[0].name]: 'language-model' } },
 }, {
   ort: runner,
@@ -67,6 +71,7 @@ const layers = [...perLayer.entries()].sort((a, b) => a[0] - b[0]).map(([l, e]) 
 const m = report.fidelity.outputs[0].metrics;
 const row = {
   mode, method, calibration: calib.samples.length, heldOut: held.samples.length, seqLen, percDamp: damp ?? null,
+  refit: report.prune.options?.refit ?? null, centre: report.prune.options?.centre ?? null,
   perplexityDense: m.perplexityOriginal, perplexity: m.perplexityPruned, ratio: m.perplexityRatio, top1: m.top1Agreement, kl: m.meanKL,
   params: report.prune.params, fileMiB: fs.statSync(out).size / 2 ** 20, denseMiB: fs.statSync(files.model).size / 2 ** 20,
   wallS, cpuS: (cpu.user + cpu.system) / 1e6, loadavg: os.loadavg()[0], out, layers,

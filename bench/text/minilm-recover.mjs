@@ -8,6 +8,7 @@
 //        [--minutes 15] [--lr 1e-4] [--batch 8] [--calib-count 512] [--sections 8] [--ref 60] [--eval 40]
 //        [--val 128] [--train-count N|all] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
 //        [--features K] [--feature-weight W] [--one-shot FILE.onnx] [--score activations|fluctuation|weights]
+//        [--one-shot-only] [--variants centred,uncentred]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
@@ -26,7 +27,12 @@
 // FILE.json: seconds and parameters), else pruned and written there, so that several recovery runs of
 // one cut prune once (one --fractions value only). --score: the job's mode.score (how channels are
 // ranked; an encoder's default is the activation-aware score, a language model's FLAP's fluctuation). --reps 0: no latency (a recovered model has the
-// one-shot model's shapes: its latency is that of any earlier run of the same cut).
+// one-shot model's shapes: its latency is that of any earlier run of the same cut). --one-shot-only: the
+// one-shot models judged, no recovery and no latency (--minutes 0 --reps 0). --variants: the one-shot
+// compensations judged side by side in one run, each a job: `centred` (the defaults: SparseGPT on each
+// consumer's centred statistics, its refit on), `uncentred` (calibration.centre false, refit 0: the
+// compensation before centring), `centred-norefit` (refit 0), `uncentred-refit` (centre false, the refit
+// on: the combination centring replaces); recovery (if any) starts from the first.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,7 +51,8 @@ const { values } = parseArgs({ options: {
   'calib-count': { type: 'string', default: '512' }, 'train-count': { type: 'string' }, sections: { type: 'string', default: '8' },
   ref: { type: 'string', default: '60' }, eval: { type: 'string', default: '40' }, val: { type: 'string', default: '128' },
   'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
-  'lat-sentences': { type: 'string', default: '8' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, 'one-shot': { type: 'string' }, score: { type: 'string' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
+  'lat-sentences': { type: 'string', default: '8' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, 'one-shot': { type: 'string' }, score: { type: 'string' },
+  'one-shot-only': { type: 'boolean', default: false }, variants: { type: 'string', default: 'centred' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
 } });
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
@@ -90,7 +97,12 @@ async function judge(label, bytes, extra = {}) {
 }
 
 const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
-const minutes = Number(values.minutes);
+const oneShotOnly = values['one-shot-only'];
+const minutes = oneShotOnly ? 0 : Number(values.minutes);
+const VARIANTS = { centred: {}, uncentred: { centre: false, refit: 0 }, 'centred-norefit': { refit: 0 }, 'uncentred-refit': { centre: false } };
+const variants = values.variants.split(',');
+for (const v of variants) if (!VARIANTS[v]) throw new Error(`--variants: unknown ${v} (${Object.keys(VARIANTS).join(', ')})`);
+if (values['one-shot'] && variants.length > 1) throw new Error('--one-shot caches one variant: give one --variants value');
 const training = {
   minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}),
   ...(values.features ? { features: Number(values.features) } : {}), ...(values['feature-weight'] ? { featureWeight: Number(values['feature-weight']) } : {}),
@@ -104,29 +116,35 @@ for (const fraction of values.fractions.split(',').map(Number)) {
     }
     continue;
   }
-  // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it.
+  // One-shot: the job as `prune --channels F --method sparsegpt --calib` runs it (each variant).
   const cached = values['one-shot'];
   let oneShot, pruneS, params;
-  if (cached && fs.existsSync(cached)) {
-    oneShot = new Uint8Array(fs.readFileSync(cached));
-    ({ pruneSeconds: pruneS, params } = JSON.parse(fs.readFileSync(`${cached}.json`, 'utf8')));
-    log(`one-shot model read from ${cached} (pruned earlier in ${pruneS.toFixed(0)} s)`);
-  } else {
-    const m = OnnxModel.parse(denseBytes);
-    const tp = Date.now();
-    const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
-    const score = values.score ? { score: values.score } : {};
-    const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples } }, { ort: runner });
-    pruneS = (Date.now() - tp) / 1000;
-    params = job.report.prune?.params;
-    oneShot = m.encode();
-    if (cached) {
-      fs.mkdirSync(path.dirname(cached), { recursive: true });
-      fs.writeFileSync(cached, oneShot);
-      fs.writeFileSync(`${cached}.json`, JSON.stringify({ fraction, roundTo: values['round-to'] ?? null, score: values.score ?? null, calibration: calSet.samples.length, pruneSeconds: pruneS, params }));
+  for (const [vi, variant] of variants.entries()) {
+    let bytes, seconds, prm, options;
+    if (cached && fs.existsSync(cached)) {
+      bytes = new Uint8Array(fs.readFileSync(cached));
+      ({ pruneSeconds: seconds, params: prm, options } = JSON.parse(fs.readFileSync(`${cached}.json`, 'utf8')));
+      log(`one-shot model read from ${cached} (pruned earlier in ${seconds.toFixed(0)} s)`);
+    } else {
+      const m = OnnxModel.parse(denseBytes);
+      const tp = Date.now();
+      const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
+      const score = values.score ? { score: values.score } : {};
+      const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples, ...VARIANTS[variant] } }, { ort: runner });
+      seconds = (Date.now() - tp) / 1000;
+      prm = job.report.prune?.params;
+      options = job.report.prune?.options;
+      bytes = m.encode();
+      if (cached) {
+        fs.mkdirSync(path.dirname(cached), { recursive: true });
+        fs.writeFileSync(cached, bytes);
+        fs.writeFileSync(`${cached}.json`, JSON.stringify({ fraction, roundTo: values['round-to'] ?? null, score: values.score ?? null, calibration: calSet.samples.length, pruneSeconds: seconds, params: prm, options }));
+      }
     }
+    const label = `channels ${fraction} sparsegpt${variants.length > 1 || variant !== 'centred' ? ` (${variant})` : ''}`;
+    rows.push(await judge(label, bytes, { pruneSeconds: seconds, params: prm, options }));
+    if (vi === 0) { oneShot = bytes; pruneS = seconds; params = prm; }
   }
-  rows.push(await judge(`channels ${fraction} sparsegpt`, oneShot, { pruneSeconds: pruneS, params }));
   if (!(minutes > 0)) continue;
   // Recovery: what `--recover` adds to the same job (run.ts calls recover on the pruned model with the
   // dense model as teacher and the calibration samples as training set), here on the one-shot result
@@ -145,7 +163,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   for (const h of d?.history ?? []) log(`  epoch ${h.epoch}: training loss ${h.loss.toFixed(5)}, validation fidelity ${h.fidelity.toFixed(4)}`);
   if (d?.features) log(`features: ${d.features.map((x) => x.name).join(', ')}`);
   log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
-  rows.push(await judge(`channels ${fraction} sparsegpt + recover`, student.encode(), {
+  rows.push(await judge(`${rows.find((r) => r.bytes === oneShot).label} + recover`, student.encode(), {
     pruneSeconds: pruneS, params, recoverSeconds: recS,
     distill: d && { epochs: d.epochs, steps: d.steps, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped, features: d.features?.map((x) => x.name) },
     closedForm: rep.closedForm.map((s) => ({ step: s.step, layers: s.layers, applied: s.applied, before: s.before, after: s.after })), training, trainSamples: trainSet.samples.length,
@@ -153,7 +171,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
 }
 
 // ---- latency: the first L held-out sentences at their own length (no padding), batch 1, one thread
-const L = Number(values['lat-sentences']), reps = Number(values.reps);
+const L = Number(values['lat-sentences']), reps = oneShotOnly ? 0 : Number(values.reps);
 const lat = heldSet.samples.slice(0, L).map((s) => {
   const n = Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0);
   return Object.fromEntries(Object.entries(s.feeds).map(([k, t]) => [k, t.data.slice(0, n)]));

@@ -6,7 +6,7 @@
 import { argError, call } from './errors.js';
 import { checkKeys, describe, dims, f32, num, optsObject, u8 } from './convert.js';
 import type { Floats, Mask } from './convert.js';
-import { Owned } from './owned.js';
+import { INTERNAL, Owned } from './owned.js';
 import { Param } from './param.js';
 import { R } from './runtime.js';
 import { View } from './view.js';
@@ -53,8 +53,15 @@ export class Hessian extends Owned {
   /** @internal */
   declare _raw: RawHessian;
 
-  constructor(cols: number) {
+  constructor(cols: number);
+  /** @internal */
+  constructor(token: typeof INTERNAL, raw: RawHessian);
+  constructor(cols: number | typeof INTERNAL, raw?: RawHessian) {
     super();
+    if (cols === INTERNAL) {
+      this._raw = raw!;
+      return;
+    }
     const c = num(cols, 'cols');
     this._raw = call(() => new (R().RawHessian)(c));
   }
@@ -103,6 +110,23 @@ export class Hessian extends Owned {
   /** `sqrt(diag(matrix()))`: the RMS of each input. */
   inputNorms(): Float32Array {
     return call(() => this._live.inputNorms());
+  }
+
+  /**
+   * The mean of each input over the vectors added (float64; zeros while `count` is 0). For a Conv,
+   * each column `(c, i, j)`'s own mean: with zero padding the border taps read zeros.
+   */
+  inputMeans(): Float64Array {
+    return call(() => this._live.inputMeans());
+  }
+
+  /**
+   * A new Hessian of the same vectors minus their means, mean((x − μ)(x − μ)ᵀ) (same `count`, zero
+   * means): the statistics to compensate a layer whose bias then takes (W − W')·μ. An input constant
+   * to the accumulation's precision gets a zero row and column. This one is not changed; free both.
+   */
+  centered(): Hessian {
+    return new Hessian(INTERNAL, call(() => this._live.centered()));
   }
 }
 

@@ -69,6 +69,13 @@ impl RawHessian {
     pub fn input_norms(&self) -> Vec<f32> {
         self.inner.input_norms()
     }
+    #[wasm_bindgen(js_name = inputMeans)]
+    pub fn input_means(&self) -> Vec<f64> {
+        self.inner.means()
+    }
+    pub fn centered(&self) -> JsResult<RawHessian> {
+        Ok(RawHessian { inner: self.inner.centered().map_err(to_js)? })
+    }
 }
 
 #[wasm_bindgen(js_name = rawWandaScores)]

@@ -1,4 +1,6 @@
-//! `Hessian`: the input statistics `H = mean(x xᵀ)` of one linear map.
+//! `Hessian`: the input statistics `H = mean(x xᵀ)` of one linear map, and the sum of each
+//! input (its column of the vectors added), so that the centred statistics `C = H − μ μᵀ` of a
+//! consumer whose bias absorbs the mean can be taken from the same vectors ([`Hessian::centered`]).
 //!
 //! Accumulation ([`crate::kernels::syrk`]): the rows of each call go in chunks of [`CHUNK`]
 //! counted from its first row; each chunk's products are summed in f32 and that sum is added to
@@ -29,7 +31,16 @@ pub struct Hessian {
     tiles: SymTiles,
     /// Σ x xᵀ, upper triangle, in the tiles of `tiles`.
     sum: Vec<f64>,
+    /// Σ x per input, f64 (each f32 input added exactly, up to f64 rounding). For a Conv input the
+    /// inputs are the im2col columns `(c, i, j)`: with zero padding their means are not channel
+    /// c's mean, so they are summed here from the same vectors as `sum`.
+    col_sum: Vec<f64>,
 }
+
+/// A centred input whose variance is at most this fraction of its mean square is constant to the
+/// accumulation's precision: `H_jj`'s error bound is `(CHUNK + 1) · 2⁻²⁴ · H_jj ≈ 3.9e-6 · H_jj`
+/// (the module comment), so below about twice that the difference `H_jj − μ_j²` is rounding.
+const CONSTANT_TOL: f64 = 1e-5;
 
 impl Hessian {
     /// An empty accumulator for `cols` inputs (`cols >= 1`).
@@ -38,7 +49,7 @@ impl Hessian {
             bail!(InvalidArguments, "Hessian needs cols >= 1 (the number of inputs of the layer)");
         }
         let tiles = SymTiles::new(cols)?;
-        Ok(Hessian { cols, count: 0, sum: sym_sum(&tiles)?, tiles })
+        Ok(Hessian { cols, count: 0, sum: sym_sum(&tiles)?, tiles, col_sum: try_alloc(cols, 0.0f64)? })
     }
 
     pub fn cols(&self) -> usize {
@@ -60,6 +71,7 @@ impl Hessian {
         check_finite(x, "Hessian.addRows")?;
         if n > 0 {
             self.tiles.add_rows(x, &mut self.sum)?;
+            add_columns(&mut self.col_sum, x);
         }
         self.count += n as u64;
         Ok(())
@@ -80,6 +92,7 @@ impl Hessian {
             let k = batch.min(total - done);
             g.im2col(x, done, k, &mut rows[..k * self.cols]);
             self.tiles.add_rows(&rows[..k * self.cols], &mut self.sum)?;
+            add_columns(&mut self.col_sum, &rows[..k * self.cols]);
             done += k;
         }
         self.count += total as u64;
@@ -119,6 +132,52 @@ impl Hessian {
     /// `sqrt(diag(matrix()))`: the RMS of each input.
     pub fn input_norms(&self) -> Vec<f32> {
         self.diag_f64().into_iter().map(|d| d.sqrt() as f32).collect()
+    }
+
+    /// The mean of each input over the vectors added (zeros while `count == 0`), f64.
+    pub fn means(&self) -> Vec<f64> {
+        let inv = if self.count == 0 { 0.0 } else { 1.0 / self.count as f64 };
+        self.col_sum.iter().map(|s| s * inv).collect()
+    }
+
+    /// The statistics of the same vectors minus their mean: `Σ (x − μ)(x − μ)ᵀ = Σ x xᵀ − n μ μᵀ`
+    /// (same count; its means are 0). A consumer whose bias takes `(W − W')·μ` loses only
+    /// `(W − W')(x − μ)`, so its least-squares compensation is over this matrix, not `H`
+    /// (exact for an input that is constant). An input whose centred diagonal is rounding
+    /// (`≤ CONSTANT_TOL · H_jj`) gets a zero row and column: constant, dead to the solver (which
+    /// zeroes its weights; the bias shift then carries them). `self` is not changed.
+    pub fn centered(&self) -> Result<Hessian> {
+        let c = self.cols;
+        let mut sum = try_alloc(self.sum.len(), 0.0f64)?;
+        sum.copy_from_slice(&self.sum);
+        let mut out = Hessian { cols: c, count: self.count, tiles: self.tiles.clone(), sum, col_sum: try_alloc(c, 0.0f64)? };
+        if self.count == 0 {
+            return Ok(out);
+        }
+        let inv = 1.0 / self.count as f64;
+        let s = &self.col_sum;
+        let constant: Vec<bool> = (0..c)
+            .map(|j| {
+                let h = self.sum[self.tiles.at(j, j)];
+                h - s[j] * s[j] * inv <= CONSTANT_TOL * h
+            })
+            .collect();
+        for i in 0..c {
+            for j in i..c {
+                let at = self.tiles.at(i, j);
+                out.sum[at] = if constant[i] || constant[j] { 0.0 } else { self.sum[at] - s[i] * s[j] * inv };
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Adds each column of `x` (row-major, `col_sum.len()` columns) to `col_sum`, in f64.
+fn add_columns(col_sum: &mut [f64], x: &[f32]) {
+    for row in x.chunks_exact(col_sum.len()) {
+        for (s, &v) in col_sum.iter_mut().zip(row) {
+            *s += v as f64;
+        }
     }
 }
 

@@ -4,6 +4,14 @@
 // removal, sequentially in graph order: its removed input columns are zeroed and (sparsegpt) its
 // kept columns reconstructed with SparseGPT on the captured inputs (`keep` = the kept columns), and
 // the measured mean of what it lost, (W - W')·mean(x), goes into its bias.
+//
+// A consumer whose bias takes that shift loses only (W - W')(x - μ): the least-squares problem over
+// its kept weights and its bias together is min E‖(W - W')(x - μ)‖², whose statistics are the centred
+// C = H - n μ μᵀ, not the uncentred H = Σ x xᵀ. On H the kept weights would spend themselves imitating
+// a removed channel's mean through the other channels' means, which the bias corrects anyway (and
+// then twice: a constant channel removed from two consumers stops being exact). So SparseGPT's update
+// and its refit run on C there, μ being each Hessian column's own mean (a Conv's im2col column,
+// padding included, from the same vectors: Hessian.centered); a consumer without a bias path keeps H.
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import { transpose } from '../model.js';
@@ -42,11 +50,17 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
   blockSize?: number;
   minVectors?: number;
   /**
-   * SparseGPT's refit steps after each consumer's compensation, default 0: the refit fits the
-   * uncentred statistics, and the bias correction that follows then adds the means a second time
-   * (a constant channel removed from two layers is no longer exact); a centred refit is not built.
+   * SparseGPT's refit steps after each consumer's compensation (default CALIB_DEFAULTS.refit; 0:
+   * SparseGPT's own weights). On the centred statistics (see `centre`) the refit reaches the
+   * least-squares optimum of the kept weights and the bias together.
    */
   refit?: number;
+  /**
+   * sparsegpt: compensate each consumer whose bias takes the mean shift on its inputs' centred
+   * statistics (default true, the file comment says why); false: on the uncentred ones, with each
+   * input channel's mean in the shift (the behaviour before centring, kept to compare against).
+   */
+  centre?: boolean;
   signal?: AbortSignal;
   onCalibProgress?: (p: CalibProgress) => void;
 }
@@ -59,7 +73,13 @@ export interface ConsumerReport {
   removedColumns: number;
   cols: number;
   method: 'sparsegpt' | 'mean' | 'none';
-  /** Relative reconstruction error of the consumer on the calibration inputs (API.md step 5). */
+  /** The statistics SparseGPT ran on: 'centred' where the consumer's bias takes the mean shift. */
+  statistics: 'centred' | 'uncentred' | null;
+  /**
+   * Relative reconstruction error of the consumer on the calibration inputs (API.md step 5), on the
+   * statistics it ran on: centred, that is the error left after the bias shift relative to the
+   * output's fluctuation.
+   */
   relError: number | null;
   notes: string[];
 }
@@ -132,6 +152,10 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
     throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
   }
   const { calibration, signal, percDamp = CALIB_DEFAULTS.percDamp, blockSize = CALIB_DEFAULTS.blockSize, minVectors = MIN_VECTORS_PER_INPUT, onCalibProgress = () => {} } = opts;
+  const refit = opts.refit ?? CALIB_DEFAULTS.refit;
+  if (!(Number.isInteger(refit) && refit >= 0 && refit <= 10000)) throw new OnnxError('unsupported', `refit must be an integer from 0 to 10000 (got ${String(refit)})`, 'invalid_arguments');
+  if (opts.centre !== undefined && typeof opts.centre !== 'boolean') throw new OnnxError('unsupported', `centre must be a boolean (got ${String(opts.centre)})`, 'invalid_arguments');
+  const centre = opts.centre ?? true;
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
   // One plan from the analysis through the scores, the compensation and the removal.
@@ -187,15 +211,20 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   // not yet compensated is not cached.
   const scaleOf = new Map<string, number>();
   for (const chans of plan.channelsOf.values()) for (const ch of chans) for (const sl of ch.slices) if (sl.fold) scaleOf.set(sl.fold.weight, sl.fold.scale);
-  const shifts = new ShiftNodes(model, todo, (w) => scaleOf.get(w));
+  // Whose bias takes the shift: a consumer with a fold (the removal adds its biasShift there), when
+  // folding is on. The others get no shift, and their compensation keeps the uncentred statistics.
+  const takesShift = (l: CalibLayer) => base.fold && scaleOf.has(l.weight.name);
+  const shifts = new ShiftNodes(model, todo.filter(takesShift), (w) => scaleOf.get(w));
   const changing = new Set([...todo.map((l) => l.weight.name), ...shifts.names()]);
   const groups = captureGroups(todo, true);
   try {
     const sweep = new Sweep(model, runner, calibration);
     for (const [gi, group] of groups.entries()) {
       check();
+      // The shift's means: each Hessian column's where there is a Hessian and the statistics are
+      // centred (the same vectors as C), else each input channel's (Wanda, and centre: false).
       const stats = new Map(group.map((l) => [l.name, {
-        moments: new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols),
+        moments: method === 'wanda' || !centre ? new ColumnMoments(l.stats === 'conv' ? l.weight.dims[1] : l.cols) : undefined,
         h: method === 'sparsegpt' ? new sk.Hessian(l.cols) : undefined,
       }]));
       try {
@@ -206,7 +235,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
           const x = asF32(t);
           for (const l of byInput.get(name)!) {
             const s = stats.get(l.name)!;
-            s.moments.add(x, t.dims, l.stats === 'conv');
+            s.moments?.add(x, t.dims, l.stats === 'conv');
             if (s.h) { if (l.stats === 'conv') s.h.addConv(x, t.dims, l.conv!); else s.h.addRows(x, x.length / l.cols); }
           }
         }, { changing, hold: gi < groups.length - 1, onSample: check });
@@ -225,24 +254,36 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
           const useGpt = !!s.h && s.h.count >= minVectors * l.cols;
           const notes: string[] = [];
           if (s.h && !useGpt) notes.push(`${s.h.count} calibration vectors for ${l.cols} inputs: too few for SparseGPT's update; means only`);
-          const res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp, refit: opts.refit ?? 0 });
-          // (W - W')·mean(x) per output, in the view layout (a Conv column (c, i, j) sees channel c's mean).
-          const mu = s.moments.mean();
-          const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
-          const per = l.stats === 'conv' ? l.cols / mu.length : 1;
-          const shift = new Float64Array(l.rows);
-          for (let o = 0; o < l.rows; o++) {
-            let acc = 0;
-            for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
-            shift[o] = acc;
+          const shifted = takesShift(l);
+          const centred = useGpt && centre && shifted ? s.h!.centered() : undefined;
+          let res;
+          try {
+            res = pruneLayer({ layer: l, stored: w0, stats: useGpt ? { h: centred ?? s.h } : {}, criterion: useGpt ? 'sparsegpt' : 'magnitude', target: { sparsity: 0 }, keep: keepView, blockSize, percDamp, refit });
+          } finally {
+            centred?.free();
           }
           rollback.write(l.weight, res.data, w0);
           changing.delete(l.weight.name);
-          shifts.set(l.name, shift);
-          changing.delete(shifts.nameOf(l.name) ?? '');
-          biasShift.set(l.name, shift);
+          if (shifted) {
+            // (W - W')·mean(x) per output, in the view layout: with a Hessian and centre, each
+            // column's own mean; else a Conv column (c, i, j) sees channel c's mean.
+            const mu = s.moments ? s.moments.mean() : s.h!.inputMeans();
+            const v0 = viewValues(w0, l), v1 = viewValues(res.data, l);
+            const per = l.cols / mu.length;
+            const shift = new Float64Array(l.rows);
+            for (let o = 0; o < l.rows; o++) {
+              let acc = 0;
+              for (let j = 0; j < l.cols; j++) acc += (v0[o * l.cols + j] - v1[o * l.cols + j]) * mu[Math.floor(j / per)];
+              shift[o] = acc;
+            }
+            shifts.set(l.name, shift);
+            changing.delete(shifts.nameOf(l.name) ?? '');
+            biasShift.set(l.name, shift);
+          } else {
+            notes.push(`no bias to take the mean of what it loses (no fold): no shift${useGpt ? ', uncentred statistics' : ''}`);
+          }
           reports.push({ name: l.name, op: l.op, removedColumns: keepView.reduce((a, k) => a + (k ? 0 : 1), 0) / l.rows, cols: l.cols,
-            method: useGpt ? 'sparsegpt' : 'mean', relError: res.relError, notes: [...notes, ...res.notes] });
+            method: useGpt ? 'sparsegpt' : 'mean', statistics: useGpt ? (centred ? 'centred' : 'uncentred') : null, relError: res.relError, notes: [...notes, ...res.notes] });
           done++;
         }
       } finally {
@@ -258,5 +299,5 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   onCalibProgress({ done: todo.length, total: todo.length, phase: 'done', layer: '' });
   // 4. The removal itself, with the decision above and the measured means in the biases.
   const report = removeChannels(model, { ...base, keep, biasShift, apply: opts.apply ?? 'remove' }, plan);
-  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp, refit: opts.refit ?? 0 }, compensation: reports };
+  return { ...report, options: { ...report.options, method, score, calibration: calibration.length, percDamp, refit, centre: method === 'sparsegpt' && centre }, compensation: reports };
 }

@@ -77,11 +77,13 @@ export interface PruneJob {
    */
   calibration?: {
     samples: InputSample[]; percDamp?: number; sequential?: boolean;
-    /**
-     * SparseGPT's refit steps after each layer's solve (sparsity / N:M default in JOB_DEFAULTS; 0:
-     * SparseGPT as published; channels default 0, removeChannelsCalibrated says why).
-     */
+    /** SparseGPT's refit steps after each layer's solve (default in JOB_DEFAULTS; 0: SparseGPT as published). */
     refit?: number;
+    /**
+     * Channels with SparseGPT: compensate each consumer whose bias takes the mean shift on its inputs'
+     * centred statistics (default true; removeChannelsCalibrated's `centre` says why).
+     */
+    centre?: boolean;
     /** GPTQ's act-order with static groups in a GPTQ pass of its own (not the joint pass); default in JOB_DEFAULTS. */
     actOrder?: boolean;
     /** GPTQ's scale search per group; default in JOB_DEFAULTS for layers GPTQ quantizes without a pruning target, off in the joint pass's pruned layers. */
