@@ -13,6 +13,7 @@ import { build } from './build.mjs';
 build();
 const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
+const { twoConstantLayers } = await import('./constant-channels.mjs');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 const calib = (bytes, count, set) => O.makeInputSet(O.OnnxModel.parse(bytes), { count, generator: 'generic', ...(set ? { set } : {}) });
@@ -50,24 +51,6 @@ function constantChannels() {
     inputs: [['x', [1, 16, 4]]], outputs: [['y', [1, 16, 3]]],
     inits: { W1: { dims: [4, 8], data: w1 }, b1: { dims: [8], data: b1 }, W2: { dims: [8, 3], data: w2 }, b2: { dims: [3], scale: 0.1 } },
     nodes: [['MatMul', ['x', 'W1'], ['h']], ['Add', ['h', 'b1'], ['hb']], ['Relu', ['hb'], ['hr']], ['MatMul', ['hr', 'W2'], ['g']], ['Add', ['g', 'b2'], ['y']]],
-  });
-}
-
-/** Two hidden layers whose channels 4..7 are constant (the second's read only the first's). */
-function twoConstantLayers() {
-  const r = G.rng(13);
-  const w1 = Float32Array.from({ length: 32 }, (_, i) => ((i % 8) < 4 ? r() : 0));
-  const b1 = Float32Array.from({ length: 8 }, (_, c) => (c < 4 ? 0.1 : 3));
-  const w2 = Float32Array.from({ length: 64 }, (_, k) => { const i = Math.floor(k / 8), j = k % 8; return j < 4 ? r() : i < 4 ? 0 : 0.2 * Math.abs(r()) + 0.1; });
-  const b2 = Float32Array.from({ length: 8 }, (_, c) => (c < 4 ? 0.1 : 5));
-  return G.makeModel({
-    inputs: [['x', [1, 12, 4]]], outputs: [['y', [1, 12, 3]]],
-    inits: { W1: { dims: [4, 8], data: w1 }, b1: { dims: [8], data: b1 }, W2: { dims: [8, 8], data: w2 }, b2: { dims: [8], data: b2 }, W3: { dims: [8, 3] } },
-    nodes: [
-      ['MatMul', ['x', 'W1'], ['h']], ['Add', ['h', 'b1'], ['hb']], ['Relu', ['hb'], ['hr']],
-      ['MatMul', ['hr', 'W2'], ['g']], ['Add', ['g', 'b2'], ['gb']], ['Relu', ['gb'], ['gr']],
-      ['MatMul', ['gr', 'W3'], ['y']],
-    ],
   });
 }
 

@@ -10,6 +10,7 @@ import { build } from './build.mjs';
 build();
 const O = await import('#onnx-internal');
 const G = await import('./graphs.mjs');
+const { twoConstantLayers } = await import('./constant-channels.mjs');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 /**
@@ -100,20 +101,7 @@ test('later consumers are captured with the earlier ones\' means in the graph: c
   // x (4) -> W1, b1, Relu (8) -> W2, b2, Relu (8) -> W3 (8 -> 3) -> y. Channels 4..7 of the first hidden
   // layer output 3; channels 4..7 of the second read only those and output 5 + 3 * (their weights' sum).
   // Without the first layer's mean in the graph, the second layer's constants are captured as 5.
-  const r = G.rng(13);
-  const w1 = Float32Array.from({ length: 32 }, (_, i) => ((i % 8) < 4 ? r() : 0));
-  const b1 = Float32Array.from({ length: 8 }, (_, c) => (c < 4 ? 0.1 : 3));
-  const w2 = Float32Array.from({ length: 64 }, (_, k) => { const i = Math.floor(k / 8), j = k % 8; return j < 4 ? r() : i < 4 ? 0 : 0.2 * Math.abs(r()) + 0.1; });
-  const b2 = Float32Array.from({ length: 8 }, (_, c) => (c < 4 ? 0.1 : 5));
-  const bytes = G.makeModel({
-    inputs: [['x', [1, 12, 4]]], outputs: [['y', [1, 12, 3]]],
-    inits: { W1: { dims: [4, 8], data: w1 }, b1: { dims: [8], data: b1 }, W2: { dims: [8, 8], data: w2 }, b2: { dims: [8], data: b2 }, W3: { dims: [8, 3] } },
-    nodes: [
-      ['MatMul', ['x', 'W1'], ['h']], ['Add', ['h', 'b1'], ['hb']], ['Relu', ['hb'], ['hr']],
-      ['MatMul', ['hr', 'W2'], ['g']], ['Add', ['g', 'b2'], ['gb']], ['Relu', ['gb'], ['gr']],
-      ['MatMul', ['gr', 'W3'], ['y']],
-    ],
-  });
+  const bytes = twoConstantLayers();
   const heldOut = calib(bytes, 8, 'heldOut');
   const reference = await O.runSet(runner, bytes, heldOut);
   for (const method of ['wanda', 'sparsegpt']) {
