@@ -74,8 +74,8 @@ console.log(r.stdout.split('\n').filter((l) => /fidelity|perplexity|groups|remov
 const tokenizer = JSON.parse(fs.readFileSync(files.tokenizer, 'utf8'));
 const set = textSamples({ text: fs.readFileSync(held, 'utf8'), tokenizer, seqLen, inputs: dense.inputs, outputs: dense.outputs, limit: windows });
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
-const outDense = await runSet(runner, files.model, set.samples);
-const outPruned = await runSet(runner, outFile, set.samples);
+const outDense = await runSet(runner, dense, set.samples);
+const outPruned = await runSet(runner, await loadOnnx(outFile), set.samples);
 const m = fidelity(outDense, outPruned, { inputs: set.samples, vocabSize: set.vocabSize }).outputs[0].metrics;
 console.log(`perplexity on ${set.samples.length} x ${seqLen} tokens of ${path.basename(held)}: dense ${m.perplexityOriginal.toFixed(2)}, pruned ${m.perplexityPruned.toFixed(2)} (x${m.perplexityRatio.toFixed(2)}), top-1 agreement ${(100 * m.top1Agreement).toFixed(1)}%`);
 

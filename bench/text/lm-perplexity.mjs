@@ -31,7 +31,7 @@ fs.writeFileSync(idsOut, JSON.stringify(set.samples.map((s) => Array.from(s.feed
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 2, logSeverityLevel: 3 });
 const t1 = performance.now();
-const dense = await runSet(runner, files.model, set.samples);
+const dense = await runSet(runner, model, set.samples);
 console.log(`dense run: ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 const self = fidelity(dense, dense, { inputs: set.samples, vocabSize: set.vocabSize }).outputs[0];
 console.log(`dense: perplexity ${self.metrics.perplexityOriginal.toFixed(3)} over ${self.metrics.predictedTokens} next tokens (kind ${self.kind})`);
