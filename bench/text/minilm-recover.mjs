@@ -43,6 +43,7 @@ import { runSet, makeOrtRunner, fidelity, runJob, recover, removeChannels, OnnxM
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy as knnAccuracyOf } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
+import { compensation } from '../lib/compensation-variants.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -99,9 +100,8 @@ async function judge(label, bytes, extra = {}) {
 const rows = latencyOnly ? [{ label: 'dense', bytes: denseBytes }] : [await judge('dense', denseBytes)];
 const oneShotOnly = values['one-shot-only'];
 const minutes = oneShotOnly ? 0 : Number(values.minutes);
-const VARIANTS = { centred: {}, uncentred: { centre: false, refit: 0 }, 'centred-norefit': { refit: 0 }, 'uncentred-refit': { centre: false } };
 const variants = values.variants.split(',');
-for (const v of variants) if (!VARIANTS[v]) throw new Error(`--variants: unknown ${v} (${Object.keys(VARIANTS).join(', ')})`);
+variants.forEach((v) => compensation(v));
 if (values['one-shot'] && variants.length > 1) throw new Error('--one-shot caches one variant: give one --variants value');
 const training = {
   minutes, ...(values.lr ? { lr: Number(values.lr) } : {}), ...(values.batch ? { batchSize: Number(values.batch) } : {}),
@@ -130,7 +130,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
       const tp = Date.now();
       const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
       const score = values.score ? { score: values.score } : {};
-      const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples, ...VARIANTS[variant] } }, { ort: runner });
+      const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples, ...compensation(variant) } }, { ort: runner });
       seconds = (Date.now() - tp) / 1000;
       prm = job.report.prune?.params;
       options = job.report.prune?.options;

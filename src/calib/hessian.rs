@@ -18,6 +18,7 @@ use super::conv::ConvGeometry;
 use crate::bail;
 use crate::core::alloc::try_alloc;
 use crate::core::error::Result;
+use crate::kernels::col_sums::add_col_sums;
 use crate::kernels::syrk::{sym_sum, SymTiles};
 
 /// Input vectors per f32 partial sum (the error bound above scales with it).
@@ -71,7 +72,7 @@ impl Hessian {
         check_finite(x, "Hessian.addRows")?;
         if n > 0 {
             self.tiles.add_rows(x, &mut self.sum)?;
-            add_columns(&mut self.col_sum, x);
+            add_col_sums(&mut self.col_sum, x);
         }
         self.count += n as u64;
         Ok(())
@@ -92,7 +93,7 @@ impl Hessian {
             let k = batch.min(total - done);
             g.im2col(x, done, k, &mut rows[..k * self.cols]);
             self.tiles.add_rows(&rows[..k * self.cols], &mut self.sum)?;
-            add_columns(&mut self.col_sum, &rows[..k * self.cols]);
+            add_col_sums(&mut self.col_sum, &rows[..k * self.cols]);
             done += k;
         }
         self.count += total as u64;
@@ -173,14 +174,6 @@ impl Hessian {
 }
 
 /// Adds each column of `x` (row-major, `col_sum.len()` columns) to `col_sum`, in f64.
-fn add_columns(col_sum: &mut [f64], x: &[f32]) {
-    for row in x.chunks_exact(col_sum.len()) {
-        for (s, &v) in col_sum.iter_mut().zip(row) {
-            *s += v as f64;
-        }
-    }
-}
-
 /// `invalid_value` at the first NaN or infinity.
 fn check_finite(x: &[f32], what: &str) -> Result<()> {
     if let Some(i) = x.iter().position(|v| !v.is_finite()) {

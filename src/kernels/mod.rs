@@ -25,6 +25,7 @@
 //! SIMD and scalar results are bit-for-bit equal.
 
 mod block_run;
+pub mod col_sums;
 pub mod conv_band;
 pub mod depthwise;
 pub mod dot_f64;

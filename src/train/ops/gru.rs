@@ -8,9 +8,10 @@
 //! gradients of Y and Y_h (backpropagation through time).
 
 use super::linear::matmul_acc;
-use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, tanh, Io, Rnn};
+use super::rnn::{assemble, bias_grad, gout, project, project_back, sigmoid, tanh, Io, Rnn};
 use super::{Attrs, Kernel};
 use crate::core::error::Result;
+use crate::kernels::col_sums::add_col_sums;
 use crate::kernels::gemm::SUM_CHUNK;
 use crate::train::tensor::{Tensor, Value};
 
@@ -153,7 +154,7 @@ impl Kernel for Gru {
                         grec[n * gh + 2 * h + j] = dph[e] * s.r[e];
                     }
                 }
-                col_sums(&grec, gh, &mut drb);
+                add_col_sums(&mut drb, &grec);
                 if !self.lbr {
                     // the h block went through (r ⊙ h) above; only z and r multiply h by R here
                     grec.chunks_mut(gh).for_each(|row| row[2 * h..].iter_mut().for_each(|v| *v = 0.0));

@@ -6,9 +6,10 @@
 //! gradients of Y, Y_h and Y_c (backpropagation through time).
 
 use super::linear::matmul_acc;
-use super::rnn::{assemble, bias_grad, col_sums, gout, project, project_back, sigmoid, tanh, Io, Rnn};
+use super::rnn::{assemble, bias_grad, gout, project, project_back, sigmoid, tanh, Io, Rnn};
 use super::{Attrs, Kernel};
 use crate::core::error::Result;
+use crate::kernels::col_sums::add_col_sums;
 use crate::kernels::gemm::SUM_CHUNK;
 use crate::train::tensor::{Tensor, Value};
 
@@ -124,7 +125,7 @@ impl Kernel for Lstm {
                     row[3 * h + j] = dce * i * (1.0 - cc * cc);
                     dc[e] = dce * f;
                 }
-                col_sums(grow, gh, &mut drb);
+                add_col_sums(&mut drb, grow);
                 let mut dhp = vec![0.0; b * h];
                 matmul_acc(grow, false, rd, false, b, gh, h, 0, &mut dhp);
                 matmul_acc(grow, true, &s.hp, false, gh, b, h, SUM_CHUNK, drd);

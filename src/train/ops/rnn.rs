@@ -10,6 +10,7 @@ use super::linear::matmul_acc;
 use super::select::int_values;
 use super::{fin, fin_opt, unsupported, Attrs};
 use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::col_sums::add_col_sums;
 use crate::kernels::gemm::SUM_CHUNK;
 use crate::train::tensor::{Tensor, Value};
 
@@ -180,18 +181,13 @@ pub fn project(io: &Io, d: usize) -> Vec<f32> {
     xw
 }
 
-/// Column sums of a [rows, cols] matrix, in f64, added to `acc`.
-pub fn col_sums(m: &[f32], cols: usize, acc: &mut [f64]) {
-    m.chunks(cols).for_each(|row| acc.iter_mut().zip(row).for_each(|(a, &v)| *a += v as f64));
-}
-
 /// The gradients of direction `d`'s input projection from the pre-activation gradients of every
 /// step (`dpre`, [T·B, G·H] by time): dX += dpre · W_d, dW_d = dpreᵀ · X, dWb_d = Σ dpre.
 pub fn project_back(io: &Io, d: usize, dpre: &[f32], dx: &mut Tensor, dw: &mut Tensor, db: &mut [f64]) {
     let (n, gh) = (io.t * io.bsz, io.gh());
     matmul_acc(dpre, false, io.w_d(d), false, n, gh, io.i, 0, &mut dx.data);
     matmul_acc(dpre, true, &io.x.data, false, gh, n, io.i, SUM_CHUNK, &mut dw.data[d * gh * io.i..][..gh * io.i]);
-    col_sums(dpre, gh, &mut db[d * 2 * gh..][..gh]);
+    add_col_sums(&mut db[d * 2 * gh..][..gh], dpre);
 }
 
 /// The output gradient `k` of a node (Y [T, D, B, H], Y_h / Y_c [D, B, H]), if any.
