@@ -92,7 +92,8 @@ if (out && isMainThread) {
       return { phase: p.name, from: p.from, to: Number.isFinite(to) ? to : samples.at(-1).t, ...(ss.length ? peaks(ss) : {}) };
     });
     const summary = { summary: true, seconds: (Date.now() - t0) / 1000, maxRSS: process.resourceUsage().maxRSS * 1024, peak: peaks(samples),
-      atPeak: { ...atPeak, native: atPeak.rss - atPeak.heapTotal - atPeak.external }, byPhase };
+      // `native`: what is neither the JS heap, nor array buffers, nor wasm memory (onnxruntime, Node itself)
+      atPeak: { ...atPeak, native: atPeak.rss - atPeak.heapTotal - atPeak.external - atPeak.wasm }, byPhase };
     fs.writeFileSync(out, [...samples, ...marks].map((s) => JSON.stringify(s)).join('\n') + '\n' + JSON.stringify(summary) + '\n');
   });
 }
