@@ -169,7 +169,7 @@ fn backward_then_update_equals_step() {
     assert_eq!(b.backward(vec![]).unwrap_err().kind(), ErrorKind::InvalidArguments);
     let nan = Tensor::new(t[0].shape.clone(), vec![f32::NAN; t[0].len()]).unwrap();
     assert_eq!(b.backward(vec![nan]).unwrap_err().kind(), ErrorKind::InvalidValue);
-    let fresh = net(&["s"], false);
+    let mut fresh = net(&["s"], false);
     assert_eq!(fresh.graph.backward(vec![t[0].clone()]).unwrap_err().kind(), ErrorKind::InvalidArguments, "no forward yet");
 }
 

@@ -249,7 +249,24 @@ impl Graph {
 
     /// Gradients of the parameters (in [`Graph::params`] order) given the gradients of the
     /// outputs of the last [`Graph::forward`].
-    pub fn backward(&self, gouts: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    pub fn backward(&mut self, gouts: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let mut out: Vec<Option<Tensor>> = vec![None; self.params.len()];
+        self.backward_each(gouts, |i, _, g| {
+            out[i] = Some(g);
+            Ok(())
+        })?;
+        Ok(out.into_iter().map(|g| g.expect("backward_each hands every parameter once")).collect())
+    }
+
+    /// The backward pass of [`Graph::backward`], handing each parameter's gradient to
+    /// `done(i, value, gradient)` (`i` in [`Graph::params`] order) as soon as it is complete, with
+    /// the parameter's value to update in place: once the walk has passed the first node (in run
+    /// order) that reads a parameter, nothing adds to its gradient and no node still to walk reads
+    /// its value (the activations it made were kept by the forward). A training step updates each
+    /// parameter there and lets its gradient go, so the gradients of all parameters are never held
+    /// at once (issue 37: 0.5 GB beside a 135 M-parameter student's state); a value's gradient is
+    /// let go once the node that made it has passed it on. Every parameter is handed exactly once.
+    pub fn backward_each(&mut self, gouts: Vec<Tensor>, mut done: impl FnMut(usize, &mut Tensor, Tensor) -> Result<()>) -> Result<()> {
         if !self.ran {
             return Err(bad("backward needs a completed forward pass first".into()));
         }
@@ -263,38 +280,57 @@ impl Graph {
             }
             accumulate(&mut grads[s], g);
         }
-        for nd in self.nodes.iter().rev() {
-            if nd.outs.iter().all(|&s| grads[s].is_none()) || !nd.need.iter().any(|&b| b) {
-                continue;
+        // Per node (run order), the parameters it is the first reader of: complete after it.
+        let mut first_reader: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        let mut unread = Vec::new();
+        for (i, p) in self.params.iter().enumerate() {
+            match self.nodes.iter().position(|nd| nd.ins.contains(&Some(p.slot))) {
+                Some(at) => first_reader[at].push(i),
+                None => unread.push(i),
             }
-            let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
-            let outs: Vec<&Value> = nd.outs.iter().map(|&s| self.values[s].as_ref().expect("forward ran")).collect();
-            let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
-            #[cfg(sparsekit_train_profile)]
-            let t0 = clock();
-            let gins = nd
-                .kernel
-                .backward_some(&ins, &outs, &gouts, &nd.need)
-                .map_err(|e| Error::new(e.kind(), format!("{} backward: {}", nd.label, e.message())))?;
-            #[cfg(sparsekit_train_profile)]
-            {
-                self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
-            }
-            for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
-                if let (Some(s), Some(g), true) = (s, g, need) {
-                    if matches!(self.values[*s], Some(Value::F(_))) {
-                        accumulate(&mut grads[*s], g);
+        }
+        let (nodes, params, values) = (&self.nodes, &self.params, &mut self.values);
+        let mut hand = |i: usize, grads: &mut Vec<Option<Tensor>>, values: &mut Vec<Option<Value>>| -> Result<()> {
+            let Some(Value::F(w)) = &mut values[params[i].slot] else { unreachable!("parameters are float initializers") };
+            let g = match grads[params[i].slot].take() {
+                Some(g) => g,
+                None => Tensor::zeros(&w.shape)?,
+            };
+            done(i, w, g)
+        };
+        for (at, nd) in nodes.iter().enumerate().rev() {
+            if nd.outs.iter().any(|&s| grads[s].is_some()) && nd.need.iter().any(|&b| b) {
+                let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| values[s].as_ref())).collect();
+                let outs: Vec<&Value> = nd.outs.iter().map(|&s| values[s].as_ref().expect("forward ran")).collect();
+                let gouts: Vec<Option<&Tensor>> = nd.outs.iter().map(|&s| grads[s].as_ref()).collect();
+                #[cfg(sparsekit_train_profile)]
+                let t0 = clock();
+                let gins = nd
+                    .kernel
+                    .backward_some(&ins, &outs, &gouts, &nd.need)
+                    .map_err(|e| Error::new(e.kind(), format!("{} backward: {}", nd.label, e.message())))?;
+                #[cfg(sparsekit_train_profile)]
+                {
+                    self.profile.borrow_mut().entry(profile_key(&nd.op, &ins)).or_default().1 += clock() - t0;
+                }
+                for ((s, g), &need) in nd.ins.iter().zip(gins).zip(&nd.need) {
+                    if let (Some(s), Some(g), true) = (s, g, need) {
+                        if matches!(values[*s], Some(Value::F(_))) {
+                            accumulate(&mut grads[*s], g);
+                        }
                     }
                 }
             }
+            // Every reader of this node's outputs came after it: their gradients are used up.
+            nd.outs.iter().for_each(|&s| grads[s] = None);
+            for &i in &first_reader[at] {
+                hand(i, &mut grads, values)?;
+            }
         }
-        self.params
-            .iter()
-            .map(|p| match grads[p.slot].take() {
-                Some(g) => Ok(g),
-                None => Tensor::zeros(&self.float(p.slot)?.shape),
-            })
-            .collect()
+        for i in unread {
+            hand(i, &mut grads, values)?;
+        }
+        Ok(())
     }
 
     /// A parameter's current value.

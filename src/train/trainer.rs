@@ -26,6 +26,17 @@ fn bad(msg: String) -> Error {
     Error::new(ErrorKind::InvalidArguments, msg)
 }
 
+/// One gradient per output, every value finite.
+fn check_output_grads(gouts: &[Tensor], n: usize) -> Result<()> {
+    if gouts.len() != n {
+        return Err(bad(format!("{} output gradients for {n} outputs", gouts.len())));
+    }
+    if let Some(bad_at) = gouts.iter().position(|g| g.data.iter().any(|x| !x.is_finite())) {
+        return Err(Error::new(ErrorKind::InvalidValue, format!("output gradient {bad_at} has a value that is not finite")));
+    }
+    Ok(())
+}
+
 impl Trainer {
     /// With `masked`, every parameter's zeros at this point are held at zero by the steps.
     /// Every output starts with the MSE loss of weight 1.
@@ -96,15 +107,24 @@ impl Trainer {
         Ok(self.loss(inputs, targets)?.0)
     }
 
-    /// One Adam step on one batch; returns the loss before the step.
+    /// One Adam step on one batch; returns the loss before the step. The same step as
+    /// [`Trainer::backward`] then [`Trainer::update`], bit for bit, but each parameter is updated
+    /// as soon as its gradient is complete ([`Graph::backward_each`]), so the gradients of all
+    /// parameters are never held at once. A failure half-way through the backward pass (out of
+    /// memory) leaves the parameters passed before it updated: the run fails then.
     pub fn step(&mut self, inputs: Vec<Tensor>, targets: &[Tensor]) -> Result<f64> {
         let (l, gouts) = self.loss(inputs, targets)?;
         if !l.is_finite() {
             return Err(Error::new(ErrorKind::InvalidValue, "training loss is not finite (lower the learning rate)"));
         }
         self.grads = None;
-        self.backward(gouts)?;
-        self.update()?;
+        check_output_grads(&gouts, self.graph.output_names().len())?;
+        self.t += 1;
+        let (adam, t, states) = (self.adam, self.t, &mut self.states);
+        self.graph.backward_each(gouts, |i, w, g| {
+            adam.step(t, w, &g, &mut states[i]);
+            Ok(())
+        })?;
         Ok(l)
     }
 
@@ -112,13 +132,7 @@ impl Trainer {
     /// the parameter gradients to those kept for [`Trainer::update`] (so several batches can
     /// be accumulated). The loss is the caller's: `gouts` are its gradients w.r.t. the outputs.
     pub fn backward(&mut self, gouts: Vec<Tensor>) -> Result<()> {
-        let n = self.graph.output_names().len();
-        if gouts.len() != n {
-            return Err(bad(format!("{} output gradients for {n} outputs", gouts.len())));
-        }
-        if let Some(bad_at) = gouts.iter().position(|g| g.data.iter().any(|x| !x.is_finite())) {
-            return Err(Error::new(ErrorKind::InvalidValue, format!("output gradient {bad_at} has a value that is not finite")));
-        }
+        check_output_grads(&gouts, self.graph.output_names().len())?;
         let grads = self.graph.backward(gouts)?;
         match &mut self.grads {
             Some(acc) => acc.iter_mut().zip(&grads).for_each(|(a, g)| a.add_assign(g)),

@@ -149,3 +149,34 @@ test('a session made by the ort runner does not keep the model\'s bytes alive wh
   assert.equal(ref.deref(), undefined, 'the bytes were collected while the session is held');
   await session.release();
 });
+
+test('a session of a large model in Node reads it from files onnxruntime maps (a graph and its data file), with the outputs of a session from bytes; the files go once it is made', async () => {
+  const file = path.join(dir, 'smollm2-tiny-files.onnx');
+  fs.copyFileSync(path.join(MODELS, 'smollm2-tiny.onnx'), file);
+  const m = await O.loadOnnx(file);
+  O.pruneSparsity(m, { sparsity: 0.5 }); // changed weights in the spill beside the file-backed ones
+  const samples = O.makeInputSet(m, { count: 3 });
+  const before = Buffer.from(m.encode());
+  // what onnxruntime is given: an onnxruntime namespace that records it, then creates the real session
+  const given = [];
+  const seen = { InferenceSession: { create: async (src, o) => { given.push(typeof src === 'string' ? { path: src, files: fs.readdirSync(path.dirname(src)) } : src); return ort.InferenceSession.create(src, o); } }, Tensor: ort.Tensor };
+  const r = O.makeOrtRunner(seen, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+  const run = async (minBytes) => {
+    const s = await O.openSession(r, m, minBytes);
+    try { return await Promise.all(samples.map((x) => s.run(x.feeds))); } finally { await s.release(); }
+  };
+  const fromFiles = await run(0), fromBytes = await run(Infinity);
+  assert.equal(typeof given[0].path, 'string', 'the first session was made from a path');
+  assert.deepEqual(given[0].files.sort(), ['model.onnx', 'model.onnx.data']);
+  assert.ok(!fs.existsSync(path.dirname(given[0].path)), 'the files were removed once the session was made');
+  assert.ok(given[1] instanceof Uint8Array, 'below the size, the encoded bytes');
+  for (let k = 0; k < samples.length; k++) {
+    for (const [name, v] of Object.entries(fromBytes[k])) assert.deepEqual(Array.from(fromFiles[k][name].data), Array.from(v.data), `${name}, sample ${k}: the same bits`);
+  }
+  assert.ok(Buffer.from(m.encode()).equals(before), 'the model is as it was (its tensors put back)');
+  assert.ok(backed(m).length >= 2, 'its file-backed initializers still are');
+  // a runner without files (a browser's, a test's) gets the bytes whatever the size
+  const bytesOnly = { createSession: async (b) => { given.push(b); return r.createSession(b); } };
+  await (await O.openSession(bytesOnly, m, 0)).release();
+  assert.ok(given.at(-1) instanceof Uint8Array);
+});

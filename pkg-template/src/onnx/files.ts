@@ -31,6 +31,15 @@ export async function fileCutStore(): Promise<CutStore> {
 }
 
 /**
+ * Node: the model written as a graph and a data file in a temporary directory for an onnxruntime
+ * session that reads them itself (node-io.ts's sessionFiles); undefined elsewhere, or when the
+ * model cannot be written so.
+ */
+export async function sessionFilesOf(model: OnnxModel): Promise<import('./node-io.js').SessionFiles | undefined> {
+  return isNode ? (await nodeIo()).sessionFiles(model) : undefined;
+}
+
+/**
  * Loads a model from bytes, or (Node only) from a path whose external data files sit next to it.
  */
 export async function loadOnnx(src: string | Uint8Array | ArrayBuffer, opts: ParseOptions = {}): Promise<OnnxModel> {

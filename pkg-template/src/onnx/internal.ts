@@ -35,6 +35,7 @@ export { decodePng, resizeRgba } from './calib/png.js';
 export { makeOrtRunner } from './calib/ort-runner.js';
 export type { OrtLike, ModelRunner, RunnerSession, RunOutput } from './calib/ort-runner.js';
 export { runSet, compareSets, outputAsFloat, evaluate, heldOut } from './calib/evaluate.js';
+export { openSession, SESSION_FILE_MIN_BYTES } from './calib/model-session.js';
 export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateReport, HeldOut } from './calib/evaluate.js';
 // Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
 export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './fidelity/index.js';

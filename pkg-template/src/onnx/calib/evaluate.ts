@@ -9,6 +9,7 @@ import { CancelledError } from './cancel.js';
 import { fidelity, type FidelityOptions, type FidelityReport, type OutputKind } from '../fidelity/index.js';
 import type { CutStore } from './cut-store.js';
 import { streamedHeldOut } from './streamed-held-out.js';
+import { openSession } from './model-session.js';
 
 // The outputs' types belong to the fidelity module (which compares them); re-exported where runSet makes them.
 import type { Outputs } from '../fidelity/types.js';
@@ -18,15 +19,13 @@ export type { Outputs, OutputArray } from '../fidelity/types.js';
 export { asF32 as outputAsFloat } from './tensor.js';
 import { asF32 as outputAsFloat } from './tensor.js';
 
-const bytesOf = (m: OnnxModel | Uint8Array): Uint8Array => (m instanceof Uint8Array ? m : m.encode());
-
 /**
  * Runs the model on every sample of the set, handing each sample's outputs (as float32, with their
- * dims) to `fn` in order. A model is encoded for its session and its bytes let go once the session
- * holds it (a 135 M-parameter model's are 0.5 GB, otherwise alive through every run).
+ * dims) to `fn` in order. The session reads a large model from files in Node, else its encoded
+ * bytes, let go once the session holds it (model-session.ts).
  */
 export async function eachOutput(runner: ModelRunner, model: OnnxModel | Uint8Array, set: InputSample[], fn: (outputs: Outputs, k: number) => void, signal?: AbortSignal): Promise<void> {
-  const session = await runner.createSession(bytesOf(model));
+  const session = await openSession(runner, model);
   try {
     for (const [k, { feeds }] of set.entries()) {
       await new Promise((resolve) => setTimeout(resolve, 0)); // a turn for a 'cancel' message (calibrate.ts)

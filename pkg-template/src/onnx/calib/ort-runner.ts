@@ -1,11 +1,12 @@
 // One interface over onnxruntime-node and onnxruntime-web: the caller passes its `ort` namespace (the
-// package depends on neither), the pipeline sees createSession(bytes) -> {run(feeds), release()}.
+// package depends on neither), the pipeline sees createSession(bytes) -> {run(feeds), release()}, and
+// in Node createSessionFromFile(path) for a model written to disk (calib/model-session.ts).
 import type { FeedTensor } from './inputs.js';
 import { guardRun } from '../run-failure.js';
 
 /** The part of an onnxruntime namespace the pipeline uses. */
 export interface OrtLike {
-  InferenceSession: { create(model: Uint8Array, options?: object): Promise<OrtSession> };
+  InferenceSession: { create(model: Uint8Array | string, options?: object): Promise<OrtSession> };
   Tensor: new (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
@@ -30,6 +31,8 @@ export interface RunnerSession {
 
 export interface ModelRunner {
   createSession(bytes: Uint8Array): Promise<RunnerSession>;
+  /** A session of the model file at `file` (its external data beside it), read by onnxruntime itself: Node's. */
+  createSessionFromFile?(file: string): Promise<RunnerSession>;
 }
 
 /** A runner over `ort`; `sessionOptions` go to InferenceSession.create (threads, execution providers). */
@@ -38,13 +41,16 @@ export function makeOrtRunner(ort: OrtLike, sessionOptions: object = {}): ModelR
     async createSession(bytes) {
       return wrapSession(ort, await load(ort, bytes, sessionOptions));
     },
+    async createSessionFromFile(file) {
+      return wrapSession(ort, await load(ort, file, sessionOptions));
+    },
   };
 }
 
 // The model's bytes stay in load's scope only: closures made in one function share its scope, so a
 // session whose run / release closures were made beside the bytes kept them alive for as long as the
 // session lived (issue 37: a whole model's 0.65 GB through every held-out evaluation of SmolLM2).
-function load(ort: OrtLike, bytes: Uint8Array, sessionOptions: object): Promise<OrtSession> {
+function load(ort: OrtLike, bytes: Uint8Array | string, sessionOptions: object): Promise<OrtSession> {
   return guardRun('onnxruntime', 'loading the model', () => ort.InferenceSession.create(bytes, sessionOptions));
 }
 

@@ -17,6 +17,7 @@ import { OnnxError } from '../errors.js';
 import { trainGraph } from '../train/graph.js';
 import { capture } from '../calib/sweep.js';
 import { asF32 } from '../calib/tensor.js';
+import { eachOutput } from '../calib/evaluate.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { OutputKind } from '../fidelity/types.js';
@@ -153,11 +154,20 @@ export async function teacherTargets(runner: ModelRunner, teacher: OnnxModel, se
   const names = [...new Set(setup.trained.map((t) => t.tensor))];
   const values = new HeldArrays(setup.trained.length, store);
   const dims = new Map<string, number[]>();
+  const take = (name: string, v: Float32Array, d: number[], k: number) => {
+    if (!dims.has(name)) dims.set(name, [...d]);
+    setup.trained.forEach((tr, o) => { if (tr.tensor === name) values.set(o, k, asTarget(tr, Float32Array.from(v), d)); });
+  };
+  // The teacher's own outputs (a language model's logits) from a session of the teacher itself,
+  // which onnxruntime reads from files in Node (model-session.ts); tensors inside the graph
+  // through the sweep's segment.
+  const outputs = new Set(teacher.outputs.map((o) => o.name));
   try {
-    await capture(runner, teacher, names, samples, (name, t, k) => {
-      if (!dims.has(name)) dims.set(name, [...t.dims]);
-      setup.trained.forEach((tr, o) => { if (tr.tensor === name) values.set(o, k, asTarget(tr, Float32Array.from(asF32(t)), t.dims)); });
-    }, check);
+    if (names.every((n) => outputs.has(n))) {
+      await eachOutput(runner, teacher, samples, (out, k) => { check(); for (const n of names) take(n, out[n], out[n].dims ?? [out[n].length], k); });
+    } else {
+      await capture(runner, teacher, names, samples, (name, t, k) => take(name, asF32(t), t.dims, k), check);
+    }
   } catch (e) { values.release(); throw e; }
   return { values, dims: setup.trained.map((t) => dims.get(t.tensor) ?? []) };
 }
