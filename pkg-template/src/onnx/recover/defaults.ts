@@ -8,4 +8,10 @@ export const TRAINING_DEFAULTS = Object.freeze({
   lr: 1e-4,
   /** Samples per step. */
   batchSize: 8,
+  /** The lr over the run (lr-schedule.ts): 'constant', or 'cosine' (warm-up, then decay to the floor). */
+  schedule: 'constant' as 'constant' | 'cosine',
+  /** A cosine schedule's warm-up: this share of the run (a constant one has none unless asked). */
+  cosineWarmup: 0.05,
+  /** Where a schedule starts its warm-up and ends its decay, as a fraction of the lr. */
+  lrFloor: 0.1,
 });
