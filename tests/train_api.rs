@@ -269,3 +269,42 @@ fn probability_losses_read_a_rounded_sigmoid_as_a_probability() {
     let negative = Tensor::new(vec![3], vec![-0.001, 1.0, 1.0]).unwrap();
     assert_eq!(bce(&y, &negative).unwrap_err().kind(), ErrorKind::InvalidValue);
 }
+
+#[test]
+fn set_lr_scales_the_next_updates_and_keeps_the_moments() {
+    // Two trainers in step, then one at half the lr: with the same weights, gradients and moments,
+    // its next update is half the other's (Adam's step is lr times a factor the lr does not enter).
+    let t = teacher_targets(&["s"]);
+    let (mut a, mut b) = (net(&["s"], true), net(&["s"], true));
+    a.step(vec![x(5)], &t).unwrap();
+    b.step(vec![x(5)], &t).unwrap();
+    let before: Vec<Tensor> = (0..3).map(|i| b.graph.param(i).clone()).collect();
+    b.set_lr(5e-3).unwrap();
+    assert_eq!(b.adam.lr, 5e-3);
+    a.step(vec![x(6)], &t).unwrap();
+    b.step(vec![x(6)], &t).unwrap();
+    let mut moved = 0;
+    for (i, w0) in before.iter().enumerate() {
+        for (k, &w) in w0.data.iter().enumerate() {
+            let (da, db) = ((a.graph.param(i).data[k] - w) as f64, (b.graph.param(i).data[k] - w) as f64);
+            // f32 rounding of w − step: a few ulps of w
+            let tol = 4.0 * f32::EPSILON as f64 * (w.abs() as f64).max(1e-3);
+            assert!((db - 0.5 * da).abs() <= tol, "param {i}[{k}]: {db} vs half of {da}");
+            moved += (da != 0.0) as usize;
+        }
+    }
+    assert!(moved > 100, "only {moved} weights moved");
+    // lr 0: a step that counts but moves nothing; the masked zeros stay zero
+    b.set_lr(0.0).unwrap();
+    let held: Vec<Tensor> = (0..3).map(|i| b.graph.param(i).clone()).collect();
+    b.step(vec![x(7)], &t).unwrap();
+    assert_eq!(b.steps(), 3);
+    for (i, w) in held.iter().enumerate() {
+        assert_eq!(b.graph.param(i), w);
+    }
+    // refused, typed, and the lr stays what it was
+    for lr in [f32::NAN, -1e-3, f32::INFINITY] {
+        assert_eq!(b.set_lr(lr).unwrap_err().kind(), ErrorKind::InvalidValue, "lr {lr}");
+        assert_eq!(b.adam.lr, 0.0);
+    }
+}

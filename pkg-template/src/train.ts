@@ -163,6 +163,22 @@ export class Trainer extends Owned {
     call(() => this._live.backward(g));
   }
 
+  /** The learning rate the next updates use (the constructor's `lr`, or the last {@link Trainer.setLr}). */
+  get lr(): number {
+    return this._live.lr;
+  }
+
+  /**
+   * Sets the learning rate of the next updates (a schedule's value between steps). Adam's moments,
+   * their bias correction and the keep-masks are unchanged; an lr that is negative or not finite is
+   * refused (`invalid_value`) and the old one stays. The proximal step's threshold `lr * threshold`
+   * uses it too.
+   */
+  setLr(lr: number): void {
+    if (typeof lr !== 'number') throw argError('lr must be a number');
+    call(() => this._live.setLr(lr));
+  }
+
   /** One Adam step with the gradients summed by `backward` since the last update. */
   update(): void {
     call(() => this._live.update());

@@ -83,6 +83,18 @@ impl RawTrainer {
         self.inner.backward(g).map_err(to_js)
     }
 
+    /// The learning rate of the next updates.
+    #[wasm_bindgen(getter)]
+    pub fn lr(&self) -> f64 {
+        self.inner.adam.lr as f64
+    }
+
+    /// Sets the learning rate of the next updates (a schedule, between steps); the core checks it.
+    #[wasm_bindgen(js_name = setLr)]
+    pub fn set_lr(&mut self, lr: f64) -> JsResult<()> {
+        self.inner.set_lr(lr as f32).map_err(to_js)
+    }
+
     /// One Adam step with the gradients summed by `backward`.
     pub fn update(&mut self) -> JsResult<()> {
         self.inner.update().map_err(to_js)

@@ -52,6 +52,16 @@ impl Trainer {
         self.t
     }
 
+    /// Sets the learning rate the next updates use (a schedule's value between steps). Adam's moments,
+    /// its bias correction (by the step count) and the keep-masks are unchanged; an lr that is not
+    /// finite or is negative is refused (`invalid_value`) and the old one stays.
+    pub fn set_lr(&mut self, lr: f32) -> Result<()> {
+        let adam = AdamConfig { lr, ..self.adam };
+        adam.check()?;
+        self.adam = adam;
+        Ok(())
+    }
+
     /// One loss per output, in the graph's output order.
     pub fn set_losses(&mut self, losses: Vec<LossSpec>) -> Result<()> {
         let n = self.graph.output_names().len();

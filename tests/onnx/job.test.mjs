@@ -38,6 +38,9 @@ test('checkJob: each refusal is a JobError naming the option, before anything ru
     [{ mode: { kind: 'search', target: 'sparsity', minFidelity: 0.9, confidence: 95 }, eval: { samples: [{}] } }, 'mode.confidence', 'invalid_arguments'],
     [{ mode: { kind: 'prox', sparsity: 0.5 }, calibration: { samples: [{}] }, recover: true }, 'recover', 'invalid_arguments'],
     [{ mode: { kind: 'sparsity', sparsity: 0.5 }, recover: { epochs: 0 }, calibration: { samples: [{}] } }, 'recover.epochs', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, recover: { schedule: 'linear' }, calibration: { samples: [{}] } }, 'recover.schedule', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, recover: { schedule: 'cosine', warmup: 1 }, calibration: { samples: [{}] } }, 'recover.warmup', 'invalid_arguments'],
+    [{ mode: { kind: 'prox', sparsity: 0.5 }, calibration: { samples: [{}] }, training: { warmup: -0.1 } }, 'training.warmup', 'invalid_arguments'],
     [{ mode: { kind: 'frob' } }, 'mode.kind', 'invalid_arguments'],
     [{ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples: [{}], refit: 1.5 } }, 'calibration.refit', 'invalid_arguments'],
   ];

@@ -88,6 +88,8 @@ function checkTraining(option: string, t: JobTraining): void {
   if (t.minutes !== undefined && !(isNum(t.minutes) && t.minutes > 0)) throw new JobError(`${option}.minutes`, `must be > 0 (got ${String(t.minutes)})`);
   if (t.lr !== undefined && !(isNum(t.lr) && t.lr > 0)) throw new JobError(`${option}.lr`, `must be > 0 (got ${String(t.lr)})`);
   if (t.batchSize !== undefined && !isPosInt(t.batchSize)) throw new JobError(`${option}.batchSize`, `must be a positive integer (got ${String(t.batchSize)})`);
+  if (t.schedule !== undefined && !['constant', 'cosine'].includes(t.schedule)) throw new JobError(`${option}.schedule`, `must be constant or cosine (got ${JSON.stringify(t.schedule)})`);
+  if (t.warmup !== undefined && !(isNum(t.warmup) && t.warmup >= 0 && t.warmup < 1)) throw new JobError(`${option}.warmup`, `must be a share of the run in [0, 1) (got ${String(t.warmup)})`);
   if (t.steps !== undefined && (!Array.isArray(t.steps) || !t.steps.length || t.steps.some((s) => !['stats', 'lsq', 'distill'].includes(s)))) {
     throw new JobError(`${option}.steps`, `must be a list of stats, lsq, distill (got ${JSON.stringify(t.steps)})`);
   }

@@ -39,5 +39,6 @@ export const JOB_DEFAULTS = Object.freeze({
   /** Recovery and prox training (recover/defaults.ts). */
   epochs: TRAINING_DEFAULTS.epochs,
   lr: TRAINING_DEFAULTS.lr,
+  schedule: TRAINING_DEFAULTS.schedule,
   batchSize: TRAINING_DEFAULTS.batchSize,
 });

@@ -250,7 +250,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prox = await proxPrune(model, calibration!, {
         ...sess, ort: runner!, evalSamples, kinds, sparsity: mode.sparsity, block: mode.block ?? [...JOB_DEFAULTS.proxBlock] as [number, number],
         scope: mode.scope, epochs: mode.epochs, minutes: mode.minutes, ramp: mode.ramp, recoverEpochs: mode.recoverEpochs, recoverMinutes: mode.recoverMinutes,
-        lr: t.lr, batchSize: t.batchSize ?? JOB_DEFAULTS.batchSize, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
+        lr: t.lr, schedule: t.schedule, warmup: t.warmup, batchSize: t.batchSize ?? JOB_DEFAULTS.batchSize, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
         onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
       });
       break;
@@ -263,7 +263,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     const t = job.recover === true ? {} : job.recover ?? {};
     report.recover = await recover(pruned, teacher, calibration!, {
       ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs, minutes: t.minutes,
-      lr: t.lr, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
+      lr: t.lr, schedule: t.schedule, warmup: t.warmup, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
       onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });
   }

@@ -58,6 +58,14 @@ export interface JobTraining {
   minutes?: number;
   lr?: number;
   batchSize?: number;
+  /**
+   * The lr over the run: 'constant', or 'cosine' (a linear warm-up over `warmup` of the run, then a
+   * half cosine down to a tenth of `lr` at its end; recover/lr-schedule.ts). Default in JOB_DEFAULTS.
+   * With prox, the recovery after the cut follows it; the proximal phase keeps a constant lr.
+   */
+  schedule?: 'constant' | 'cosine';
+  /** The warm-up's share of the run, in [0, 1) (default 0.05 with 'cosine', 0 with 'constant'). */
+  warmup?: number;
   /** Which recovery steps run (default all three). */
   steps?: ('stats' | 'lsq' | 'distill')[];
   /** Matched block outputs distilled as well: a count, or tensor names. */

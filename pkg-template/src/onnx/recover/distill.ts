@@ -16,6 +16,7 @@ import { HeldArrays } from './held-arrays.js';
 import type { CutStore } from '../calib/cut-store.js';
 import { dropValues } from '../train/graph.js';
 import { guardSync } from '../run-failure.js';
+import { lrAt, lrSchedule, runShare } from './lr-schedule.js';
 
 export interface DistillContext {
   setup: TrainSetup;
@@ -63,7 +64,8 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   // per-token losses of padded text count the real tokens only (token-mask.ts)
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
-  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: opts.lr ?? TRAINING_DEFAULTS.lr, masked: true }));
+  const schedule = lrSchedule(opts);
+  const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: schedule.lr, masked: true }));
   dropValues(graph); // the trainer holds them now
   let cleanup = () => {};
   try {
@@ -87,6 +89,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
     const perEpoch = epochBatches(ctx.samples, graph.inputs, size, seed, 0).length;
     let stepsHere = 0;
     let stopped: 'epochs' | 'time' = 'epochs';
+    // The schedule follows the share of the run done: steps of those the epochs plan, time of the budget.
+    const planned = epochs * perEpoch;
+    let lr = schedule.lr;
     while (epoch < epochs) {
       if (now() - t0 >= budget) { stopped = 'time'; break; }
       const batches = epochBatches(ctx.samples, graph.inputs, size, seed, epoch);
@@ -94,6 +99,8 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       for (let b = 0; b < batches.length; b++) {
         ctx.check();
         if (now() - t0 >= budget) { stopped = 'time'; break; }
+        const next = lrAt(schedule, runShare(steps, planned, now() - t0, budget));
+        if (next !== lr) { trainer.setLr(next); lr = next; }
         const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
         if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(ctx.samples, batches[b]), batches[b]));
         try {
@@ -104,7 +111,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         const elapsed = now() - t0;
         const left = Number.isFinite(epochs) ? ((epochs - epoch) * perEpoch - (b + 1)) * (elapsed / stepsHere) : Infinity;
         const eta = Math.min(left, budget - elapsed) / 1000;
-        ctx.progress({ step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, eta: Number.isFinite(eta) ? Math.max(0, eta) : undefined, fidelity: bestScore });
+        ctx.progress({ step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, eta: Number.isFinite(eta) ? Math.max(0, eta) : undefined, fidelity: bestScore, lr: trainer.lr });
         await new Promise((r) => setTimeout(r, 0)); // a turn for an abort or a signal handler
       }
       if (!n) break;
@@ -123,6 +130,6 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       if (stopped === 'time') break;
     }
     names.forEach((name, i) => writeParams(work, { [name]: best.get(0, i) }));
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped };
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped, schedule: { ...schedule, lastLr: lr } };
   } finally { trainer.free(); cleanup(); }
 }

@@ -9,6 +9,8 @@ export type { TrainSetup } from './train-setup.js';
 export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
 export { cutPoints, matchFeatures, withFeatures } from './features.js';
 export { maskPadding } from './token-mask.js';
+export { lrSchedule, lrAt, runShare } from './lr-schedule.js';
+export type { LrSchedule } from './lr-schedule.js';
 export { FeatureTeacher } from './feature-teacher.js';
 export type { TeacherBatching, FeatureTeacherOptions } from './feature-teacher.js';
 export type { ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './prox.js';

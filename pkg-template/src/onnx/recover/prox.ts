@@ -20,6 +20,7 @@ import { checkSoftmaxLoss, lossesOf, teacherTargets, trainSetup } from './train-
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
+import { lrSchedule } from './lr-schedule.js';
 import { checkFeatureOptions, describeFeatures, openFeatures, withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import { guardSync } from '../run-failure.js';
@@ -175,6 +176,9 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   if (scope !== 'layer' && scope !== 'global') throw bad(`scope must be 'layer' or 'global' (got ${String(scope)})`);
   checkSoftmaxLoss(opts.softmaxLoss);
   checkFeatureOptions(opts);
+  // the recovery after the cut runs on this schedule (the proximal phase keeps a constant lr: its
+  // thresholds are lr · lambda): refused here, not after the proximal phase
+  lrSchedule(opts);
   const t0 = now();
   const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
   const emit = (p: ProxProgress) => opts.onProgress?.(p);

@@ -19,6 +19,7 @@ import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
 import { checkSoftmaxLoss, teacherTargets, trainSetup } from './train-setup.js';
 import { distill } from './distill.js';
+import { lrSchedule } from './lr-schedule.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 import { guardSync } from '../run-failure.js';
 import { fileCutStore } from '../files.js';
@@ -39,6 +40,7 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   if (opts.resume && (opts.resume.version !== 1 || typeof opts.resume.params !== 'object')) throw bad('resume is not a recover checkpoint (version 1)');
   checkSoftmaxLoss(opts.softmaxLoss);
   checkFeatureOptions(opts);
+  lrSchedule(opts); // refuses a bad schedule or warm-up before anything runs
 }
 
 /** The current values of `names` (to roll a step back). */

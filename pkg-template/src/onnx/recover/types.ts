@@ -34,6 +34,8 @@ export interface RecoverProgress {
   eta?: number;
   /** The held-out fidelity (worst output's score) last measured. */
   fidelity?: number;
+  /** Distill: the learning rate the step used, read back from the trainer (the schedule's value, in f32). */
+  lr?: number;
 }
 
 /**
@@ -75,9 +77,17 @@ export interface RecoverOptions extends FidelityOptions {
   /** Distillation length: epochs over the samples (default 4) and/or a time budget in minutes; the first reached stops. */
   epochs?: number;
   minutes?: number;
-  /** Adam's learning rate (default 1e-4) and samples per step (default 8). */
+  /** Adam's learning rate (default 1e-4; a schedule's peak) and samples per step (default 8). */
   lr?: number;
   batchSize?: number;
+  /**
+   * The lr over the distillation (lr-schedule.ts): 'cosine' (default) or 'constant'. Cosine: a linear warm-up
+   * from a tenth of `lr` over the first `warmup` of the run, then a half cosine back down to a tenth by
+   * its end. The run's share done is its steps over those `epochs` plan, or its time over `minutes`.
+   */
+  schedule?: 'constant' | 'cosine';
+  /** The warm-up's share of the run, in [0, 1) (default 0.05 with 'cosine', 0 with 'constant'). */
+  warmup?: number;
   /** Statistics correction also matches each channel's standard deviation (default false: means only). */
   scale?: boolean;
   /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
@@ -143,6 +153,8 @@ export interface RecoverReport {
     stateBytes: number;
     ms: number;
     stopped: 'epochs' | 'time';
+    /** The lr schedule (peak `lr`, warm-up share, floor as a fraction of the lr) and the lr of the last step. */
+    schedule: { kind: 'constant' | 'cosine'; lr: number; warmup: number; floor: number; lastLr: number };
     /** The matched intermediate tensors: their channels in the student and the teacher, their loss weight. */
     features?: { name: string; channels: number; teacherChannels: number; weight: number }[];
   };
