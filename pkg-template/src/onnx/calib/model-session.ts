@@ -27,5 +27,8 @@ export async function openSession(runner: ModelRunner, model: OnnxModel | Uint8A
   if (!files) return runner.createSession(model.encode());
   try {
     return await runner.createSessionFromFile!(files.file);
-  } finally { files.remove(); }
+  } finally {
+    // Where a mapped file cannot be removed (Windows), it stays in the temp directory.
+    try { files.remove(); } catch { /* left for the system's temp cleanup */ }
+  }
 }
