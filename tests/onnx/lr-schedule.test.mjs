@@ -42,8 +42,9 @@ test('constant: the lr throughout, after a warm-up only when one is asked for', 
   close(lrAt(w, 0), 3e-5, 'warm-up from the floor');
   close(lrAt(w, 0.1), 3e-5 + 0.5 * 2.7e-4, 'half the warm-up');
   for (const p of [0.2, 0.6, 1]) assert.equal(lrAt(w, p), 3e-4);
-  // the package default: cosine at 1e-4, 5% warm-up (docs/guides/recover.md says why)
-  assert.deepEqual(lrSchedule({}), { kind: 'cosine', lr: 1e-4, warmup: 0.05, floor: 0.1 });
+  // the package default: constant at 1e-4, no warm-up: each step at the lr, as before schedules (docs/guides/recover.md says why)
+  assert.deepEqual(lrSchedule({}), { kind: 'constant', lr: 1e-4, warmup: 0, floor: 0.1 });
+  for (const p of [0, 0.5, 1]) assert.equal(lrAt(lrSchedule({}), p), 1e-4);
 });
 
 test('the share of a run done: steps of the planned steps, time of the budget, the larger of the two', () => {
