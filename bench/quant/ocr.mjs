@@ -21,7 +21,7 @@ import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
 import { OnnxModel, runJob, makeOrtRunner, readCalibrationDir, quantizeModel } from 'sparsekit-wasm/onnx';
 import { rtnQuantize, positiveScales, plannedGrids, calibratePrune } from '#onnx-internal';
-import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
+import { renderSets } from '../../kit/ocr-text.mjs';
 import { readTextSet, textSamples, detBoxes, matchBoxes, ctcDecode, editDistance, recMetrics, detMetrics } from '../../kit/ocr-metrics.mjs';
 import { ROOT, DET, REC } from '../../kit/ocr-models.mjs';
 import { median, quantile, sorted } from '../lib/stats.mjs';
@@ -34,7 +34,6 @@ const { values: opt } = parseArgs({ options: {
 } });
 const OUT = path.resolve(opt.out);
 const CALIB = Number(opt.calib), REPS = Number(opt.reps), LAT = Number(opt.lat), FRACTION = Number(opt.channels);
-const EVAL_SEED = 900, CALIB_SEED = 1;
 const SETS = {
   det: { file: DET, kind: 'pages', count: Number(opt.pages), fit: [320, 320] },
   rec: { file: REC, kind: 'lines', count: Number(opt.lines), fit: [48, 192] },
@@ -112,15 +111,7 @@ function writeNpy(file, t) {
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 
 // Rendered sets first (one browser for all), then onnxruntime's files from the calibration feeds.
-const sets = {};
-const browser = await openBrowser();
-try {
-  for (const key of opt.models.split(',')) {
-    const s = SETS[key];
-    sets[key] = { evalDir: await renderText({ kind: s.kind, seed: EVAL_SEED, count: s.count, browser }),
-      calibDir: await renderText({ kind: s.kind, seed: CALIB_SEED, count: CALIB, fit: s.fit, browser }) };
-  }
-} finally { await browser.close(); }
+const sets = await renderSets(opt.models.split(','), SETS, CALIB);
 
 /** Outputs of `bytes` on the held-out samples (onnxruntime-node, one thread). */
 async function outputsOf(bytes, samples) {

