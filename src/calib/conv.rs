@@ -5,6 +5,7 @@
 
 use crate::bail;
 use crate::core::error::Result;
+use crate::kernels::im2col::{im2row, ConvGeom};
 
 /// Conv attributes as ONNX names them; `None` means the ONNX default.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -19,23 +20,11 @@ pub struct ConvGeometry {
     pub dilations: Option<Vec<i64>>,
 }
 
-/// A validated geometry bound to one input shape.
+/// A validated geometry bound to one input shape: `n` images of the kernels' per-image geometry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Im2col {
     pub n: usize,
-    pub c: usize,
-    pub h: usize,
-    pub w: usize,
-    pub kh: usize,
-    pub kw: usize,
-    pub sh: usize,
-    pub sw: usize,
-    pub top: usize,
-    pub left: usize,
-    pub dh: usize,
-    pub dw: usize,
-    pub oh: usize,
-    pub ow: usize,
+    pub geom: ConvGeom,
 }
 
 fn attr(v: &Option<Vec<i64>>, len: usize, default: i64, min: i64, name: &str) -> Result<Vec<usize>> {
@@ -81,35 +70,20 @@ impl ConvGeometry {
         };
         let oh = out(h, p[0] + p[2], k[0], d[0], s[0], "height")?;
         let ow = out(w, p[1] + p[3], k[1], d[1], s[1], "width")?;
-        Ok(Im2col { n, c, h, w, kh: k[0], kw: k[1], sh: s[0], sw: s[1], top: p[0], left: p[1], dh: d[0], dw: d[1], oh, ow })
+        let geom = ConvGeom { c, h, w, kh: k[0], kw: k[1], sh: s[0], sw: s[1], ph: p[0], pw: p[1], dh: d[0], dw: d[1], oh, ow };
+        Ok(Im2col { n, geom })
     }
 }
 
 impl Im2col {
     /// Number of input vectors (`N * OH * OW`).
     pub fn vectors(&self) -> usize {
-        self.n * self.oh * self.ow
+        self.n * self.geom.cols()
     }
 
     /// Writes vectors `first .. first + count` (position order `(n, oh, ow)`) into `out`,
     /// row-major `count x (C*kh*kw)`.
     pub fn im2col(&self, x: &[f32], first: usize, count: usize, out: &mut [f32]) {
-        let cols = self.c * self.kh * self.kw;
-        for (v, row) in (first..first + count).zip(out.chunks_exact_mut(cols)) {
-            let (n, pos) = (v / (self.oh * self.ow), v % (self.oh * self.ow));
-            let (oh, ow) = (pos / self.ow, pos % self.ow);
-            let mut o = 0;
-            for c in 0..self.c {
-                let img = &x[(n * self.c + c) * self.h * self.w..][..self.h * self.w];
-                for i in 0..self.kh {
-                    let y = (oh * self.sh + i * self.dh).wrapping_sub(self.top);
-                    for j in 0..self.kw {
-                        let xx = (ow * self.sw + j * self.dw).wrapping_sub(self.left);
-                        row[o] = if y < self.h && xx < self.w { img[y * self.w + xx] } else { 0.0 };
-                        o += 1;
-                    }
-                }
-            }
-        }
+        im2row(&self.geom, x, first, count, out);
     }
 }

@@ -99,6 +99,33 @@ pub fn im2col(g: &ConvGeom, x: &[f32], col: &mut [f32]) {
     }
 }
 
+/// The input vectors of a batch of `n` images, one row per output position: row `v - first`
+/// (for `v = first .. first + count`, positions in the order `(n, oy, ox)`) holds
+/// `x[n][ci][oy sh + i dh - ph][ox sw + j dw - pw]` in the order `(ci, i, j)` of a Conv weight's
+/// columns, zero where that falls in the padding: [`im2col`]'s matrix transposed and spanning
+/// images, the layout a Hessian of the Conv's inputs reads.
+pub fn im2row(g: &ConvGeom, x: &[f32], first: usize, count: usize, out: &mut [f32]) {
+    let (cols, ohw, chw) = (g.rows(), g.cols(), g.c * g.h * g.w);
+    assert!(out.len() >= count * cols, "im2row: rows too short");
+    for (v, row) in (first..first + count).zip(out.chunks_exact_mut(cols)) {
+        let (n, pos) = (v / ohw, v % ohw);
+        let (oy, ox) = (pos / g.ow, pos % g.ow);
+        let image = &x[n * chw..(n + 1) * chw];
+        let mut o = 0;
+        for ci in 0..g.c {
+            let img = &image[ci * g.h * g.w..][..g.h * g.w];
+            for i in 0..g.kh {
+                let y = (oy * g.sh + i * g.dh).wrapping_sub(g.ph);
+                for j in 0..g.kw {
+                    let xx = (ox * g.sw + j * g.dw).wrapping_sub(g.pw);
+                    row[o] = if y < g.h && xx < g.w { img[y * g.w + xx] } else { 0.0 };
+                    o += 1;
+                }
+            }
+        }
+    }
+}
+
 /// The adjoint of [`im2col`]: `dx[ci][iy][ix] += col[..]` for every column entry that
 /// [`im2col`] read from there, in the order kernel row, kernel column, output pixel.
 pub fn col2im_acc(g: &ConvGeom, col: &[f32], dx: &mut [f32]) {
