@@ -87,19 +87,26 @@ pub fn for_each_offset(l: &Strided, mut f: impl FnMut(usize)) {
     let mut off = 0usize;
     loop {
         f(off);
-        let mut d = n;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += l.stride[d];
-            if idx[d] < l.shape[d] {
-                break;
-            }
-            off -= l.stride[d] * idx[d];
-            idx[d] = 0;
+        if !next_offset(&mut idx, &l.shape, &l.stride, &mut off) {
+            return;
         }
     }
+}
+
+/// Advances the row-major index `idx` over `extent` by one step and the storage offset `off`
+/// with it (`stride` per dimension): false once every index has been visited (`idx` is back at
+/// zeros, `off` at its start). An odometer over `idx.len()` dimensions: callers that copy the
+/// last dimension in one run pass the leading ones only.
+#[inline]
+pub(crate) fn next_offset(idx: &mut [usize], extent: &[usize], stride: &[usize], off: &mut usize) -> bool {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        *off += stride[d];
+        if idx[d] < extent[d] {
+            return true;
+        }
+        *off -= stride[d] * idx[d];
+        idx[d] = 0;
+    }
+    false
 }

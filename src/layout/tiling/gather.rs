@@ -2,7 +2,7 @@
 
 use super::Tiling;
 use crate::core::shape::unravel;
-use crate::layout::strided::{for_each_offset, Strided};
+use crate::layout::strided::{for_each_offset, next_offset, Strided};
 
 impl Tiling {
     /// Copies block `b`'s elements (row-major inside the block) from `data` through `l` to `out`:
@@ -37,19 +37,8 @@ impl Tiling {
             } else {
                 out.extend((0..bl).map(|i| data[off + i * sl]));
             }
-            let mut d = last;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                idx[d] += 1;
-                off += l.stride[d];
-                if idx[d] < self.block[d] {
-                    break;
-                }
-                off -= l.stride[d] * idx[d];
-                idx[d] = 0;
+            if !next_offset(&mut idx[..last], &self.block, &l.stride, &mut off) {
+                return;
             }
         }
     }
