@@ -56,6 +56,19 @@ test('bert-style: FFN neurons and attention heads are groups of their own; Layer
   }
 });
 
+test('bert-style: roundTo counts features, so heads of 16 keep any count where FFN neurons keep a multiple', () => {
+  const m = OnnxModel.parse(M.modelBytes('bert-style'));
+  // 4 heads of 16 and 256 FFN neurons per layer, 70% removed, roundTo 2: a head is 16 features, a
+  // multiple of 2 whatever the head count, so 4 × 0.3 = 1.2 heads keep 1 (rounding the head count
+  // to 2 would keep a second); the neurons keep 256 × 0.3 = 76.8 → 78, a multiple of 2.
+  removeChannels(m, { fraction: 0.7, roundTo: 2 });
+  const dims = (name) => m.weights.find((w) => w.name === name).dims;
+  for (const layer of [0, 1]) {
+    for (const proj of ['query', 'key', 'value']) assert.deepEqual(dims(`layer${layer}.${proj}.w`).slice(-1), [16], `layer ${layer} ${proj}: one head kept`);
+    assert.deepEqual(dims(`layer${layer}.ffn_in.w`).slice(-1), [78], `layer ${layer}: FFN neurons rounded to a multiple of 2`);
+  }
+});
+
 test('if-branches: groups followed into both branches and out of the If; a Loop body has its own groups', () => {
   const m = OnnxModel.parse(M.modelBytes('if-branches'));
   const { groups } = findChannelGroups(m);

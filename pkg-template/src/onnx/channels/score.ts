@@ -1,9 +1,9 @@
 // Which channels stay: each group's channels scored by the L2 norm of what carries their signal (one
 // BlockCoupling over all scored members), ranked per group (ScopeSpec) or over the model
-// (ScopeCoupling), the kept count rounded to a multiple of roundTo.
+// (ScopeCoupling), the kept count rounded so that each producer keeps a multiple of roundTo features.
 import * as sk from 'sparsekit-wasm';
 import { OnnxError } from '../errors.js';
-import type { ChannelAnalysis, ChannelGroup, Slice } from './types.js';
+import type { ChannelAnalysis, ChannelGroup, GroupChannel, Slice } from './types.js';
 import type { ResolvedChannelOptions } from './options.js';
 import { gatherSlice } from './surgery.js';
 
@@ -88,10 +88,13 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
       const w = spec.view.shape[1];
       return Uint8Array.from({ length: n }, (_, c) => (m && m[c * w] ? 1 : 0));
     };
-    // Kept count of a group: rounded to the nearest multiple of roundTo, at least one (or roundTo).
-    const rounded = (k: number, n: number) => {
-      if (roundTo <= 1 || n <= roundTo) return Math.max(1, k);
-      return Math.min(n, Math.max(roundTo, Math.round(k / roundTo) * roundTo));
+    // Kept units of a group: rounded so that every producer keeps a multiple of roundTo features
+    // (what the runtimes' SIMD blocking sees), at least one unit.
+    const rounded = (k: number, gr: ChannelGroup) => {
+      const step = unitStep(roundTo, channelsOf.get(gr.id)!);
+      const n = gr.channels;
+      if (step <= 1 || n <= step) return Math.max(1, k);
+      return Math.min(n, Math.max(step, Math.round(k / step) * step));
     };
     const counts = new Map<number, number>();
     if (scope === 'global' && scopes.length) {
@@ -103,7 +106,7 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
       live.forEach((gr) => counts.set(gr.id, Math.floor((1 - fraction) * gr.channels + 0.5)));
     }
     live.forEach((gr, i) => {
-      const nnz = rounded(counts.get(gr.id)!, gr.channels);
+      const nnz = rounded(counts.get(gr.id)!, gr);
       keepOf.set(gr.id, keepFrom(scopes[i].getMasks({ nnz }), scopes[i]));
     });
   } finally {
@@ -112,4 +115,29 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
   // Never empty a group; a whole-zero channel scores 0 and goes first, which is the intent.
   for (const k of keepOf.values()) if (!k.some((v) => v)) k[0] = 1;
   return keepOf;
+}
+
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+
+/**
+ * The multiple of units a group keeps so that each producer's kept features are a multiple of
+ * `roundTo`: a unit is a channel (one feature) or an attention head (its head width in each of
+ * q, k, v), so 12 heads of 32 may keep any count at roundTo 8, where FFN neurons keep multiples
+ * of 8. The widths are the filter slices of the first unit, per producer tensor and axis.
+ */
+export function unitStep(roundTo: number, units: GroupChannel[]): number {
+  if (roundTo <= 1 || !units.length) return Math.max(1, roundTo);
+  const width = new Map<string, number>();
+  for (const sl of units[0].slices) {
+    if (!sl.filter) continue;
+    const key = `${sl.tensor}\u0000${sl.axis}`;
+    width.set(key, (width.get(key) ?? 0) + sl.rep);
+  }
+  if (!width.size) return roundTo;
+  let step = 1;
+  for (const w of width.values()) {
+    const need = roundTo / gcd(roundTo, w);
+    step = (step * need) / gcd(step, need);
+  }
+  return step;
 }

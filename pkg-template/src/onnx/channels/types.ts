@@ -88,9 +88,10 @@ export interface ChannelOptions {
   fraction: number;
   scope?: 'layer' | 'global';
   /**
-   * Kept channels per group rounded to the nearest multiple of this (default 8; 1 = exact). Runtimes
-   * block channels by 8 or 16 for SIMD (onnxruntime's NCHWc layout): a Conv left with, say, 33
-   * channels falls off that fast path and can run slower than the unpruned model.
+   * Kept units per group rounded so that each producer keeps a multiple of this many features (default
+   * 8; 1 = exact): channels and FFN neurons to a multiple of 8, attention heads of 32 or 64 features
+   * not at all. Runtimes block channels by 8 or 16 for SIMD (onnxruntime's NCHWc layout): a Conv left
+   * with, say, 33 channels falls off that fast path and can run slower than the unpruned model.
    */
   roundTo?: number;
   /** Only groups this accepts are pruned (default: every prunable group). */

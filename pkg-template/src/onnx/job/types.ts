@@ -24,8 +24,8 @@ export type JobMode =
   /** Keep n of every m weights along the reduction axis (layers whose axis is not a multiple of m stay dense). */
   | { kind: 'nm'; nm: [number, number] }
   /**
-   * Remove the fraction `fraction` of output channels along dependency groups, `roundTo` a multiple per
-   * group. `score` (methods wanda / sparsegpt): how the calibrated removal ranks channels,
+   * Remove the fraction `fraction` of output channels along dependency groups, each producer keeping a
+   * multiple of `roundTo` features (default 8; an attention head counts its width). `score` (methods wanda / sparsegpt): how the calibrated removal ranks channels,
    * 'activations' (the default; a language model's: 'fluctuation'), 'fluctuation' (what the consumers
    * lose, FLAP's metric) or 'weights'.
    */
