@@ -60,7 +60,7 @@ async function run(label, batches, cut) {
     if (cut) {
       L = batchLength(trim, idx0);
       batch = trimBatch(batch, L, trim);
-      if (L < trim.tokens) { from = trimSamples(samples, idx0, L, trim); idx = idx0.map((_, j) => j); }
+      if (L < trim.tokens) { from = trimSamples(samples, idx0, L, trim.tokens); idx = idx0.map((_, j) => j); }
       tr.setLosses(trimmedLosses(withF.losses, L, trim));
     }
     const t1 = now();
@@ -76,10 +76,9 @@ async function run(label, batches, cut) {
     const t5 = now();
     tr.update();
     const t6 = now();
-    if (t.tokens.length || batches.length === 1) { /* the first batch warms up (folds, sessions) */ }
     t.batch.push(t1 - t0); t.teacher.push(t2 - t1); t.forward.push(t3 - t2); t.backward.push(t4 - t3 - (t3 - t2)); t.adam.push(t6 - t5); t.tokens.push(L);
   }
-  // drop the warm-up batch
+  // drop the first batch: it warms up (the core's folds for its length, onnxruntime's session)
   for (const k of Object.keys(t)) t[k] = t[k].slice(1);
   const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v.reduce((a, b) => a + b, 0) / v.length]));
   const step = m.teacher + m.batch + m.forward + m.backward; // what distill spends per step (Adam inside backward)

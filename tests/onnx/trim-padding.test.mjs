@@ -47,7 +47,7 @@ test('a batch cut to its longest real token has the padded batch\'s loss and tak
   const padded = O.makeBatch(samples, padding.graph.inputs, idx, tt.values);
   padded.targets.push(...padding.features(await ft.batch(samples, idx), idx));
   const cut = O.trimBatch(O.makeBatch(samples, padding.graph.inputs, idx, tt.values), L, trim);
-  const from = O.trimSamples(samples, idx, L, trim), j = idx.map((_, i) => i);
+  const from = O.trimSamples(samples, idx, L, trim.tokens), j = idx.map((_, i) => i);
   cut.targets.push(...padding.features(await ft.batch(from, j), j, from));
   await ft.release();
   assert.deepEqual(cut.inputs.map((b) => b.shape), padded.inputs.map(() => [idx.length, L]));

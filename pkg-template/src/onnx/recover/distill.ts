@@ -117,7 +117,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         if (trim) {
           const L = batchLength(trim, idx);
           batch = trimBatch(batch, L, trim);
-          if (L < trim.tokens) { from = trimSamples(ctx.samples, idx, L, trim); idx = idx.map((_, j) => j); }
+          if (L < trim.tokens) { from = trimSamples(ctx.samples, idx, L, trim.tokens); idx = idx.map((_, j) => j); }
           if (L !== lastL) { trainer.setLosses(trimmedLosses(losses, L, trim)); lastL = L; }
           tokenSum += L * batch.size; tokenSamples += batch.size;
         }

@@ -15,7 +15,7 @@ import type { InputSample } from '../calib/inputs.js';
 import { HeldArrays } from './held-arrays.js';
 
 /** The input name every transformers export and the text module give the padding mask. */
-const MASK = 'attention_mask';
+export const MASK = 'attention_mask';
 
 /**
  * What the distillation masks: the mask input, its length S, the trained tensors whose targets are

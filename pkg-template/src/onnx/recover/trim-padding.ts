@@ -9,14 +9,14 @@
 //   sides), so its weight is scaled by L / S for the step: the same sum over the same denominator;
 // - a per-token cosine and a pooled output are unchanged (the first counts the real rows only).
 // It applies only when every sample is right-padded (its mask 1s then 0s), every input of the trainer
-// is [1, S], every trained tensor is either masked per token or checked to keep its dims, and the
-// teacher gives the same values on a trimmed sample as on the padded one (recover.ts probes it once).
+// is [1, S], every feature is masked per token, and the teacher gives the same values of every trained
+// output on a trimmed sample as on the padded one (trimProbe, which recover.ts runs once).
 import type { OutputLoss } from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { FeedTensor, InputSample } from '../calib/inputs.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
 import { runSet } from '../calib/evaluate.js';
-import type { TokenMask } from './token-mask.js';
+import { MASK, type TokenMask } from './token-mask.js';
 import type { TrainBatch } from './batches.js';
 import type { TrainSetup } from './train-setup.js';
 import type { HeldArrays } from './held-arrays.js';
@@ -51,14 +51,12 @@ const SAME = 1e-4;
  * change what is computed (positions taken from the end, a pooling over every position).
  */
 export async function trimProbe(runner: ModelRunner, teacher: OnnxModel, setup: TrainSetup, samples: InputSample[], targets: HeldArrays): Promise<boolean> {
-  const mask = 'attention_mask';
-  const S = samples[0]?.feeds[mask]?.dims[1];
+  const S = samples[0]?.feeds[MASK]?.dims[1];
   if (!S) return false;
   let k = -1, n = S;
-  samples.forEach((s, i) => { const m = s.feeds[mask]; if (m?.dims.length === 2) { const r = realLength(m.data); if (r > 0 && r < n) { n = r; k = i; } } });
+  samples.forEach((s, i) => { const m = s.feeds[MASK]; if (m?.dims.length === 2) { const r = realLength(m.data); if (r > 0 && r < n) { n = r; k = i; } } });
   if (k < 0) return false;
-  const trim = { input: mask, tokens: S } as PaddingTrim;
-  const [out] = await runSet(runner, teacher, trimSamples(samples, [k], n, trim));
+  const [out] = await runSet(runner, teacher, trimSamples(samples, [k], n, S));
   return setup.trained.every((t, o) => {
     const got = out[t.tensor], want = targets.get(o, k);
     if (!got) return false;
@@ -117,13 +115,13 @@ export function trimBatch(batch: TrainBatch, L: number, trim: PaddingTrim): Trai
   };
 }
 
-/** Samples `idx` with their [1, S] feeds cut to [1, L] (copies of the first L values, so that nothing reads past them through a shared buffer; for the teacher's feature runs). */
-export function trimSamples(samples: InputSample[], idx: readonly number[], L: number, trim: PaddingTrim): InputSample[] {
+/** Samples `idx` with their [1, `tokens`] feeds cut to [1, L] (copies of the first L values, so that nothing reads past them through a shared buffer; for the teacher's feature runs). */
+export function trimSamples(samples: InputSample[], idx: readonly number[], L: number, tokens: number): InputSample[] {
   return idx.map((k) => {
     const s = samples[k];
     const feeds: Record<string, FeedTensor> = {};
     for (const [n, f] of Object.entries(s.feeds)) {
-      feeds[n] = f.dims.length === 2 && f.dims[0] === 1 && f.dims[1] === trim.tokens ? { type: f.type, data: f.data.slice(0, L) as FeedTensor['data'], dims: [1, L] } : f;
+      feeds[n] = f.dims.length === 2 && f.dims[0] === 1 && f.dims[1] === tokens ? { type: f.type, data: f.data.slice(0, L) as FeedTensor['data'], dims: [1, L] } : f;
     }
     return { feeds, source: s.source };
   });
