@@ -95,6 +95,9 @@ function checkTraining(option: string, t: JobTraining): void {
   }
   if (t.featureWeight !== undefined && !(isNum(t.featureWeight) && t.featureWeight > 0)) throw new JobError(`${option}.featureWeight`, `must be > 0 (got ${String(t.featureWeight)})`);
   if (t.softmaxLoss !== undefined && !['logits', 'kl'].includes(t.softmaxLoss)) throw new JobError(`${option}.softmaxLoss`, `must be logits or kl (got ${String(t.softmaxLoss)})`);
+  for (const k of ['trimPadding', 'groupByLength'] as const) {
+    if (t[k] !== undefined && typeof t[k] !== 'boolean') throw new JobError(`${option}.${k}`, `must be true or false (got ${JSON.stringify(t[k])})`);
+  }
   if (t.features !== undefined && !(isPosInt(t.features) || (Array.isArray(t.features) && t.features.length && t.features.every((f) => typeof f === 'string' && f)))) {
     throw new JobError(`${option}.features`, `must be a count or a list of tensor names (got ${JSON.stringify(t.features)})`);
   }

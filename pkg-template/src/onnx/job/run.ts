@@ -264,6 +264,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     report.recover = await recover(pruned, teacher, calibration!, {
       ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs, minutes: t.minutes,
       lr: t.lr, schedule: t.schedule, warmup: t.warmup, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
+      trimPadding: t.trimPadding, groupByLength: t.groupByLength,
       onProgress: (p) => emit({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });
   }

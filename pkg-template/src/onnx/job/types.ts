@@ -72,6 +72,10 @@ export interface JobTraining {
   features?: number | string[];
   featureWeight?: number;
   softmaxLoss?: 'logits' | 'kl';
+  /** Padded text: batches cut to their longest real token (default true; recover's trimPadding). */
+  trimPadding?: boolean;
+  /** With trimmed batches, samples of similar length batched together (default false; recover's groupByLength). */
+  groupByLength?: boolean;
 }
 
 export interface PruneJob {

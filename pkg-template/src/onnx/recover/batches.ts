@@ -9,11 +9,26 @@ import type { HeldArrays } from './held-arrays.js';
 
 export interface TrainBatch { inputs: Batch[]; targets: Float32Array[]; size: number }
 
-/** Sample indices in batches for `epoch`: shuffled, grouped by input shapes, at most `size` per batch. */
-export function epochBatches(samples: InputSample[], inputs: string[], size: number, seed: number, epoch: number): number[][] {
+/** Batches' worth of samples sorted by length together when grouping (Hugging Face's LengthGroupedSampler: 50). */
+const GROUP_BATCHES = 50;
+
+/**
+ * Sample indices in batches for `epoch`: shuffled, grouped by input shapes, at most `size` per batch.
+ * With `lengths` (each sample's real tokens, trim-padding.ts), samples of similar length share a
+ * batch, as `group_by_length` does: the shuffled order is cut into runs of GROUP_BATCHES batches,
+ * each run sorted by length, and the batches made from them are shuffled again, so that a batch
+ * trimmed to its longest sample carries little padding while the epoch's order stays random.
+ */
+export function epochBatches(samples: InputSample[], inputs: string[], size: number, seed: number, epoch: number, lengths?: Int32Array): number[][] {
   const rand = prng(seed * 7919 + epoch);
-  const order = samples.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) { const j = Math.floor(rand() * (i + 1)); [order[i], order[j]] = [order[j], order[i]]; }
+  const shuffle = <T>(xs: T[]) => { for (let i = xs.length - 1; i > 0; i--) { const j = Math.floor(rand() * (i + 1)); [xs[i], xs[j]] = [xs[j], xs[i]]; } };
+  let order = samples.map((_, i) => i);
+  shuffle(order);
+  if (lengths) {
+    const run = GROUP_BATCHES * size, sortedOrder: number[] = [];
+    for (let i = 0; i < order.length; i += run) sortedOrder.push(...order.slice(i, i + run).sort((a, b) => lengths[b] - lengths[a]));
+    order = sortedOrder;
+  }
   const key = (k: number) => inputs.map((n) => samples[k].feeds[n].dims.join('x')).join('|');
   const stackable = (k: number) => inputs.every((n) => samples[k].feeds[n].dims[0] === 1);
   const open = new Map<string, number[]>();
@@ -25,6 +40,7 @@ export function epochBatches(samples: InputSample[], inputs: string[], size: num
     if (b.length >= size || !stackable(k)) { out.push(b); open.delete(kk); } else open.set(kk, b);
   }
   for (const b of open.values()) out.push(b);
+  if (lengths) shuffle(out);
   return out;
 }
 

@@ -17,6 +17,7 @@ import type { CutStore } from '../calib/cut-store.js';
 import { dropValues } from '../train/graph.js';
 import { guardSync } from '../run-failure.js';
 import { lrAt, lrSchedule, runShare } from './lr-schedule.js';
+import { batchLength, paddingTrim, trimBatch, trimmedLosses, trimSamples } from './trim-padding.js';
 
 export interface DistillContext {
   setup: TrainSetup;
@@ -34,6 +35,8 @@ export interface DistillContext {
   store?: CutStore;
   /** Matched intermediate tensors and the teacher's values of them per batch (none: outputs only). */
   features?: FeatureTeacher;
+  /** The teacher gave the padded values on a sample cut to its real tokens (trim-padding.ts' trimProbe): batches may be trimmed. */
+  trimmable?: boolean;
 }
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
@@ -64,6 +67,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   // per-token losses of padded text count the real tokens only (token-mask.ts)
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
+  // batches of padded text cut to their longest real token (trim-padding.ts), grouped by length if asked
+  const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable);
+  const lengths = trim && opts.groupByLength ? trim.lengths : undefined;
   const schedule = lrSchedule(opts);
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: schedule.lr, masked: true }));
   dropValues(graph); // the trainer holds them now
@@ -86,7 +92,11 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
     if (resume) for (const h of history) if (h.fidelity === bestScore) bestEpoch = h.epoch;
     let epoch = resume ? resume.epoch : 0;
     let steps = resume ? resume.steps : 0;
-    const perEpoch = epochBatches(ctx.samples, graph.inputs, size, seed, 0).length;
+    const perEpoch = epochBatches(ctx.samples, graph.inputs, size, seed, 0, lengths).length;
+    // Where a step's time goes (ms): the teacher's feature runs, the training core's step, the rest of
+    // the batch's making; the held-out scoring; and the tokens per sample the steps ran at.
+    const timing = { teacherMs: 0, stepMs: 0, batchMs: 0, scoreMs: 0 };
+    let tokenSum = 0, tokenSamples = 0, lastL = trim?.tokens ?? 0;
     let stepsHere = 0;
     let stopped: 'epochs' | 'time' = 'epochs';
     // The schedule follows the share of the run done: steps of those the epochs plan, time of the budget.
@@ -94,18 +104,31 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
     let lr = schedule.lr;
     while (epoch < epochs) {
       if (now() - t0 >= budget) { stopped = 'time'; break; }
-      const batches = epochBatches(ctx.samples, graph.inputs, size, seed, epoch);
+      const batches = epochBatches(ctx.samples, graph.inputs, size, seed, epoch, lengths);
       let sum = 0, n = 0;
       for (let b = 0; b < batches.length; b++) {
         ctx.check();
         if (now() - t0 >= budget) { stopped = 'time'; break; }
         const next = lrAt(schedule, runShare(steps, planned, now() - t0, budget));
         if (next !== lr) { trainer.setLr(next); lr = next; }
-        const batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
-        if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(ctx.samples, batches[b]), batches[b]));
+        const tb = now();
+        let batch = makeBatch(ctx.samples, graph.inputs, batches[b], ctx.targets);
+        let from = ctx.samples, idx = batches[b];
+        if (trim) {
+          const L = batchLength(trim, idx);
+          batch = trimBatch(batch, L, trim);
+          if (L < trim.tokens) { from = trimSamples(ctx.samples, idx, L, trim.tokens); idx = idx.map((_, j) => j); }
+          if (L !== lastL) { trainer.setLosses(trimmedLosses(losses, L, trim)); lastL = L; }
+          tokenSum += L * batch.size; tokenSamples += batch.size;
+        }
+        const tt = now();
+        if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(from, idx), idx, from));
+        const ts = now();
         try {
           sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
         } catch (e) { throw staticBatchHint(e, work.inputs.filter((i) => graph.inputs.includes(i.name)), batch.size); }
+        const te = now();
+        timing.batchMs += tt - tb; timing.teacherMs += ts - tt; timing.stepMs += te - ts;
         n += batch.size;
         steps++; stepsHere++;
         const elapsed = now() - t0;
@@ -118,7 +141,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       epoch++;
       // into the work model one tensor at a time (for a model read from a file: its spill)
       for (const name of names) writeParams(work, { [name]: trainer.param(name) });
+      const tsc = now();
       const score = await ctx.score();
+      timing.scoreMs += now() - tsc;
       history.push({ epoch, loss: sum / n, fidelity: score });
       // A tie goes to the later epoch: the same decisions at a lower training loss.
       if (score >= bestScore) { keep((name) => trainer.param(name)); bestScore = score; bestEpoch = epoch; }
@@ -130,6 +155,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       if (stopped === 'time') break;
     }
     names.forEach((name, i) => writeParams(work, { [name]: best.get(0, i) }));
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped, schedule: { ...schedule, lastLr: lr } };
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped, schedule: { ...schedule, lastLr: lr }, timing,
+      ...(trim ? { trimmed: { tokens: trim.tokens, meanTokens: tokenSamples ? tokenSum / tokenSamples : trim.tokens, grouped: !!lengths } } : {}) };
   } finally { trainer.free(); cleanup(); }
 }

@@ -23,6 +23,7 @@ import { lrSchedule } from './lr-schedule.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
 import { guardSync } from '../run-failure.js';
 import { fileCutStore } from '../files.js';
+import { trimProbe } from './trim-padding.js';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_value');
@@ -39,6 +40,7 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   for (const s of opts.steps ?? []) if (!['stats', 'lsq', 'distill'].includes(s)) throw bad(`unknown step "${s}" (stats, lsq, distill)`);
   if (opts.resume && (opts.resume.version !== 1 || typeof opts.resume.params !== 'object')) throw bad('resume is not a recover checkpoint (version 1)');
   checkSoftmaxLoss(opts.softmaxLoss);
+  for (const k of ['trimPadding', 'groupByLength'] as const) if (opts[k] !== undefined && typeof opts[k] !== 'boolean') throw bad(`${k} must be true or false (got ${String(opts[k])})`);
   checkFeatureOptions(opts);
   lrSchedule(opts); // refuses a bad schedule or warm-up before anything runs
 }
@@ -145,10 +147,12 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     try {
       const source = await openFeatures(runner, work, teacher, samples, opts, new Set(now_.trained.map((t) => t.tensor)), check);
       try {
+        // padded text: one teacher run on a sample cut to its real tokens says whether batches may be trimmed
+        const trimmable = opts.trimPadding !== false && await trimProbe(runner, teacher, now_, samples, targets.values);
         distilled = await distill(work, {
           setup: now_, samples, targets: targets.values, dims: targets.dims, store,
           score: async () => (await measure()).score, check, start: current,
-          progress: (p) => emit('distill', p), features: source,
+          progress: (p) => emit('distill', p), features: source, trimmable,
         }, opts);
         distilled.features = describeFeatures(source?.features ?? []);
       } finally { await source?.release(); }

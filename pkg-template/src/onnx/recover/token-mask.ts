@@ -15,7 +15,7 @@ import type { InputSample } from '../calib/inputs.js';
 import { HeldArrays } from './held-arrays.js';
 
 /** The input name every transformers export and the text module give the padding mask. */
-const MASK = 'attention_mask';
+export const MASK = 'attention_mask';
 
 /**
  * What the distillation masks: the mask input, its length S, the trained tensors whose targets are
@@ -69,22 +69,28 @@ export function maskGraph(graph: TrainGraph, mask: TokenMask): TrainGraph {
   return { ...graph, nodes, outputs };
 }
 
-/** Zeroes, in place, the padded tokens of a target stacked from samples `idx` ([N, S, C]). */
+/**
+ * Zeroes, in place, the padded tokens of a target stacked from samples `idx` ([N, T, C]), T being the
+ * samples' mask length: S, or the L of a batch trimmed to its longest real token (trim-padding.ts).
+ */
 export function zeroPadded(values: Float32Array, samples: InputSample[], idx: readonly number[], mask: TokenMask): void {
-  const per = values.length / idx.length, width = per / mask.tokens;
+  if (!idx.length) return;
+  const tokens = samples[idx[0]].feeds[mask.input].dims[1];
+  const per = values.length / idx.length, width = per / tokens;
   idx.forEach((k, j) => {
     const m = samples[k].feeds[mask.input].data;
-    for (let t = 0; t < mask.tokens; t++) if (Number(m[t]) === 0) values.fill(0, j * per + t * width, j * per + (t + 1) * width);
+    for (let t = 0; t < tokens; t++) if (Number(m[t]) === 0) values.fill(0, j * per + t * width, j * per + (t + 1) * width);
   });
 }
 
 /** What a distillation trains once the padding is masked: the graph, and the features' targets of a batch masked the same way. */
-export interface MaskedTraining { graph: TrainGraph; mask?: TokenMask; features: (values: Float32Array[], idx: readonly number[]) => Float32Array[] }
+export interface MaskedTraining { graph: TrainGraph; mask?: TokenMask; features: (values: Float32Array[], idx: readonly number[], from?: InputSample[]) => Float32Array[] }
 
 /**
  * The padding of a distillation (see tokenMask) applied: the graph with its per-token outputs
  * masked, and the output targets (`targets[o][sample]`, in graph.outputs order before the features)
- * zeroed at the padded tokens (in place in memory, again in their store); per batch, `features` does the same to the features' targets.
+ * zeroed at the padded tokens (in place in memory, again in their store); per batch, `features` does the same to the features' targets
+ * (of samples `idx` of the training set, or of `from`).
  */
 export function maskPadding(samples: InputSample[], graph: TrainGraph, losses: readonly OutputLoss[], dims: readonly (readonly number[])[], targets: Float32Array[][] | HeldArrays): MaskedTraining {
   const mask = tokenMask(samples, graph.inputs, dims, losses);
@@ -99,6 +105,7 @@ export function maskPadding(samples: InputSample[], graph: TrainGraph, losses: r
   return {
     graph: maskGraph(graph, mask),
     mask,
-    features: (values, idx) => { values.forEach((v, j) => { if (mask.masked[first + j]) zeroPadded(v, samples, idx, mask); }); return values; },
+    // `from`: the batch's samples when they are not the training set's (trimmed copies, trim-padding.ts)
+    features: (values, idx, from = samples) => { values.forEach((v, j) => { if (mask.masked[first + j]) zeroPadded(v, from, idx, mask); }); return values; },
   };
 }

@@ -107,6 +107,19 @@ export interface RecoverOptions extends FidelityOptions {
   features?: number | string[];
   /** Total weight of the feature losses, each a relative MSE (default 1). */
   featureWeight?: number;
+  /**
+   * Padded text (an `attention_mask` of 0s and 1s, right-padded, every input [1, S]): each batch is cut
+   * to its longest real token, with the same loss and gradients as the padded batch (trim-padding.ts),
+   * when one run of the teacher on a sample cut that way gives the padded values. Default true; false
+   * keeps every batch at the samples' length.
+   */
+  trimPadding?: boolean;
+  /**
+   * With trimmed batches, samples of similar length share a batch (Hugging Face's `group_by_length`):
+   * runs of 50 batches' worth of the shuffled samples sorted by length, the batches shuffled again.
+   * Less padding per batch, at the price of batches that are less random. Default false.
+   */
+  groupByLength?: boolean;
   /** Seed of the sample order (default 1). */
   seed?: number;
   /** A checkpoint to continue from (closed-form steps are skipped: their result is in the parameters). */
@@ -155,6 +168,13 @@ export interface RecoverReport {
     stopped: 'epochs' | 'time';
     /** The lr schedule (peak `lr`, warm-up share, floor as a fraction of the lr) and the lr of the last step. */
     schedule: { kind: 'constant' | 'cosine'; lr: number; warmup: number; floor: number; lastLr: number };
+    /**
+     * Where the distillation's time went (ms): the teacher's feature runs, the training core's steps
+     * (forward, loss, backward, Adam), the making of the batches, the held-out scoring after each epoch.
+     */
+    timing: { teacherMs: number; stepMs: number; batchMs: number; scoreMs: number };
+    /** Batches cut to their longest real token (trimPadding): the padded length, the mean tokens per sample the steps ran at, whether grouped by length. */
+    trimmed?: { tokens: number; meanTokens: number; grouped: boolean };
     /** The matched intermediate tensors: their channels in the student and the teacher, their loss weight. */
     features?: { name: string; channels: number; teacherChannels: number; weight: number }[];
   };
