@@ -81,7 +81,7 @@ export interface RecoverOptions extends FidelityOptions {
   lr?: number;
   batchSize?: number;
   /**
-   * The lr over the distillation (lr-schedule.ts): 'cosine' (default) or 'constant'. Cosine: a linear warm-up
+   * The lr over the distillation (lr-schedule.ts): 'constant' (default) or 'cosine'. Cosine: a linear warm-up
    * from a tenth of `lr` over the first `warmup` of the run, then a half cosine back down to a tenth by
    * its end. The run's share done is its steps over those `epochs` plan, or its time over `minutes`.
    */
