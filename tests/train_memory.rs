@@ -7,8 +7,14 @@
 //! - a chain of element-wise ops on a large activation with small parameters: a step holds a few
 //!   activations' gradients (each let go once passed on), not one per activation.
 //!
+//! - a chain of Adds on a large activation (whose backward reads no value): the forward lets each
+//!   sum go after the next has read it, so a step leaves the output and not every sum held;
+//! - a MatMul with a wide weight (a language model's head): its input's gradient `g · Wᵀ` is
+//!   computed transposed, not through a copy of `Wᵀ` as large as the weight.
+//!
 //! The step's bits are those of backward + update (tests/train_api.rs,
-//! `backward_then_update_equals_step`). One test function: the counter is process-wide.
+//! `backward_then_update_equals_step`) and of a forward that keeps every value
+//! (tests/train_release.rs). One test function: the counter is process-wide.
 #![cfg(not(target_arch = "wasm32"))]
 
 use sparsekit_wasm::train::{AdamConfig, Graph, GraphSpec, InitSpec, NodeSpec, Tensor, Trainer};
@@ -113,4 +119,27 @@ fn a_step_holds_one_parameters_gradient_and_a_few_activations_gradients() {
         "a step held {held} B beside the state and the activations: more than a few activations' gradients ({act} B each) of {}",
         2 * n * act
     );
+
+    // 8 Adds of a 256-value bias on a 256 x 256 activation: what stays held after a step (beside
+    // the target) is the input and the output, not the 7 sums between them
+    let n = 8;
+    let sums: Vec<String> = (0..=n).map(|i| if i == 0 { "x".into() } else { format!("s{i}") }).collect();
+    let nodes = (0..n).map(|i| NodeSpec::new("Add", &[&sums[i], &format!("b{i}")], &[&sums[i + 1]], &[])).collect();
+    let inits = (0..n).map(|i| init(&format!("b{i}"), &[d], 60 + i as u32)).collect();
+    let mut t = trainer(nodes, &sums[n], inits);
+    let before = LIVE.load(SeqCst);
+    t.step(vec![x.clone()], std::slice::from_ref(&target)).unwrap();
+    let after = LIVE.load(SeqCst) - before;
+    assert!(after < 3 * act, "a step left {after} B of activations held ({act} B each: the input, the output; {n} sums computed)");
+
+    // a head: 2 rows of 64 features into 4096 outputs (a 1 MiB weight), its input computed from
+    // a parameter (so its gradient is needed): a step holds the weight's gradient, not also a
+    // transposed copy of the weight
+    let (rows, k, v) = (2, 64, 4096);
+    let nodes = vec![NodeSpec::new("Add", &["x", "a"], &["xa"], &[]), NodeSpec::new("MatMul", &["xa", "head"], &["y"], &[])];
+    let mut t = trainer(nodes, "y", vec![init("a", &[rows, k], 71), init("head", &[k, v], 72)]);
+    let (x, target) = (Tensor::new(vec![rows, k], vals(rows * k, 73)).unwrap(), Tensor::new(vec![rows, v], vals(rows * v, 74)).unwrap());
+    let weight = k * v * 4;
+    let held = second_step(&mut t, &x, &target);
+    assert!(held < weight * 3 / 2, "a step of a head held {held} B: more than the weight's gradient ({weight} B) and a little work");
 }

@@ -1,6 +1,8 @@
 //! A compiled training graph: the nodes in a runnable order, value slots, parameters. The
-//! forward pass keeps every value (the activations of one batch); the backward pass walks the
-//! nodes in reverse (the tape is the node order) and sums each value's gradient over its uses.
+//! forward pass keeps the values some backward reads (the activations of one batch; each op
+//! declares what its backward reads, [`Kernel::backward_reads`]) and lets the others' data go
+//! after their last reader, their shapes kept; the backward pass walks the nodes in reverse (the
+//! tape is the node order) and sums each value's gradient over its uses.
 
 use super::fold::Folding;
 use super::fuse;
@@ -22,6 +24,9 @@ struct Node {
     folded: bool,
     /// Per input: whether its gradient is needed (it is a parameter or computed from one).
     need: Vec<bool>,
+    /// Values whose data no backward reads and whose last forward reader this node is (or which
+    /// nothing reads): let go once it has run (or been skipped as folded), their shapes kept.
+    release: Vec<usize>,
 }
 
 /// A parameter: a float initializer the optimizer updates.
@@ -41,10 +46,35 @@ pub struct Graph {
     pub params: Vec<Param>,
     /// The values hold a complete forward pass (the backward's precondition).
     ran: bool,
+    /// Per value: its data is let go during the forward (see `Node::release`).
+    released: Vec<bool>,
+    /// Keep every value's data after the forward (no release): for [`Graph::value`] on any
+    /// intermediate value, and for the tests that compare the two.
+    keep_all: bool,
     folding: Folding,
     /// Bench only: seconds per op type, forward and backward.
     #[cfg(sparsekit_train_profile)]
     pub profile: std::cell::RefCell<HashMap<String, (f64, f64)>>,
+}
+
+/// Bench only: called with a phase and a node index (in run order) after each node's forward
+/// ([`HOOK_FORWARD`]), once the loss is computed and the backward starts ([`HOOK_LOSS`], node 0),
+/// and after each node's backward with the parameters it completed updated ([`HOOK_BACKWARD`]):
+/// bench/rust/src/bin/train_memory.rs attributes the bytes a step allocates to the nodes with it.
+#[cfg(sparsekit_train_profile)]
+pub static NODE_HOOK: std::sync::OnceLock<fn(u8, usize)> = std::sync::OnceLock::new();
+#[cfg(sparsekit_train_profile)]
+pub const HOOK_FORWARD: u8 = 0;
+#[cfg(sparsekit_train_profile)]
+pub const HOOK_LOSS: u8 = 1;
+#[cfg(sparsekit_train_profile)]
+pub const HOOK_BACKWARD: u8 = 2;
+
+#[cfg(sparsekit_train_profile)]
+fn hook(phase: u8, node: usize) {
+    if let Some(f) = NODE_HOOK.get() {
+        f(phase, node)
+    }
 }
 
 fn bad(msg: String) -> Error {
@@ -106,7 +136,7 @@ impl Graph {
             let ins = nd.inputs.iter().map(|n| (!n.is_empty()).then(|| intern(n, &mut names, &mut values))).collect();
             let outs = nd.outputs.iter().map(|n| intern(n, &mut names, &mut values)).collect();
             let label = if nd.name.is_empty() { format!("{} node", nd.op) } else { format!("{} '{}'", nd.op, nd.name) };
-            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, label, folded: false, need: Vec::new() });
+            nodes.push(Node { kernel: nd.kernel, ins, outs, op: nd.op, label, folded: false, need: Vec::new(), release: Vec::new() });
         }
         let outputs = spec
             .outputs
@@ -173,6 +203,39 @@ impl Graph {
                 nd.outs.iter().for_each(|&s| fixed[s] = true);
             }
         }
+        // Values a backward reads: those its op declares, at the nodes whose backward runs (some
+        // input needs a gradient). The others, computed each forward (not initializers, inputs,
+        // outputs or folded values), are let go after their last forward reader.
+        let mut read = vec![false; names.len()];
+        for nd in order.iter().filter(|nd| nd.need.iter().any(|&b| b)) {
+            let (ins_read, outs_read) = nd.kernel.backward_reads(&nd.need);
+            for (i, s) in nd.ins.iter().enumerate() {
+                if let Some(s) = *s {
+                    read[s] |= ins_read.get(i).copied().unwrap_or(true);
+                }
+            }
+            nd.outs.iter().for_each(|&s| read[s] |= outs_read);
+        }
+        let mut released = vec![false; names.len()];
+        let mut last_reader: Vec<Option<usize>> = vec![None; names.len()];
+        for (at, nd) in order.iter().enumerate() {
+            nd.ins.iter().flatten().for_each(|&s| last_reader[s] = Some(at));
+        }
+        let mut release: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+        for (at, nd) in order.iter().enumerate() {
+            if nd.folded {
+                continue;
+            }
+            for &s in &nd.outs {
+                if !read[s] && !outputs.contains(&s) && !inputs.contains(&s) {
+                    released[s] = true;
+                    release[last_reader[s].unwrap_or(at).max(at)].push(s);
+                }
+            }
+        }
+        for (nd, r) in order.iter_mut().zip(release) {
+            nd.release = r;
+        }
         Ok(Graph {
             nodes: order,
             names,
@@ -182,6 +245,8 @@ impl Graph {
             output_names: spec.outputs.clone(),
             params,
             ran: false,
+            released,
+            keep_all: false,
             folding: Folding::default(),
             #[cfg(sparsekit_train_profile)]
             profile: Default::default(),
@@ -199,8 +264,10 @@ impl Graph {
             self.values[s] = Some(Value::F(t));
         }
         let fold_now = self.folding.prepare(&key, &mut self.values);
-        for nd in &self.nodes {
+        #[allow(clippy::unused_enumerate_index)]
+        for (_at, nd) in self.nodes.iter().enumerate() {
             if nd.folded && !fold_now {
+                release(&mut self.values, &nd.release, self.keep_all);
                 continue;
             }
             let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| self.values[s].as_ref())).collect();
@@ -214,6 +281,9 @@ impl Graph {
             for (&s, v) in nd.outs.iter().zip(outs) {
                 self.values[s] = Some(v);
             }
+            release(&mut self.values, &nd.release, self.keep_all);
+            #[cfg(sparsekit_train_profile)]
+            hook(HOOK_FORWARD, _at);
         }
         if fold_now {
             let values = &self.values;
@@ -298,6 +368,8 @@ impl Graph {
             };
             done(i, w, g)
         };
+        #[cfg(sparsekit_train_profile)]
+        hook(HOOK_LOSS, 0);
         for (at, nd) in nodes.iter().enumerate().rev() {
             if nd.outs.iter().any(|&s| grads[s].is_some()) && nd.need.iter().any(|&b| b) {
                 let ins: Vec<Option<&Value>> = nd.ins.iter().map(|s| s.and_then(|s| values[s].as_ref())).collect();
@@ -326,6 +398,8 @@ impl Graph {
             for &i in &first_reader[at] {
                 hand(i, &mut grads, values)?;
             }
+            #[cfg(sparsekit_train_profile)]
+            hook(HOOK_BACKWARD, at);
         }
         for i in unread {
             hand(i, &mut grads, values)?;
@@ -361,10 +435,22 @@ impl Graph {
         self.nodes.iter().filter(|n| !n.folded).map(|n| n.op.as_str()).collect()
     }
 
-    /// The value of a named tensor after the last forward (intermediate outputs for matching).
+    /// The value of a named tensor after the last forward (intermediate outputs for matching):
+    /// `None` for a value whose data the forward let go (no backward reads it) unless
+    /// [`Graph::keep_all_values`] is set.
     pub fn value(&self, name: &str) -> Option<&Tensor> {
         let s = self.names.iter().position(|n| n == name)?;
+        if self.released[s] && !self.keep_all {
+            return None;
+        }
         self.float(s).ok()
+    }
+
+    /// Whether the forward keeps every value's data (`true`) or lets go of those no backward
+    /// reads (`false`, the default: the same gradients and steps, bit for bit, with fewer
+    /// activations held). Takes effect from the next forward.
+    pub fn keep_all_values(&mut self, keep: bool) {
+        self.keep_all = keep;
     }
 }
 
@@ -397,6 +483,19 @@ fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
             _ => "Conv".into(),
         },
         _ => op.into(),
+    }
+}
+
+/// Lets go of the data of the float values in `slots`, keeping their shapes (which backward
+/// passes read); `keep` (every value kept) makes it a no-op.
+fn release(values: &mut [Option<Value>], slots: &[usize], keep: bool) {
+    if keep {
+        return;
+    }
+    for &s in slots {
+        if let Some(Value::F(t)) = &mut values[s] {
+            t.data = Vec::new();
+        }
     }
 }
 

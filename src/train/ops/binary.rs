@@ -169,4 +169,18 @@ impl Kernel for Binary {
             }
         }
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        let (need_a, need_b) = (need.first() != Some(&false), need.get(1) != Some(&false));
+        let ins = match self.kind {
+            // the shapes only
+            Kind::Add | Kind::Sub => vec![false, false],
+            // ga = g v, gb = g u
+            Kind::Mul => vec![need_b, need_a],
+            // ga = g / v, gb = -g u / v²
+            Kind::Div => vec![need_b, need_a || need_b],
+            Kind::Pow => vec![true, true],
+        };
+        (ins, false)
+    }
 }

@@ -74,4 +74,9 @@ impl Kernel for Cast {
         let float_in = matches!(ins.first().copied().flatten(), Some(Value::F(_)));
         Ok(vec![if float_in && self.to_float { gouts[0].cloned() } else { None }])
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // whether the input is a float, by its kind: the gradient passes through
+        super::reads_operands_from(need.len(), need)
+    }
 }

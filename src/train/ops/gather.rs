@@ -87,6 +87,11 @@ impl Kernel for Gather {
         }
         Ok(vec![Some(gd), None])
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // the table's shape, the indices
+        super::reads_operands_from(1, need)
+    }
 }
 
 /// GatherElements: `out[i] = data[i with axis a replaced by indices[i]]`, the output of the

@@ -14,9 +14,34 @@ use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_bcast2, 
 pub fn matmul_acc(a: &[f32], ta: bool, b: &[f32], tb: bool, m: usize, k: usize, n: usize, kc: usize, out: &mut [f32]) {
     let g = G { m, n, k, a_rs: if ta { 1 } else { k }, a_ks: if ta { m } else { 1 }, ldb: n, ldc: n, upper: false, kc };
     if tb {
-        let mut bt = vec![0.0; k * n];
-        transpose(b, n, k, &mut bt);
-        gemm_acc(&g, a, &bt, out);
+        // The GEMM reads its second operand row-major, so `b` (`n x k`) is transposed into a copy
+        // of `k·n` — unless that copy is the larger one and `out` is still zero: then the product is
+        // computed transposed, `outᵀ = b · A'ᵀ` (`b` read in place, `A'ᵀ` a copy of `m·k` only when
+        // `A'` is not already stored transposed, `outᵀ` `n·m`). A language model's head
+        // (`k·n` = 576 x 49 152, 108 MiB) has a gradient step `dA = g · Wᵀ` of 128 x 576 per window:
+        // the copies are 0.6 MiB instead of 108. Every element is the same sum in the same order
+        // from zero (`c = c + a_p·b_p`, the products' factors swapped, which is exact), so the bits
+        // are those of the copy path; a non-zero `out` (a broadcast operand's gradient summed over
+        // the batch) keeps the copy path, whose first addend is `out`.
+        if k * n > m * k + n * m && out[..m * n].iter().all(|v| v.to_bits() == 0) {
+            let at_copy;
+            let at: &[f32] = if ta {
+                a
+            } else {
+                let mut t = vec![0.0; m * k];
+                transpose(a, m, k, &mut t);
+                at_copy = t;
+                &at_copy
+            };
+            let gt = G { m: n, n: m, k, a_rs: k, a_ks: 1, ldb: m, ldc: m, upper: false, kc };
+            let mut out_t = vec![0.0; n * m];
+            gemm_acc(&gt, b, at, &mut out_t);
+            transpose(&out_t, n, m, out);
+        } else {
+            let mut bt = vec![0.0; k * n];
+            transpose(b, n, k, &mut bt);
+            gemm_acc(&g, a, &bt, out);
+        }
     } else {
         gemm_acc(&g, a, b, out);
     }
@@ -151,16 +176,47 @@ impl Kernel for MatMul {
     }
 
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        self.backward_some(ins, outs, gouts, &[true, true])
+    }
+
+    /// Only the needed gradients: each reads the other operand ([`Kernel::backward_reads`]).
+    fn backward_some(
+        &self,
+        ins: &[Option<&Value>],
+        outs: &[&Value],
+        gouts: &[Option<&Tensor>],
+        need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
         let (a, b) = (fin(ins, 0, "MatMul")?, fin(ins, 1, "MatMul")?);
         let p = plan(&a.shape, &b.shape)?;
-        let g = gout0(gouts, outs[0].shape())?;
-        let (mut da, mut db) = (Tensor::zeros(&a.shape)?, Tensor::zeros(&b.shape)?);
+        // read where it is held, not cloned (a head's is 128 x 49 152 per window, 24 MiB)
+        let zero;
+        let g = match gouts.first().copied().flatten() {
+            Some(g) => g,
+            None => {
+                zero = Tensor::zeros(outs[0].shape())?;
+                &zero
+            }
+        };
+        let (need_a, need_b) = (need.first() != Some(&false), need.get(1) != Some(&false));
+        let mut da = if need_a { Some(Tensor::zeros(&a.shape)?) } else { None };
+        let mut db = if need_b { Some(Tensor::zeros(&b.shape)?) } else { None };
         let (mk, kn, mn) = (p.m * p.k, p.k * p.n, p.m * p.n);
         for_each_bcast2(&p.batch, &p.sa, &p.sb, |o, i, j| {
             let go = &g.data[o * mn..][..mn];
-            matmul_acc(go, false, &b.data[j * kn..][..kn], true, p.m, p.n, p.k, 0, &mut da.data[i * mk..][..mk]);
-            matmul_acc(&a.data[i * mk..][..mk], true, go, false, p.k, p.m, p.n, SUM_CHUNK, &mut db.data[j * kn..][..kn]);
+            if let Some(da) = &mut da {
+                matmul_acc(go, false, &b.data[j * kn..][..kn], true, p.m, p.n, p.k, 0, &mut da.data[i * mk..][..mk]);
+            }
+            if let Some(db) = &mut db {
+                matmul_acc(&a.data[i * mk..][..mk], true, go, false, p.k, p.m, p.n, SUM_CHUNK, &mut db.data[j * kn..][..kn]);
+            }
         });
-        Ok(vec![Some(da), Some(db)])
+        Ok(vec![da, db])
+    }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // dA = g · Bᵀ reads B, dB = Aᵀ · g reads A
+        let (need_a, need_b) = (need.first() != Some(&false), need.get(1) != Some(&false));
+        (vec![need_b, need_a], false)
     }
 }

@@ -50,6 +50,20 @@ pub trait Kernel: Send + Sync {
         let _ = need;
         self.backward(ins, outs, gouts)
     }
+    /// Which values [`Kernel::backward_some`] reads beyond their shapes when told `need`: per
+    /// input, and whether it reads its outputs. The graph lets a computed value's data go once its
+    /// last forward reader has run when no backward reads it (its shape stays, which every backward
+    /// may read): a language model's step keeps far fewer activations. The default is everything;
+    /// an op declares less only where its backward provably reads less.
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        (vec![true; need.len()], true)
+    }
+}
+
+/// [`Kernel::backward_reads`] of an op that reads the data of none of its inputs and outputs but
+/// those from `from` on (its operands: shapes, axes, indices).
+pub fn reads_operands_from(from: usize, need: &[bool]) -> (Vec<bool>, bool) {
+    ((0..need.len()).map(|i| i >= from).collect(), false)
 }
 
 /// Builds a node's kernel from its attributes (refusing an attribute it does not implement).
@@ -316,12 +330,24 @@ impl<K: Kernel> Kernel for IntLift<K> {
     }
 
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        self.backward_some(ins, outs, gouts, &vec![true; ins.len()])
+    }
+
+    /// The inner op's own `backward_some` on the lifted inputs (it may skip the unneeded
+    /// gradients, whose inputs' data the graph may have let go: [`Kernel::backward_reads`]).
+    fn backward_some(
+        &self,
+        ins: &[Option<&Value>],
+        outs: &[&Value],
+        gouts: &[Option<&Tensor>],
+        need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
         if matches!(ins.first().copied().flatten(), Some(Value::I(_))) {
             return Ok(vec![None; ins.len()]);
         }
         let lifted: Vec<Option<Value>> = ins.iter().map(|v| lift(*v)).collect();
         let ins2: Vec<Option<&Value>> = ins.iter().zip(&lifted).map(|(v, l)| l.as_ref().or(*v)).collect();
-        let mut g = self.0.backward(&ins2, outs, gouts)?;
+        let mut g = self.0.backward_some(&ins2, outs, gouts, need)?;
         // no gradient flows into an integer input
         for (i, v) in ins.iter().enumerate() {
             if matches!(v, Some(Value::I(_))) && i < g.len() {
@@ -329,5 +355,9 @@ impl<K: Kernel> Kernel for IntLift<K> {
             }
         }
         Ok(g)
+    }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        self.0.backward_reads(need)
     }
 }

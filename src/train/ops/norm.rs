@@ -211,4 +211,10 @@ impl Kernel for Softmax {
         }
         Ok(vec![Some(g)])
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // the output only: a language model's logits (128 x 49 152 per window) need not stay
+        // beside their Softmax
+        (vec![false; need.len()], true)
+    }
 }

@@ -134,4 +134,13 @@ impl Kernel for Reduce {
         for_each_bcast2(&x.shape, &s, &zero, |o, k, _| dx.data[o] = g.data[k] * scale);
         Ok(vec![Some(dx), None])
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        match self.kind {
+            // x's shape and the axes: the gradient is spread evenly
+            Kind::Sum | Kind::Mean => super::reads_operands_from(1, need),
+            // the arg-extremum reads x; L2 reads x and its output
+            Kind::Max | Kind::Min | Kind::L2 => (vec![true; need.len()], true),
+        }
+    }
 }

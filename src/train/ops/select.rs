@@ -82,6 +82,11 @@ impl Kernel for Expand {
         let g = gout0(gouts, outs[0].shape())?;
         Ok(vec![Some(reduce_owned(g, x.shape())?), None])
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // x's shape, the shape operand
+        super::reads_operands_from(1, need)
+    }
 }
 
 /// Whether each element of a condition holds (non-zero).

@@ -76,6 +76,11 @@ impl Kernel for Concat {
         }
         Ok(r)
     }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // the inputs' shapes only
+        super::reads_operands_from(need.len(), need)
+    }
 }
 
 pub struct Split {
@@ -140,6 +145,11 @@ impl Kernel for Split {
             at += p;
         }
         Ok(vec![Some(dx), None])
+    }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // x's shape, the split sizes
+        super::reads_operands_from(1, need)
     }
 }
 
@@ -209,6 +219,10 @@ impl Kernel for Slice {
             self.map(ins, x)?.scatter_add(g, &mut dx);
         }
         Ok(vec![Some(dx), None, None, None, None])
+    }
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // x's shape, the starts / ends / axes / steps
+        super::reads_operands_from(1, need)
     }
 }
 
@@ -298,6 +312,10 @@ impl Kernel for Reshape {
         let g = gout0(gouts, outs[0].shape())?;
         Ok(vec![Some(Tensor { shape: x.shape.clone(), data: g.data }), None])
     }
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // x's shape only
+        super::reads_operands_from(1, need)
+    }
 }
 
 pub struct Transpose {
@@ -341,5 +359,10 @@ impl Kernel for Transpose {
             self.map(x)?.scatter_add(g, &mut dx);
         }
         Ok(vec![Some(dx)])
+    }
+
+    fn backward_reads(&self, need: &[bool]) -> (Vec<bool>, bool) {
+        // x's shape only
+        super::reads_operands_from(1, need)
     }
 }
