@@ -4,3 +4,6 @@
 
 pub mod calib;
 pub mod ops;
+/// The dumped training graphs the native training profiles read (JSON: the `train-profile` feature).
+#[cfg(feature = "train-profile")]
+pub mod train_dump;

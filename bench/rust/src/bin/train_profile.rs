@@ -1,7 +1,7 @@
 //! Bench only: a training step of a graph dumped by bench/train/train-dump.mjs (JSON spec + binary
 //! initializers), timed per op type (RUSTFLAGS="--cfg sparsekit_train_profile", `--features train-profile`), natively.
 //! Usage: RUSTFLAGS="--cfg sparsekit_train_profile" cargo run --release --manifest-path bench/rust/Cargo.toml --bin train_profile --features train-profile -- /tmp/t25/det 8,3,128,128 [steps]
-use sparsekit_wasm::train::{AdamConfig, Graph, GraphSpec, InitSpec, Tensor, Trainer};
+use sparsekit_wasm::train::{AdamConfig, Graph, Tensor, Trainer};
 use std::time::Instant;
 
 fn main() {
@@ -9,26 +9,7 @@ fn main() {
     let base = &args[1];
     let shape: Vec<usize> = args[2].split(',').map(|s| s.parse().unwrap()).collect();
     let steps: usize = args.get(3).map_or(2, |s| s.parse().unwrap());
-    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{base}.json")).unwrap()).unwrap();
-    let bin = std::fs::read(format!("{base}.bin")).unwrap();
-    let spec: GraphSpec = serde_json::from_value(meta["spec"].clone()).unwrap();
-    let inits = meta["inits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            let (off, len) = (t["offset"].as_u64().unwrap() as usize, t["len"].as_u64().unwrap() as usize);
-            let dims = t["dims"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
-            let name = t["name"].as_str().unwrap().to_string();
-            if t["float"].as_bool().unwrap() {
-                let f = bin[off..off + 4 * len].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-                InitSpec { name, dims, floats: Some(f), ints: None }
-            } else {
-                let i = bin[off..off + 8 * len].chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
-                InitSpec { name, dims, floats: None, ints: Some(i) }
-            }
-        })
-        .collect();
+    let (spec, inits, _) = sparsekit_bench::train_dump::read(base);
     let g = Graph::new(&spec, inits).unwrap();
     let mut tr = Trainer::new(g, AdamConfig::default(), false).unwrap();
     let n: usize = shape.iter().product();
