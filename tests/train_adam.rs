@@ -3,7 +3,10 @@
 //! run (a pruned student fitted to its dense teacher's outputs) lowers the loss while keeping
 //! every zero.
 
+#[path = "support/train_init.rs"]
+mod train_init;
 use sparsekit_wasm::train::{AdamConfig, AdamState, Attr, Graph, GraphSpec, InitSpec, NodeSpec, Tensor, Trainer};
+use train_init::*;
 
 #[test]
 fn adam_step_matches_hand_computation() {
@@ -43,16 +46,6 @@ fn masked_weights_stay_zero() {
     assert!(w.data[1] != 1.0 && w.data[3] != -1.0, "kept weights train");
     assert!(AdamConfig { eps: 0.0, ..cfg }.check().is_err());
     assert!(AdamConfig { lr: f32::NAN, ..cfg }.check().is_err());
-}
-
-fn lcg(seed: u64, n: usize, a: f32) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 33) as f32 / (1u64 << 31) as f32 * 2.0 - 1.0) * a
-        })
-        .collect()
 }
 
 /// conv(3x3) -> relu -> conv(1x1), a teacher with dense weights and a student with half of

@@ -4,22 +4,11 @@
 //! threshold with Adam's conditioners), parameter values and the state bytes (a resumed
 //! trainer continues bit for bit); bad input gets typed errors and changes nothing.
 
-use sparsekit_wasm::train::{AdamConfig, Attr, Graph, GraphSpec, InitSpec, LossKind, LossSpec, NodeSpec, ProxTarget, Tensor, Trainer};
+#[path = "support/train_init.rs"]
+mod train_init;
+use sparsekit_wasm::train::{AdamConfig, Attr, Graph, GraphSpec, LossKind, LossSpec, NodeSpec, ProxTarget, Tensor, Trainer};
 use sparsekit_wasm::{BlockSpec, ErrorKind, Param, SoftOptions, View};
-
-fn lcg(seed: u64, n: usize, a: f32) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 33) as f32 / (1u64 << 31) as f32 * 2.0 - 1.0) * a
-        })
-        .collect()
-}
-
-fn init(name: &str, dims: &[usize], seed: u64, a: f32) -> InitSpec {
-    InitSpec { name: name.into(), dims: dims.to_vec(), floats: Some(lcg(seed, dims.iter().product(), a)), ints: None }
-}
+use train_init::*;
 
 /// x [2,3,5,5] -> Conv 3x3 (w1, b1) -> Relu (r) -> Conv 1x1 (w2) -> z, then Softmax over channels
 /// (p) and Sigmoid (s): outputs `outs`.

@@ -7,21 +7,10 @@
 //! several steps with the release and with every value kept: the same losses and parameters.
 //! The MatMul's transposed product is checked against the GEMM contract's running sums.
 
+#[path = "support/train_init.rs"]
+mod train_init;
 use sparsekit_wasm::train::{AdamConfig, Attr, Graph, GraphSpec, InitSpec, LossSpec, NodeSpec, Tensor, Trainer};
-
-fn lcg(seed: u64, n: usize, a: f32) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 33) as f32 / (1u64 << 31) as f32 * 2.0 - 1.0) * a
-        })
-        .collect()
-}
-
-fn init(name: &str, dims: &[usize], seed: u64, a: f32) -> InitSpec {
-    InitSpec { name: name.into(), dims: dims.to_vec(), floats: Some(lcg(seed, dims.iter().product(), a)), ints: None }
-}
+use train_init::*;
 
 fn ints(name: &str, v: &[i64]) -> InitSpec {
     InitSpec { name: name.into(), dims: vec![v.len()], floats: None, ints: Some(v.to_vec()) }
