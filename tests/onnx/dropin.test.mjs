@@ -260,6 +260,12 @@ test('the job: output layout transformers.js reports the dtype and file; a bad l
   const model = await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx'));
   const res = await O.runJob(model, { mode: { kind: 'nm', nm: [2, 4] }, quantize: { scheme: 'int4' }, output: { layout: 'transformers.js' } });
   assert.deepEqual(res.report.output, { layout: 'transformers.js', dtype: 'q4', file: 'onnx/model_q4.onnx' });
+  // an encoder's int4 MatMuls are widened to the int8 graph at load by default (quant/int4-dynamic.ts); MatMulNBits on request
+  const forms = (r) => new Set(r.report.quantize.layers.filter((l) => l.op === 'MatMul').map((l) => l.form));
+  assert.deepEqual([...forms(res)], ['int4-dynamic']);
+  const nb = await O.runJob(await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx')), { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', int4MatMul: 'nbits' }, output: { layout: 'transformers.js' } });
+  assert.deepEqual([...forms(nb)], ['int4-nbits']);
+  assert.equal(nb.report.output.dtype, 'q4');
   const plain = await O.runJob(await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx')), { mode: { kind: 'sparsity', sparsity: 0.1 } });
   assert.equal(plain.report.output, undefined);
   assert.throws(() => O.checkJob({ mode: { kind: 'sparsity', sparsity: 0.1 }, output: { layout: 'zip' } }), (e) => e instanceof O.JobError && e.option === 'output.layout');

@@ -80,7 +80,8 @@ test('GPTQ through the file path: the job writes MatMulNBits holding the solver\
   assert.ok(grids.size >= 14, `${grids.size} MatMul weights planned`);
   const errs = { gptq: await pass(bytes, calib, grids, 'gptq') };
 
-  // The job: its quantize step runs the same solver and writes MatMulNBits with exactly those codes.
+  // The job: its quantize step runs the same solver and writes MatMulNBits (a language model's default
+  // int4 form) with exactly those codes.
   const m = OnnxModel.parse(bytes);
   const { report } = await runJob(m, { mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib }, quantize: { scheme: 'int4', group: 16 } }, env);
   assert.deepEqual(report.quantize.gptq && report.quantize.gptq.pass, 'after');
@@ -187,6 +188,8 @@ test('impossible requests are refused, typed, naming the option, before any chan
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib }, quantize: { scheme: 'int4', method: 'optimal' } }, 'quantize.method');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', group: 24 } }, 'quantize.group');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', embeddings: 'int2' } }, 'quantize.embeddings');
+  refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', int4MatMul: 'nibbles' } }, 'quantize.int4MatMul');
+  refuses({ mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int8', int4MatMul: 'dynamic' } }, 'quantize.int4MatMul');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib, actOrder: 'yes' }, quantize: { scheme: 'int4' } }, 'calibration.actOrder');
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib, scaleSearch: 1 }, quantize: { scheme: 'int4' } }, 'calibration.scaleSearch');
   const m = OnnxModel.parse(bytes);

@@ -4,12 +4,17 @@
 // no half-written model.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import ort from 'onnxruntime-node';
 import { build } from './build.mjs';
 import { modelBytes, feedsOf, runModel } from './models.mjs';
 
 build();
 const O = await import('#onnx-internal');
-const { OnnxModel, OnnxError, quantizeModel, dequantizeModel, requantize, detectQuantized, rtnQuantize, dequantizeView, packNBits, unpackNBits, pruneSparsity, pruneNm } = O;
+const { OnnxModel, OnnxError, quantizeModel, dequantizeModel, requantize, detectQuantized, rtnQuantize, dequantizeView, packNBits, unpackNBits, pruneSparsity, pruneNm, widenInt4, halfScales, transformersDtype } = O;
 const G = await import('./graphs.mjs');
 
 const mlpFeeds = () => G.feedsFor(null, { x: [1, 10, 16] });
@@ -126,6 +131,84 @@ test('int4 scales in float16 behind a Cast: half the scale bytes, the same run, 
   const nb = tiny.graph.node.filter((x) => x.op_type === 'MatMulNBits');
   assert.ok(nb.some((n) => tiny.graph.initializer.find((t) => t.name === n.input[2])?.data_type === 1), 'W1 reads float32 scales directly');
   await runModel(tiny.encode(), mlpFeeds());
+});
+
+test('int4 widened at load (int4-dynamic): 4-bit bytes in the file, folded by onnxruntime into the MatMulInteger graph, the int8 weights widenInt4 computes; read back and written again', async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  // group 128 runs past K = 64 (the Slice) and fills K = 256 in two blocks
+  for (const group of [32, 128]) {
+    const m = OnnxModel.parse(float);
+    const r = quantizeModel(m, { scheme: 'int4', group, int4MatMul: 'dynamic' });
+    const wide = r.layers.filter((l) => l.form === 'int4-dynamic');
+    assert.ok(wide.length >= 12 && wide.every((l) => l.scales === 'float16'), `${wide.length} widened layers`);
+    assert.ok(!opsOf(m).includes('MatMulNBits') && opsOf(m).includes('MatMulInteger') && !m.opsets.includes('com.microsoft:1'));
+    const slices = (x) => opsOf(x).filter((op) => op === 'Slice').length;
+    assert.equal(slices(m) > slices(OnnxModel.parse(float)), group === 128, 'a Slice to K where the blocks run past it');
+    // The file holds 4 bits: no int8 weight initializer, only packed bytes (half a byte per weight).
+    const int8Inits = m.graph.initializer.filter((t) => t.data_type === 3 && t.dims.length === 2);
+    assert.equal(int8Inits.length, 0, 'no int8 weight is stored');
+    const dims = new Map(OnnxModel.parse(float).prunable().map((w) => [w.name, w.dims]));
+    for (const l of wide) {
+      // packed blocks, float16 block scales, then a float scale and an int8 zero point per column
+      const [k, n] = dims.get(l.name), kb = Math.ceil(k / group);
+      assert.equal(l.bytesAfter, n * kb * group / 2 + 2 * n * kb + 5 * n, l.name);
+    }
+    const bytes = m.encode();
+    await closeTo(float, bytes, feeds, 0.97);
+    // The same model written directly in the int8 MatMulInteger form with the codes widenInt4 predicts
+    // gives the same outputs bit for bit: the session's weights are widenInt4's.
+    const ref = OnnxModel.parse(float);
+    const widen = (values, rows, cols) => widenInt4(halfScales(rtnQuantize(values, rows, cols, { bits: 4, group })));
+    const linear = new Set(ref.prunable().map((w) => w.name));
+    const rr = quantizeModel(ref, { scheme: 'int4', group, layerBits: (w) => (linear.has(w.name) ? 'int8' : undefined), quantizer: (v, rows, cols, grid) => (grid.bits === 8 ? widen(v, rows, cols) : rtnQuantize(v, rows, cols, grid)) });
+    assert.ok(rr.layers.filter((l) => l.form === 'int8-dynamic').length === wide.length);
+    assert.deepEqual(rr.layers.filter((l) => l.form === 'int8-dynamic').map((l) => l.maxAbsError), wide.map((l) => l.maxAbsError), 'the report measures the widened weights');
+    const [a, b] = [await runModel(bytes, feeds), await runModel(ref.encode(), feeds)];
+    for (const key of Object.keys(a)) assert.ok(a[key].data.every((x, i) => x === b[key].data[i]), `${key}: int4-dynamic = int8 with the widened codes`);
+    // onnxruntime folds the widening at load: its optimized graph has no Round or Floor left.
+    const opt = path.join(os.tmpdir(), `sparsekit-int4-dynamic-${process.pid}-${group}.onnx`);
+    try {
+      const s = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, logSeverityLevel: 3, graphOptimizationLevel: 'basic', optimizedModelFilePath: opt });
+      await s.release?.();
+      const folded = OnnxModel.parse(new Uint8Array(fs.readFileSync(opt)));
+      // (a 4-bit table's Floor stays: it unpacks the rows a run gathers)
+      const count = (op) => folded.graph.node.filter((n) => n.op_type === op).length;
+      assert.equal(count('Round'), 0, 'every widening folded');
+      assert.equal(count('Floor'), r.layers.filter((l) => l.form === 'int4-gather').length, 'only the tables\' unpacking runs');
+    } finally { fs.rmSync(opt, { force: true }); }
+    assert.equal(transformersDtype(m), 'q4');
+    // Read back: the 4-bit values (codes x block scales), written again as int4-dynamic.
+    const back = OnnxModel.parse(bytes);
+    assert.ok(kinds(back).filter((k) => k === 'widened').length === wide.length);
+    const rec = dequantizeModel(back);
+    assert.ok(!opsOf(back).includes('MatMulInteger') && !opsOf(back).includes('Round'), 'every widening chain is gone');
+    assert.ok(rec.layers.filter((l) => l.form === 'int4-dynamic' && l.group === group).length === wide.length);
+    requantize(back, rec);
+    await closeTo(bytes, back.encode(), feeds, 0.9999);
+  }
+});
+
+test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, still close to float', async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  const sizes = {};
+  for (const embeddings of ['int4', 'int3']) {
+    const m = OnnxModel.parse(float);
+    const r = quantizeModel(m, { scheme: 'int4', group: 32, embeddings });
+    const tables = r.layers.filter((l) => l.op === 'Gather');
+    assert.ok(tables.length >= 2 && tables.every((l) => l.form === `${embeddings}-gather` && l.bits === (embeddings === 'int3' ? 3 : 4)), JSON.stringify(tables.map((l) => [l.form, l.bits])));
+    // the stored codes: every nibble of a 3-bit table is in -4..3 (+8)
+    const packed = m.graph.initializer.filter((t) => t.data_type === 2 && t.dims.length === 2);
+    assert.equal(packed.length, tables.length);
+    const nibbles = packed.flatMap((t) => Array.from(m.tensorBytes(t)).flatMap((b) => [(b & 15) - 8, (b >> 4) - 8]));
+    const [lo, hi] = [Math.min(...nibbles), Math.max(...nibbles)];
+    assert.deepEqual([lo, hi], embeddings === 'int3' ? [-4, 3] : [-8, 7]);
+    sizes[embeddings] = zlib.brotliCompressSync(Buffer.concat(packed.map((t) => m.tensorBytes(t)))).length;
+    await closeTo(float, m.encode(), feeds, 0.95);
+  }
+  assert.ok(sizes.int3 < 0.85 * sizes.int4, `3-bit tables ${sizes.int3} B after brotli against 4-bit ${sizes.int4} B`);
+  assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /int3/.test(e.message));
 });
 
 test('codes and scales round-trip: RTN error within half a step, 4-bit packing both ways', () => {

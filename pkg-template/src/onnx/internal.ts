@@ -94,7 +94,9 @@ export { rtnQuantize, dequantizeView, qmax, positiveScales } from './quant/grid.
 export type { Quantizer, QuantGrid, QuantizedView } from './quant/grid.js';
 export { packNBits, unpackNBits } from './quant/pack4.js';
 export { QUANT_FORMS, INT8_MATMUL_FORM } from './quant/forms.js';
-export type { QuantForm, Int8MatMulForm } from './quant/forms.js';
+export type { QuantForm, Int8MatMulForm, Int4MatMulForm } from './quant/forms.js';
+export { widenInt4 } from './quant/int4-dynamic.js';
+export { halfScales } from './quant/half-scales.js';
 // Transport sizes estimated at a fraction of brotli 11's cost, Hessians shared by the layers that read
 // one input.
 export { transportSize } from './files.js';

@@ -141,6 +141,10 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const dense = new Set(kept.map((k) => k.name));
   const quantOpts: QuantizeOptions | undefined = job.quantize ? {
     scheme: job.quantize.scheme, group: job.quantize.group, embeddings: job.quantize.embeddings,
+    // int4 MatMuls: widened to the int8 graph at load (onnxruntime-web WASM's speed) except in a
+    // language model, whose activations' outliers per-tensor int8 handles worst and which runs
+    // 4-bit MatMulNBits where it runs best (WebGPU)
+    int4MatMul: job.quantize.int4MatMul ?? (languageModel ? 'nbits' : 'dynamic'),
     ...(job.quantize.keptDense === 'int8' ? { eightBit: (w: { name: string }) => dense.has(w.name) } : {}),
     // a layer the recipe names keeps its own bits; the others take the job's scheme
     ...(recipeBits.size ? { layerBits: (w: { name: string }) => recipeBits.get(w.name) as LayerBits | undefined } : {}),

@@ -124,13 +124,24 @@ export interface PruneJob {
    */
   quantize?: {
     scheme: 'int8' | 'int4'; group?: number; method?: 'gptq' | 'rtn';
-    /** Embedding tables: the scheme's bits by default, or int8 per row, or left float. */
-    embeddings?: 'int8' | 'int4' | 'float';
+    /**
+     * Embedding tables: the scheme's bits by default, or int8 per row, int4 or int3 (8 levels, stored
+     * in int4's blocks: about a quarter fewer bytes served) in blocks of `group`, or left float.
+     */
+    embeddings?: 'int8' | 'int4' | 'int3' | 'float';
     /**
      * The layers the pruning keeps dense (`report.keptDense`: a language model's output head, a DFL projection): the
      * scheme's bits by default, or int8 per output channel (DequantizeLinear form) under int4.
      */
     keptDense?: 'scheme' | 'int8';
+    /**
+     * int4's MatMul weights: 'nbits' (com.microsoft MatMulNBits: 4-bit compute where the runtime has
+     * it, WebGPU, onnxruntime-node) or 'dynamic' (the same 4-bit bytes widened into the int8
+     * MatMulInteger graph when the session loads: onnxruntime-web WASM's fast path, activations
+     * quantized per tensor at run time). Default: 'nbits' for a language model (a decoder's
+     * activation outliers, WebGPU), 'dynamic' otherwise.
+     */
+    int4MatMul?: 'nbits' | 'dynamic';
   };
   /** Options of the training that `prox` runs (its own epochs are in the mode). */
   training?: Omit<JobTraining, 'epochs' | 'minutes' | 'steps'>;

@@ -52,7 +52,7 @@ function fourBitCodes(codes: ArrayLike<number>, zp?: ArrayLike<number>): boolean
   return codes.length > 0;
 }
 
-const baseName = (codes: string) => codes.replace(/_(quantized|Q4)$/, '');
+const baseName = (codes: string) => codes.replace(/_(quantized|Q4|q4)$/, '');
 
 /** Computes one site's float weight and how its nodes are replaced (nothing changed yet). */
 function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite {
@@ -108,6 +108,28 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
       insertBefore(g, n, [op]);
       remove([n, cast, mul]);
       // The scale product and the activation's quantization may serve other MatMulIntegers.
+      const read = (v: string) => g.node.some((x: NodeProto) => x.input.includes(v));
+      if (!read(scaleMul.output[0])) remove([scaleMul]);
+      if (!dql.output.some(read)) remove([dql]);
+    } };
+  }
+  if (s.kind === 'widened') {
+    // The 4-bit values the file stores (codes · block scale), not the int8 weight a session widens
+    // them to: requantize writes the same blocks again (int4-dynamic.ts).
+    const [, cast, mul, scaleMul, dql] = s.nodes;
+    const wd = s.widened!;
+    const packed = inits.get(wd.packed);
+    const [nn, kb, halfG] = packed.dims.map(toNum);
+    const bs = 2 * halfG, k = wd.k;
+    if (!(k > (kb - 1) * bs && k <= kb * bs)) throw new OnnxError('unsupported_scheme', `${what}: K ${k} for ${kb} blocks of ${bs}`, 'unsupported_op');
+    const scales = model.readFloat(inits.get(wd.blockScales));
+    const codes = unpackNBits(model.tensorBytes(packed), nn, k, bs);
+    const values = new Float32Array(k * nn);
+    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)] + 0;
+    const entry: QuantRecordEntry = { name: '', form: 'int4-dynamic', group: bs, source: 'widened' };
+    return { entry, values, dims: [k, nn], apply: (names, w) => {
+      insertBefore(g, n, [node('MatMul', [dql.input[0], w], [mul.output[0]], names.fresh(n.name || `${w}_MatMul`))]);
+      remove([n, cast, mul, ...wd.nodes]);
       const read = (v: string) => g.node.some((x: NodeProto) => x.input.includes(v));
       if (!read(scaleMul.output[0])) remove([scaleMul]);
       if (!dql.output.some(read)) remove([dql]);
@@ -192,7 +214,7 @@ export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<Qua
   const have = new Set(model.weights.map((w) => w.name));
   const lost = record.layers.filter((l) => !have.has(l.name)).map((l) => l.name);
   if (lost.length) throw new OnnxError('bad_mask', `the record names weights the model no longer has: ${lost.slice(0, 3).join(', ')}${lost.length > 3 ? ', …' : ''}`, 'invalid_arguments');
-  const nbits = record.layers.find((l) => l.form === 'int4-nbits');
+  const nbits = record.layers.find((l) => l.form === 'int4-nbits' || l.form === 'int4-dynamic');
   const int4 = !!nbits || record.layers.some((l) => l.form === 'int4-dq');
   return quantizeModel(model, {
     scheme: int4 ? 'int4' : 'int8', group: nbits ? nbits.group : undefined, ...opts,

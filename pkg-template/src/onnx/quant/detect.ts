@@ -5,6 +5,8 @@
 //   - `cast`:    an int8 initializer through Cast to float and a Mul by a float scale initializer (our
 //                int8-dq form below opset 13, which has no per-axis DequantizeLinear);
 //   - `nbits`:   com.microsoft MatMulNBits with bits = 4 (our int4-nbits; transformers.js q4);
+//   - `widened`: MatMulInteger as in `integer`, its int8 weight computed from packed 4-bit blocks by
+//                the nodes int4-dynamic.ts writes (our int4-dynamic: folded when a session loads);
 //   - `gather`:  an int8 / uint8 table gathered, then widened by a scale per row (ours) or by a
 //                DequantizeLinear (quantize_dynamic's Gather).
 // Anything else that holds quantized weights or runs integer arithmetic is listed as refused, by name.
@@ -15,7 +17,7 @@ import { OnnxError } from '../errors.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
-export type SiteKind = 'dq' | 'integer' | 'nbits' | 'gather' | 'gather-dq' | 'cast';
+export type SiteKind = 'dq' | 'integer' | 'widened' | 'nbits' | 'gather' | 'gather-dq' | 'cast';
 
 /** One quantized weight and the nodes that use it. */
 export interface QuantSite {
@@ -26,6 +28,71 @@ export interface QuantSite {
   nodes: NodeProto[];
   /** The value the pattern produces (what the float graph computed). */
   output: string;
+  /** `widened`: the tensors of the 4-bit blocks (see widenedWeight). */
+  widened?: WidenedWeight;
+}
+
+/** The initializers of an int4-dynamic weight (int4-dynamic.ts) and the nodes that widen them. */
+export interface WidenedWeight {
+  /** uint8 [N, kb, G/2]: MatMulNBits' packing. */
+  packed: string;
+  /** float or float16 [N, kb, 1]: the block scales. */
+  blockScales: string;
+  /** float [N]: the int8 scale per output column. */
+  columnScale: string;
+  /** K, when the blocks run past it (the Slice's end); else kb · G. */
+  k: number;
+  nodes: NodeProto[];
+}
+
+/**
+ * The widening chain int4-dynamic.ts writes, walked back from the MatMulInteger's weight input:
+ * Transpose ← [Slice] ← Reshape ← Cast(int8) ← Round ← Mul(codes, ratio); ratio = Div(block scales
+ * [← Cast of float16], Reshape(column scale)); codes = Sub(Reshape(Concat(Unsqueeze(lo), Unsqueeze(hi))))
+ * with lo = Sub(Cast(packed), ·). Every node read by this chain only; undefined when anything differs.
+ */
+function widenedWeight(b: string, producer: Map<string, NodeProto>, only: (v: string) => NodeProto | undefined, inits: Map<string, any>, readInts: (t: any) => number[]): WidenedWeight | undefined {
+  const nodes: NodeProto[] = [];
+  const up = (v: string | undefined, op: string): NodeProto | undefined => {
+    const p = v === undefined ? undefined : producer.get(v);
+    if (!p || p.op_type !== op || (p.domain || '') !== '' || !only(v!)) return undefined;
+    nodes.push(p);
+    return p;
+  };
+  const tr = up(b, 'Transpose');
+  // A Slice to K when the last block ran past it.
+  const sl = tr && producer.get(tr.input[0])?.op_type === 'Slice' ? up(tr.input[0], 'Slice') : undefined;
+  const end = sl ? inits.get(sl.input[2]) : undefined;
+  if (sl && !end) return undefined;
+  const k = end ? readInts(end)[0] : 0;
+  const x = producer.get((sl ?? tr)?.input[0]);
+  const rows = up(x?.output[0], 'Reshape');
+  const narrow = up(rows?.input[0], 'Cast');
+  const round = up(narrow?.input[0], 'Round');
+  const mul = up(round?.input[0], 'Mul');
+  const ratio = mul && up(mul.input[1], 'Div');
+  const codes = mul && up(mul.input[0], 'Sub');
+  const col = ratio && up(ratio.input[1], 'Reshape');
+  const half = ratio && !inits.has(ratio.input[0]) ? up(ratio.input[0], 'Cast') : undefined;
+  const blockScales = half ? half.input[0] : ratio?.input[0];
+  const blocks = codes && up(codes.input[0], 'Reshape');
+  const pairs = blocks && up(blocks.input[0], 'Concat');
+  const loP = pairs && up(pairs.input[0], 'Unsqueeze');
+  const hiP = pairs && up(pairs.input[1], 'Unsqueeze');
+  const lo = loP && up(loP.input[0], 'Sub');
+  const hi16 = lo && up(lo.input[1], 'Mul');
+  const hiNode = hi16 ? producer.get(hi16.input[0]) : undefined; // read by hi16 and hiP
+  const div = hiNode?.op_type === 'Floor' ? up(hiNode.input[0], 'Div') : undefined;
+  const wide = lo ? producer.get(lo.input[0]) : undefined; // read by lo and div
+  if (!tr || !narrow || attrInt(narrow, 'to', 0) !== DT.INT8 || !round || !col || !blocks || !loP || !hiP || !hiNode || !div || wide?.op_type !== 'Cast' || hiP.input[0] !== hiNode.output[0] || div.input[0] !== wide.output[0]) return undefined;
+  nodes.push(hiNode, wide);
+  const packed = inits.get(wide.input[0]);
+  const bs = inits.get(blockScales);
+  const cs = inits.get(col.input[0]);
+  if (packed?.data_type !== DT.UINT8 || packed.dims.length !== 3 || !bs || !cs || cs.data_type !== DT.FLOAT) return undefined;
+  const [n, kb, halfG] = packed.dims.map(toNum);
+  if (bs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n * kb || cs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n) return undefined;
+  return { packed: packed.name, blockScales: bs.name, columnScale: cs.name, k: k || kb * halfG * 2, nodes };
 }
 
 /** Ops that hold quantized weights or integer arithmetic in a form not read here. */
@@ -78,10 +145,15 @@ export function detectQuantized(model: OnnxModel): Detected {
       const mul = cast && cast.op_type === 'Cast' ? only(cast.output[0]) : undefined;
       const scaleIn = mul?.input.find((i: string) => i !== cast?.output[0]);
       const scaleMul = scaleIn ? producer.get(scaleIn) : undefined;
-      const ok = isInt(n.input[1]) && dql?.op_type === 'DynamicQuantizeLinear' && mul?.op_type === 'Mul' && scaleMul?.op_type === 'Mul'
+      const widened = op === 'MatMulInteger' && !inits.has(n.input[1]) ? widenedWeight(n.input[1], producer, only, inits, (t) => model.readInts(t)) : undefined;
+      const ok = (isInt(n.input[1]) || widened) && dql?.op_type === 'DynamicQuantizeLinear' && mul?.op_type === 'Mul' && scaleMul?.op_type === 'Mul'
         && scaleMul.input.includes(dql.output[1]) && scaleMul.input.some((i: string) => inits.has(i));
       if (!ok) { refused.push(`${op} outside onnxruntime's dynamic-quantization pattern (node "${n.name}")`); continue; }
-      sites.push({ kind: 'integer', codes: n.input[1], nodes: [n, cast!, mul!, scaleMul!, dql!], output: mul!.output[0] });
+      const tail = [n, cast!, mul!, scaleMul!, dql!];
+      if (widened) {
+        sites.push({ kind: 'widened', codes: widened.packed, nodes: [...tail, ...widened.nodes], output: mul!.output[0], widened });
+        for (const x of widened.nodes) seen.add(x);
+      } else sites.push({ kind: 'integer', codes: n.input[1], nodes: tail, output: mul!.output[0] });
       seen.add(cast!); seen.add(mul!);
       continue;
     }
@@ -139,6 +211,6 @@ export function assertFloatWeights(model: OnnxModel, what: string): void {
 }
 
 const SITE_NAMES: Record<SiteKind, string> = {
-  dq: 'int8 DequantizeLinear', integer: 'MatMulInteger / ConvInteger (dynamic int8)', nbits: 'MatMulNBits 4-bit',
+  dq: 'int8 DequantizeLinear', integer: 'MatMulInteger / ConvInteger (dynamic int8)', widened: '4-bit blocks widened to MatMulInteger', nbits: 'MatMulNBits 4-bit',
   gather: 'int8 Gather', 'gather-dq': 'int8 Gather + DequantizeLinear', cast: 'int8 Cast + Mul',
 };

@@ -6,13 +6,14 @@
 //   Gather(packed uint8 [V, kb·G/2], ids) ─Cast(float)─▶ hi = Floor(x / 16), lo = x - 16·hi
 //   ─Concat(lo, hi) per byte, Reshape [.., kb, G]─▶ (codes - 8) · Gather(scales [V, kb], ids)
 //   ─Reshape [.., kb·G], Slice to K─▶ output
-// The block scales are float16 behind a Cast where they fit (half-scales.ts).
+// The block scales are float16 behind a Cast where they fit (half-scales.ts). A 3-bit table
+// (int3-gather) is this form holding codes -4..3.
 // The bytes follow MatMulNBits' packing (pack4.ts: even element in the low nibble, code + 8), so a
 // row of the table is packed exactly as an output row of a MatMulNBits weight would be.
 import type { OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
 import { tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
-import { packNBits, NBITS_ZERO } from './pack4.js';
+import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
@@ -37,8 +38,8 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const stem = reader.name || out;
   const o = (s: string) => names.fresh(`${out}_${s}`);
   const nm = (s: string) => names.fresh(`${stem}_${s}`);
-  const [bytes, wide, div, hi, hi16, lo, idShape, pairShape, loP, hiP, pairs, blockShape, blocks, codes, s, sCol, deq, rowShape, row] =
-    ['bytes', 'wide', 'div16', 'hi', 'hi16', 'lo', 'ids_shape', 'pair_shape', 'lo_pairs', 'hi_pairs', 'pairs', 'block_shape', 'blocks', 'codes', 'scales', 'scale_col', 'deq', 'row_shape', 'row'].map(o);
+  const [bytes, hi, lo, idShape, pairShape, loP, hiP, pairs, blockShape, blocks, codes, s, sCol, deq, rowShape, row] =
+    ['bytes', 'hi', 'lo', 'ids_shape', 'pair_shape', 'lo_pairs', 'hi_pairs', 'pairs', 'block_shape', 'blocks', 'codes', 'scales', 'scale_col', 'deq', 'row_shape', 'row'].map(o);
   const padded = kb * gw !== k;
   // Unsqueeze's axes: an attribute before opset 13, an input from 13 on.
   const unsqueeze = opsetVersion(model.model, '') >= 13
@@ -47,11 +48,7 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const nodes = [
     ...scaleCast,
     node('Gather', [packed, ids], [bytes], nm('q4_gather'), { axis: 0 }),
-    node('Cast', [bytes], [wide], nm('q4_cast'), { to: DT.FLOAT }),
-    node('Div', [wide, sixteen], [div], nm('q4_div')),
-    node('Floor', [div], [hi], nm('q4_hi')),
-    node('Mul', [hi, sixteen], [hi16], nm('q4_hi16')),
-    node('Sub', [wide, hi16], [lo], nm('q4_lo')),
+    ...nibbleNodes(bytes, sixteen, { lo, hi }, o, nm),
     node('Shape', [ids], [idShape], nm('q4_ids_shape')),
     node('Concat', [idShape, pairTail], [pairShape], nm('q4_pair_shape'), { axis: 0 }),
     node('Reshape', [lo, pairShape], [loP], nm('q4_lo_pairs')),

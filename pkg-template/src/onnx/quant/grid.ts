@@ -1,7 +1,7 @@
 // The quantization grid and the round-to-nearest quantizer. A grid is symmetric (no zero point, code
 // 0 is the value 0, so the zeros a pruning left stay exact zeros) with one scale per output row and,
 // for int4, per group of G consecutive inputs along the reduction axis (GPTQ's "group size").
-// int4 uses all 16 codes as onnxruntime's MatMulNBits quantizer does (range2scale in
+// int4 (and the 3-bit tables) use all 2^bits codes as onnxruntime's MatMulNBits quantizer does (range2scale in
 // onnxruntime/core/mlas/lib/q4_dq.cpp): the group's value of largest magnitude e is code -8 exactly,
 // scale = e / -8, negative when e is positive (the op multiplies by it like any scale); int8 keeps
 // ±127 (±63) with a positive scale, as onnxruntime's int8 weights. The
@@ -12,8 +12,11 @@ import { OnnxError } from '../errors.js';
 
 /** A symmetric integer grid (codes in [-qmax - 1, qmax]: see quantizeChecked). */
 export interface QuantGrid {
-  /** 8 (codes in [-128, 127]; round-to-nearest never writes -128, GPTQ may) or 4 (codes in [-8, 7], all used). */
-  bits: 8 | 4;
+  /**
+   * 8 (codes in [-128, 127]; round-to-nearest never writes -128, GPTQ may), 4 (codes in [-8, 7], all
+   * used) or 3 (codes in [-4, 3], all used: an embedding table's 8 levels in the 4-bit container).
+   */
+  bits: 8 | 4 | 3;
   /** Inputs per scale along the reduction axis; 0 = one scale per output row (per channel). */
   group: number;
   /**
@@ -49,7 +52,10 @@ export type Quantizer = (values: Float32Array, rows: number, cols: number, grid:
  * Largest positive code: int8 ±127 (±63 reduced), as onnxruntime's symmetric int8 weights, so that
  * -x and x map to opposite codes; int4 7, its codes reaching -8 (rtnQuantize).
  */
-export const qmax = (grid: QuantGrid): number => (grid.bits === 4 ? 7 : grid.reduceRange ? 63 : 127);
+export const qmax = (grid: QuantGrid): number => (grid.bits === 3 ? 3 : grid.bits === 4 ? 7 : grid.reduceRange ? 63 : 127);
+
+/** The grids whose extreme is code -qmax - 1 exactly (all 2^bits codes used): 4 and 3 bits. */
+const fullRange = (grid: QuantGrid): boolean => grid.bits <= 4;
 
 /** Groups per row of `cols` inputs (the last one padded when G does not divide cols). */
 export function groupsPerRow(cols: number, grid: QuantGrid): number {
@@ -57,7 +63,7 @@ export function groupsPerRow(cols: number, grid: QuantGrid): number {
 }
 
 export function checkGrid(grid: QuantGrid): QuantGrid {
-  if (grid.bits !== 8 && grid.bits !== 4) throw new OnnxError('unsupported', `quantization bits must be 8 or 4 (got ${String(grid.bits)})`, 'invalid_arguments');
+  if (grid.bits !== 8 && grid.bits !== 4 && grid.bits !== 3) throw new OnnxError('unsupported', `quantization bits must be 8, 4 or 3 (got ${String(grid.bits)})`, 'invalid_arguments');
   const g = grid.group;
   // MatMulNBits packs a block into whole bytes and onnxruntime's kernels want a power of two ≥ 16.
   if (!Number.isInteger(g) || g < 0 || (g > 0 && (g < 16 || (g & (g - 1)) !== 0))) {
@@ -76,7 +82,7 @@ export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
   const gpr = groupsPerRow(cols, grid);
   const width = grid.group > 0 ? grid.group : cols;
   const q = qmax(grid);
-  const full = grid.bits === 4;
+  const full = fullRange(grid);
   const lo = full ? -q - 1 : -q;
   const codes = new Int8Array(rows * cols);
   const scales = new Float32Array(rows * gpr);
@@ -135,7 +141,7 @@ export function quantizeChecked(quantizer: Quantizer, values: Float32Array, rows
     if (qv.codes[i] > q || qv.codes[i] < -q - 1) throw new OnnxError('unsupported', `the quantizer wrote code ${qv.codes[i]} outside [${-q - 1}, ${q}] in "${name}"`, 'invalid_value');
     if (values[i] === 0 && qv.codes[i] !== 0) throw new OnnxError('unsupported', `the quantizer moved a zero of "${name}" (element ${i}) off the grid's zero`, 'invalid_value');
   }
-  const signed = grid.bits === 4;
+  const signed = fullRange(grid);
   for (const s of qv.scales) if (!(signed ? s !== 0 : s > 0) || !Number.isFinite(s)) throw new OnnxError('unsupported', `the quantizer wrote scale ${s} in "${name}"`, 'invalid_value');
   return qv;
 }

@@ -6,6 +6,7 @@
 // integers (onnxruntime's MLAS u8s8 kernels). Only MatMul weights take this form here: Gemm and Conv
 // keep the weight-only form (ConvInteger in onnxruntime takes one weight zero point per tensor).
 import type { OnnxModel } from '../model.js';
+import type { NodeProto } from '../tensor-data.js';
 import { int8Tensor, floatTensor, node, insertBefore, dropUnused, type Names } from './graph-edit.js';
 import { toStored, type QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
@@ -15,12 +16,25 @@ export type DqlCache = Map<string, { q: string; scale: string; zp: string }>;
 
 /** Rewrites one MatMul weight (and its node) into the MatMulInteger form. */
 export function writeInt8Dynamic(model: OnnxModel, names: Names, t: QuantTarget, qv: QuantizedView, cache: DqlCache): void {
-  const { w, node: reader } = t;
+  const g = model.graph;
+  const qName = names.fresh(`${t.w.name}_quantized`);
+  const sName = names.fresh(`${t.w.name}_scale`);
+  g.initializer.push(int8Tensor(qName, t.w.dims, toStored(t.w, qv.codes)));
+  g.initializer.push(floatTensor(sName, [qv.rows], qv.scales));
+  writeMatMulInteger(model, names, t, { weight: qName, scale: sName, rows: qv.rows }, [], cache);
+}
+
+/**
+ * Replaces the MatMul of `t` by the MatMulInteger form reading `w.weight` (int8 [K, N], an initializer
+ * or the value of `prelude`, nodes that compute it from initializers) with one scale per output
+ * column `w.scale` (float [N]); shared by int4-dynamic.ts, whose weight is computed.
+ */
+export function writeMatMulInteger(model: OnnxModel, names: Names, t: QuantTarget, w: { weight: string; scale: string; rows: number }, prelude: NodeProto[], cache: DqlCache): void {
+  const reader = t.node;
   const g = model.graph;
   const a = reader.input[0];
-  const base = w.name;
   let dql = cache.get(a);
-  const before: ReturnType<typeof node>[] = [];
+  const before: NodeProto[] = [];
   if (!dql) {
     dql = { q: names.fresh(`${a}_quantized`), scale: names.fresh(`${a}_scale`), zp: names.fresh(`${a}_zero_point`) };
     // Right after the activation's producer would serve every reader; before the first reader is
@@ -28,24 +42,20 @@ export function writeInt8Dynamic(model: OnnxModel, names: Names, t: QuantTarget,
     before.push(node('DynamicQuantizeLinear', [a], [dql.q, dql.scale, dql.zp], names.fresh(`${a}_QuantizeLinear`)));
     cache.set(a, dql);
   }
-  const qName = names.fresh(`${base}_quantized`);
-  const sName = names.fresh(`${base}_scale`);
-  const zName = names.fresh(`${base}_zero_point`);
-  g.initializer.push(int8Tensor(qName, w.dims, toStored(w, qv.codes)));
-  g.initializer.push(floatTensor(sName, [qv.rows], qv.scales));
-  g.initializer.push(int8Tensor(zName, [qv.rows], new Int8Array(qv.rows)));
+  const zName = names.fresh(`${t.w.name}_zero_point`);
+  g.initializer.push(int8Tensor(zName, [w.rows], new Int8Array(w.rows)));
   const out = reader.output[0];
   const mmi = names.fresh(`${out}_MatMulInteger_Output`);
   const cast = names.fresh(`${out}_Cast_Output`);
   const scales = names.fresh(`${out}_scales_mul`);
   const stem = reader.name || out;
   const nodes = [
-    node('MatMulInteger', [dql.q, qName, dql.zp, zName], [mmi], names.fresh(`${stem}_MatMulInteger`)),
+    node('MatMulInteger', [dql.q, w.weight, dql.zp, zName], [mmi], names.fresh(`${stem}_MatMulInteger`)),
     node('Cast', [mmi], [cast], names.fresh(`${stem}_cast`), { to: 1 }),
-    node('Mul', [dql.scale, sName], [scales], names.fresh(`${stem}_scales_mul`)),
+    node('Mul', [dql.scale, w.scale], [scales], names.fresh(`${stem}_scales_mul`)),
     node('Mul', [cast, scales], [out], names.fresh(`${stem}_output_scale_mul`)),
   ];
-  insertBefore(g, reader, [...before, ...nodes]);
+  insertBefore(g, reader, [...prelude, ...before, ...nodes]);
   g.node.splice(g.node.indexOf(reader), 1);
-  dropUnused(g, [base]);
+  dropUnused(g, [t.w.name]);
 }

@@ -7,7 +7,8 @@ import type { OnnxModel } from '../model.js';
 import { transpose } from '../model.js';
 import { opsetVersion } from './graph-edit.js';
 import { rtnQuantize, dequantizeView, positiveScales, type QuantizedView } from './grid.js';
-import { gridOf, type QuantForm } from './forms.js';
+import { gridOf, isPacked4, type QuantForm } from './forms.js';
+import { widenInt4 } from './int4-dynamic.js';
 import { halfScales } from './half-scales.js';
 import { packNBits } from './pack4.js';
 import { toStored, type QuantTarget } from './targets.js';
@@ -30,12 +31,13 @@ export function trialQuantize(model: OnnxModel, t: QuantTarget, form: QuantForm,
   const cols = stored.length / rows;
   const view = !embedding && w.view!.transposed ? transpose(stored, w.view!.cols, w.view!.rows) : stored;
   const q0 = rtnQuantize(view, rows, cols, gridOf(form, group));
-  const four = form === 'int4-nbits' || form === 'int4-gather';
+  const four = isPacked4(form);
   const half = four ? halfScales(q0) : undefined;
   const qv: QuantizedView = half ?? (form === 'int4-dq' ? positiveScales(q0) : q0);
-  const deq = dequantizeView(qv);
+  const deq = dequantizeView(form === 'int4-dynamic' ? widenInt4(qv) : qv);
   const values = embedding ? deq : toStored(w, deq);
   const scales = half ? bytesOf(floatArrayToHalf(qv.scales)) : bytesOf(qv.scales);
+  if (form === 'int4-dynamic') return { values, tensors: [packNBits(qv), scales, bytesOf(widenInt4(qv).scales), new Uint8Array(qv.rows)] };
   if (four) return { values, tensors: [packNBits(qv), scales] };
   if (form === 'int8-gather') return { values, tensors: [bytesOf(qv.codes), scales] };
   // int8-dynamic and int8-dq (int4-dq in its int8 container): codes in the stored layout, scales, and

@@ -6,6 +6,8 @@
 // runs past K is padded with code 0 (stored 8), which the op multiplies by nothing.
 import { OnnxError } from '../errors.js';
 import type { QuantizedView } from './grid.js';
+import { node } from './graph-edit.js';
+import { DT, type NodeProto } from '../tensor-data.js';
 
 /** The op's zero point when the zero_points input is absent: 2^(bits-1). */
 export const NBITS_ZERO = 8;
@@ -49,4 +51,20 @@ export function unpackNBits(b: Uint8Array, n: number, k: number, g: number, zero
     }
   }
   return out;
+}
+
+/**
+ * The nodes that split packed bytes into their two nibbles in plain float ops (no bitwise op, which
+ * needs opset 18): x = Cast(bytes), hi = Floor(x / 16), lo = x - 16 · hi. Both outputs are the
+ * stored unsigned codes (code + 8); `sixteen` names a float scalar 16.
+ */
+export function nibbleNodes(bytes: string, sixteen: string, out: { lo: string; hi: string }, fresh: (s: string) => string, nodeName: (s: string) => string): NodeProto[] {
+  const [wide, div, hi16] = ['wide', 'div16', 'hi16'].map(fresh);
+  return [
+    node('Cast', [bytes], [wide], nodeName('q4_cast'), { to: DT.FLOAT }),
+    node('Div', [wide, sixteen], [div], nodeName('q4_div')),
+    node('Floor', [div], [out.hi], nodeName('q4_hi')),
+    node('Mul', [out.hi, sixteen], [hi16], nodeName('q4_hi16')),
+    node('Sub', [wide, hi16], [out.lo], nodeName('q4_lo')),
+  ];
 }

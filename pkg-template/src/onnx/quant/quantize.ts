@@ -8,10 +8,11 @@ import { countZeros } from '../prune.js';
 import { Names, opsetVersion } from './graph-edit.js';
 import { findTargets, type QuantTarget } from './targets.js';
 import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, positiveScales, type Quantizer, type QuantizedView, type QuantGrid } from './grid.js';
-import { gridOf, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm } from './forms.js';
+import { gridOf, isPacked4, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm, type Int4MatMulForm } from './forms.js';
 import { writeInt8Dq } from './int8-dq.js';
 import { writeInt8Dynamic, type DqlCache } from './int8-dynamic.js';
 import { writeNBits } from './nbits.js';
+import { writeInt4Dynamic, widenInt4 } from './int4-dynamic.js';
 import { writeGatherInt8 } from './gather-int8.js';
 import { writeGatherInt4 } from './gather-int4.js';
 import { halfScales } from './half-scales.js';
@@ -29,12 +30,19 @@ export interface QuantizeOptions {
   /** Which weights to quantize (default: all that can be). */
   layers?: (w: OnnxWeight) => boolean;
   /**
-   * Embedding tables (Gather data): int8 per row, int4 in blocks of `group` along each row, or left
-   * float. Default: the scheme's own bits (int4 tables are most of a small language model's bytes).
+   * Embedding tables (Gather data): int8 per row, int4 in blocks of `group` along each row, int3 (8
+   * levels in the int4 form's blocks), or left float. Default: the scheme's own bits (int4 tables are
+   * most of a small language model's bytes).
    */
-  embeddings?: 'int8' | 'int4' | 'float';
+  embeddings?: 'int8' | 'int4' | 'int3' | 'float';
   /** int8 form of MatMul weights (default INT8_MATMUL_FORM, from the measurement in forms.ts). */
   int8MatMul?: Int8MatMulForm;
+  /**
+   * int4 form of MatMul weights: 'nbits' (MatMulNBits, the default: 4-bit compute where the runtime
+   * has it, WebGPU's and onnxruntime-node's) or 'dynamic' (the same 4-bit bytes, widened into the
+   * int8 MatMulInteger graph when the session loads: onnxruntime-web WASM's fast path; int4-dynamic.ts).
+   */
+  int4MatMul?: Int4MatMulForm;
   /** Codes and scales of one layer from its float view (default round-to-nearest). */
   quantizer?: Quantizer;
   /**
@@ -107,10 +115,15 @@ interface Planned { t: QuantTarget; form: QuantForm; qv: QuantizedView; report: 
 
 function formFor(t: QuantTarget, opts: QuantizeOptions, group: number, onnxOpset: number): { form: QuantForm; group: number; note?: string } {
   if (t.role === 'embedding') {
-    return (opts.embeddings ?? opts.scheme) === 'int4' ? { form: 'int4-gather', group } : { form: 'int8-gather', group: 0 };
+    const e = opts.embeddings ?? opts.scheme;
+    return e === 'int4' ? { form: 'int4-gather', group } : e === 'int3' ? { form: 'int3-gather', group } : { form: 'int8-gather', group: 0 };
   }
   const mm2d = t.w.op === 'MatMul' && t.w.dims.length === 2;
   if (opts.scheme === 'int4') {
+    if (mm2d && opts.int4MatMul === 'dynamic') {
+      if (onnxOpset >= 11) return { form: 'int4-dynamic', group };
+      return { form: 'int4-nbits', group, note: `MatMulInteger needs opset 11 (the model imports ${onnxOpset}): MatMulNBits` };
+    }
     if (mm2d) return { form: 'int4-nbits', group };
     return { form: 'int4-dq', group: 0, note: `${t.w.op}: MatMulNBits serves MatMul only; 4-bit codes per output channel in an int8 container${onnxOpset < 13 ? ' (Cast + Mul below opset 13)' : ''}` };
   }
@@ -126,7 +139,9 @@ const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 
 
 function bytesAfter(form: QuantForm, qv: QuantizedView, half: boolean): number {
   const scales = qv.scales.length * (half ? 2 : 4);
-  if (form === 'int4-nbits' || form === 'int4-gather') return qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
+  const packed = qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
+  if (form === 'int4-dynamic') return packed + 4 * qv.rows + qv.rows; // + the int8 column scales and zero points
+  if (isPacked4(form)) return packed;
   if (form === 'int8-gather') return qv.codes.length + scales;
   return qv.codes.length + scales + qv.rows; // + the int8 zero points
 }
@@ -145,9 +160,10 @@ function checkOptions(opts: QuantizeOptions): number {
   const group = opts.group ?? 32;
   if (opts.scheme === 'int4') checkGrid({ bits: 4, group });
   if (opts.group !== undefined && opts.scheme === 'int8') throw new OnnxError('unsupported', 'a group applies to int4 only: int8 is per output channel', 'invalid_arguments');
-  if (opts.embeddings !== undefined && !['int8', 'int4', 'float'].includes(opts.embeddings)) {
-    throw new OnnxError('unsupported', `embeddings must be int8, int4 or float (got ${String(opts.embeddings)})`, 'invalid_arguments');
+  if (opts.embeddings !== undefined && !['int8', 'int4', 'int3', 'float'].includes(opts.embeddings)) {
+    throw new OnnxError('unsupported', `embeddings must be int8, int4, int3 or float (got ${String(opts.embeddings)})`, 'invalid_arguments');
   }
+  if (opts.embeddings === 'int3') checkGrid({ bits: 3, group });
   return group;
 }
 
@@ -155,7 +171,7 @@ function checkOptions(opts: QuantizeOptions): number {
 function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] {
   const { targets } = findTargets(model);
   const embeddings = opts.embeddings ?? opts.scheme;
-  const bitsOf = (t: QuantTarget): LayerBits => opts.layerBits?.(t.w) ?? (t.role === 'embedding' ? embeddings : opts.scheme);
+  const bitsOf = (t: QuantTarget): LayerBits | 'int3' => opts.layerBits?.(t.w) ?? (t.role === 'embedding' ? embeddings : opts.scheme);
   const chosen = targets.filter((t) => (opts.layers ? opts.layers(t.w) : true) && bitsOf(t) !== 'float');
   const onnxOpset = opsetVersion(model.model, '');
   const out: { t: QuantTarget; pick: { form: QuantForm; group: number; note?: string } }[] = [];
@@ -169,17 +185,17 @@ function plan(model: OnnxModel, opts: QuantizeOptions, group: number): { t: Quan
     // a layer's own bits: that scheme's form (a table's own bits are its embeddings form)
     const mine = bits === undefined ? opts : { ...opts, scheme: bits as QuantScheme, embeddings: bits as QuantScheme };
     const pick = own ?? formFor(t, eight ? { ...opts, scheme: 'int8', int8MatMul: 'dq' } : mine, group, onnxOpset);
-    if (pick.form === 'int8-dynamic' && (t.w.op !== 'MatMul' || onnxOpset < 11)) {
+    if ((pick.form === 'int8-dynamic' || pick.form === 'int4-dynamic') && (t.w.op !== 'MatMul' || t.w.dims.length !== 2 || onnxOpset < 11)) {
       throw new OnnxError('unsupported', `"${t.w.name}": the MatMulInteger form serves 2-D MatMul weights at opset ≥ 11`, 'unsupported_op');
     }
     if (pick.form === 'int4-nbits' && !(t.w.op === 'MatMul' && t.w.dims.length === 2)) {
       throw new OnnxError('unsupported', `"${t.w.name}": MatMulNBits serves 2-D MatMul weights only (this is ${t.w.op})`, 'unsupported_op');
     }
-    const gather = pick.form === 'int8-gather' || pick.form === 'int4-gather';
+    const gather = pick.form === 'int8-gather' || pick.form === 'int4-gather' || pick.form === 'int3-gather';
     if (gather !== (t.role === 'embedding')) {
       throw new OnnxError('unsupported', `"${t.w.name}": form ${pick.form} does not fit a ${t.role} weight`, 'invalid_arguments');
     }
-    if (pick.form === 'int4-gather' && (t.w.dims[1] < 2)) {
+    if ((pick.form === 'int4-gather' || pick.form === 'int3-gather') && (t.w.dims[1] < 2)) {
       throw new OnnxError('unsupported', `"${t.w.name}": a 4-bit table needs rows of at least 2 values`, 'invalid_arguments');
     }
     out.push({ t, pick });
@@ -218,13 +234,14 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     const cols = values.length / rows;
     const given = opts.given?.get(t.w.name);
     const q0 = quantizeChecked(given ? () => given.qv : quantizer, values, rows, cols, grid, t.w.name);
-    const hq = pick.form === 'int4-nbits' || pick.form === 'int4-gather' ? halfScales(q0) : undefined;
+    const hq = isPacked4(pick.form) ? halfScales(q0) : undefined;
     const qv = hq ?? q0;
     const report: QuantLayerReport = {
       name: t.w.name, op: t.role === 'embedding' ? 'Gather' : t.w.op, form: pick.form, bits: grid.reduceRange ? 7 : grid.bits, group: qv.width,
       params: values.length, zeros: countZeros(values),
       bytesBefore: t.w.numel * (FLOAT_BYTES[t.w.dtype] ?? 4), bytesAfter: bytesAfter(pick.form, qv, !!hq),
-      maxAbsError: maxAbsErr(values, dequantizeView(qv)), method: given?.method ?? 'rtn',
+      // int4-dynamic: the int8 weight the session computes from the 4-bit codes (int4-dynamic.ts)
+      maxAbsError: maxAbsErr(values, dequantizeView(pick.form === 'int4-dynamic' ? widenInt4(qv) : qv)), method: given?.method ?? 'rtn',
     };
     if (given) report.relError = given.relError;
     if (hq) report.scales = 'float16';
@@ -255,7 +272,8 @@ export function quantizeModel(model: OnnxModel, opts: QuantizeOptions): QuantRep
     else if (p.form === 'int4-dq') writeInt8Dq(model, names, p.t, positiveScales(p.qv));
     else if (p.form === 'int8-dynamic') writeInt8Dynamic(model, names, p.t, p.qv, cache);
     else if (p.form === 'int4-nbits') writeNBits(model, names, p.t, p.qv, p.report.scales === 'float16');
-    else if (p.form === 'int4-gather') writeGatherInt4(model, names, p.t, p.qv, p.report.scales === 'float16');
+    else if (p.form === 'int4-dynamic') writeInt4Dynamic(model, names, p.t, p.qv, cache, p.report.scales === 'float16');
+    else if (p.form === 'int4-gather' || p.form === 'int3-gather') writeGatherInt4(model, names, p.t, p.qv, p.report.scales === 'float16');
     else writeGatherInt8(model, names, p.t, p.qv);
   }
   model.refresh();

@@ -41,7 +41,8 @@ export function quantCellPlan(model: OnnxModel, opts: QuantizeOptions): QuantCel
   const top = opts.scheme;
   const embeddings = opts.embeddings ?? top;
   const layerBits: QuantScheme[] = top === 'int4' ? ['int8', 'int4'] : ['int8'];
-  const tableBits: QuantScheme[] = embeddings === 'float' ? [] : embeddings === 'int4' ? ['int8', 'int4'] : ['int8'];
+  // int3 tables are the caller's fixed choice (no cell tries them): written so in every plan
+  const tableBits: QuantScheme[] = embeddings === 'float' || embeddings === 'int3' ? [] : embeddings === 'int4' ? ['int8', 'int4'] : ['int8'];
   const forms: Partial<Record<QuantScheme, Planned>> = {};
   for (const b of new Set([...layerBits, ...tableBits])) forms[b] = plannedForms(model, { ...opts, layerBits: () => b });
   const prunable = new Set(model.prunable().map((w) => w.name));

@@ -43,14 +43,15 @@ export function dtypeOfFile(name: string): TjsDtype | undefined {
 }
 
 /**
- * The dtype a model is, from what it holds: 4-bit MatMulNBits → q4 (q4f16 when its other floats are
- * float16), int8 weights in any form read back here (MatMulInteger as quantize_dynamic writes,
- * DequantizeLinear, int8 tables) → q8, float16 weights → fp16, else fp32. The name only picks the
- * file: transformers.js runs whatever the file holds.
+ * The dtype a model is, from what it holds: 4-bit MatMul blocks (MatMulNBits, or widened to int8 at
+ * load) → q4 (q4f16 when its other floats are float16), int8 weights in any form read back here
+ * (MatMulInteger as quantize_dynamic writes, DequantizeLinear, int8 tables) → q8, float16 weights →
+ * fp16, else fp32. The name only picks the file: transformers.js runs whatever the file holds.
  */
 export function transformersDtype(model: OnnxModel): TjsDtype {
   const { sites } = detectQuantized(model);
-  const nbits = sites.some((s) => s.kind === 'nbits') || model.graph.node.some((n: { op_type: string }) => n.op_type === 'MatMulNBits');
+  // 4-bit MatMul blocks, run as MatMulNBits or widened to MatMulInteger at load (quant/int4-dynamic.ts)
+  const nbits = sites.some((s) => s.kind === 'nbits' || s.kind === 'widened') || model.graph.node.some((n: { op_type: string }) => n.op_type === 'MatMulNBits');
   let f16 = 0, f32 = 0;
   for (const t of model.graph.initializer) {
     if (t.data_type === DT.FLOAT16) f16++;
