@@ -38,8 +38,8 @@ export interface WidenedWeight {
   packed: string;
   /** float or float16 [N, kb, 1]: the block scales. */
   blockScales: string;
-  /** float [N]: the int8 scale per output column. */
-  columnScale: string;
+  /** The value of the int8 scale per output column [N] (computed from the block scales), which the output's scale Mul reads. */
+  scale: string;
   /** K, when the blocks run past it (the Slice's end); else kb · G. */
   k: number;
   nodes: NodeProto[];
@@ -47,11 +47,14 @@ export interface WidenedWeight {
 
 /**
  * The widening chain int4-dynamic.ts writes, walked back from the MatMulInteger's weight input:
- * Transpose ← [Slice] ← Reshape ← Cast(int8) ← Round ← Mul(codes, ratio); ratio = Div(block scales
- * [← Cast of float16], Reshape(column scale)); codes = Sub(Reshape(Concat(Unsqueeze(lo), Unsqueeze(hi))))
- * with lo = Sub(Cast(packed), ·). Every node read by this chain only; undefined when anything differs.
+ * Transpose ← [Slice] ← Reshape ← Cast(int8) ← Round ← Mul(codes, ratio); ratio = Div(s, col) with
+ * s the block scales [← Cast of float16] and col = Mul(ReduceMax(Abs(s)), ·), read by the Div and
+ * by the Reshape that gives the output's scale; codes = Sub(Reshape(Concat(Unsqueeze(lo),
+ * Unsqueeze(hi)))) with lo = Sub(Cast(packed), ·). Every other node read by this chain only;
+ * undefined when anything differs.
  */
-function widenedWeight(b: string, producer: Map<string, NodeProto>, only: (v: string) => NodeProto | undefined, inits: Map<string, any>, readInts: (t: any) => number[]): WidenedWeight | undefined {
+function widenedWeight(b: string, producer: Map<string, NodeProto>, readersOf: (v: string) => NodeProto[], inits: Map<string, any>, readInts: (t: any) => number[]): WidenedWeight | undefined {
+  const only = (v: string): NodeProto | undefined => { const r = readersOf(v); return r.length === 1 ? r[0] : undefined; };
   const nodes: NodeProto[] = [];
   const up = (v: string | undefined, op: string): NodeProto | undefined => {
     const p = v === undefined ? undefined : producer.get(v);
@@ -72,9 +75,13 @@ function widenedWeight(b: string, producer: Map<string, NodeProto>, only: (v: st
   const mul = up(round?.input[0], 'Mul');
   const ratio = mul && up(mul.input[1], 'Div');
   const codes = mul && up(mul.input[0], 'Sub');
-  const col = ratio && up(ratio.input[1], 'Reshape');
-  const half = ratio && !inits.has(ratio.input[0]) ? up(ratio.input[0], 'Cast') : undefined;
+  // col and s have two readers each (see above): taken by hand, their readers checked below
+  const col = ratio ? producer.get(ratio.input[1]) : undefined;
+  const maxScale = col?.op_type === 'Mul' ? up(col.input[0], 'ReduceMax') : undefined;
+  const abs = maxScale && up(maxScale.input[0], 'Abs');
+  const half = ratio && !inits.has(ratio.input[0]) ? producer.get(ratio.input[0]) : undefined;
   const blockScales = half ? half.input[0] : ratio?.input[0];
+  const scaleOut = col ? readersOf(col.output[0]).find((r) => r.op_type === 'Reshape') : undefined;
   const blocks = codes && up(codes.input[0], 'Reshape');
   const pairs = blocks && up(blocks.input[0], 'Concat');
   const loP = pairs && up(pairs.input[0], 'Unsqueeze');
@@ -84,15 +91,15 @@ function widenedWeight(b: string, producer: Map<string, NodeProto>, only: (v: st
   const hiNode = hi16 ? producer.get(hi16.input[0]) : undefined; // read by hi16 and hiP
   const div = hiNode?.op_type === 'Floor' ? up(hiNode.input[0], 'Div') : undefined;
   const wide = lo ? producer.get(lo.input[0]) : undefined; // read by lo and div
-  if (!tr || !narrow || attrInt(narrow, 'to', 0) !== DT.INT8 || !round || !col || !blocks || !loP || !hiP || !hiNode || !div || wide?.op_type !== 'Cast' || hiP.input[0] !== hiNode.output[0] || div.input[0] !== wide.output[0]) return undefined;
-  nodes.push(hiNode, wide);
+  if (!tr || !narrow || attrInt(narrow, 'to', 0) !== DT.INT8 || !round || !col || !abs || abs.input[0] !== ratio!.input[0] || !scaleOut
+    || readersOf(col.output[0]).length !== 2 || readersOf(ratio!.input[0]).length !== 2 || (half && half.op_type !== 'Cast') || !blocks || !loP || !hiP || !hiNode || !div || wide?.op_type !== 'Cast' || hiP.input[0] !== hiNode.output[0] || div.input[0] !== wide.output[0]) return undefined;
+  nodes.push(hiNode, wide, col, scaleOut, ...(half ? [half] : []));
   const packed = inits.get(wide.input[0]);
   const bs = inits.get(blockScales);
-  const cs = inits.get(col.input[0]);
-  if (packed?.data_type !== DT.UINT8 || packed.dims.length !== 3 || !bs || !cs || cs.data_type !== DT.FLOAT) return undefined;
+  if (packed?.data_type !== DT.UINT8 || packed.dims.length !== 3 || !bs || !inits.has(col.input[1])) return undefined;
   const [n, kb, halfG] = packed.dims.map(toNum);
-  if (bs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n * kb || cs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n) return undefined;
-  return { packed: packed.name, blockScales: bs.name, columnScale: cs.name, k: k || kb * halfG * 2, nodes };
+  if (bs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n * kb) return undefined;
+  return { packed: packed.name, blockScales: bs.name, scale: scaleOut.output[0], k: k || kb * halfG * 2, nodes };
 }
 
 /** Ops that hold quantized weights or integer arithmetic in a form not read here. */
@@ -145,9 +152,9 @@ export function detectQuantized(model: OnnxModel): Detected {
       const mul = cast && cast.op_type === 'Cast' ? only(cast.output[0]) : undefined;
       const scaleIn = mul?.input.find((i: string) => i !== cast?.output[0]);
       const scaleMul = scaleIn ? producer.get(scaleIn) : undefined;
-      const widened = op === 'MatMulInteger' && !inits.has(n.input[1]) ? widenedWeight(n.input[1], producer, only, inits, (t) => model.readInts(t)) : undefined;
+      const widened = op === 'MatMulInteger' && !inits.has(n.input[1]) ? widenedWeight(n.input[1], producer, (v) => readers.get(v) ?? [], inits, (t) => model.readInts(t)) : undefined;
       const ok = (isInt(n.input[1]) || widened) && dql?.op_type === 'DynamicQuantizeLinear' && mul?.op_type === 'Mul' && scaleMul?.op_type === 'Mul'
-        && scaleMul.input.includes(dql.output[1]) && scaleMul.input.some((i: string) => inits.has(i));
+        && scaleMul.input.includes(dql.output[1]) && scaleMul.input.some((i: string) => (widened ? i === widened.scale : inits.has(i)));
       if (!ok) { refused.push(`${op} outside onnxruntime's dynamic-quantization pattern (node "${n.name}")`); continue; }
       const tail = [n, cast!, mul!, scaleMul!, dql!];
       if (widened) {

@@ -11,9 +11,11 @@
 // Why not MatMulNBits: onnxruntime-web's WASM build has no 4-bit kernel and dequantizes every block
 // on every run, 5× slower than the int8 graph on MiniLM (bench/RESULTS.md, "Quantization").
 // The price: activations quantized per tensor at run time (as every MatMulInteger file) and a
-// second rounding, to S[n] = max_b |scale[n, b]| · 8 / 63 per column (the ±63 range int8-dynamic
-// uses), which keeps every code within ±63 and adds at most S/2 per weight; `widenInt4` is that
-// arithmetic in float32 as onnxruntime does it, so the report's errors are the session's weights.
+// second rounding, to S[n] = max_b |scale[n, b]| · (8 / 63) per column (the ±63 range int8-dynamic
+// uses), which keeps every code within ±63 and adds at most S/2 per weight. S is computed from the
+// block scales in the graph too (ReduceMax, folded), so the file stores nothing but the blocks and
+// their scales. `widenInt4` is that arithmetic in float32 as onnxruntime does it, so the report's
+// errors are the session's weights.
 import type { OnnxModel } from '../model.js';
 import { DT, type NodeProto } from '../tensor-data.js';
 import { tensor, floatTensor, node, opsetVersion, type Names } from './graph-edit.js';
@@ -36,13 +38,16 @@ function roundHalfEven(x: number): number {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
-/** One int8 scale per output row: the largest block scale's step spread over ±63. */
+/** float32(8 / 63): the factor the graph multiplies the largest block scale by. */
+const WIDEN = Math.fround(FOUR_BIT_MAX / WIDE_MAX);
+
+/** One int8 scale per output row, float32(max_b |scale| · WIDEN), as the graph computes it. */
 function columnScales(qv: QuantizedView): Float32Array {
   const s = new Float32Array(qv.rows);
   for (let r = 0; r < qv.rows; r++) {
     let m = 0;
     for (let b = 0; b < qv.groupsPerRow; b++) m = Math.max(m, Math.abs(qv.scales[r * qv.groupsPerRow + b]));
-    s[r] = Math.fround((m * FOUR_BIT_MAX) / WIDE_MAX);
+    s[r] = Math.fround(m * WIDEN);
   }
   return s;
 }
@@ -73,21 +78,24 @@ export function writeInt4Dynamic(model: OnnxModel, names: Names, t: QuantTarget,
   const init = (stem: string, make: (name: string) => unknown) => { const x = names.fresh(`${w.name}_${stem}`); g.initializer.push(make(x)); return x; };
   const packed = init('q4', (x) => tensor(x, DT.UINT8, [n, kb, gw / 2], packNBits(qv)));
   const { name: blockScales, nodes: scaleCast } = addScales(g, names, `${w.name}_block_scales`, [n, kb, 1], qv.scales, half);
-  const colScale = columnScales(qv);
-  const scale = init('scale', (x) => floatTensor(x, [n], colScale));
+  const widen = init('widen', (x) => floatTensor(x, [], Float32Array.of(WIDEN)));
   const sixteen = init('sixteen', (x) => floatTensor(x, [], Float32Array.of(16)));
   const zero = init('nbits_zero', (x) => floatTensor(x, [], Float32Array.of(NBITS_ZERO)));
-  const colShape = init('scale_shape', (x) => int64Tensor(x, [n, 1, 1]));
+  const colShape = init('scale_shape', (x) => int64Tensor(x, [n]));
   const blockShape = init('block_shape', (x) => int64Tensor(x, [n, kb, gw]));
   const rowShape = init('row_shape', (x) => int64Tensor(x, [n, kb * gw]));
   const v = (s: string) => names.fresh(`${w.name}_${s}`);
   const nm = (s: string) => names.fresh(`${reader.name || reader.output[0]}_${s}`);
-  const [hi, lo, hiP, loP, pairs, blocks, codes, col, ratio, scaled, rounded, narrow, rows, cut, wide] =
-    ['hi', 'lo', 'hi_pairs', 'lo_pairs', 'pairs', 'blocks', 'codes', 'scale_col', 'ratio', 'scaled', 'rounded', 'int8', 'rows', 'cut', 'int8_kn'].map(v);
+  const [hi, lo, hiP, loP, pairs, blocks, codes, absScales, maxScale, col, scale, ratio, scaled, rounded, narrow, rows, cut, wide] =
+    ['hi', 'lo', 'hi_pairs', 'lo_pairs', 'pairs', 'blocks', 'codes', 'abs_scales', 'max_scale', 'scale_col', 'scale', 'ratio', 'scaled', 'rounded', 'int8', 'rows', 'cut', 'int8_kn'].map(v);
   // Unsqueeze's axes: an attribute before opset 13, an input from 13 on.
   const unsqueeze = (x: string, y: string, s: string) => (opsetVersion(model.model, '') >= 13
     ? node('Unsqueeze', [x, init('last_axis', (a) => int64Tensor(a, [-1]))], [y], nm(s))
     : node('Unsqueeze', [x], [y], nm(s), { axes: [-1] }));
+  // ReduceMax's axes: an attribute before opset 18, an input from 18 on.
+  const reduceMax = opsetVersion(model.model, '') >= 18
+    ? node('ReduceMax', [absScales, init('block_axes', (a) => int64Tensor(a, [1, 2]))], [maxScale], nm('q4_max_scale'), { keepdims: 1 })
+    : node('ReduceMax', [absScales], [maxScale], nm('q4_max_scale'), { axes: [1, 2], keepdims: 1 });
   const padded = kb * gw !== k;
   const prelude: NodeProto[] = [
     ...scaleCast,
@@ -97,7 +105,10 @@ export function writeInt4Dynamic(model: OnnxModel, names: Names, t: QuantTarget,
     node('Concat', [loP, hiP], [pairs], nm('q4_pairs'), { axis: -1 }),
     node('Reshape', [pairs, blockShape], [blocks], nm('q4_blocks')),
     node('Sub', [blocks, zero], [codes], nm('q4_codes')),
-    node('Reshape', [scale, colShape], [col], nm('q4_scale_col')),
+    node('Abs', [blockScales], [absScales], nm('q4_abs_scales')),
+    reduceMax,
+    node('Mul', [maxScale, widen], [col], nm('q4_scale_col')),
+    node('Reshape', [col, colShape], [scale], nm('q4_scale')),
     node('Div', [blockScales, col], [ratio], nm('q4_ratio')),
     node('Mul', [codes, ratio], [scaled], nm('q4_widen')),
     node('Round', [scaled], [rounded], nm('q4_round')),

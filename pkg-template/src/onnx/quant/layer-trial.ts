@@ -37,7 +37,7 @@ export function trialQuantize(model: OnnxModel, t: QuantTarget, form: QuantForm,
   const deq = dequantizeView(form === 'int4-dynamic' ? widenInt4(qv) : qv);
   const values = embedding ? deq : toStored(w, deq);
   const scales = half ? bytesOf(floatArrayToHalf(qv.scales)) : bytesOf(qv.scales);
-  if (form === 'int4-dynamic') return { values, tensors: [packNBits(qv), scales, bytesOf(widenInt4(qv).scales), new Uint8Array(qv.rows)] };
+  if (form === 'int4-dynamic') return { values, tensors: [packNBits(qv), scales, new Uint8Array(qv.rows)] };
   if (four) return { values, tensors: [packNBits(qv), scales] };
   if (form === 'int8-gather') return { values, tensors: [bytesOf(qv.codes), scales] };
   // int8-dynamic and int8-dq (int4-dq in its int8 container): codes in the stored layout, scales, and

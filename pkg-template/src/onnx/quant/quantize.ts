@@ -140,7 +140,7 @@ const CAST_NOTE = 'per-channel DequantizeLinear needs opset 13: written as int8 
 function bytesAfter(form: QuantForm, qv: QuantizedView, half: boolean): number {
   const scales = qv.scales.length * (half ? 2 : 4);
   const packed = qv.rows * qv.groupsPerRow * (qv.width / 2) + scales;
-  if (form === 'int4-dynamic') return packed + 4 * qv.rows + qv.rows; // + the int8 column scales and zero points
+  if (form === 'int4-dynamic') return packed + qv.rows; // + the int8 zero points (the column scales are computed)
   if (isPacked4(form)) return packed;
   if (form === 'int8-gather') return qv.codes.length + scales;
   return qv.codes.length + scales + qv.rows; // + the int8 zero points
