@@ -187,6 +187,20 @@ test('int4 widened at load (int4-dynamic): 4-bit bytes in the file, folded by on
     requantize(back, rec);
     await closeTo(bytes, back.encode(), feeds, 0.9999);
   }
+  // Unsqueeze's axes (an input from opset 13) and ReduceMax's (from 18) in each spelling; below
+  // opset 11 (no MatMulInteger, no Round) MatMulNBits, said per layer.
+  for (const v of [11, 13, 18]) {
+    const m = OnnxModel.parse(G.mlp());
+    m.model.opset_import.find((o) => !o.domain).version = v;
+    quantizeModel(m, { scheme: 'int4', group: 16, int4MatMul: 'dynamic' });
+    const bytes = m.encode();
+    await closeTo(G.mlp(), bytes, mlpFeeds(), 0.99);
+    assert.deepEqual(dequantizeModel(OnnxModel.parse(bytes)).layers.map((l) => l.form), ['int4-dynamic', 'int4-dynamic'], `opset ${v}`);
+  }
+  const old = OnnxModel.parse(G.mlp());
+  old.model.opset_import.find((o) => !o.domain).version = 10;
+  const r10 = quantizeModel(old, { scheme: 'int4', group: 16, int4MatMul: 'dynamic' });
+  assert.ok(r10.layers.every((l) => l.form === 'int4-nbits' && /opset 11/.test(l.note)), JSON.stringify(r10.layers.map((l) => [l.form, l.note])));
 });
 
 test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, still close to float', async () => {
