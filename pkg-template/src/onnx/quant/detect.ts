@@ -66,7 +66,7 @@ function widenedWeight(b: string, producer: Map<string, NodeProto>, readersOf: (
   // A Slice to K when the last block ran past it.
   const sl = tr && producer.get(tr.input[0])?.op_type === 'Slice' ? up(tr.input[0], 'Slice') : undefined;
   const end = sl ? inits.get(sl.input[2]) : undefined;
-  if (sl && !end) return undefined;
+  if (sl && (end?.data_type !== DT.INT64 || toNum(end.dims[0] ?? 0) !== 1)) return undefined;
   const k = end ? readInts(end)[0] : 0;
   const x = producer.get((sl ?? tr)?.input[0]);
   const rows = up(x?.output[0], 'Reshape');
