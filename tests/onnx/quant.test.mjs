@@ -223,6 +223,7 @@ test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, s
   }
   assert.ok(sizes.int3 < 0.85 * sizes.int4, `3-bit tables ${sizes.int3} B after brotli against 4-bit ${sizes.int4} B`);
   assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /int3/.test(e.message));
+  assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', int4MatMul: 'int8' }), (e) => e instanceof OnnxError && /int4MatMul/.test(e.message));
 });
 
 test('codes and scales round-trip: RTN error within half a step, 4-bit packing both ways', () => {

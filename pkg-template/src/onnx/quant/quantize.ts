@@ -164,6 +164,9 @@ function checkOptions(opts: QuantizeOptions): number {
     throw new OnnxError('unsupported', `embeddings must be int8, int4, int3 or float (got ${String(opts.embeddings)})`, 'invalid_arguments');
   }
   if (opts.embeddings === 'int3') checkGrid({ bits: 3, group });
+  if (opts.int4MatMul !== undefined && opts.int4MatMul !== 'nbits' && opts.int4MatMul !== 'dynamic') {
+    throw new OnnxError('unsupported', `int4MatMul must be nbits or dynamic (got ${String(opts.int4MatMul)})`, 'invalid_arguments');
+  }
   return group;
 }
 
