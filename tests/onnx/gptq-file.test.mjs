@@ -194,7 +194,7 @@ test('impossible requests are refused, typed, naming the option, before any chan
   refuses({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { samples: calib, scaleSearch: 1 }, quantize: { scheme: 'int4' } }, 'calibration.scaleSearch');
   const m = OnnxModel.parse(bytes);
   const before = m.encode();
-  assert.throws(() => quantizeModel(m, { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /embeddings must be int8, int4 or float/.test(e.message));
+  assert.throws(() => quantizeModel(m, { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /embeddings must be int8, int4, int3 or float/.test(e.message));
   await assert.rejects(runJob(m, { mode: { kind: 'sparsity', sparsity: 0 }, quantize: { scheme: 'int4', method: 'gptq' } }, env), (e) => e instanceof JobError && e.option === 'quantize.method');
   assert.deepEqual(m.encode(), before);
   const layer = O.findLayers(m)[0];
