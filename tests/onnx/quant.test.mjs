@@ -178,6 +178,14 @@ test('int4 widened at load (int4-dynamic): 4-bit bytes in the file, folded by on
       assert.equal(count('Floor'), r.layers.filter((l) => l.form === 'int4-gather').length, 'only the tables\' unpacking runs');
     } finally { fs.rmSync(opt, { force: true }); }
     assert.equal(transformersDtype(m), 'q4');
+    // A chain some other node also reads is not ours to remove: refused by name, nothing changed.
+    const shared = OnnxModel.parse(bytes);
+    const wideCast = shared.graph.node.find((x) => x.op_type === 'Cast' && shared.graph.initializer.some((t) => t.name === x.input[0] && t.data_type === 2 && t.dims.length === 3));
+    shared.graph.node.push({ ...wideCast, op_type: 'Identity', name: 'extra_reader', input: [wideCast.output[0]], output: ['extra_out'], attribute: [] });
+    const before = shared.encode();
+    assert.equal(kinds(shared).filter((k) => k === 'widened').length, wide.length - 1);
+    assert.throws(() => dequantizeModel(shared), (e) => e instanceof OnnxError && e.reason === 'unsupported_scheme');
+    assert.deepEqual(shared.encode(), before);
     // Read back: the 4-bit values (codes x block scales), written again as int4-dynamic.
     const back = OnnxModel.parse(bytes);
     assert.ok(kinds(back).filter((k) => k === 'widened').length === wide.length);

@@ -88,11 +88,12 @@ function widenedWeight(b: string, producer: Map<string, NodeProto>, readersOf: (
   const hiP = pairs && up(pairs.input[1], 'Unsqueeze');
   const lo = loP && up(loP.input[0], 'Sub');
   const hi16 = lo && up(lo.input[1], 'Mul');
-  const hiNode = hi16 ? producer.get(hi16.input[0]) : undefined; // read by hi16 and hiP
+  const hiNode = hi16 ? producer.get(hi16.input[0]) : undefined; // read by hi16 and hiP only (checked below)
   const div = hiNode?.op_type === 'Floor' ? up(hiNode.input[0], 'Div') : undefined;
-  const wide = lo ? producer.get(lo.input[0]) : undefined; // read by lo and div
+  const wide = lo ? producer.get(lo.input[0]) : undefined; // read by lo and div only (checked below)
   if (!tr || !narrow || attrInt(narrow, 'to', 0) !== DT.INT8 || !round || !col || !abs || abs.input[0] !== ratio!.input[0] || !scaleOut
-    || readersOf(col.output[0]).length !== 2 || readersOf(ratio!.input[0]).length !== 2 || (half && half.op_type !== 'Cast') || !blocks || !loP || !hiP || !hiNode || !div || wide?.op_type !== 'Cast' || hiP.input[0] !== hiNode.output[0] || div.input[0] !== wide.output[0]) return undefined;
+    || readersOf(col.output[0]).length !== 2 || readersOf(ratio!.input[0]).length !== 2
+    || readersOf(hiNode?.output[0] ?? '').length !== 2 || readersOf(wide?.output[0] ?? '').length !== 2 || (half && half.op_type !== 'Cast') || !blocks || !loP || !hiP || !hiNode || !div || wide?.op_type !== 'Cast' || hiP.input[0] !== hiNode.output[0] || div.input[0] !== wide.output[0]) return undefined;
   nodes.push(hiNode, wide, col, scaleOut, ...(half ? [half] : []));
   const packed = inits.get(wide.input[0]);
   const bs = inits.get(blockScales);
