@@ -12,13 +12,11 @@
 // row of the table is packed exactly as an output row of a MatMulNBits weight would be.
 import type { OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
-import { tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
-
-const int64Tensor = (name: string, v: number[]) => tensor(name, DT.INT64, [v.length], new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
 
 export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, qv: QuantizedView, halfScales = false): void {
   const { w, node: reader } = t;

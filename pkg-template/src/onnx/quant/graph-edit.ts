@@ -16,6 +16,9 @@ export function tensor(name: string, dataType: number, dims: number[], bytes: Ui
 
 export const floatTensor = (name: string, dims: number[], v: Float32Array): TensorProto =>
   tensor(name, DT.FLOAT, dims, new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)));
+/** A 1-D int64 tensor (shapes, axes, slice bounds). */
+export const int64Tensor = (name: string, v: number[]): TensorProto =>
+  tensor(name, DT.INT64, [v.length], new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
 export const int8Tensor = (name: string, dims: number[], v: Int8Array): TensorProto =>
   tensor(name, DT.INT8, dims, new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)));
 

@@ -18,7 +18,7 @@
 // errors are the session's weights.
 import type { OnnxModel } from '../model.js';
 import { DT, type NodeProto } from '../tensor-data.js';
-import { tensor, floatTensor, node, opsetVersion, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, opsetVersion, type Names } from './graph-edit.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import { writeMatMulInteger, type DqlCache } from './int8-dynamic.js';
@@ -29,8 +29,6 @@ import type { QuantizedView } from './grid.js';
 const WIDE_MAX = 63;
 /** The largest |code| of the 4-bit grid (its extreme is code -8). */
 const FOUR_BIT_MAX = 8;
-
-const int64Tensor = (name: string, v: number[]) => tensor(name, DT.INT64, [v.length], new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
 
 /** ONNX Round: halves to even. */
 function roundHalfEven(x: number): number {
