@@ -44,6 +44,7 @@ const { dense, denseBytes, samplesOf } = await encoderSamples(values.model, seqL
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d)), calSet = samplesOf(calLines);
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const calibration = { samples: calSet.samples };
+const tokenizer = JSON.parse(fs.readFileSync(path.join(values.model, 'tokenizer.json'), 'utf8'));
 
 /** Sets accuracy_level on every MatMulNBits of a file (the form onnxruntime computes it in). */
 function withAccuracyLevel(bytes, level) {
@@ -84,7 +85,8 @@ const job = (j) => async () => {
   const q = r.report.quantize;
   const forms = {};
   for (const l of q?.layers ?? []) forms[l.form] = (forms[l.form] ?? 0) + 1;
-  return { bytes: m.encode(), seconds: (Date.now() - t) / 1000, forms, gptq: q?.gptq?.pass };
+  const zeroed = r.report.unreachableTokens?.tables.reduce((a, t) => a + t.rows, 0);
+  return { bytes: m.encode(), seconds: (Date.now() - t) / 1000, forms, gptq: q?.gptq?.pass, ...(zeroed !== undefined ? { zeroedRows: zeroed } : {}) };
 };
 const q = (scheme, extra = {}) => ({ scheme, ...extra });
 // name -> [label, build]; a build [from, transform] is the file of row `from` transformed (DERIVED).
@@ -110,6 +112,9 @@ const VARIANTS = {
   'int4-g128-dyn': ['ours int4 g128 GPTQ, widened to int8 at load (tables 4-bit g128)', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { group: 128, int4MatMul: 'dynamic' }) })],
   'int4-g128-dyn-t3': ['ours int4 g128 GPTQ, widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'int4-g128-dyn-t3-nss': ['ours int4 g128 GPTQ without the scale search, widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { ...calibration, scaleSearch: false }, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
+  // the same with the token rows the tokenizer can never produce zeroed (PruneJob.tokenizer): outputs for any text unchanged
+  'int4-g128-dyn-t3-vocab': ['ours int4 g128 GPTQ, widened at load; tables int3 g128; unreachable token rows zeroed', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, tokenizer, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
+  'int4-g128-dyn-t3-nss-vocab': ['ours int4 g128 GPTQ without the scale search, widened at load; tables int3 g128; unreachable token rows zeroed', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { ...calibration, scaleSearch: false }, tokenizer, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'sgpt10-int4-g128-dyn-t3': ['ours SparseGPT 10% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.1 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'sgpt30-int4-g128-dyn-t3': ['ours SparseGPT 30% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.3 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'sgpt20-int4-g128-dyn-t3': ['ours SparseGPT 20% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.2 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
@@ -137,7 +142,7 @@ for (const n of names) {
       fs.writeFileSync(`${file}.json`, JSON.stringify(info));
     }
   }
-  log(`${n}: ${(built[n].bytes.length / 2 ** 20).toFixed(2)} MiB${built[n].seconds ? ` in ${built[n].seconds.toFixed(0)} s` : ''}${built[n].forms ? ` ${JSON.stringify(built[n].forms)} gptq ${built[n].gptq}` : ''}`);
+  log(`${n}: ${(built[n].bytes.length / 2 ** 20).toFixed(2)} MiB${built[n].seconds ? ` in ${built[n].seconds.toFixed(0)} s` : ''}${built[n].forms ? ` ${JSON.stringify(built[n].forms)} gptq ${built[n].gptq}${built[n].zeroedRows !== undefined ? `, ${built[n].zeroedRows} token rows zeroed` : ""}` : ''}`);
 }
 
 // ---- fidelity and the task (onnxruntime-node, one thread)
@@ -151,7 +156,7 @@ for (const n of names) {
   const out = await runSet(runner, b, heldSet.samples);
   const f = fidelity(denseHeld, out, { inputs: heldSet.samples }).outputs.find((o) => o.name === EMB);
   const acc = knnAccuracy(await runSet(runner, b, refSet.samples), out, ref, held, EMB);
-  const row = { name: n, label: built[n].label, raw: b.length, brotli: brotli(b), cosine: f.metrics.cosine, minCosine: f.metrics.minCosine, neighboursKept: f.metrics.neighboursKept, accuracy: acc, accuracyDelta: acc - denseAcc, seconds: built[n].seconds, forms: built[n].forms, gptq: built[n].gptq };
+  const row = { name: n, label: built[n].label, raw: b.length, brotli: brotli(b), cosine: f.metrics.cosine, minCosine: f.metrics.minCosine, neighboursKept: f.metrics.neighboursKept, accuracy: acc, accuracyDelta: acc - denseAcc, seconds: built[n].seconds, forms: built[n].forms, gptq: built[n].gptq, ...(built[n].zeroedRows !== undefined ? { zeroedRows: built[n].zeroedRows } : {}) };
   rows.push(row);
   log(`${n}: brotli ${(row.brotli / 2 ** 20).toFixed(2)} MiB, cosine ${row.cosine.toFixed(4)} (min ${row.minCosine.toFixed(4)}), 10-NN kept ${(100 * row.neighboursKept).toFixed(1)}%, accuracy ${(100 * acc).toFixed(2)}%`);
 }

@@ -277,3 +277,67 @@ test('the job: output layout transformers.js reports the dtype and file; a bad l
   const emb = await embed(await load('q4'));
   assert.ok(emb.every((e) => e.every(Number.isFinite)), 'the q4 folder runs in pipeline()');
 });
+
+// PruneJob.tokenizer (text/unreachable-tokens.ts): the token rows the folder's WordPiece tokenizer can
+// never produce are zeroed; every text it encodes runs bit for bit as before, and the rows are zeros.
+test('the job with the tokenizer: its unreachable token rows zeroed, the output for real text unchanged bit for bit', async () => {
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(SRC, 'tokenizer.json'), 'utf8'));
+  const { ids } = I.unreachableTokens(tokenizer);
+  assert.ok(ids.length > 0);
+  const original = await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx'));
+  const model = await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx'));
+  const res = await O.runJob(model, { mode: { kind: 'sparsity', sparsity: 0 }, tokenizer });
+  const u = res.report.unreachableTokens;
+  assert.equal(u.tokens, ids.length);
+  assert.equal(u.tables.length, 1, JSON.stringify(u));
+  assert.equal(u.tables[0].rows, ids.length);
+  const table = model.weights.find((w) => w.name === u.tables[0].name);
+  const [rows, cols] = table.dims;
+  const before = original.readFloat(original.weights.find((w) => w.name === table.name)), after = model.readFloat(table);
+  const zeroRows = new Set(ids);
+  for (let r = 0; r < rows; r++) {
+    const row = after.subarray(r * cols, (r + 1) * cols);
+    if (zeroRows.has(r)) assert.ok(row.every((v) => v === 0), `row ${r} zeroed`);
+    else assert.deepEqual(row, before.subarray(r * cols, (r + 1) * cols), `row ${r} kept`);
+  }
+  const set = await O.readTextSamples(writeLines(), { tokenizer: path.join(SRC, 'tokenizer.json'), seqLen: 128, inputs: model.inputs, outputs: model.outputs, kind: 'encoder' });
+  const runner = O.makeOrtRunner(ort);
+  const [a, b] = [await I.runSet(runner, original.encode(), set.samples), await I.runSet(runner, model.encode(), set.samples)];
+  a.forEach((o, i) => assert.deepEqual(b[i].last_hidden_state, o.last_hidden_state, `line ${i}`));
+  // ids outside the tokenizer's reach do change: the test sees the rows it zeroed
+  const far = { feeds: { ...set.samples[0].feeds, input_ids: { ...set.samples[0].feeds.input_ids, data: set.samples[0].feeds.input_ids.data.map((v, k) => (k === 1 ? BigInt(ids[0]) : v)) } } };
+  const [fa, fb] = [await I.runSet(runner, original.encode(), [far]), await I.runSet(runner, model.encode(), [far])];
+  assert.notDeepEqual(fb[0].last_hidden_state, fa[0].last_hidden_state);
+});
+
+test('the job with the tokenizer: a token table read by another node too (a tied head) is left whole, and said; a byte-level BPE tokenizer zeroes nothing', async () => {
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(SRC, 'tokenizer.json'), 'utf8'));
+  const model = await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx'));
+  const gather = model.graph.node.find((n) => n.op_type === 'Gather' && model.graph.input.some((i) => i.name === n.input[1]) && n.input[1] === 'input_ids');
+  const table = gather.input[0];
+  // a second reader: the table's transpose as an extra output (what a tied language-model head reads)
+  model.graph.node.push({ op_type: 'Transpose', name: 'tied_head_t', input: [table], output: ['tied_t'], attribute: [], domain: '' });
+  model.graph.output.push({ name: 'tied_t', type: model.graph.output[0].type });
+  model.refresh();
+  const before = model.readFloat(model.weights.find((w) => w.name === table));
+  const res = await O.runJob(model, { mode: { kind: 'sparsity', sparsity: 0 }, tokenizer });
+  assert.deepEqual(res.report.unreachableTokens.tables, []);
+  assert.equal(res.report.unreachableTokens.left.length, 1);
+  assert.match(res.report.unreachableTokens.left[0].why, /also read by Transpose "tied_head_t"/);
+  assert.deepEqual(model.readFloat(model.weights.find((w) => w.name === table)), before);
+  const bpe = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/data/tokenizers/smollm2-135m.json'), 'utf8'));
+  const r2 = await O.runJob(await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx')), { mode: { kind: 'sparsity', sparsity: 0 }, tokenizer: bpe });
+  assert.deepEqual([r2.report.unreachableTokens.tokens, r2.report.unreachableTokens.tables], [0, []]);
+  assert.throws(() => O.checkJob({ mode: { kind: 'sparsity', sparsity: 0 }, tokenizer: 'tokenizer.json' }), (e) => e instanceof O.JobError && e.option === 'tokenizer');
+});
+
+test('prune FOLDER --calib TEXT: the folder\'s tokenizer zeroes its unreachable rows (said); a generated calibration set does not', () => {
+  const out = path.join(dir, 'vocab-q8');
+  const r = cli('prune', path.join(dir, 'orig'), '-o', `${out}/`, '--sparsity', '0.1', '--method', 'wanda', '--calib', writeLines(), '--seq-len', '64', '--quantize', 'int8');
+  assert.equal(r.status, 0, r.stderr);
+  const { ids } = I.unreachableTokens(JSON.parse(fs.readFileSync(path.join(SRC, 'tokenizer.json'), 'utf8')));
+  assert.match(r.stdout, new RegExp(`token rows zeroed: ${ids.length} of \\S+ \\(${ids.length} of the tokenizer's \\d+ ids no text produces\\)`));
+  const synth = cli('prune', path.join(dir, 'orig'), '-o', path.join(dir, 'vocab-synth.onnx'), '--sparsity', '0.1', '--method', 'wanda');
+  assert.equal(synth.status, 0, synth.stderr);
+  assert.doesNotMatch(synth.stdout, /token rows/);
+});

@@ -53,3 +53,51 @@ test('SmolLM2: decoder windows are the running text as Python tokenizes it (no B
   assert.deepEqual(samples.flatMap((s) => Array.from(s.feeds.input_ids.data, Number)), all.slice(0, samples.length * 64));
   assert.deepEqual(tk.prefix, all.slice(0, tk.prefix.length));
 });
+
+// Token ids no text reaches (text/unreachable-tokens.ts): every entry the list leaves out that begins
+// a word is produced by encoding the entry itself (a witness of its reachability); no id the list
+// holds appears in the real lines' Python ids; the listed entries are those the pre-tokenizer cuts apart. A BPE vocabulary lists none and says why.
+test('MiniLM: the unreachable token ids are those no text can produce', () => {
+  const json = tokenizerJson('all-minilm-l6-v2');
+  const { ids, vocabSize, why } = O.unreachableTokens(json);
+  assert.equal(why, undefined);
+  assert.equal(vocabSize, 30522);
+  const tk = new Tokenizer(json, {});
+  const set = new Set(ids);
+  // every [unusedN] placeholder, a continued punctuation mark and CJK character (an uncased vocabulary has no upper-case entries)
+  for (let i = 0; i < 994; i++) assert.ok(set.has(tk.token_to_id(`[unused${i}]`)), `[unused${i}]`);
+  const entries = [...tk.get_vocab(true)].filter(([, id]) => set.has(id)).map(([e]) => e);
+  for (const e of ['##!', '##下']) assert.ok(entries.includes(e), e);
+  // specials are never listed ([CLS], [SEP], [PAD], [UNK], [MASK])
+  for (const s of ['[CLS]', '[SEP]', '[PAD]', '[UNK]', '[MASK]']) assert.ok(!set.has(tk.token_to_id(s)), s);
+  // reachable word-initial entries: the entry alone encodes to its own id
+  const unwitnessed = [];
+  for (const [entry, id] of tk.get_vocab(true)) {
+    if (set.has(id) || entry.startsWith('##') || entry.startsWith('[')) continue;
+    const got = tk.encode(entry, { add_special_tokens: false }).ids;
+    if (got.length !== 1 || got[0] !== id) unwitnessed.push(entry);
+  }
+  assert.deepEqual(unwitnessed.slice(0, 5), [], `${unwitnessed.length} entries left out of the list that do not encode to themselves`);
+  // and none of the listed ids in 1 000 real lines as Python tokenizes them
+  const seen = pythonIds('all-minilm-l6-v2').flat().filter((id) => set.has(id));
+  assert.deepEqual(seen, []);
+  assert.ok(ids.length > 994 && ids.length < vocabSize / 10, `${ids.length} ids`);
+});
+
+test('SmolLM2: a byte-level BPE vocabulary lists no unreachable ids, and says why', () => {
+  const { ids, why } = O.unreachableTokens(tokenizerJson('smollm2-135m'));
+  assert.deepEqual(ids, []);
+  assert.match(why, /BPE tokenizer: only WordPiece/);
+});
+
+test('a WordPiece vocabulary under a lowercasing, accent-stripping normalizer: its upper-case and accented entries are unreachable', () => {
+  const json = JSON.parse(fs.readFileSync(path.join(DATA, 'models/tjs-bert/tokenizer.json'), 'utf8'));
+  const next = Math.max(...Object.values(json.model.vocab)) + 1;
+  const added = ['Hello', 'café', '##É', 'hello', '##ing'].filter((e) => !(e in json.model.vocab));
+  added.forEach((e, i) => { json.model.vocab[e] = next + i; });
+  const { ids } = O.unreachableTokens(json);
+  const set = new Set(ids);
+  const id = (e) => json.model.vocab[e];
+  for (const e of ['Hello', 'café', '##É']) assert.ok(set.has(id(e)), `${e} listed`);
+  for (const e of ['hello', '##ing']) assert.ok(!set.has(id(e)), `${e} not listed`);
+});

@@ -121,6 +121,22 @@ export function checkSamples(calibration, heldOut) {
 }
 
 /**
+ * The tokenizer the job zeroes unreachable token rows with (PruneJob.tokenizer): parsed when every
+ * sample source given is text it tokenizes, so that no sample holds an id it cannot produce (a
+ * generated or a directory sample set may hold any id); undefined otherwise.
+ * @param {{ tokenizer?: string, model?: string }} text textOptions' result
+ * @param {(string | undefined)[]} sources --calib and --eval as the job reads them
+ * @returns {Record<string, unknown> | undefined}
+ */
+export function jobTokenizer(text, sources) {
+  const given = sources.filter((s) => s !== undefined);
+  if (!given.length || !given.every((s) => /\.(txt|jsonl)$/i.test(/** @type {string} */ (s)))) return undefined;
+  const tokenizer = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
+  // read after the samples, whose reading parsed the same file
+  return tokenizer && fs.existsSync(tokenizer) ? JSON.parse(fs.readFileSync(tokenizer, 'utf8')) : undefined;
+}
+
+/**
  * --tokenizer and --seq-len for text files given to --calib / --eval.
  * @param {Record<string, unknown>} values
  * @param {{ model: string, tokenizer?: string }} input the model file (its folder may hold tokenizer.json), and a model folder's tokenizer

@@ -8,7 +8,7 @@ import { parse, help, num, posInt, numList, blockShape, oneFile } from '../cli/a
 import { modelInput } from '../cli/model-input.js';
 import { outputTarget } from '../cli/model-output.js';
 import { PROG, UsageError } from '../cli/errors.js';
-import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
+import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions, jobTokenizer } from '../cli/samples.js';
 import { useThreads, THREADS_HELP } from '../cli/threads.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
 
@@ -200,6 +200,9 @@ export async function main(argv) {
     },
     output: target.folder ? { layout: 'transformers.js' } : undefined,
   };
+  // text samples only: the token rows their tokenizer never produces are zeroed
+  const tokenizer = jobTokenizer(text, [calibSrc, evalSrc]);
+  if (tokenizer) job.tokenizer = tokenizer;
   checkSamples(job.calibration?.samples, job.eval?.samples);
   const needsOrt = method !== 'magnitude' || trains || !!job.eval || mode.kind === 'layers' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || (!!job.quantize && !!job.calibration);
   const ort = needsOrt ? await loadOrt() : undefined;
@@ -289,6 +292,12 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
       ['layer', 'op', 'before', 'after', 'zeros', 'bytes before', 'after', 'note']));
   }
   for (const k of report.keptDense ?? []) console.log(`kept dense: ${k.name} (${k.why})`);
+  const u = report.unreachableTokens;
+  if (u) {
+    for (const t of u.tables) console.log(`token rows zeroed: ${t.rows} of ${t.name} (${u.tokens} of the tokenizer's ${u.vocabSize} ids no text produces${t.rows > u.tokens ? ', and the rows past them' : ''})`);
+    for (const l of u.left) console.log(`token rows kept: ${l.name} (${l.why})`);
+    if (u.why && !u.tables.length) console.log(`token rows: none zeroed (${u.why})`);
+  }
   if (r?.recipe) {
     /** @type {Record<string, number>} */
     const counts = {};

@@ -52,6 +52,7 @@ export { textSamples } from './text/text-samples.js';
 export type { TextSampleOptions, TextSampleSet } from './text/text-samples.js';
 export { loadTokenizer } from './text/tokenizer.js';
 export type { TextTokenizer, TokenizerSource } from './text/tokenizer.js';
+export type { UnreachableRowsReport } from './text/unreachable-tokens.js';
 export { checkDisjointSamples } from './calib/sample-overlap.js';
 
 // Running models and judging them: label-free fidelity per output.

@@ -115,6 +115,8 @@ export { textSamples } from './text/text-samples.js';
 export type { TextSampleOptions, TextSampleSet } from './text/text-samples.js';
 export { loadTokenizer } from './text/tokenizer.js';
 export type { TextTokenizer, TokenizerSource } from './text/tokenizer.js';
+export { unreachableTokens, zeroUnreachableRows } from './text/unreachable-tokens.js';
+export type { UnreachableTokens, UnreachableRowsReport } from './text/unreachable-tokens.js';
 export { parseText, textFormatOf } from './text/text-source.js';
 export type { TextFormat, TextRecords } from './text/text-source.js';
 export { detectTextModel, textInputs, TEXT_INPUTS } from './text/model-kind.js';

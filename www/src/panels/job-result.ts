@@ -69,6 +69,8 @@ export async function renderJobResult(r: JobResultMsg, req: JobRequest): Promise
     );
   }
   if (r.report.quantize) totals.append(statTile('quantized', r.report.quantize.scheme, 'goal-quantized', `${r.report.quantize.layers.length} weights`));
+  const u = r.report.unreachableTokens;
+  if (u?.tables.length) totals.append(statTile('token rows zeroed', fmtInt(u.tables.reduce((a, t) => a + t.rows, 0)), 'goal-token-rows', `${fmtInt(u.tokens)} of the tokenizer's ${fmtInt(u.vocabSize)} ids no text produces`));
   totals.append(statTile('job', `${(r.ms / 1000).toFixed(1)} s`, null, [
     search ? `${search.table.units.length} units × ${search.table.levels.length} levels, ${search.steps.length} plans verified, ${search.runs} runs` : r.report.mode,
     `method ${r.report.method}`, r.measuredOn.calibration ? `${r.measuredOn.calibration} calibration samples` : '', `measured on ${measuredOn(r)}`,

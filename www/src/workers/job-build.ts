@@ -25,8 +25,9 @@ export function jobMode(req: JobRequest): JobMode {
 }
 
 /** The whole job on these samples (calibration: only what the method or recovery reads). */
-export function buildJob(req: JobRequest, calibration: InputSample[], heldOut: InputSample[]): PruneJob {
+export function buildJob(req: JobRequest, calibration: InputSample[], heldOut: InputSample[], tokenizer?: Record<string, unknown>): PruneJob {
   const job: PruneJob = { mode: jobMode(req) };
+  if (tokenizer) job.tokenizer = tokenizer;
   if (req.method !== 'magnitude') job.method = req.method;
   if (req.method !== 'magnitude' || req.recover) job.calibration = { samples: calibration };
   if (heldOut.length) job.eval = { samples: heldOut };

@@ -10,7 +10,11 @@ import { loadUserImages } from '../calib/user-images.js';
 import { PlaygroundError } from '../protocol.js';
 import type { JobSamplesRequest } from './api.js';
 
-export interface JobSamples { calibration: InputSample[]; heldOut: InputSample[]; images: number; text: number }
+export interface JobSamples {
+  calibration: InputSample[]; heldOut: InputSample[]; images: number; text: number;
+  /** The parsed tokenizer.json every sample came from (text only): the job zeroes the token rows it never produces. */
+  tokenizer?: Record<string, unknown>;
+}
 
 /** Held-out samples with the user's images first (the rest generated on held-out seeds). */
 async function imageSamples(model: OnnxModel, files: File[], generated: number): Promise<InputSample[]> {
@@ -38,7 +42,7 @@ function textSets(model: OnnxModel, t: NonNullable<JobSamplesRequest['text']>, c
   if (set.samples.length < need) {
     throw new PlaygroundError('invalid_arguments', `the text gives ${set.samples.length} ${set.kind === 'decoder' ? `windows of ${t.seqLen} tokens` : 'lines'}, fewer than the ${calibration} calibration + ${heldOut} held-out samples asked for: paste more text or ask for fewer samples`);
   }
-  const out = { calibration: set.samples.slice(0, calibration), heldOut: set.samples.slice(set.samples.length - heldOut), images: 0, text: need };
+  const out = { calibration: set.samples.slice(0, calibration), heldOut: set.samples.slice(set.samples.length - heldOut), images: 0, text: need, tokenizer };
   checkDisjointSamples(out.calibration, out.heldOut); // two equal lines of an encoder's text would be one sample on both sides
   return out;
 }

@@ -63,7 +63,7 @@ serve<JobApi>({
     const samples = await jobSamples(model, req.samples, needCalibration);
     if (needCalibration && !samples.calibration.length) throw new PlaygroundError('invalid_arguments', `${req.recover ? 'recovery' : req.method} needs calibration samples: ask for at least one`);
     if ((req.floor !== null || req.recover) && !samples.heldOut.length) throw new PlaygroundError('invalid_arguments', `${req.floor !== null ? 'the fidelity floor' : 'recovery'} is measured on held-out samples: ask for at least one (generated, or your images)`);
-    const job = buildJob(req, samples.calibration, samples.heldOut);
+    const job = buildJob(req, samples.calibration, samples.heldOut, samples.tokenizer);
     let out: { model: OnnxModel; report: JobReport } | null = null;
     let search: Omit<CompressResult, 'model' | 'report'> | null = null;
     try {

@@ -130,6 +130,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
   const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.mode.kind === 'layers' || job.recover !== undefined || owl;
   if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : job.mode.kind === 'layers' ? 'layers (the blocks\' influence is measured on them)' : 'recover'}`);
   if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');
+  if (job.tokenizer !== undefined && (job.tokenizer === null || typeof job.tokenizer !== 'object' || Array.isArray(job.tokenizer))) throw new JobError('tokenizer', `must be a parsed tokenizer.json or a loaded Tokenizer (got ${Array.isArray(job.tokenizer) ? 'an array' : typeof job.tokenizer})`);
   if (job.mode.kind === 'search' && !job.eval) throw new JobError('eval.samples', 'are needed by the search: its floor is measured on held-out samples');
   if (job.mode.kind === 'search' && job.mode.tableSamples !== undefined && job.eval && job.mode.tableSamples > job.eval.samples.length) {
     throw new JobError('mode.tableSamples', `must be at most the ${job.eval.samples.length} held-out samples (got ${job.mode.tableSamples})`);

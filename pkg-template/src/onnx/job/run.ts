@@ -31,6 +31,7 @@ import { quantizeModel, plannedGrids, type LayerBits, type QuantReport, type Qua
 import { quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
 import { resolvedBits } from '../recipe/match.js';
 import { tjsLayout, type TjsOutput } from '../text/tjs-layout.js';
+import { zeroUnreachableRows, type UnreachableRowsReport } from '../text/unreachable-tokens.js';
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null; sweep?: CalibReport['sweep']; time?: CalibReport['time'] } & {
@@ -59,6 +60,8 @@ export interface JobReport {
   allocation?: OwlLayer[];
   /** The layers the sparsity / N:M modes left dense (PruneJob.keepDense, or the default), and why. */
   keptDense?: KeptDense[];
+  /** With `tokenizer`: the token embedding rows no text reaches, zeroed (text/unreachable-tokens.ts). */
+  unreachableTokens?: UnreachableRowsReport;
   /**
    * The quantization written (asked for, or the input's own scheme written again); `gptq` when the
    * codes were compensated on the calibration samples: in the pruning's own pass (`joint`, SparseGPT's
@@ -129,6 +132,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // the reference is the model as given (quantized or not); what follows works on float weights
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
+  // rows of the token embedding no text reaches: zero in every model that follows, the teacher's too
+  const unreachable = job.tokenizer !== undefined ? zeroUnreachableRows(model, job.tokenizer) : undefined;
   // read after dequantizing, where a quantized language model's embedding table is a float again
   // A language model (keep-dense.ts finds its head) gets the language-model defaults.
   const languageModel = lmHeads(model).length > 0;
@@ -163,7 +168,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const sess = { ort: runner, sessionOptions: env.sessionOptions, cutStore: env.cutStore, signal: env.signal };
 
   let pruned = model;
-  const report: JobReport = { mode: mode.kind, method, ms: 0 };
+  const report: JobReport = { mode: mode.kind, method, ms: 0, ...(unreachable ? { unreachableTokens: unreachable } : {}) };
   // SparseGPT's joint mode: the pruning's column loop also quantizes, one factorisation per layer.
   // Not before recovery, which would move the weights off the codes afterwards.
   const joint = gptq && method === 'sparsegpt' && (mode.kind === 'sparsity' || mode.kind === 'nm') && job.recover === undefined;

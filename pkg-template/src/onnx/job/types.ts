@@ -9,6 +9,7 @@ import type { CutStore } from '../calib/cut-store.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { Recipe } from '../recipe/recipe.js';
 import type { Objective } from '../search/allocate.js';
+import type { TokenizerSource } from '../text/tokenizer.js';
 
 /** How weights are scored: by magnitude, or calibrated (Wanda's |W|·‖x‖, SparseGPT's compensated solve). */
 export type JobMethod = 'magnitude' | 'wanda' | 'sparsegpt';
@@ -108,6 +109,15 @@ export interface PruneJob {
    * searched plan says per layer instead.
    */
   keepDense?: string[];
+  /**
+   * The tokenizer that makes this model's input ids (a parsed tokenizer.json, or a loaded
+   * @huggingface/tokenizers Tokenizer). The rows of the token embedding it can never produce (a
+   * WordPiece vocabulary's placeholders, upper-case or accented entries under a lowercasing
+   * normalizer, continuations the pre-tokenizer always cuts off) are written as zeros, which a
+   * compressed download stores in almost nothing; the output for any text it encodes is unchanged
+   * (text/unreachable-tokens.ts). Give it only when every input id comes from this tokenizer.
+   */
+  tokenizer?: TokenizerSource;
   /** Held-out samples: the fidelity of the result is measured on them, the search's floor too. */
   eval?: { samples: InputSample[]; kinds?: Record<string, OutputKind> };
   /** Recover the pruned model towards the original afterwards (distillation on the calibration samples). */

@@ -40,7 +40,8 @@ const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_valu
 /** The tokenizer.json fields the library needs before it can build one (it throws plain Errors otherwise). */
 const REQUIRED = ['model', 'decoder', 'post_processor', 'pre_tokenizer', 'normalizer', 'added_tokens'];
 
-function build(src: TokenizerSource, config: Record<string, unknown>): LoadedTokenizer {
+/** The @huggingface/tokenizers Tokenizer of `src` (built from a tokenizer.json, or `src` itself). */
+export function buildTokenizer(src: TokenizerSource, config: Record<string, unknown> = {}): LoadedTokenizer {
   if (src instanceof Tokenizer) return src as Tokenizer;
   if (!src || typeof src !== 'object' || Array.isArray(src)) throw bad('the tokenizer is not a parsed tokenizer.json object');
   const missing = REQUIRED.filter((k) => !(k in src));
@@ -63,7 +64,7 @@ function firstId(tk: LoadedTokenizer, names: string[]): number | undefined {
  * for a few legacy options; tokenizer.json alone is enough for the models here).
  */
 export function loadTokenizer(src: TokenizerSource, config: Record<string, unknown> = {}): TextTokenizer {
-  const tk = build(src, config);
+  const tk = buildTokenizer(src, config);
   const encode = (text: string, special: boolean) => tk.encode(text, { add_special_tokens: special }).ids;
   let vocabSize = 0;
   for (const id of tk.get_vocab(true).values()) vocabSize = Math.max(vocabSize, id + 1);
