@@ -331,9 +331,10 @@ test('the job with the tokenizer: a token table read by another node too (a tied
   assert.throws(() => O.checkJob({ mode: { kind: 'sparsity', sparsity: 0 }, tokenizer: 'tokenizer.json' }), (e) => e instanceof O.JobError && e.option === 'tokenizer');
 });
 
+// no --seq-len: the default is cut to the folder's config.json max_position_embeddings (128 here, not 256)
 test('prune FOLDER --calib TEXT: the folder\'s tokenizer zeroes its unreachable rows (said); a generated calibration set does not', () => {
   const out = path.join(dir, 'vocab-q8');
-  const r = cli('prune', path.join(dir, 'orig'), '-o', `${out}/`, '--sparsity', '0.1', '--method', 'wanda', '--calib', writeLines(), '--seq-len', '64', '--quantize', 'int8');
+  const r = cli('prune', path.join(dir, 'orig'), '-o', `${out}/`, '--sparsity', '0.1', '--method', 'wanda', '--calib', writeLines(), '--quantize', 'int8');
   assert.equal(r.status, 0, r.stderr);
   const { ids } = I.unreachableTokens(JSON.parse(fs.readFileSync(path.join(SRC, 'tokenizer.json'), 'utf8')));
   assert.match(r.stdout, new RegExp(`token rows zeroed: ${ids.length} of \\S+ \\(${ids.length} of the tokenizer's \\d+ ids no text produces\\)`));

@@ -35,7 +35,7 @@ export const OPTIONS = [
   { flag: 'calib-count', value: 'N', commands: [P, S, R], help: `samples generated, or the first N of DIR (default ${JOB_DEFAULTS.calibrationCount}; training: 64, at most ${JOB_DEFAULTS.maxTrainingSamples})` },
   { flag: 'eval', value: 'DIR|TEXT|synthetic', commands: [P, S, R], job: ['eval.samples'], help: `held-out samples (no sample in common with --calib): the result's fidelity to the original per output, no labels needed (synthetic: ${JOB_DEFAULTS.generatedEvalCount} generated)` },
   { flag: 'tokenizer', value: 'tokenizer.json', commands: [P, S, R], help: 'text models: --calib / --eval may be .txt or .jsonl ("text" field) files, tokenized with this (default: tokenizer.json beside the model); a decoder reads windows of --seq-len tokens, an encoder one padded line per sample' },
-  { flag: 'seq-len', value: 'N', commands: [P, S, R], help: 'tokens per text sample (default 256)' },
+  { flag: 'seq-len', value: 'N', commands: [P, S, R], help: 'tokens per text sample (default 256, or the model\'s max_position_embeddings from its config.json when smaller)' },
   { flag: 'eval-count', value: 'N', commands: [P, S, R], help: 'the first N of the --eval samples (default: all of them)' },
   { flag: 'metric', value: 'OUTPUT=KIND', multiple: true, commands: [P, R], help: 'how to read an output (repeatable): classification, detection, dense-map, sequence, language-model, embedding or generic (default: detected)' },
   { flag: 'epochs', value: 'N', commands: [P, R], job: ['recover.epochs', 'mode.epochs'], help: `training epochs: --recover / recover (default ${JOB_DEFAULTS.epochs}), --prox's proximal phase` },

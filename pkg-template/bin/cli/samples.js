@@ -6,6 +6,9 @@ import path from 'node:path';
 import { makeInputSet, readCalibrationDir, readTextSamples, checkDisjointSamples, OUTPUT_KINDS, OnnxError, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
 import { UsageError, RunError } from './errors.js';
 
+/** Tokens per text sample unless --seq-len or the model's position table says otherwise. */
+const DEFAULT_SEQ_LEN = 256;
+
 /** @typedef {import('sparsekit-wasm/onnx').OnnxModel} OnnxModel */
 /** @typedef {import('sparsekit-wasm/onnx').OrtLike} OrtLike */
 /** @typedef {import('sparsekit-wasm/onnx').InputSample} InputSample */
@@ -78,7 +81,7 @@ export async function readSamples(flag, src, model, count, text = {}) {
     // text for a text model: windows (decoder) or lines (encoder) tokenized with the model's tokenizer
     const tokenizer = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
     if (!tokenizer || !fs.existsSync(tokenizer)) throw new UsageError(`--${flag} ${src} is text: give --tokenizer tokenizer.json (none beside the model)`);
-    const set = await readTextSamples(src, { tokenizer, seqLen: text.seqLen ?? 256, inputs: model.inputs, outputs: model.outputs, limit: count });
+    const set = await readTextSamples(src, { tokenizer, seqLen: text.seqLen ?? DEFAULT_SEQ_LEN, inputs: model.inputs, outputs: model.outputs, limit: count });
     return set.samples;
   }
   if (src === 'synthetic') {
@@ -142,7 +145,28 @@ export function jobTokenizer(text, sources) {
  * @param {{ model: string, tokenizer?: string }} input the model file (its folder may hold tokenizer.json), and a model folder's tokenizer
  */
 export function textOptions(values, input) {
-  const seqLen = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
-  if (seqLen !== undefined && !(Number.isInteger(seqLen) && seqLen >= 2)) throw new UsageError(`--seq-len needs an integer >= 2 (got "${values['seq-len']}")`);
+  const given = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
+  if (given !== undefined && !(Number.isInteger(given) && given >= 2)) throw new UsageError(`--seq-len needs an integer >= 2 (got "${values['seq-len']}")`);
+  // by default no longer than the model's position table (a small BERT's 128), which longer samples would overrun
+  const positions = configPositions(input);
+  const seqLen = given ?? (positions !== undefined && positions < DEFAULT_SEQ_LEN ? positions : undefined);
   return { tokenizer: /** @type {string | undefined} */ (values.tokenizer) ?? input.tokenizer, seqLen, model: input.model };
+}
+
+/**
+ * The positions a text model takes, from the config.json of its folder (or beside the file):
+ * max_position_embeddings (BERT, Llama), n_positions (GPT-2); undefined without one.
+ * @param {{ model: string, folder?: string }} input
+ * @returns {number | undefined}
+ */
+function configPositions(input) {
+  for (const dir of [input.folder, path.dirname(input.model)]) {
+    const file = dir ? path.join(dir, 'config.json') : undefined;
+    if (!file || !fs.existsSync(file)) continue;
+    let cfg;
+    try { cfg = JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return undefined; }
+    const n = cfg?.max_position_embeddings ?? cfg?.n_positions;
+    return Number.isInteger(n) && n >= 2 ? n : undefined;
+  }
+  return undefined;
 }
