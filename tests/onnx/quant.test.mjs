@@ -211,7 +211,7 @@ test('int4 widened at load (int4-dynamic): 4-bit bytes in the file, folded by on
   assert.ok(r10.layers.every((l) => l.form === 'int4-nbits' && /opset 11/.test(l.note)), JSON.stringify(r10.layers.map((l) => [l.form, l.note])));
 });
 
-test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, still close to float', async () => {
+test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, still close to float; 4- and 3-bit tables read back and written again', async () => {
   const float = modelBytes('bert-torch');
   const feeds = feedsOf('bert-style');
   const sizes = {};
@@ -227,7 +227,20 @@ test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, s
     const [lo, hi] = [Math.min(...nibbles), Math.max(...nibbles)];
     assert.deepEqual([lo, hi], embeddings === 'int3' ? [-4, 3] : [-8, 7]);
     sizes[embeddings] = zlib.brotliCompressSync(Buffer.concat(packed.map((t) => m.tensorBytes(t)))).length;
-    await closeTo(float, m.encode(), feeds, 0.95);
+    const bytes = m.encode();
+    await closeTo(float, bytes, feeds, 0.95);
+    // read back (detect.ts' gather4): the stored values (codes x block scales) in a float Gather, the
+    // form by the codes' range; written again, the same packed bytes
+    const back = OnnxModel.parse(bytes);
+    assert.equal(kinds(back).filter((k) => k === 'gather4').length, tables.length);
+    const rec = dequantizeModel(back);
+    assert.deepEqual(rec.layers.filter((l) => l.source === 'gather4').map((l) => [l.form, l.group]), tables.map(() => [`${embeddings}-gather`, 32]));
+    assert.ok(!opsOf(back).includes('Floor'), 'every unpacking is gone');
+    await closeTo(bytes, back.encode(), feeds, 0.99999);
+    requantize(back, rec);
+    const again = back.graph.initializer.filter((t) => t.data_type === 2 && t.dims.length === 2);
+    assert.deepEqual(again.map((t) => Buffer.from(back.tensorBytes(t)).toString('base64')).sort(), packed.map((t) => Buffer.from(m.tensorBytes(t)).toString('base64')).sort(), 'the same codes written again');
+    await closeTo(bytes, back.encode(), feeds, 0.99999);
   }
   assert.ok(sizes.int3 < 0.85 * sizes.int4, `3-bit tables ${sizes.int3} B after brotli against 4-bit ${sizes.int4} B`);
   assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /int3/.test(e.message));

@@ -158,6 +158,28 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
       remove(s.nodes);
     } };
   }
+  if (s.kind === 'gather4') {
+    // The codes · block scale the table stores; a table whose codes all lie in -4..3 is int3-gather's.
+    const tb = s.table!;
+    const [v, halfRow] = dims;
+    const scales = model.readFloat(inits.get(tb.scales));
+    const kb = scales.length / v, bs = (2 * halfRow) / kb, k = tb.k;
+    const codes = unpackNBits(model.tensorBytes(t), v, k, bs);
+    const values = new Float32Array(v * k);
+    let three = true;
+    for (let r = 0; r < v; r++) {
+      for (let c = 0; c < k; c++) {
+        const q = codes[r * k + c];
+        if (q < -4 || q > 3) three = false;
+        values[r * k + c] = q * scales[r * kb + Math.floor(c / bs)] + 0;
+      }
+    }
+    const entry: QuantRecordEntry = { name: '', form: three ? 'int3-gather' : 'int4-gather', group: bs, source: 'gather4' };
+    return { entry, values, dims: [v, k], apply: (names, w) => {
+      insertBefore(g, n, [node('Gather', [w, tb.ids], [s.output], names.fresh(n.name || `${w}_Gather`), { axis: 0 })]);
+      remove(s.nodes);
+    } };
+  }
   // gather (ours: Cast + Mul by a gathered scale per row) or gather-dq (quantize_dynamic: DequantizeLinear per tensor)
   const [gat] = s.nodes;
   let values: Float32Array;

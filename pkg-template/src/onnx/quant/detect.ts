@@ -8,16 +8,19 @@
 //   - `widened`: MatMulInteger as in `integer`, its int8 weight computed from packed 4-bit blocks by
 //                the nodes int4-dynamic.ts writes (our int4-dynamic: folded when a session loads);
 //   - `gather`:  an int8 / uint8 table gathered, then widened by a scale per row (ours) or by a
-//                DequantizeLinear (quantize_dynamic's Gather).
+//                DequantizeLinear (quantize_dynamic's Gather);
+//   - `gather4`: a table of 4-bit (or 3-bit) codes in blocks, gathered and unpacked with plain ops
+//                (our int4-gather / int3-gather, gather-int4.ts).
 // Anything else that holds quantized weights or runs integer arithmetic is listed as refused, by name.
 import type { OnnxModel } from '../model.js';
 import { attr, attrInt, type NodeProto } from '../model.js';
 import { DT, toNum } from '../tensor-data.js';
 import { OnnxError } from '../errors.js';
+import { NBITS_ZERO } from './pack4.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
-export type SiteKind = 'dq' | 'integer' | 'widened' | 'nbits' | 'gather' | 'gather-dq' | 'cast';
+export type SiteKind = 'dq' | 'integer' | 'widened' | 'nbits' | 'gather' | 'gather4' | 'gather-dq' | 'cast';
 
 /** One quantized weight and the nodes that use it. */
 export interface QuantSite {
@@ -30,6 +33,20 @@ export interface QuantSite {
   output: string;
   /** `widened`: the tensors of the 4-bit blocks (see widenedWeight). */
   widened?: WidenedWeight;
+  /** `gather4`: the packed table's tensors (see packedTable). */
+  table?: PackedTable;
+}
+
+/** The initializers of a 4-bit table (gather-int4.ts). */
+export interface PackedTable {
+  /** uint8 [V, kb·G/2]: each row packed as MatMulNBits packs an output row. */
+  packed: string;
+  /** float or float16 [V, kb]: the block scales. */
+  scales: string;
+  /** The row length, when the blocks run past it (the Slice's end); else kb · G. */
+  k: number;
+  /** The gathered ids. */
+  ids: string;
 }
 
 /** The initializers of an int4-dynamic weight (int4-dynamic.ts) and the nodes that widen them. */
@@ -101,6 +118,72 @@ function widenedWeight(b: string, producer: Map<string, NodeProto>, readersOf: (
   const [n, kb, halfG] = packed.dims.map(toNum);
   if (bs.dims.map(toNum).reduce((a: number, d: number) => a * d, 1) !== n * kb) return undefined;
   return { packed: packed.name, blockScales: bs.name, scale: scaleOut.output[0], k: k || kb * halfG * 2, nodes };
+}
+
+/** The ops of gather-int4.ts' unpacking. */
+const TABLE_OPS = new Set(['Gather', 'Cast', 'Div', 'Floor', 'Mul', 'Sub', 'Shape', 'Concat', 'Reshape', 'Unsqueeze', 'Slice']);
+
+/**
+ * The 4-bit table gather-int4.ts writes, found from its packed Gather g0: the bytes' low nibbles
+ * (lo = Sub(Cast(bytes), 16 · Floor(· / 16))) lead through Reshape, Concat, Reshape to the codes
+ * Sub(·, 8) and their Mul by the gathered block scales (Unsqueeze(Gather(scales, ids))), then the
+ * row's Reshape and, when the blocks run past the row, a Slice. Every node that computes the output
+ * from the ids and initializers must be of the unpacking's ops and read by that computation only;
+ * the two constants that give the codes their meaning (16, 8) are checked.
+ */
+function packedTable(g0: NodeProto, producer: Map<string, NodeProto>, readersOf: (v: string) => NodeProto[], inits: Map<string, any>, readFloat: (t: any) => Float32Array, readInts: (t: any) => number[]): { table: PackedTable; nodes: NodeProto[]; output: string } | undefined {
+  const only = (v: string): NodeProto | undefined => { const r = readersOf(v); return r.length === 1 ? r[0] : undefined; };
+  const constant = (v: string, want: number) => { const t = inits.get(v); return !!t && t.data_type === DT.FLOAT && readFloat(t).length === 1 && readFloat(t)[0] === want; };
+  const packed = inits.get(g0.input[0]);
+  if (packed?.data_type !== DT.UINT8 || packed.dims.length !== 2 || attrInt(g0, 'axis', 0) !== 0) return undefined;
+  const ids = g0.input[1];
+  const cast = only(g0.output[0]);
+  if (cast?.op_type !== 'Cast' || attrInt(cast, 'to', 0) !== DT.FLOAT) return undefined;
+  const div = readersOf(cast.output[0]).find((r) => r.op_type === 'Div');
+  const lo = readersOf(cast.output[0]).find((r) => r.op_type === 'Sub' && r.input[0] === cast.output[0]);
+  if (!div || !lo || !constant(div.input[1], 16)) return undefined;
+  const loP = only(lo.output[0]);
+  const pairs = loP?.op_type === 'Reshape' ? only(loP.output[0]) : undefined;
+  const blocks = pairs?.op_type === 'Concat' ? only(pairs.output[0]) : undefined;
+  const codes = blocks?.op_type === 'Reshape' ? only(blocks.output[0]) : undefined;
+  const deq = codes?.op_type === 'Sub' && constant(codes.input[1], NBITS_ZERO) ? only(codes.output[0]) : undefined;
+  const row = deq?.op_type === 'Mul' ? only(deq.output[0]) : undefined;
+  if (row?.op_type !== 'Reshape' || !deq) return undefined;
+  const unsq = producer.get(deq.input.find((i: string) => i !== codes!.output[0]) ?? '');
+  const sg = unsq?.op_type === 'Unsqueeze' ? producer.get(unsq.input[0]) : undefined;
+  if (sg?.op_type !== 'Gather' || sg.input[1] !== ids) return undefined;
+  const half = !inits.has(sg.input[0]) ? producer.get(sg.input[0]) : undefined;
+  const scales = half ? (half.op_type === 'Cast' && inits.get(half.input[0])?.data_type === DT.FLOAT16 ? half.input[0] : undefined) : sg.input[0];
+  if (!scales || !(half || inits.get(scales)?.data_type === DT.FLOAT)) return undefined;
+  const slice = only(row.output[0]);
+  const cut = slice?.op_type === 'Slice' && slice.input[0] === row.output[0] ? slice : undefined;
+  const output = (cut ?? row).output[0];
+  // every node computing the output from the ids and the initializers: the unpacking's own
+  const nodes: NodeProto[] = [];
+  const within = new Set<NodeProto>();
+  const stack = [output];
+  while (stack.length) {
+    const p = producer.get(stack.pop()!);
+    if (!p || within.has(p)) continue;
+    if (!TABLE_OPS.has(p.op_type) || (p.domain || '') !== '') return undefined;
+    within.add(p); nodes.push(p);
+    for (const i of p.input) if (i && i !== ids && !inits.has(i)) stack.push(i);
+  }
+  if (!within.has(g0) || !within.has(sg)) return undefined;
+  for (const x of nodes) for (const o of x.output) if (o !== output && readersOf(o).some((r) => !within.has(r))) return undefined;
+  const [v, halfRow] = packed.dims.map(toNum);
+  const sd = inits.get(scales).dims.map(toNum);
+  if (sd.length !== 2 || sd[0] !== v || !(sd[1] > 0) || (2 * halfRow) % sd[1] !== 0) return undefined;
+  const bs = (2 * halfRow) / sd[1];
+  let k = sd[1] * bs;
+  if (cut) {
+    const ends = inits.get(cut.input[2]);
+    const end = ends ? readInts(ends) : [];
+    if (end.length !== 1 || !(end[0] > (sd[1] - 1) * bs && end[0] <= k)) return undefined;
+    k = end[0];
+  }
+  // g0 first: the weight's reader, where the float Gather goes
+  return { table: { packed: packed.name, scales, k, ids }, nodes: [g0, ...nodes.filter((x) => x !== g0)], output };
 }
 
 /** Ops that hold quantized weights or integer arithmetic in a form not read here. */
@@ -198,6 +281,12 @@ export function detectQuantized(model: OnnxModel): Detected {
       if (sg?.op_type === 'Gather' && inits.has(sg.input[0]) && sg.input[1] === n.input[1]) {
         sites.push({ kind: 'gather', codes: n.input[0], nodes: [n, cast!, mul!, sg], output: mul!.output[0] });
         seen.add(cast!); seen.add(mul!); seen.add(sg);
+        continue;
+      }
+      const four = packedTable(n, producer, (v) => readers.get(v) ?? [], inits, (t) => model.readFloat(t), (t) => model.readInts(t));
+      if (four) {
+        sites.push({ kind: 'gather4', codes: four.table.packed, nodes: four.nodes, output: four.output, table: four.table });
+        for (const x of four.nodes) seen.add(x);
       }
       continue; // a gather of int8 data read by a DequantizeLinear is found from that node
     }
@@ -220,5 +309,5 @@ export function assertFloatWeights(model: OnnxModel, what: string): void {
 
 const SITE_NAMES: Record<SiteKind, string> = {
   dq: 'int8 DequantizeLinear', integer: 'MatMulInteger / ConvInteger (dynamic int8)', widened: '4-bit blocks widened to MatMulInteger', nbits: 'MatMulNBits 4-bit',
-  gather: 'int8 Gather', 'gather-dq': 'int8 Gather + DequantizeLinear', cast: 'int8 Cast + Mul',
+  gather: 'int8 Gather', gather4: '4-bit Gather table', 'gather-dq': 'int8 Gather + DequantizeLinear', cast: 'int8 Cast + Mul',
 };

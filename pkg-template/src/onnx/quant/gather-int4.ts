@@ -12,7 +12,7 @@
 // row of the table is packed exactly as an output row of a MatMulNBits weight would be.
 import type { OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
-import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, unsqueezeLast, type Names } from './graph-edit.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';
@@ -39,10 +39,7 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const [bytes, hi, lo, idShape, pairShape, loP, hiP, pairs, blockShape, blocks, codes, s, sCol, deq, rowShape, row] =
     ['bytes', 'hi', 'lo', 'ids_shape', 'pair_shape', 'lo_pairs', 'hi_pairs', 'pairs', 'block_shape', 'blocks', 'codes', 'scales', 'scale_col', 'deq', 'row_shape', 'row'].map(o);
   const padded = kb * gw !== k;
-  // Unsqueeze's axes: an attribute before opset 13, an input from 13 on.
-  const unsqueeze = opsetVersion(model.model, '') >= 13
-    ? node('Unsqueeze', [s, init('last_axis', (n) => int64Tensor(n, [-1]))], [sCol], nm('q4_scale_col'))
-    : node('Unsqueeze', [s], [sCol], nm('q4_scale_col'), { axes: [-1] });
+  const unsqueeze = unsqueezeLast(opsetVersion(model.model, ''), s, sCol, nm('q4_scale_col'), () => init('last_axis', (n) => int64Tensor(n, [-1])));
   const nodes = [
     ...scaleCast,
     node('Gather', [packed, ids], [bytes], nm('q4_gather'), { axis: 0 }),

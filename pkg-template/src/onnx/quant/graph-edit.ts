@@ -34,6 +34,14 @@ export function node(op: string, inputs: string[], outputs: string[], name: stri
 }
 
 /** Hands out value / node names not yet used in the graph. */
+/**
+ * Unsqueeze of the last axis. Its axes are an attribute before opset 13 and an input from 13 on:
+ * `lastAxis` makes (once, for every such node of a writer) the int64 [-1] initializer the input needs.
+ */
+export function unsqueezeLast(opset: number, x: string, y: string, name: string, lastAxis: () => string): NodeProto {
+  return opset >= 13 ? node('Unsqueeze', [x, lastAxis()], [y], name) : node('Unsqueeze', [x], [y], name, { axes: [-1] });
+}
+
 export class Names {
   private used = new Set<string>();
   constructor(graph: GraphProto) {

@@ -18,7 +18,7 @@
 // errors are the session's weights.
 import type { OnnxModel } from '../model.js';
 import { DT, type NodeProto } from '../tensor-data.js';
-import { tensor, floatTensor, int64Tensor, node, opsetVersion, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, opsetVersion, unsqueezeLast, type Names } from './graph-edit.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import { writeMatMulInteger, type DqlCache } from './int8-dynamic.js';
@@ -86,10 +86,9 @@ export function writeInt4Dynamic(model: OnnxModel, names: Names, t: QuantTarget,
   const nm = (s: string) => names.fresh(`${reader.name || reader.output[0]}_${s}`);
   const [hi, lo, hiP, loP, pairs, blocks, codes, absScales, maxScale, col, scale, ratio, scaled, rounded, narrow, rows, cut, wide] =
     ['hi', 'lo', 'hi_pairs', 'lo_pairs', 'pairs', 'blocks', 'codes', 'abs_scales', 'max_scale', 'scale_col', 'scale', 'ratio', 'scaled', 'rounded', 'int8', 'rows', 'cut', 'int8_kn'].map(v);
-  // Unsqueeze's axes: an attribute before opset 13, an input from 13 on.
-  const unsqueeze = (x: string, y: string, s: string) => (opsetVersion(model.model, '') >= 13
-    ? node('Unsqueeze', [x, init('last_axis', (a) => int64Tensor(a, [-1]))], [y], nm(s))
-    : node('Unsqueeze', [x], [y], nm(s), { axes: [-1] }));
+  let axis: string | undefined; // one [-1] initializer for both Unsqueezes
+  const lastAxis = () => (axis ??= init('last_axis', (a) => int64Tensor(a, [-1])));
+  const unsqueeze = (x: string, y: string, s: string) => unsqueezeLast(opsetVersion(model.model, ''), x, y, nm(s), lastAxis);
   // ReduceMax's axes: an attribute before opset 18, an input from 18 on.
   const reduceMax = opsetVersion(model.model, '') >= 18
     ? node('ReduceMax', [absScales, init('block_axes', (a) => int64Tensor(a, [1, 2]))], [maxScale], nm('q4_max_scale'), { keepdims: 1 })
