@@ -243,6 +243,26 @@ test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, s
     await closeTo(bytes, back.encode(), feeds, 0.99999);
   }
   assert.ok(sizes.int3 < 0.85 * sizes.int4, `3-bit tables ${sizes.int3} B after brotli against 4-bit ${sizes.int4} B`);
+  // blocks of 128 past rows of 64 (the Slice): read back at the rows' length, the same bytes again
+  const wide = OnnxModel.parse(float);
+  quantizeModel(wide, { scheme: 'int4', group: 128 });
+  assert.ok(opsOf(wide).includes('Slice'));
+  const wideBytes = wide.encode();
+  const wb = OnnxModel.parse(wideBytes);
+  const wr = dequantizeModel(wb);
+  const tableEntries = wr.layers.filter((l) => l.source === 'gather4');
+  assert.ok(tableEntries.length >= 2 && tableEntries.every((l) => l.form === 'int4-gather' && l.group === 128));
+  assert.ok(tableEntries.every((l) => wb.weights.find((w) => w.name === l.name).dims[1] === 64), 'rows at their own length');
+  await closeTo(wideBytes, wb.encode(), feeds, 0.99999);
+  requantize(wb, wr);
+  const packedOf = (m) => m.graph.initializer.filter((t) => t.data_type === 2 && t.dims.length === 2).map((t) => Buffer.from(m.tensorBytes(t)).toString('base64')).sort();
+  assert.deepEqual(packedOf(wb), packedOf(wide));
+  // a Slice that does not keep the row's start is not this form: the table is left as it is
+  const odd = OnnxModel.parse(wideBytes);
+  const sl = odd.graph.node.find((n) => n.op_type === 'Slice' && /q4_slice/.test(n.name));
+  const starts = odd.graph.initializer.find((t) => t.name === sl.input[1]);
+  odd.writeInts(starts, [1]);
+  assert.ok(!kinds(odd).includes('gather4') || kinds(odd).filter((k) => k === 'gather4').length < kinds(OnnxModel.parse(wideBytes)).filter((k) => k === 'gather4').length);
   assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', embeddings: 'int2' }), (e) => e instanceof OnnxError && /int3/.test(e.message));
   assert.throws(() => quantizeModel(OnnxModel.parse(float), { scheme: 'int4', int4MatMul: 'int8' }), (e) => e instanceof OnnxError && /int4MatMul/.test(e.message));
 });

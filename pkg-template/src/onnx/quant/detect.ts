@@ -150,7 +150,9 @@ function packedTable(g0: NodeProto, producer: Map<string, NodeProto>, readersOf:
   const row = deq?.op_type === 'Mul' ? only(deq.output[0]) : undefined;
   if (row?.op_type !== 'Reshape' || !deq) return undefined;
   const unsq = producer.get(deq.input.find((i: string) => i !== codes!.output[0]) ?? '');
-  const sg = unsq?.op_type === 'Unsqueeze' ? producer.get(unsq.input[0]) : undefined;
+  // the block scales unsqueezed on the last axis (an input from opset 13, an attribute before)
+  const lastAxis = unsq?.op_type === 'Unsqueeze' && (unsq.input[1] ? inits.has(unsq.input[1]) && readInts(inits.get(unsq.input[1])).join() === '-1' : attr(unsq, 'axes')?.ints?.map(toNum).join() === '-1');
+  const sg = lastAxis ? producer.get(unsq!.input[0]) : undefined;
   if (sg?.op_type !== 'Gather' || sg.input[1] !== ids) return undefined;
   const half = !inits.has(sg.input[0]) ? producer.get(sg.input[0]) : undefined;
   const scales = half ? (half.op_type === 'Cast' && inits.get(half.input[0])?.data_type === DT.FLOAT16 ? half.input[0] : undefined) : sg.input[0];
@@ -177,9 +179,10 @@ function packedTable(g0: NodeProto, producer: Map<string, NodeProto>, readersOf:
   const bs = (2 * halfRow) / sd[1];
   let k = sd[1] * bs;
   if (cut) {
-    const ends = inits.get(cut.input[2]);
-    const end = ends ? readInts(ends) : [];
-    if (end.length !== 1 || !(end[0] > (sd[1] - 1) * bs && end[0] <= k)) return undefined;
+    const ints = (i: number) => (inits.has(cut.input[i]) ? readInts(inits.get(cut.input[i])) : []);
+    const [start, end, axis] = [ints(1), ints(2), ints(3)];
+    // the row's first `end` values: starts 0 on the last axis, no step
+    if (start.join() !== '0' || axis.join() !== '-1' || cut.input[4] || end.length !== 1 || !(end[0] > (sd[1] - 1) * bs && end[0] <= k)) return undefined;
     k = end[0];
   }
   // g0 first: the weight's reader, where the float Gather goes
