@@ -40,7 +40,7 @@ export type { Outputs, OutputArray, SetComparison, EvaluateOptions, EvaluateRepo
 // Label-free fidelity per output (classification, detection, dense maps, sequences, generic).
 export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './fidelity/index.js';
 export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
-export { CancelledError } from './calib/cancel.js';
+export { CancelledError, turn } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
 export { findResidualBlocks, removeResidualBlocks, type ResidualBlock } from './residual-blocks.js';
 export { blockInfluence, leastInfluential, type BlockInfluence } from './calib/block-influence.js';

@@ -3,7 +3,7 @@
 // changes the stream least; removing the blocks of lowest influence is ShortGPT's layer removal.
 import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
-import { CancelledError } from './cancel.js';
+import { CancelledError, turn } from './cancel.js';
 import type { InputSample } from './inputs.js';
 import type { ModelRunner } from './ort-runner.js';
 import { outputAsFloat } from './evaluate.js';
@@ -40,7 +40,7 @@ export async function blockInfluence(model: OnnxModel, runner: ModelRunner, samp
   const session = await runner.createSession(bytes);
   try {
     for (const { feeds } of samples) {
-      await new Promise((r) => setTimeout(r, 0));
+      await turn();
       if (opts.signal?.aborted) throw new CancelledError();
       const out = await session.run(feeds, names);
       blocks.forEach((b, k) => {

@@ -13,7 +13,7 @@ import { pruneLayer, allowsNm, viewValues, type Criterion, type MethodUsed, type
 import { quantizeLayer, type LayerQuantizeResult } from './layer-quantize.js';
 import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
-import { CancelledError } from './cancel.js';
+import { CancelledError, turn } from './cancel.js';
 import { CALIB_DEFAULTS } from './defaults.js';
 import { asF32 } from './tensor.js';
 import { Sweep, type SweepStats } from './sweep.js';
@@ -311,9 +311,8 @@ export async function calibratePrune(model: OnnxModel, opts: CalibrateOptions): 
   await withRollback(model, async (rollback) => {
     // onnxruntime-web's wasm backend can settle its promises without ever leaving the microtask queue:
     // a macrotask turn per group lets a worker receive its 'cancel' message (and a page repaint).
-    const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
     for (const [gi, group] of groups.entries()) {
-      await yieldTurn();
+      await turn();
       check();
       const needs = group.filter((l) => (criterionOf.get(l) !== 'magnitude' || grids?.has(l.weight.name)) && l.stats && !(nmOf(l) && !allowsNm(l, nmOf(l)![1]) && !grids?.has(l.weight.name)));
       // Wanda reads only its inputs' norms, unless GPTQ then quantizes the layer through its Hessian

@@ -5,7 +5,7 @@ import type { OnnxModel } from '../model.js';
 import { OnnxError } from '../errors.js';
 import type { InputSample } from './inputs.js';
 import { toRunner, type ModelRunner, type OrtLike } from './ort-runner.js';
-import { CancelledError } from './cancel.js';
+import { CancelledError, turn } from './cancel.js';
 import { fidelity, type FidelityOptions, type FidelityReport, type OutputKind } from '../fidelity/index.js';
 import type { CutStore } from './cut-store.js';
 import { streamedHeldOut } from './streamed-held-out.js';
@@ -28,7 +28,7 @@ export async function eachOutput(runner: ModelRunner, model: OnnxModel | Uint8Ar
   const session = await openSession(runner, model);
   try {
     for (const [k, { feeds }] of set.entries()) {
-      await new Promise((resolve) => setTimeout(resolve, 0)); // a turn for a 'cancel' message (calibrate.ts)
+      await turn(); // a turn for a 'cancel' message (calibrate.ts)
       if (signal?.aborted) throw new CancelledError();
       const o = await session.run(feeds);
       const r: Outputs = {};

@@ -13,6 +13,7 @@ import { withFeatures } from './features.js';
 import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
 import { HeldArrays } from './held-arrays.js';
+import { turn } from '../calib/cancel.js';
 import type { CutStore } from '../calib/cut-store.js';
 import { dropValues } from '../train/graph.js';
 import { guardSync } from '../run-failure.js';
@@ -135,7 +136,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         const left = Number.isFinite(epochs) ? ((epochs - epoch) * perEpoch - (b + 1)) * (elapsed / stepsHere) : Infinity;
         const eta = Math.min(left, budget - elapsed) / 1000;
         ctx.progress({ step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, eta: Number.isFinite(eta) ? Math.max(0, eta) : undefined, fidelity: bestScore, lr: trainer.lr });
-        await new Promise((r) => setTimeout(r, 0)); // a turn for an abort or a signal handler
+        await turn(); // a turn for an abort or a signal handler
       }
       if (!n) break;
       epoch++;

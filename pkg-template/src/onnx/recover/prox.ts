@@ -13,7 +13,7 @@ import { OnnxError } from '../errors.js';
 import { pruneSparsity } from '../prune.js';
 import { heldOut } from '../calib/evaluate.js';
 import { toRunner } from '../calib/ort-runner.js';
-import { CancelledError } from '../calib/cancel.js';
+import { CancelledError, turn } from '../calib/cancel.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
 import { checkSoftmaxLoss, lossesOf, teacherTargets, trainSetup } from './train-setup.js';
@@ -257,7 +257,7 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
         const elapsed = now() - tp;
         const eta = Math.min(Number.isFinite(total) ? (total - steps) * (elapsed / steps) : Infinity, budget - elapsed) / 1000;
         emit({ phase: 'prox', step: b + 1, steps: batches.length, epoch: epoch + 1, epochs, loss: sum / n, sparsity: reached, target, eta: Math.max(0, eta) });
-        await new Promise((r) => setTimeout(r, 0)); // a turn for an abort or a signal handler
+        await turn(); // a turn for an abort or a signal handler
       }
       if (!n) break;
       const params: Record<string, Float32Array> = {};

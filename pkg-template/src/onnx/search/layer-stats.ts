@@ -9,7 +9,7 @@ import type { CalibLayer } from '../calib/layers.js';
 import type { LayerStats } from '../calib/layer-prune.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, RunOutput } from '../calib/ort-runner.js';
-import { CancelledError } from '../calib/cancel.js';
+import { CancelledError, turn } from '../calib/cancel.js';
 import { SharedStats } from '../calib/shared-stats.js';
 import type { RunCounter } from './model-runs.js';
 
@@ -39,7 +39,7 @@ export async function captureAllStats(model: OnnxModel, layers: CalibLayer[], ru
     count.ms += performance.now() - t; count.sessions++;
     try {
       for (const { feeds } of samples) {
-        await new Promise((r) => setTimeout(r, 0));
+        await turn();
         if (signal?.aborted) throw new CancelledError();
         t = performance.now();
         const out = names.length ? await session.run(feeds, names) : {};

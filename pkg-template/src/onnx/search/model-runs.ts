@@ -12,14 +12,13 @@ import { floatArrayToHalf } from '../fp16.js';
 import { outputAsFloat, type Outputs } from '../calib/evaluate.js';
 import type { FeedTensor, InputSample } from '../calib/inputs.js';
 import type { ModelRunner, RunnerSession } from '../calib/ort-runner.js';
-import { CancelledError } from '../calib/cancel.js';
+import { CancelledError, turn } from '../calib/cancel.js';
 
 /** What the runs cost: sessions created, model runs, and the milliseconds spent inside onnxruntime. */
 export interface RunCounter { sessions: number; runs: number; ms: number }
 
 export const newCounter = (): RunCounter => ({ sessions: 0, runs: 0, ms: 0 });
 
-const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** Runs every sample through `session`, counted; each output as float32. */
 async function runAll(session: RunnerSession, set: InputSample[], count: RunCounter, extra: Record<string, FeedTensor> = {}, signal?: AbortSignal): Promise<Outputs[]> {
