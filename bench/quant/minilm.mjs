@@ -76,7 +76,26 @@ function withFloatScales(bytes) {
   g.node = g.node.filter((n) => !casts.includes(n));
   return m.encode();
 }
-const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), f32: withFloatScales };
+/**
+ * The widened file (quant/int4-dynamic.ts) with one int8 scale per weight instead of one per output
+ * column: every ReduceMax of the block scales over all axes, the scale Reshape to [1]. The same
+ * 4-bit blocks, widened onto one int8 grid per tensor as onnxruntime's q8 quantizes (a probe of what
+ * per-channel B scales cost in onnxruntime-web's MatMulInteger path, and in fidelity).
+ */
+function withTensorScale(bytes) {
+  const m = OnnxModel.parse(bytes);
+  const g = m.graph;
+  const inits = new Map(g.initializer.map((t) => [t.name, t]));
+  for (const n of g.node) {
+    if (n.op_type === 'ReduceMax' && /_q4_max_scale(_\d+)?$/.test(n.name)) {
+      if (n.input[1]) m.writeInts(inits.get(n.input[1]), [0, 1, 2]);
+      else n.attribute.find((a) => a.name === 'axes').ints = [0, 1, 2];
+    }
+    if (n.op_type === 'Reshape' && /_q4_scale(_\d+)?$/.test(n.name)) m.writeInts(inits.get(n.input[1]), [1]);
+  }
+  return m.encode();
+}
+const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), f32: withFloatScales, pt: withTensorScale };
 const ortFile = (f) => () => ({ bytes: new Uint8Array(fs.readFileSync(path.join(values.model, 'onnx', f))) });
 const job = (j) => async () => {
   const m = OnnxModel.parse(denseBytes);
@@ -115,6 +134,7 @@ const VARIANTS = {
   // the same with the token rows the tokenizer can never produce zeroed (PruneJob.tokenizer): outputs for any text unchanged
   'int4-g128-dyn-t3-vocab': ['ours int4 g128 GPTQ, widened at load; tables int3 g128; unreachable token rows zeroed', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration, tokenizer, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'int4-g128-dyn-t3-nss-vocab': ['ours int4 g128 GPTQ without the scale search, widened at load; tables int3 g128; unreachable token rows zeroed', job({ mode: { kind: 'sparsity', sparsity: 0 }, calibration: { ...calibration, scaleSearch: false }, tokenizer, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
+  'int4-g128-dyn-t3-nss-vocab-pt': ['the same, one widened int8 scale per tensor (a probe)', ['int4-g128-dyn-t3-nss-vocab', 'pt']],
   'sgpt10-int4-g128-dyn-t3': ['ours SparseGPT 10% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.1 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'sgpt30-int4-g128-dyn-t3': ['ours SparseGPT 30% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.3 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
   'sgpt20-int4-g128-dyn-t3': ['ours SparseGPT 20% + int4 g128 (joint), widened at load; tables int3 g128', job({ mode: { kind: 'sparsity', sparsity: 0.2 }, method: 'sparsegpt', calibration, quantize: q('int4', { group: 128, embeddings: 'int3', int4MatMul: 'dynamic' }) })],
