@@ -212,8 +212,10 @@ const refRow = rows.find((r) => r.name === 'ort-q8');
 const MiB = (x) => (x / 2 ** 20).toFixed(2);
 console.log(`\n| variant | raw MiB | brotli-9 MiB | ÷ ort q8 | cosine mean / min | 10-NN kept | kNN accuracy (Δ dense) | node ms (p90) | web WASM ms (p90) | web ÷ ort q8 |`);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+// --reps 0: no latency columns
+const ms = (v) => (v === undefined ? '–' : v.toFixed(2));
 for (const r of rows) {
-  console.log(`| ${r.label} | ${MiB(r.raw)} | ${MiB(r.brotli)} | ${(r.brotli / refRow.brotli).toFixed(2)} | ${r.cosine.toFixed(4)} / ${r.minCosine.toFixed(4)} | ${(100 * r.neighboursKept).toFixed(1)}% | ${(100 * r.accuracy).toFixed(2)}% (${r.name === 'float32' ? '–' : (100 * r.accuracyDelta).toFixed(2)}) | ${r.nodeMs.toFixed(2)} (${r.nodeP90.toFixed(2)}) | ${r.webMs.toFixed(2)} (${r.webP90.toFixed(2)}) | ${(r.webMs / refRow.webMs).toFixed(2)} |`);
+  console.log(`| ${r.label} | ${MiB(r.raw)} | ${MiB(r.brotli)} | ${(r.brotli / refRow.brotli).toFixed(2)} | ${r.cosine.toFixed(4)} / ${r.minCosine.toFixed(4)} | ${(100 * r.neighboursKept).toFixed(1)}% | ${(100 * r.accuracy).toFixed(2)}% (${r.name === 'float32' ? '–' : (100 * r.accuracyDelta).toFixed(2)}) | ${ms(r.nodeMs)} (${ms(r.nodeP90)}) | ${ms(r.webMs)} (${ms(r.webP90)}) | ${r.webMs === undefined ? '–' : (r.webMs / refRow.webMs).toFixed(2)} |`);
 }
 const tokens = lat.map((f) => f.input_ids.length);
 console.log(`\n${held.length} held-out descriptions (${sections.join(', ')}), ${ref.length} reference, ${calSet.samples.length} calibration; seq-len ${seqLen}; latency per description over the first ${L} (${Math.min(...tokens)}–${Math.max(...tokens)} tokens, unpadded), batch 1, one thread, median of ${reps} interleaved repetitions; load average at the end ${load()}; total ${((Date.now() - t0) / 60000).toFixed(1)} min.`);
