@@ -342,3 +342,21 @@ test('prune FOLDER --calib TEXT: the folder\'s tokenizer zeroes its unreachable 
   assert.equal(synth.status, 0, synth.stderr);
   assert.doesNotMatch(synth.stdout, /token rows/);
 });
+
+test('prune --quantize alone: quantization without pruning, no weight zeroed beyond the codes\' own zeros', async () => {
+  const out = path.join(dir, 'q-alone.onnx');
+  const r = cli('prune', path.join(SRC, 'onnx', 'model.onnx'), '-o', out, '--quantize', 'int8', '-q');
+  assert.equal(r.status, 0, r.stderr);
+  const q = await O.loadOnnx(out);
+  assert.ok(q.graph.node.some((n) => n.op_type === 'MatMulInteger'), 'quantized');
+  // read back, the float weights hold no more zeros than rounding to the int8 grid gives the original's
+  const back = await O.loadOnnx(out);
+  I.dequantizeModel(back);
+  const orig = await O.loadOnnx(path.join(SRC, 'onnx', 'model.onnx'));
+  const zeros = (m) => m.prunable().reduce((a, w) => a + m.readFloat(w).filter((v) => v === 0).length, 0);
+  const n = orig.prunable().reduce((a, w) => a + w.numel, 0);
+  assert.ok(zeros(back) < 0.05 * n, `${zeros(back)} zeros of ${n}: nothing pruned`);
+  const none = cli('prune', path.join(SRC, 'onnx', 'model.onnx'), '-o', path.join(dir, 'none.onnx'), '-q');
+  assert.equal(none.status, 2);
+  assert.match(none.stderr, /or --quantize alone/);
+});

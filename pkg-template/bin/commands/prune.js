@@ -40,6 +40,7 @@ Modes (exactly one):
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                                                     searched per layer to a fidelity floor
   --prox --sparsity S [--block RxC]                 block sparsity by sparse training
+  --quantize int8|int4 alone                        quantization without pruning (with a mode: both in one pass)
 Add --recover to distill the result towards IN afterwards (not with --prox, which recovers itself).`;
 
 /** Flags that only some modes read (the rest apply to every mode that runs what they set). */
@@ -85,7 +86,9 @@ function modeOf(values) {
       minutes: values.minutes === undefined ? undefined : num('minutes', values.minutes),
     };
   }
-  if (given.length !== 1) throw new UsageError('give exactly one of --sparsity S, --nm N:M, --channels F (or --recipe, --min-fidelity, --prox)');
+  // --quantize alone: quantization without pruning (a sparsity of 0 prunes nothing)
+  if (!given.length && values.quantize !== undefined) return { kind: 'sparsity', sparsity: 0 };
+  if (given.length !== 1) throw new UsageError('give exactly one of --sparsity S, --nm N:M, --channels F (or --recipe, --min-fidelity, --prox), or --quantize alone');
   const k = given[0];
   if (k === 'sparsity') {
     // --scope owl: per-layer sparsities from the layers' outliers (OWL), each layer pruned on its own
