@@ -101,3 +101,11 @@ test('a WordPiece vocabulary under a lowercasing, accent-stripping normalizer: i
   for (const e of ['Hello', 'café', '##É']) assert.ok(set.has(id(e)), `${e} listed`);
   for (const e of ['hello', '##ing']) assert.ok(!set.has(id(e)), `${e} not listed`);
 });
+
+test('a normalizer that rewrites every entry lists nothing, and says why', () => {
+  const json = JSON.parse(fs.readFileSync(path.join(DATA, 'models/tjs-bert/tokenizer.json'), 'utf8'));
+  json.normalizer = { type: 'Sequence', normalizers: [json.normalizer, { type: 'Prepend', prepend: '_' }] };
+  const { ids, why } = O.unreachableTokens(json);
+  assert.deepEqual(ids, []);
+  assert.match(why, /would be unreachable.*nothing listed/);
+});

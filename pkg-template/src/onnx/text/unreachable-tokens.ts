@@ -72,8 +72,14 @@ export function unreachableTokens(src: TokenizerSource): UnreachableTokens {
     if (!(continues ? whole(`a${entry.slice(prefix.length)}`) : whole(entry))) ids.push(id);
   }
   ids.sort((a, b) => a - b);
+  // A normalizer that rewrites every entry (one that prepends a marker, say) would list the whole
+  // vocabulary: past this share the reading is not trusted and nothing is listed.
+  if (ids.length > MAX_SHARE * vocab.size) return { ids: [], vocabSize, why: `${ids.length} of ${vocab.size} entries would be unreachable: this tokenizer's normalizer or pre-tokenizer is not read right here; nothing listed` };
   return { ids, vocabSize };
 }
+
+/** The largest share of a vocabulary listed as unreachable (BERT's: under 5%). */
+const MAX_SHARE = 0.25;
 
 /**
  * A table of more rows than the vocabulary by at most this (or 1% of it) is the vocabulary's, padded
