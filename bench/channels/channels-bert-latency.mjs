@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import ort from 'onnxruntime-node';
 import { OnnxModel, findChannelGroups, removeChannels } from 'sparsekit-wasm/onnx';
 import { median, quantile, sorted } from '../lib/stats.mjs';
+import { interleavedLatency } from '../lib/ort-latency.mjs';
 
 const { values } = parseArgs({ options: {
   python: { type: 'string', default: '/work/venv/bin/python' }, fraction: { type: 'string', default: '0.5' },
@@ -50,21 +51,11 @@ const feeds = {
   input_ids: new ort.Tensor('int64', BigInt64Array.from({ length: S }, (_, i) => BigInt((i * 7) % 100)), [1, S]),
   attention_mask: new ort.Tensor('int64', new BigInt64Array(S).fill(1n), [1, S]),
 };
-const sessions = {};
-for (const [k, b] of Object.entries(variants)) sessions[k] = await ort.InferenceSession.create(b, { intraOpNumThreads: 1, logSeverityLevel: 3 });
-const times = Object.fromEntries(Object.keys(sessions).map((k) => [k, []]));
-for (const s of Object.values(sessions)) for (let i = 0; i < 3; i++) await s.run(feeds); // warm-up
+const names = Object.keys(variants);
+const sessions = [];
+for (const k of names) sessions.push(await ort.InferenceSession.create(variants[k], { intraOpNumThreads: 1, logSeverityLevel: 3 }));
 const reps = Number(values.reps);
-for (let r = 0; r < reps; r++) {
-  // Interleaved, in a rotating order, so that drift on a shared machine hits every variant alike.
-  const keys = Object.keys(sessions);
-  for (let j = 0; j < keys.length; j++) {
-    const k = keys[(r + j) % keys.length];
-    const t0 = performance.now();
-    await sessions[k].run(feeds);
-    times[k].push(performance.now() - t0);
-  }
-}
+const times = Object.fromEntries((await interleavedLatency(sessions, [feeds], { reps, warmup: 3 })).map((t, i) => [names[i], t]));
 const base = median(times.dense);
 console.log(`${described}, seq ${S}, batch 1; fraction ${fraction}, round to 8; ${reps} interleaved runs, 1 thread; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (const [k, t] of Object.entries(times)) {

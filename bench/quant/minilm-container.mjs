@@ -13,6 +13,7 @@ import { runSet, makeOrtRunner, fidelity, quantizeModel, rtnQuantize, OnnxModel 
 import { knnAccuracy } from '../lib/debian-sections.mjs';
 import { minilmProbe, brotli9 } from '../lib/encoder-samples.mjs';
 import { median } from '../lib/stats.mjs';
+import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency } from '../lib/ort-latency.mjs';
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1 });
 const { ref, held, denseBytes, refSet, heldSet, dH, dAcc } = await minilmProbe(runner);
 const brotli = brotli9;
@@ -37,14 +38,11 @@ for (const [k, o] of Object.entries(V)) {
   const acc = knnAccuracy(await runSet(runner, b, refSet.samples), out, ref, held);
   console.log(`| ${k} ${JSON.stringify(forms)} | ${(b.length / 2 ** 20).toFixed(2)} | ${(brotli(b) / 2 ** 20).toFixed(2)} | ${f.metrics.cosine.toFixed(4)} / ${f.metrics.minCosine.toFixed(4)} | ${(100 * f.metrics.neighboursKept).toFixed(1)} | ${(100 * acc).toFixed(2)} (${(100 * (acc - dAcc)).toFixed(2)}) |`);
 }
-ortWeb.env.wasm.numThreads = 1;
-const lat = heldSet.samples.slice(0, 4).map((s) => { const k = Array.from(s.feeds.attention_mask.data, Number).reduce((a, x) => a + x, 0); return Object.fromEntries(Object.entries(s.feeds).map(([n, t]) => [n, t.data.slice(0, k)])); });
+oneThreadWeb(ortWeb);
+const lat = unpaddedFeeds(heldSet.samples.slice(0, 4));
 for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
   const names = Object.keys(bytes); const sess = [];
-  for (const n of names) sess.push(await ort.InferenceSession.create(bytes[n], rt === 'node' ? { intraOpNumThreads: 1 } : { executionProviders: ['wasm'] }));
-  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
-  const times = names.map(() => []);
-  for (const s of sess) for (const f of feeds) await s.run(f);
-  for (let r = 0; r < 5; r++) for (let j = 0; j < sess.length; j++) { const k = (r + j) % sess.length; const t = performance.now(); for (const f of feeds) await sess[k].run(f); times[k].push((performance.now() - t) / feeds.length); }
+  for (const n of names) sess.push(await ort.InferenceSession.create(bytes[n], oneThreadOptions(rt)));
+  const times = await interleavedLatency(sess, int64Feeds(ort, lat), { reps: 5 });
   console.log(rt, names.map((n, i) => `${n}: ${median(times[i]).toFixed(2)}`).join(', '));
 }

@@ -16,6 +16,7 @@ import ortNode from 'onnxruntime-node';
 import { median } from '../lib/stats.mjs';
 import { debianSections } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
+import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency } from '../lib/ort-latency.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -26,28 +27,17 @@ if (files.length < 2) throw new Error('give at least two NAME=FILE.onnx: the bas
 const copies = Number(values.copies), reps = Number(values.reps);
 const { held } = debianSections({ nCal: 16 });
 const { samplesOf } = await encoderSamples(values.model, 32);
-const lat = samplesOf(held.slice(0, 8).map(([d]) => d)).samples.map((s) => {
-  const n = Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0);
-  return Object.fromEntries(Object.entries(s.feeds).map(([k, t]) => [k, t.data.slice(0, n)]));
-});
+const lat = unpaddedFeeds(samplesOf(held.slice(0, 8).map(([d]) => d)).samples);
 // sessions in the order file 1 copy 1, file 2 copy 1, ..., file 1 copy 2, ...
 const order = [];
 for (let c = 0; c < copies; c++) for (const [name, bytes] of files) order.push({ name, copy: c + 1, bytes });
-ortWeb.env.wasm.numThreads = 1; ortWeb.env.logLevel = 'error';
+oneThreadWeb(ortWeb);
 const RT = { web: ortWeb, node: ortNode };
 for (const rt of values.runtimes.split(',')) {
   const ort = RT[rt];
   const sess = [];
-  for (const o of order) sess.push(await ort.InferenceSession.create(o.bytes, rt === 'node' ? { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 } : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
-  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
-  const times = order.map(() => []);
-  for (let r = 0; r < reps + 3; r++) {
-    for (let i = 0; i < order.length; i++) {
-      const t = performance.now();
-      for (const f of feeds) await sess[i].run(f);
-      if (r >= 3) times[i].push((performance.now() - t) / feeds.length); // 3 warm-up rounds
-    }
-  }
+  for (const o of order) sess.push(await ort.InferenceSession.create(o.bytes, oneThreadOptions(rt)));
+  const times = await interleavedLatency(sess, int64Feeds(ort, lat), { reps, warmup: 3 });
   const med = times.map(median);
   console.log(`${rt}: ${order.map((o, i) => `${o.name}#${o.copy} ${med[i].toFixed(2)} ms (${(med[i] / med[0]).toFixed(3)})`).join(' | ')}`);
   const byFile = (name) => median(order.flatMap((o, i) => (o.name === name ? [med[i]] : [])));

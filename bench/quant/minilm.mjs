@@ -24,6 +24,7 @@ import { runSet, makeOrtRunner, fidelity, runJob, OnnxModel } from '#onnx-intern
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
+import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency } from '../lib/ort-latency.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -183,26 +184,12 @@ for (const n of names) {
 
 // ---- latency: the first L held-out descriptions at their own length (no padding)
 const L = Number(values['lat-sentences']), reps = Number(values.reps);
-const lat = heldSet.samples.slice(0, L).map((s) => {
-  const k = Array.from(s.feeds.attention_mask.data, Number).reduce((a, x) => a + x, 0);
-  return Object.fromEntries(Object.entries(s.feeds).map(([name, t]) => [name, t.data.slice(0, k)]));
-});
-ortWeb.env.wasm.numThreads = 1;
-ortWeb.env.logLevel = 'error';
+const lat = unpaddedFeeds(heldSet.samples.slice(0, L));
+oneThreadWeb(ortWeb);
 for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
   const sess = [];
-  for (const n of names) sess.push(await ort.InferenceSession.create(built[n].bytes, rt === 'node' ? { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 } : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
-  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
-  const times = names.map(() => []);
-  for (const s of sess) for (const f of feeds) await s.run(f); // warm-up
-  for (let r = 0; r < reps; r++) {
-    for (let j = 0; j < sess.length; j++) {
-      const k = (r + j) % sess.length; // a rotating order: drift on a shared machine hits every variant alike
-      const t = performance.now();
-      for (const f of feeds) await sess[k].run(f);
-      times[k].push((performance.now() - t) / feeds.length);
-    }
-  }
+  for (const n of names) sess.push(await ort.InferenceSession.create(built[n].bytes, oneThreadOptions(rt)));
+  const times = await interleavedLatency(sess, int64Feeds(ort, lat), { reps });
   for (const s of sess) await s.release?.();
   rows.forEach((row, i) => { row[`${rt}Ms`] = median(times[i]); row[`${rt}P90`] = quantile(sorted(times[i]), 0.9); });
   log(`${rt} latency measured`);

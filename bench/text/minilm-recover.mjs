@@ -53,6 +53,7 @@ import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy as knnAccuracyOf } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
 import { compensation } from '../lib/compensation-variants.mjs';
+import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency } from '../lib/ort-latency.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -90,8 +91,7 @@ const trainSet = trainLines.length > calLines.length ? samplesOf(trainLines) : c
 const tokensPer = heldSet.samples.map((s) => Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0));
 log(`seq-len ${seqLen}: held-out ${median(tokensPer)} tokens median (${Math.min(...tokensPer)}–${Math.max(...tokensPer)}), truncated: held-out ${heldSet.dropped}, reference ${refSet.dropped}, calibration ${calSet.dropped}`);
 
-const sessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
-const runner = makeOrtRunner(ortNode, sessionOptions);
+const runner = makeOrtRunner(ortNode, oneThreadOptions('node'));
 const EMB = 'sentence_embedding';
 const knnAccuracy = (refOut, heldOut) => knnAccuracyOf(refOut, heldOut, ref, held, EMB);
 
@@ -190,29 +190,15 @@ for (const fraction of values.fractions.split(',').map(Number)) {
 
 // ---- latency: the first L held-out sentences at their own length (no padding), batch 1, one thread
 const L = Number(values['lat-sentences']), reps = oneShotOnly ? 0 : Number(values.reps);
-const lat = heldSet.samples.slice(0, L).map((s) => {
-  const n = Array.from(s.feeds.attention_mask.data, Number).reduce((a, b) => a + b, 0);
-  return Object.fromEntries(Object.entries(s.feeds).map(([k, t]) => [k, t.data.slice(0, n)]));
-});
+const lat = unpaddedFeeds(heldSet.samples.slice(0, L));
 const latVariants = [rows[0], ...rows.filter((r) => r.label !== 'dense' && !r.label.endsWith('recover'))];
-ortWeb.env.wasm.numThreads = 1;
+oneThreadWeb(ortWeb);
 const latencyRuntimes = reps > 0 ? [['node', ortNode], ['web', ortWeb]] : [];
-ortWeb.env.logLevel = 'error';
 const times = {};
 for (const [rt, ort] of latencyRuntimes) {
   const sess = [];
-  for (const r of latVariants) sess.push(await ort.InferenceSession.create(r.bytes, rt === 'node' ? sessionOptions : { executionProviders: ['wasm'], logSeverityLevel: 3 }));
-  const feeds = lat.map((f) => Object.fromEntries(Object.entries(f).map(([k, d]) => [k, new ort.Tensor('int64', d, [1, d.length])])));
-  times[rt] = latVariants.map(() => []);
-  for (const s of sess) for (const f of feeds) await s.run(f); // warm-up
-  for (let r = 0; r < reps; r++) {
-    for (let j = 0; j < sess.length; j++) {
-      const k = (r + j) % sess.length; // a rotating order: drift on a shared machine hits every variant alike
-      const t = performance.now();
-      for (const f of feeds) await sess[k].run(f);
-      times[rt][k].push((performance.now() - t) / feeds.length);
-    }
-  }
+  for (const r of latVariants) sess.push(await ort.InferenceSession.create(r.bytes, oneThreadOptions(rt)));
+  times[rt] = await interleavedLatency(sess, int64Feeds(ort, lat), { reps });
   for (const s of sess) await s.release?.();
   log(`${rt} latency measured`);
 }

@@ -165,6 +165,13 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   const same = cli('prune', model, '-o', path.join(dir, 'x.onnx'), '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--eval', calib, '--tokenizer', tok, '--seq-len', '32', '--calib-count', '4', '--eval-count', '4');
   assert.equal(same.status, 2, same.stderr);
   assert.match(same.stderr, /is a copy of calibration sample/);
+  // a tokenizer file that is not JSON: a usage error naming it, no file written
+  const broken = path.join(dir, 'broken-tokenizer.json');
+  fs.writeFileSync(broken, '{"model": ');
+  const bad = cli('prune', model, '-o', path.join(dir, 'y.onnx'), '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--tokenizer', broken, '--seq-len', '32');
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /broken-tokenizer\.json: not JSON/);
+  assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });
 
 /** The committed tiny SmolLM2-shaped decoder and `limit` windows of 32 tokens of real text for it. */

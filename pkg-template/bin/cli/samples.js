@@ -79,8 +79,8 @@ export async function readSamples(flag, src, model, count, text = {}) {
   if (src === '') throw new UsageError(`--${flag} needs a directory or "synthetic"`);
   if (/\.(txt|jsonl)$/i.test(src)) {
     // text for a text model: windows (decoder) or lines (encoder) tokenized with the model's tokenizer
-    const tokenizer = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
-    if (!tokenizer || !fs.existsSync(tokenizer)) throw new UsageError(`--${flag} ${src} is text: give --tokenizer tokenizer.json (none beside the model)`);
+    const tokenizer = parsedTokenizer(text);
+    if (!tokenizer) throw new UsageError(`--${flag} ${src} is text: give --tokenizer tokenizer.json (none beside the model)`);
     const set = await readTextSamples(src, { tokenizer, seqLen: text.seqLen ?? DEFAULT_SEQ_LEN, inputs: model.inputs, outputs: model.outputs, limit: count });
     return set.samples;
   }
@@ -134,9 +134,27 @@ export function checkSamples(calibration, heldOut) {
 export function jobTokenizer(text, sources) {
   const given = sources.filter((s) => s !== undefined);
   if (!given.length || !given.every((s) => /\.(txt|jsonl)$/i.test(/** @type {string} */ (s)))) return undefined;
-  const tokenizer = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
-  // read after the samples, whose reading parsed the same file
-  return tokenizer && fs.existsSync(tokenizer) ? JSON.parse(fs.readFileSync(tokenizer, 'utf8')) : undefined;
+  return parsedTokenizer(text);
+}
+
+/** @type {WeakMap<object, Record<string, unknown> | undefined>} */
+const parsed = new WeakMap();
+
+/**
+ * The tokenizer text files are read with (--tokenizer, or tokenizer.json beside the model), parsed
+ * once per run: the samples of --calib and --eval and the job share it. Undefined when there is none.
+ * @param {{ tokenizer?: string, model?: string }} text textOptions' result
+ * @returns {Record<string, unknown> | undefined}
+ */
+function parsedTokenizer(text) {
+  if (parsed.has(text)) return parsed.get(text);
+  const file = text.tokenizer ?? (text.model ? path.join(path.dirname(text.model), 'tokenizer.json') : undefined);
+  let json;
+  if (file && fs.existsSync(file)) {
+    try { json = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (e) { throw new UsageError(`--tokenizer ${file}: ${e instanceof SyntaxError ? 'not JSON' : /** @type {Error} */ (e).message}`); }
+  }
+  parsed.set(text, json);
+  return json;
 }
 
 /**

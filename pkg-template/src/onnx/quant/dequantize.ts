@@ -54,6 +54,22 @@ function fourBitCodes(codes: ArrayLike<number>, zp?: ArrayLike<number>): boolean
 
 const baseName = (codes: string) => codes.replace(/_(quantized|Q4|q4)$/, '');
 
+/**
+ * The values of `rows` rows of `k` block-quantized codes (row-major, `kb` scales per row, one per
+ * block of `bs`): row-major as they are, or transposed to the (K, N) a MatMul reads. `+ 0`: a zero code under
+ * a negative scale (onnxruntime's own 4-bit files have them) reads +0, as pruned zeros are.
+ */
+function blockValues(codes: ArrayLike<number>, scales: Float32Array, rows: number, k: number, bs: number, kb: number, transposed: boolean): Float32Array {
+  const values = new Float32Array(rows * k);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < k; c++) {
+      const v = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)] + 0;
+      values[transposed ? c * rows + r : r * k + c] = v;
+    }
+  }
+  return values;
+}
+
 /** Computes one site's float weight and how its nodes are replaced (nothing changed yet). */
 function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite {
   const t = inits.get(s.codes);
@@ -124,8 +140,7 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     if (!(k > (kb - 1) * bs && k <= kb * bs)) throw new OnnxError('unsupported_scheme', `${what}: K ${k} for ${kb} blocks of ${bs}`, 'unsupported_op');
     const scales = model.readFloat(inits.get(wd.blockScales));
     const codes = unpackNBits(model.tensorBytes(packed), nn, k, bs);
-    const values = new Float32Array(k * nn);
-    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)] + 0;
+    const values = blockValues(codes, scales, nn, k, bs, kb, true);
     const entry: QuantRecordEntry = { name: '', form: 'int4-dynamic', group: bs, source: 'widened' };
     return { entry, values, dims: [k, nn], apply: (names, w) => {
       insertBefore(g, n, [node('MatMul', [dql.input[0], w], [mul.output[0]], names.fresh(n.name || `${w}_MatMul`))]);
@@ -144,9 +159,7 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     if (scales.length !== nn * kb) throw new OnnxError('unsupported_scheme', `${what}: ${scales.length} scales for N·ceil(K/block) = ${nn * kb}`, 'unsupported_op');
     const zp = n.input[3] ? model.tensorBytes(inits.get(n.input[3])) : undefined;
     const codes = unpackNBits(model.tensorBytes(t), nn, k, bs, zp);
-    const values = new Float32Array(k * nn); // stored (K, N) for the MatMul it becomes
-    // + 0: a zero code under a negative scale (onnxruntime's own 4-bit files have them) reads +0, as pruned zeros are.
-    for (let r = 0; r < nn; r++) for (let c = 0; c < k; c++) values[c * nn + r] = codes[r * k + c] * scales[r * kb + Math.floor(c / bs)] + 0;
+    const values = blockValues(codes, scales, nn, k, bs, kb, true);
     const entry: QuantRecordEntry = { name: '', form: 'int4-nbits', group: bs, source: 'nbits' };
     if (zp) entry.note = 'asymmetric (zero points): requantized symmetric';
     return { entry, values, dims: [k, nn], apply: (names, w) => {
@@ -165,15 +178,9 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
     const scales = model.readFloat(inits.get(tb.scales));
     const kb = scales.length / v, bs = (2 * halfRow) / kb, k = tb.k;
     const codes = unpackNBits(model.tensorBytes(t), v, k, bs);
-    const values = new Float32Array(v * k);
+    const values = blockValues(codes, scales, v, k, bs, kb, false);
     let three = true;
-    for (let r = 0; r < v; r++) {
-      for (let c = 0; c < k; c++) {
-        const q = codes[r * k + c];
-        if (q < -4 || q > 3) three = false;
-        values[r * k + c] = q * scales[r * kb + Math.floor(c / bs)] + 0;
-      }
-    }
+    for (let i = 0; i < codes.length && three; i++) three = codes[i] >= -4 && codes[i] <= 3;
     const entry: QuantRecordEntry = { name: '', form: three ? 'int3-gather' : 'int4-gather', group: bs, source: 'gather4' };
     return { entry, values, dims: [v, k], apply: (names, w) => {
       insertBefore(g, n, [node('Gather', [w, tb.ids], [s.output], names.fresh(n.name || `${w}_Gather`), { axis: 0 })]);

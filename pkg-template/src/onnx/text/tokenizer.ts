@@ -53,6 +53,13 @@ export function buildTokenizer(src: TokenizerSource, config: Record<string, unkn
   }
 }
 
+/** One past the largest id of the vocabulary (added tokens included): a token table's row count. */
+export function vocabSizeOf(tk: Pick<LoadedTokenizer, 'get_vocab'>): number {
+  let size = 0;
+  for (const id of tk.get_vocab(true).values()) size = Math.max(size, id + 1);
+  return size;
+}
+
 /** The id of the first of these tokens the vocabulary has. */
 function firstId(tk: LoadedTokenizer, names: string[]): number | undefined {
   for (const n of names) { const id = tk.token_to_id(n); if (id !== undefined) return id; }
@@ -66,8 +73,7 @@ function firstId(tk: LoadedTokenizer, names: string[]): number | undefined {
 export function loadTokenizer(src: TokenizerSource, config: Record<string, unknown> = {}): TextTokenizer {
   const tk = buildTokenizer(src, config);
   const encode = (text: string, special: boolean) => tk.encode(text, { add_special_tokens: special }).ids;
-  let vocabSize = 0;
-  for (const id of tk.get_vocab(true).values()) vocabSize = Math.max(vocabSize, id + 1);
+  const vocabSize = vocabSizeOf(tk);
   if (!vocabSize) throw bad('the tokenizer has an empty vocabulary');
   const json = src instanceof Tokenizer ? undefined : (src as { padding?: { pad_id?: unknown } | null });
   const declared = json?.padding?.pad_id;

@@ -16,7 +16,7 @@
 // whether a merge result is ever produced depends on the merge order, not on one entry alone;
 // their entries all count as reachable.
 import { DT, attrInt, type NodeProto, type OnnxModel } from '../model.js';
-import { buildTokenizer, type TokenizerSource } from './tokenizer.js';
+import { buildTokenizer, vocabSizeOf, type TokenizerSource } from './tokenizer.js';
 
 /** Token ids no text can make, out of a vocabulary of `vocabSize` ids (added tokens included). */
 export interface UnreachableTokens {
@@ -51,8 +51,7 @@ interface Inner {
 export function unreachableTokens(src: TokenizerSource): UnreachableTokens {
   const tk = buildTokenizer(src) as unknown as Inner;
   const vocab = tk.get_vocab(true);
-  let vocabSize = 0;
-  for (const id of vocab.values()) vocabSize = Math.max(vocabSize, id + 1);
+  const vocabSize = vocabSizeOf(tk);
   const config = tk.model?.config;
   if (config?.type !== 'WordPiece') return { ids: [], vocabSize, why: `a ${config?.type ?? 'unknown'} tokenizer: only WordPiece vocabularies are read for entries no text reaches` };
   // added tokens (specials such as [CLS], [UNK]) are matched on the raw text, or made by the post-processor
