@@ -211,6 +211,28 @@ test('int4 widened at load (int4-dynamic): 4-bit bytes in the file, folded by on
   assert.ok(r10.layers.every((l) => l.form === 'int4-nbits' && /opset 11/.test(l.note)), JSON.stringify(r10.layers.map((l) => [l.form, l.note])));
 });
 
+test("4-bit tables keep the ids' shape known: constant shapes when the ids' rank is (no Shape read per run), computed when not; the same values", async () => {
+  const float = modelBytes('bert-torch');
+  const feeds = feedsOf('bert-style');
+  const known = OnnxModel.parse(float);
+  // the same model with its token ids through an op whose output rank is not followed (Abs of ids >= 0)
+  const hidden = OnnxModel.parse(float);
+  const word = hidden.graph.node.find((n) => n.op_type === 'Gather' && hidden.graph.input.some((v) => v.name === n.input[1]));
+  hidden.graph.node.unshift({ op_type: 'Abs', name: 'ids_abs', input: [word.input[1]], output: ['ids_abs_out'], attribute: [], domain: '' });
+  word.input[1] = 'ids_abs_out';
+  for (const m of [known, hidden]) quantizeModel(m, { scheme: 'int4', group: 32 });
+  // (this export's token type ids come through Expand, whose rank is not followed: computed there)
+  const shapes = (m) => m.graph.node.filter((n) => n.op_type === 'Shape' && n.name.startsWith(`${word.name}_q4_`)).length;
+  assert.equal(shapes(known), 0, 'no shape computed for the token table');
+  assert.equal(shapes(hidden), 1, 'the token table behind Abs computes its shapes');
+  const reshapes = known.graph.node.filter((n) => n.op_type === 'Reshape' && n.name.startsWith(`${word.name}_q4_`));
+  assert.ok(reshapes.length > 0 && reshapes.every((n) => known.graph.initializer.some((t) => t.name === n.input[1])));
+  const [a, b] = [await runModel(known.encode(), feeds), await runModel(hidden.encode(), feeds)];
+  for (const key of Object.keys(a)) assert.ok(a[key].data.every((x, i) => x === b[key].data[i]), key);
+  await closeTo(float, known.encode(), feeds, 0.95);
+  assert.equal(kinds(OnnxModel.parse(known.encode())).filter((k) => k === 'gather4').length, kinds(OnnxModel.parse(hidden.encode())).filter((k) => k === 'gather4').length);
+});
+
 test('int3 tables: 8 levels in the 4-bit table form, fewer bytes after brotli, still close to float; 4- and 3-bit tables read back and written again', async () => {
   const float = modelBytes('bert-torch');
   const feeds = feedsOf('bert-style');

@@ -10,8 +10,9 @@
 // (int3-gather) is this form holding codes -4..3.
 // The bytes follow MatMulNBits' packing (pack4.ts: even element in the low nibble, code + 8), so a
 // row of the table is packed exactly as an output row of a MatMulNBits weight would be.
-import type { OnnxModel } from '../model.js';
+import type { NodeProto, OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
+import { valueInfo } from '../value-info.js';
 import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, unsqueezeLast, type Names } from './graph-edit.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
@@ -30,9 +31,15 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const { name: scales, nodes: scaleCast } = addScales(g, names, `${w.name}_block_scales`, [v, kb], qv.scales, halfScales);
   const sixteen = init('sixteen', (n) => floatTensor(n, [], Float32Array.of(16)));
   const zero = init('nbits_zero', (n) => floatTensor(n, [], Float32Array.of(NBITS_ZERO)));
-  const pairTail = init('pair_shape', (n) => int64Tensor(n, [half, 1]));
-  const blockTail = init('block_shape', (n) => int64Tensor(n, [kb, gw]));
-  const rowTail = init('row_shape', (n) => int64Tensor(n, [kb * gw]));
+  // The ids' rank known (a graph input's, as token ids are): constant shapes whose leading zeros copy
+  // the ids' dims, which shape inference follows, so that onnxruntime still knows the embedding's
+  // shape downstream and fuses what it fuses in the float model (SkipLayerNormalization needs the
+  // residual's shape); and four fewer nodes run per call. Unknown rank: the shapes are computed.
+  const idsRank = rankOf(model, ids);
+  const lead = idsRank >= 0 ? new Array<number>(idsRank).fill(0) : [];
+  const pairTail = init('pair_shape', (n) => int64Tensor(n, [...lead, half, 1]));
+  const blockTail = init('block_shape', (n) => int64Tensor(n, [...lead, kb, gw]));
+  const rowTail = init('row_shape', (n) => int64Tensor(n, [...lead, kb * gw]));
   const stem = reader.name || out;
   const o = (s: string) => names.fresh(`${out}_${s}`);
   const nm = (s: string) => names.fresh(`${stem}_${s}`);
@@ -44,19 +51,21 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
     ...scaleCast,
     node('Gather', [packed, ids], [bytes], nm('q4_gather'), { axis: 0 }),
     ...nibbleNodes(bytes, sixteen, { lo, hi }, o, nm),
-    node('Shape', [ids], [idShape], nm('q4_ids_shape')),
-    node('Concat', [idShape, pairTail], [pairShape], nm('q4_pair_shape'), { axis: 0 }),
-    node('Reshape', [lo, pairShape], [loP], nm('q4_lo_pairs')),
-    node('Reshape', [hi, pairShape], [hiP], nm('q4_hi_pairs')),
+    ...(idsRank >= 0 ? [] : [
+      node('Shape', [ids], [idShape], nm('q4_ids_shape')),
+      node('Concat', [idShape, pairTail], [pairShape], nm('q4_pair_shape'), { axis: 0 }),
+      node('Concat', [idShape, blockTail], [blockShape], nm('q4_block_shape'), { axis: 0 }),
+      node('Concat', [idShape, rowTail], [rowShape], nm('q4_row_shape'), { axis: 0 }),
+    ]),
+    node('Reshape', [lo, idsRank >= 0 ? pairTail : pairShape], [loP], nm('q4_lo_pairs')),
+    node('Reshape', [hi, idsRank >= 0 ? pairTail : pairShape], [hiP], nm('q4_hi_pairs')),
     node('Concat', [loP, hiP], [pairs], nm('q4_pairs'), { axis: -1 }),
-    node('Concat', [idShape, blockTail], [blockShape], nm('q4_block_shape'), { axis: 0 }),
-    node('Reshape', [pairs, blockShape], [blocks], nm('q4_blocks')),
+    node('Reshape', [pairs, idsRank >= 0 ? blockTail : blockShape], [blocks], nm('q4_blocks')),
     node('Sub', [blocks, zero], [codes], nm('q4_codes')),
     node('Gather', [scales, ids], [s], nm('q4_scales'), { axis: 0 }),
     unsqueeze,
     node('Mul', [codes, sCol], [deq], nm('q4_dequant')),
-    node('Concat', [idShape, rowTail], [rowShape], nm('q4_row_shape'), { axis: 0 }),
-    node('Reshape', [deq, rowShape], [padded ? row : out], nm('q4_row')),
+    node('Reshape', [deq, idsRank >= 0 ? rowTail : rowShape], [padded ? row : out], nm('q4_row')),
   ];
   if (padded) {
     // The last block ran past K: its padding codes are dropped along the last axis.
@@ -68,4 +77,23 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   insertBefore(g, reader, nodes);
   g.node.splice(g.node.indexOf(reader), 1);
   dropUnused(g, [w.name]);
+}
+
+/** Ops whose output has their first input's rank (what computes position ids from a stored table). */
+const SAME_RANK = new Set(['Slice', 'Cast', 'Identity']);
+
+/**
+ * The rank of `v` when the file says it (a graph input, value_info, an initializer or Constant) or
+ * it follows from one through rank-keeping ops; -1 otherwise.
+ */
+function rankOf(model: OnnxModel, v: string, depth = 0): number {
+  const g = model.graph;
+  const declared = [...model.inputs, ...(g.value_info ?? []).map(valueInfo)].find((x) => x.name === v);
+  if (declared) return declared.rank;
+  const init = g.initializer.find((t: { name: string }) => t.name === v);
+  if (init) return init.dims.length;
+  const p = g.node.find((n: NodeProto) => n.output.includes(v));
+  if (!p || depth > 8) return -1;
+  if (p.op_type === 'Constant') { const t = p.attribute?.find((a: { name: string }) => a.name === 'value')?.t; return t ? t.dims.length : -1; }
+  return SAME_RANK.has(p.op_type) && (p.domain || '') === '' ? rankOf(model, p.input[0], depth + 1) : -1;
 }
