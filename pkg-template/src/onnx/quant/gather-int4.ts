@@ -32,9 +32,9 @@ export function writeGatherInt4(model: OnnxModel, names: Names, t: QuantTarget, 
   const sixteen = init('sixteen', (n) => floatTensor(n, [], Float32Array.of(16)));
   const zero = init('nbits_zero', (n) => floatTensor(n, [], Float32Array.of(NBITS_ZERO)));
   // The ids' rank known (a graph input's, as token ids are): constant shapes whose leading zeros copy
-  // the ids' dims, which shape inference follows, so that onnxruntime still knows the embedding's
-  // shape downstream and fuses what it fuses in the float model (SkipLayerNormalization needs the
-  // residual's shape); and four fewer nodes run per call. Unknown rank: the shapes are computed.
+  // the ids' dims. Four fewer nodes run per call, and ONNX shape inference follows the table's output
+  // to its [batch, sequence, K] (with a computed shape it loses the dims; onnxruntime's fusions such
+  // as SkipLayerNormalization need them, given as value_info). Unknown rank: the shapes are computed.
   const idsRank = rankOf(model, ids);
   const lead = idsRank >= 0 ? new Array<number>(idsRank).fill(0) : [];
   const pairTail = init('pair_shape', (n) => int64Tensor(n, [...lead, half, 1]));
