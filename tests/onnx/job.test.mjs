@@ -48,6 +48,13 @@ test('checkJob: each refusal is a JobError naming the option, before anything ru
     assert.throws(() => O.checkJob(job), (e) => e instanceof O.JobError && e.option === option && e.code === code && e.message.startsWith(option), JSON.stringify(job));
   }
   assert.deepEqual(O.checkJob({ mode: { kind: 'nm', nm: [2, 4] } }), { method: 'magnitude' });
+  // training samples are bounded by the bytes of their inputs, not by their count: 8 192 sentences
+  // of 32 token ids pass, 300 MiB of pixels do not
+  const ids = (n) => Array.from({ length: n }, () => ({ feeds: { input_ids: { type: 'int64', data: new BigInt64Array(32), dims: [1, 32] } }, source: 'text' }));
+  assert.deepEqual(O.checkJob({ mode: { kind: 'sparsity', sparsity: 0.5 }, calibration: { samples: ids(8192) }, recover: true }), { method: 'magnitude' });
+  const pages = Array.from({ length: 16 }, () => ({ feeds: { x: { type: 'float32', data: new Float32Array(5 * 2 ** 20), dims: [1, 5, 1024, 1024] } }, source: 'page' }));
+  assert.throws(() => O.checkJob({ mode: { kind: 'sparsity', sparsity: 0.5 }, calibration: { samples: pages }, recover: true }), (e) => e instanceof O.JobError && e.option === 'calibration.samples' && /320\.0 MiB of inputs \(16 samples\).*at most 256\.0 MiB/.test(e.message));
+  assert.deepEqual(O.checkJob({ mode: { kind: 'sparsity', sparsity: 0.5 }, calibration: { samples: pages } }), { method: 'magnitude' }, 'held only for training');
   assert.deepEqual(O.parseNm('2:4'), [2, 4]);
   assert.throws(() => O.parseNm('4:2'), O.JobError);
 });
@@ -172,6 +179,23 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.equal(bad.status, 2, bad.stderr);
   assert.match(bad.stderr, /broken-tokenizer\.json: not JSON/);
   assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
+});
+
+test('training samples from the CLI: bounded by their bytes (600 text lines train; generated images past 256 MiB refused before they are made)', () => {
+  const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
+  const text = path.join(dir, 'train600.txt');
+  fs.writeFileSync(text, lines.slice(0, 600).join('\n'));
+  const folder = path.join(CLI, '../../../tests/data/models/tjs-bert');
+  const out = path.join(dir, 'bert600');
+  const r = cli('prune', folder, '-o', `${out}/`, '--sparsity', '0.5', '--recover', '--calib', text, '--calib-count', '600', '--epochs', '1', '--batch', '64', '--report', `${out}.json`, '-q');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(fs.readFileSync(`${out}.json`, 'utf8')).recover.distill.steps, 10, '600 samples in batches of 64');
+  const img = path.join(CLI, '../../../tests/data/models/yolov8-style.onnx');
+  const t0 = Date.now();
+  const big = cli('prune', img, '-o', path.join(dir, 'y6000.onnx'), '--sparsity', '0.5', '--recover', '--calib', 'synthetic', '--calib-count', '6000');
+  assert.equal(big.status, 2, big.stderr);
+  assert.match(big.stderr, /6000 generated samples would hold 281\.3 MiB of inputs; training holds at most 256 MiB/);
+  assert.ok(Date.now() - t0 < 10_000 && !fs.existsSync(path.join(dir, 'y6000.onnx')));
 });
 
 /** The committed tiny SmolLM2-shaped decoder and `limit` windows of 32 tokens of real text for it. */

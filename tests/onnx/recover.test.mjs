@@ -11,7 +11,7 @@ import { build, CLI } from './build.mjs';
 import { CLS } from '../e2e/helpers.mjs';
 
 build();
-const { OnnxModel, makeInputSet, recover, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('#onnx-internal');
+const { OnnxModel, OnnxError, makeInputSet, recover, proxPrune, removeChannels, pruneSparsity, makeOrtRunner, CancelledError, fitLayers, trainSetup } = await import('#onnx-internal');
 const { makeModel, tmpDir, convNet } = await import('./graphs.mjs');
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
@@ -91,6 +91,21 @@ test('an abort leaves the model untouched', async () => {
     ort: runner, kinds, epochs: 50, signal: ac.signal, onProgress: (p) => { if (p.phase === 'distill' && p.step >= 2) ac.abort(); },
   }), (e) => e instanceof CancelledError && e.code === 'cancelled');
   assert.deepEqual(pruned.encode(), before);
+});
+
+test('training samples whose inputs exceed the bound are refused before anything runs (recover and proxPrune)', async () => {
+  const bytes = net();
+  const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
+  const [one] = train(teacher);
+  const name = Object.keys(one.feeds)[0];
+  // one sample whose input alone holds 257 MiB (a view: no copy is made)
+  const big = { ...one, feeds: { ...one.feeds, [name]: { ...one.feeds[name], data: new Float32Array(257 * 2 ** 18) } } };
+  let progressed = false;
+  const onProgress = () => { progressed = true; };
+  await assert.rejects(recover(pruned, teacher, [big], { ort: runner, kinds, onProgress }), (e) => e instanceof OnnxError && /257\.0 MiB of inputs \(1 samples\)/.test(e.message));
+  await assert.rejects(proxPrune(pruned, [big], { ort: runner, sparsity: 0.5, onProgress }), (e) => e instanceof OnnxError && /at most 256\.0 MiB/.test(e.message));
+  assert.equal(progressed, false);
+  assert.deepEqual(pruned.encode(), bytes);
 });
 
 test('an op outside the training core is refused by name before anything runs', async () => {

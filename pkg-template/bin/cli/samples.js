@@ -73,9 +73,10 @@ export function checkDisjoint(calibDir, evalDir) {
  * @param {OnnxModel} model
  * @param {number | undefined} count
  * @param {{ tokenizer?: string, seqLen?: number, model?: string }} [text] text files: the tokenizer (default: tokenizer.json beside the model file), tokens per sample
+ * @param {boolean} [training] the samples train (recovery, prox): generated ones are checked against the job's bound on training inputs before they are made
  * @returns {Promise<InputSample[]>}
  */
-export async function readSamples(flag, src, model, count, text = {}) {
+export async function readSamples(flag, src, model, count, text = {}, training = false) {
   if (src === '') throw new UsageError(`--${flag} needs a directory or "synthetic"`);
   if (/\.(txt|jsonl)$/i.test(src)) {
     // text for a text model: windows (decoder) or lines (encoder) tokenized with the model's tokenizer
@@ -86,7 +87,15 @@ export async function readSamples(flag, src, model, count, text = {}) {
   }
   if (src === 'synthetic') {
     const n = count ?? (flag === 'eval' ? JOB_DEFAULTS.generatedEvalCount : JOB_DEFAULTS.calibrationCount);
-    return makeInputSet(model, { count: n, set: flag === 'eval' ? 'heldOut' : 'calibration' });
+    const set = flag === 'eval' ? 'heldOut' : 'calibration';
+    if (training) {
+      // sized from one sample before n are made (the job checks the same bound on what it is given)
+      const [one] = makeInputSet(model, { count: 1, set });
+      const each = Object.values(one.feeds).reduce((a, t) => a + t.data.byteLength, 0);
+      const max = JOB_DEFAULTS.maxTrainingBytes;
+      if (each * n > max) throw new UsageError(`--${flag}-count ${n}: ${n} generated samples would hold ${(each * n / 2 ** 20).toFixed(1)} MiB of inputs; training holds at most ${max / 2 ** 20} MiB (${Math.floor(max / each)} of these)`);
+    }
+    return makeInputSet(model, { count: n, set });
   }
   try {
     return await readCalibrationDir(src, model, count === undefined ? {} : { limit: count });

@@ -194,7 +194,7 @@ export async function main(argv) {
   /** @type {PruneJob} */
   const job = {
     mode, method,
-    calibration: calibSrc ? { samples: await readSamples('calib', calibSrc, model, calibCount, text) } : undefined,
+    calibration: calibSrc ? { samples: await readSamples('calib', calibSrc, model, calibCount, text, trains) } : undefined,
     eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount, text), kinds } : undefined,
     recover: values.recover ? training : undefined,
     training: mode.kind === 'prox' ? training : undefined,

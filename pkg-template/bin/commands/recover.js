@@ -37,7 +37,6 @@ export async function main(argv) {
   }
   await useThreads(file);
   const count = values['calib-count'] === undefined ? JOB_DEFAULTS.calibrationCount : posInt('calib-count', values['calib-count']);
-  if (count > JOB_DEFAULTS.maxTrainingSamples) throw new UsageError(`--calib-count is at most ${JOB_DEFAULTS.maxTrainingSamples} for training`);
   const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs);
   const minutes = values.minutes === undefined ? undefined : num('minutes', values.minutes);
   if (minutes !== undefined && !(minutes > 0)) throw new UsageError(`--minutes must be > 0 (got ${minutes})`);
@@ -59,7 +58,7 @@ export async function main(argv) {
   const kinds = parseMetrics(/** @type {string[] | undefined} */ (values.metric), teacher);
   const ort = await loadOrt();
   const text = textOptions(values, teacherInput);
-  const samples = await readSamples('calib', calibSrc, teacher, count, text);
+  const samples = await readSamples('calib', calibSrc, teacher, count, text, true);
   const evalSamples = evalSrc ? await readSamples('eval', evalSrc, teacher, values['eval-count'] === undefined ? undefined : posInt('eval-count', values['eval-count']), text) : undefined;
   checkSamples(samples, evalSamples);
   if (resume && !values.quiet) process.stderr.write(`continuing from ${ck} (epoch ${resume.epoch})\n`);

@@ -22,6 +22,13 @@ export interface InputSample {
   source: string;
 }
 
+/** The bytes of the samples' input tensors (what a training run holds of them in memory). */
+export function samplesBytes(samples: readonly InputSample[]): number {
+  let bytes = 0;
+  for (const s of samples) for (const t of Object.values(s?.feeds ?? {})) bytes += t?.data?.byteLength ?? 0;
+  return bytes;
+}
+
 /** onnxruntime tensor type names of ONNX element types. */
 export const ORT_TYPES: Readonly<Record<number, string>> = Object.freeze({
   1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16', 11: 'float64',

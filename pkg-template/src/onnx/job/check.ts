@@ -6,6 +6,7 @@ import { checkNm, pair } from '../nm-pattern.js';
 import { parseRecipe } from '../recipe/recipe.js';
 import type { JobMode, JobTraining, PruneJob } from './types.js';
 import { JOB_DEFAULTS } from './defaults.js';
+import { trainingInputsProblem } from '../recover/train-setup.js';
 
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const isPosInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 1;
@@ -167,9 +168,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
   if (job.output !== undefined && !(job.output && ['onnx', 'transformers.js'].includes(job.output.layout))) {
     throw new JobError('output.layout', `must be onnx or transformers.js (got ${String(job.output?.layout)})`);
   }
-  const trainCount = cal?.samples.length ?? 0;
-  if ((job.mode.kind === 'prox' || job.recover !== undefined) && trainCount > JOB_DEFAULTS.maxTrainingSamples) {
-    throw new JobError('calibration.samples', `are at most ${JOB_DEFAULTS.maxTrainingSamples} for training (got ${trainCount})`);
-  }
+  const heavy = (job.mode.kind === 'prox' || job.recover !== undefined) && cal?.samples ? trainingInputsProblem(cal.samples) : undefined;
+  if (heavy) throw new JobError('calibration.samples', heavy);
   return { method };
 }

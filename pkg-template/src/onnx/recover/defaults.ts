@@ -20,4 +20,10 @@ export const TRAINING_DEFAULTS = Object.freeze({
   cosineWarmup: 0.05,
   /** Where a schedule starts its warm-up and ends its decay, as a fraction of the lr. */
   lrFloor: 0.1,
+  /**
+   * The training samples' inputs held in memory at most, in bytes. A bound on bytes, not on a count:
+   * 8 192 descriptions of 32 token ids hold 6 MiB, 512 PaddleOCR pages 2.5 GB. (The teacher's targets
+   * per sample go to the caller's cut store when there is one: the CLI's scratch file.)
+   */
+  maxInputBytes: 256 * 2 ** 20,
 });

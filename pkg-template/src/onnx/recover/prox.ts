@@ -16,7 +16,7 @@ import { toRunner } from '../calib/ort-runner.js';
 import { CancelledError, turn } from '../calib/cancel.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { RecoverOptions, RecoverReport } from './types.js';
-import { checkSoftmaxLoss, lossesOf, teacherTargets, trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, lossesOf, teacherTargets, trainSetup, trainingInputsProblem } from './train-setup.js';
 import { epochBatches, makeBatch } from './batches.js';
 import { writeParams } from './distill.js';
 import { recover } from './recover.js';
@@ -162,6 +162,8 @@ export async function proxPrune(model: OnnxModel, samples: InputSample[], opts: 
   if (!opts || typeof opts !== 'object' || !opts.ort) throw bad('proxPrune needs options with `ort` (an onnxruntime namespace or a runner)');
   if (!(opts.sparsity > 0 && opts.sparsity < 1)) throw new OnnxError('unsupported', `sparsity must be in (0, 1) (got ${opts.sparsity})`, 'invalid_sparsity');
   if (!Array.isArray(samples) || !samples.length) throw bad('proxPrune needs at least one training sample');
+  const heavy = trainingInputsProblem(samples);
+  if (heavy) throw bad(`proxPrune's training samples ${heavy}`);
   const want = opts.block ?? [4, 4];
   if (want.length !== 2 || !want.every((b) => Number.isInteger(b) && b >= 1)) throw new OnnxError('unsupported', `block must be two positive integers (got ${want.join('x')})`, 'invalid_block_shape');
   const epochs = opts.epochs ?? (opts.minutes ? Infinity : 4);

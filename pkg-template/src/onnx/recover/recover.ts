@@ -17,7 +17,7 @@ import { fitLayers, type FitLayer } from './layers.js';
 import { ChannelStats } from './channel-stats.js';
 import { correctStatistics } from './stats-correction.js';
 import { fitPointwise } from './lsq-fit.js';
-import { checkSoftmaxLoss, teacherTargets, trainSetup } from './train-setup.js';
+import { checkSoftmaxLoss, teacherTargets, trainSetup, trainingInputsProblem } from './train-setup.js';
 import { distill } from './distill.js';
 import { lrSchedule } from './lr-schedule.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
@@ -31,6 +31,8 @@ const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'invalid_valu
 function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   if (!opts || typeof opts !== 'object' || !opts.ort) throw bad('recover needs options with `ort` (an onnxruntime namespace or a runner)');
   if (!Array.isArray(samples) || !samples.length) throw bad('recover needs at least one training sample');
+  const heavy = trainingInputsProblem(samples);
+  if (heavy) throw bad(`recover's training samples ${heavy}`);
   if (opts.evalSamples && !opts.evalSamples.length) throw bad('evalSamples is empty');
   const pos = (v: number | undefined, what: string, int = false) => {
     if (v !== undefined && !(Number.isFinite(v) && v > 0 && (!int || Number.isInteger(v)))) throw bad(`${what} must be a positive ${int ? 'integer' : 'number'} (got ${v})`);

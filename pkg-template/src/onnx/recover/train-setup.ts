@@ -19,7 +19,8 @@ import { capture } from '../calib/sweep.js';
 import { asF32 } from '../calib/tensor.js';
 import { eachOutput } from '../calib/evaluate.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
-import type { InputSample } from '../calib/inputs.js';
+import { samplesBytes, type InputSample } from '../calib/inputs.js';
+import { TRAINING_DEFAULTS } from './defaults.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { LossName } from './types.js';
 import type { CutStore } from '../calib/cut-store.js';
@@ -62,6 +63,17 @@ function trainable(model: OnnxModel): Set<string> {
 }
 
 /** The losses `softmaxLoss` may name; recover and proxPrune refuse any other value before anything runs. */
+/**
+ * Why these training samples are refused, or undefined: their inputs are held in memory for the whole
+ * run, so their bytes are bounded (TRAINING_DEFAULTS.maxInputBytes), not their count.
+ */
+export function trainingInputsProblem(samples: readonly InputSample[]): string | undefined {
+  const bytes = samplesBytes(samples), max = TRAINING_DEFAULTS.maxInputBytes;
+  if (bytes <= max) return undefined;
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+  return `hold ${mib(bytes)} of inputs (${samples.length} samples); a training run holds at most ${mib(max)}: fewer or smaller samples`;
+}
+
 export function checkSoftmaxLoss(v: unknown): void {
   if (v !== undefined && v !== 'logits' && v !== 'kl') throw new OnnxError('bad_calibration', `softmaxLoss must be logits or kl (got ${String(v)})`, 'invalid_value');
 }
