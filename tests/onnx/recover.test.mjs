@@ -98,7 +98,7 @@ test('training samples whose inputs exceed the bound are refused before anything
   const teacher = OnnxModel.parse(bytes), pruned = OnnxModel.parse(bytes);
   const [one] = train(teacher);
   const name = Object.keys(one.feeds)[0];
-  // one sample whose input alone holds 257 MiB (a view: no copy is made)
+  // one sample whose input alone holds 257 MiB (allocated, never written: the check reads only its size)
   const big = { ...one, feeds: { ...one.feeds, [name]: { ...one.feeds[name], data: new Float32Array(257 * 2 ** 18) } } };
   let progressed = false;
   const onProgress = () => { progressed = true; };
