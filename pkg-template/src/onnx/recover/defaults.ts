@@ -22,7 +22,7 @@ export const TRAINING_DEFAULTS = Object.freeze({
   lrFloor: 0.1,
   /**
    * The training samples' inputs held in memory at most, in bytes. A bound on bytes, not on a count:
-   * 8 192 descriptions of 32 token ids hold 6 MiB, 512 PaddleOCR pages 2.5 GB. (The teacher's targets
+   * 8 192 descriptions of 32 token ids hold 6 MiB, 512 PaddleOCR pages of 640 × 640 hold 2.5 GB. (The teacher's targets
    * per sample go to the caller's cut store when there is one: the CLI's scratch file.)
    */
   maxInputBytes: 256 * 2 ** 20,
