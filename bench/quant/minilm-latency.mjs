@@ -36,11 +36,11 @@ const copies = Number(values.copies), reps = Number(values.reps);
 const { held } = debianSections({ nCal: 16 });
 const { samplesOf } = await encoderSamples(values.model, 32);
 const lat = unpaddedFeeds(samplesOf(held.slice(0, 8).map(([d]) => d)).samples);
-// sessions in the order file 1 copy 1, file 2 copy 1, ..., file 1 copy 2, ...
+// sessions in the order file 1 copy 1, file 2 copy 1, ..., file 1 copy 2, ... (--rotate r: starting at file r + 1)
 const order = [];
 const rot = Number(values.rotate);
 for (let c = 0; c < copies; c++) for (let j = 0; j < files.length; j++) { const [name, bytes] = files[(j + rot) % files.length]; order.push({ name, copy: c + 1, bytes }); }
-const medians = {};
+const perFile = {};
 oneThreadWeb(ortWeb);
 const RT = { web: ortWeb, node: ortNode };
 for (const rt of values.runtimes.split(',')) {
@@ -50,14 +50,15 @@ for (const rt of values.runtimes.split(',')) {
   const times = await interleavedLatency(sess, int64Feeds(ort, lat), { reps, warmup: 3 });
   // a low quantile of the rounds by default: the machine's interruptions only ever add time
   const med = times.map((t) => (values.stat === 'median' ? median(t) : quantile(sorted(t), Number(values.stat.slice(1)) / 100)));
-  if (!values.json) console.log(`${rt}: ${order.map((o, i) => `${o.name}#${o.copy} ${med[i].toFixed(2)} ms (${(med[i] / med[0]).toFixed(3)})`).join(' | ')}`);
+  const first = med[order.findIndex((o) => o.name === files[0][0])]; // the baseline's first session (--rotate moves it)
+  if (!values.json) console.log(`${rt}: ${order.map((o, i) => `${o.name}#${o.copy} ${med[i].toFixed(2)} ms (${(med[i] / first).toFixed(3)})`).join(' | ')}`);
   const byFile = (name) => median(order.flatMap((o, i) => (o.name === name ? [med[i]] : [])));
   const base = byFile(files[0][0]);
-  medians[rt] = Object.fromEntries(files.map(([name]) => [name, byFile(name)]));
+  perFile[rt] = Object.fromEntries(files.map(([name]) => [name, byFile(name)]));
   if (values.json) continue;
   console.log(`${rt}, median over copies: ${files.map(([name]) => `${name} ${byFile(name).toFixed(2)} ms (${(byFile(name) / base).toFixed(3)})`).join(' | ')}; spread of ${files[0][0]}'s copies ${(Math.max(...order.flatMap((o, i) => (o.name === files[0][0] ? [med[i]] : []))) / Math.min(...order.flatMap((o, i) => (o.name === files[0][0] ? [med[i]] : []))) - 1).toFixed(3)}`);
 }
-if (values.json) { console.log(JSON.stringify(medians)); process.exit(0); }
+if (values.json) { console.log(JSON.stringify(perFile)); process.exit(0); }
 console.log(`${copies} sessions per file, ${reps} interleaved repetitions over ${lat.length} descriptions; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
 /** --processes: the in-process comparison in P processes; ratios to the baseline within each, then their median. */

@@ -53,10 +53,10 @@ export function buildTokenizer(src: TokenizerSource, config: Record<string, unkn
   }
 }
 
-/** One past the largest id of the vocabulary (added tokens included): a token table's row count. */
-export function vocabSizeOf(tk: Pick<LoadedTokenizer, 'get_vocab'>): number {
+/** One past the largest id of a vocabulary (`get_vocab(true)`: added tokens included): a token table's row count. */
+export function vocabSizeOf(vocab: ReadonlyMap<string, number>): number {
   let size = 0;
-  for (const id of tk.get_vocab(true).values()) size = Math.max(size, id + 1);
+  for (const id of vocab.values()) size = Math.max(size, id + 1);
   return size;
 }
 
@@ -73,7 +73,7 @@ function firstId(tk: LoadedTokenizer, names: string[]): number | undefined {
 export function loadTokenizer(src: TokenizerSource, config: Record<string, unknown> = {}): TextTokenizer {
   const tk = buildTokenizer(src, config);
   const encode = (text: string, special: boolean) => tk.encode(text, { add_special_tokens: special }).ids;
-  const vocabSize = vocabSizeOf(tk);
+  const vocabSize = vocabSizeOf(tk.get_vocab(true));
   if (!vocabSize) throw bad('the tokenizer has an empty vocabulary');
   const json = src instanceof Tokenizer ? undefined : (src as { padding?: { pad_id?: unknown } | null });
   const declared = json?.padding?.pad_id;

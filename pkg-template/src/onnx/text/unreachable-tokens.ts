@@ -51,7 +51,7 @@ interface Inner {
 export function unreachableTokens(src: TokenizerSource): UnreachableTokens {
   const tk = buildTokenizer(src) as unknown as Inner;
   const vocab = tk.get_vocab(true);
-  const vocabSize = vocabSizeOf(tk);
+  const vocabSize = vocabSizeOf(vocab);
   const config = tk.model?.config;
   if (config?.type !== 'WordPiece') return { ids: [], vocabSize, why: `a ${config?.type ?? 'unknown'} tokenizer: only WordPiece vocabularies are read for entries no text reaches` };
   // added tokens (specials such as [CLS], [UNK]) are matched on the raw text, or made by the post-processor
