@@ -40,6 +40,10 @@ test('generated sets: deterministic by seed, calibration and held-out disjoint, 
   assert.ok(a[0].feeds.ids.data instanceof BigInt64Array && a[0].feeds.ids.data.every((v) => v >= 0n && v < 1000n));
   assert.deepEqual(a[0].feeds.x.dims, [1, 6, 16]);
   for (const x of a) for (const y of h) assert.notDeepEqual(x.feeds.x.data, y.feeds.x.data);
+  // a byte bound is checked from the shapes: exactly three samples' bytes pass, one byte less is refused
+  const each = Object.values(a[0].feeds).reduce((n, t) => n + t.data.byteLength, 0);
+  assert.deepEqual(O.makeInputSet(m, { count: 3, maxBytes: 3 * each }), a);
+  assert.throws(() => O.makeInputSet(m, { count: 3, maxBytes: 3 * each - 1 }), (e) => e.reason === 'too_large' && /3 generated samples would hold .* MiB of inputs; .*\(2 of these\)/.test(e.message));
   const img = O.OnnxModel.parse(imageModel());
   const pages = O.makeInputSet(img, { count: 1 })[0].feeds.x, generic = O.makeInputSet(img, { count: 1, generator: 'generic' })[0].feeds.x;
   assert.notDeepEqual(pages.data, generic.data);

@@ -88,14 +88,13 @@ export async function readSamples(flag, src, model, count, text = {}, training =
   if (src === 'synthetic') {
     const n = count ?? (flag === 'eval' ? JOB_DEFAULTS.generatedEvalCount : JOB_DEFAULTS.calibrationCount);
     const set = flag === 'eval' ? 'heldOut' : 'calibration';
-    if (training) {
-      // sized from one sample before n are made (the job checks the same bound on what it is given)
-      const [one] = makeInputSet(model, { count: 1, set });
-      const each = Object.values(one.feeds).reduce((a, t) => a + t.data.byteLength, 0);
-      const max = JOB_DEFAULTS.maxTrainingBytes;
-      if (each * n > max) throw new UsageError(`--${flag}-count ${n}: ${n} generated samples would hold ${(each * n / 2 ** 20).toFixed(1)} MiB of inputs; training holds at most ${max / 2 ** 20} MiB (${Math.floor(max / each)} of these)`);
+    // a training run's bound is checked from the shapes before n are made (the job checks the same bound on what it is given)
+    try {
+      return makeInputSet(model, { count: n, set, maxBytes: training ? JOB_DEFAULTS.maxTrainingBytes : undefined });
+    } catch (e) {
+      if (training && e instanceof OnnxError && e.reason === 'too_large') throw new UsageError(`--${flag}-count ${n} for training: ${e.message}`);
+      throw e;
     }
-    return makeInputSet(model, { count: n, set });
   }
   try {
     return await readCalibrationDir(src, model, count === undefined ? {} : { limit: count });

@@ -7,6 +7,7 @@ import { floatArrayToHalf } from '../fp16.js';
 import { prng } from './prng.js';
 import { documentTensor, toTensor, type Normalization, type RgbaImage } from './doc-pages.js';
 import { OnnxError } from '../errors.js';
+import { ELEM_SIZE, prod } from '../tensor-data.js';
 import { integerInputRanges, type IntRange } from './input-ranges.js';
 
 /** One input tensor as onnxruntime takes it (`new ort.Tensor(type, data, dims)`). */
@@ -181,6 +182,11 @@ export interface InputSetOptions {
    * (`{ lo: 16000, hi: 16000 }`).
    */
   intRanges?: Record<string, { lo: number; hi: number }>;
+  /**
+   * The most input bytes the set may hold (a training run's bound, JOB_DEFAULTS.maxTrainingBytes): a
+   * larger set is refused from its shapes before any sample is made.
+   */
+  maxBytes?: number;
 }
 
 /** `count` model runs of generated inputs (see {@link InputSetOptions}); shapes from resolveInputShape. */
@@ -190,6 +196,12 @@ export function makeInputSet(model: OnnxModel, opts: InputSetOptions): InputSamp
   const normalization = opts.normalization ?? (dense ? 'imagenet' : 'symmetric');
   const specs = model.inputs.map((inp) => ({ inp, shape: resolveInputShape(inp, model.outputs) }));
   for (const { inp, shape } of specs) checkGeneratedShape(inp.name, shape);
+  if (opts.maxBytes !== undefined) {
+    const each = specs.reduce((a, { inp, shape }) => a + (ELEM_SIZE[inp.elemType] ?? 8) * prod(shape), 0);
+    if (each * count > opts.maxBytes) {
+      throw new OnnxError('too_large', `${count} generated samples would hold ${(each * count / 2 ** 20).toFixed(1)} MiB of inputs; at most ${(opts.maxBytes / 2 ** 20).toFixed(0)} MiB are allowed (${Math.floor(opts.maxBytes / each)} of these)`, 'invalid_arguments');
+    }
+  }
   const ranges = integerInputRanges(model);
   for (const [name, r] of Object.entries(opts.intRanges ?? {})) {
     if (!model.inputs.some((i) => i.name === name)) throw new OnnxError('bad_calibration', `intRanges: the model has no input "${name}"`, 'invalid_arguments');
