@@ -29,9 +29,11 @@ const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   copies: { type: 'string', default: '2' }, reps: { type: 'string', default: '50' }, runtimes: { type: 'string', default: 'web,node' },
   processes: { type: 'string' }, stat: { type: 'string', default: 'p10' }, rotate: { type: 'string', default: '0' }, json: { type: 'boolean' },
 } });
+// NAME=FILE arguments, read once: the names label every run, in this process or in the --processes children
+const named = positionals.map((p) => { const i = p.indexOf('='); if (i < 1) throw new Error(`give NAME=FILE.onnx (got ${p})`); return { name: p.slice(0, i), file: p.slice(i + 1) }; });
+if (named.length < 2) throw new Error('give at least two NAME=FILE.onnx: the baseline first');
 if (values.processes) await isolated(Number(values.processes));
-const files = positionals.map((p) => { const i = p.indexOf('='); if (i < 1) throw new Error(`give NAME=FILE.onnx (got ${p})`); return [p.slice(0, i), fs.readFileSync(p.slice(i + 1))]; });
-if (files.length < 2) throw new Error('give at least two NAME=FILE.onnx: the baseline first');
+const files = named.map(({ name, file }) => [name, fs.readFileSync(file)]);
 const copies = Number(values.copies), reps = Number(values.reps);
 const { held } = debianSections({ nCal: 16 });
 const { samplesOf } = await encoderSamples(values.model, 32);
@@ -63,7 +65,7 @@ console.log(`${copies} sessions per file, ${reps} interleaved repetitions over $
 
 /** --processes: the in-process comparison in P processes; ratios to the baseline within each, then their median. */
 async function isolated(rounds) {
-  const names = positionals.map((p) => p.slice(0, p.indexOf('=')));
+  const names = named.map((n) => n.name);
   const self = new URL(import.meta.url).pathname;
   const runs = [];
   for (let r = 0; r < rounds; r++) {
