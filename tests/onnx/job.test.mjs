@@ -181,20 +181,30 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });
 
-test('training samples from the CLI: bounded by their bytes (600 text lines train; generated images past 256 MiB refused before they are made)', () => {
+test('training samples from the CLI: bounded by their bytes (600 text lines train with --lr cosine:LR, grouped by length by default; generated images past 256 MiB refused before they are made)', () => {
   const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
   const text = path.join(dir, 'train600.txt');
   fs.writeFileSync(text, lines.slice(0, 600).join('\n'));
   const folder = path.join(CLI, '../../../tests/data/models/tjs-bert');
   const out = path.join(dir, 'bert600');
-  const r = cli('prune', folder, '-o', `${out}/`, '--sparsity', '0.5', '--recover', '--calib', text, '--calib-count', '600', '--epochs', '1', '--batch', '64', '--report', `${out}.json`, '-q');
+  const r = cli('prune', folder, '-o', `${out}/`, '--sparsity', '0.5', '--recover', '--calib', text, '--calib-count', '600', '--epochs', '1', '--batch', '64',
+    '--lr', 'cosine:6e-4', '--report', `${out}.json`, '-q');
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(JSON.parse(fs.readFileSync(`${out}.json`, 'utf8')).recover.distill.steps, 10, '600 samples in batches of 64');
+  const d = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8')).recover.distill;
+  assert.equal(d.steps, 10, '600 samples in batches of 64');
+  assert.equal(d.schedule.kind, 'cosine');
+  assert.equal(d.schedule.lr, 6e-4);
+  assert.ok(d.schedule.lastLr < 6e-4 / 2, `decayed: ${d.schedule.lastLr}`);
+  assert.equal(d.trimmed?.grouped, true, JSON.stringify(d.trimmed));
+  const sched = cli('recover', `${out}/onnx/model.onnx`, '--teacher', folder, '-o', path.join(dir, 'r.onnx'), '--calib', text, '--lr', 'linear:1e-3');
+  assert.equal(sched.status, 2, sched.stderr);
+  assert.match(sched.stderr, /--lr takes LR, constant:LR or cosine:LR \(got "linear:1e-3"\)/);
+  assert.ok(!fs.existsSync(path.join(dir, 'r.onnx')));
   const img = path.join(CLI, '../../../tests/data/models/yolov8-style.onnx');
   const t0 = Date.now();
   const big = cli('prune', img, '-o', path.join(dir, 'y6000.onnx'), '--sparsity', '0.5', '--recover', '--calib', 'synthetic', '--calib-count', '6000');
   assert.equal(big.status, 2, big.stderr);
-  assert.match(big.stderr, /6000 generated samples would hold 281\.3 MiB of inputs; training holds at most 256 MiB/);
+  assert.match(big.stderr, /--calib-count 6000 for training: 6000 generated samples would hold 281\.3 MiB of inputs; at most 256 MiB are allowed \(5461 of these\)/);
   assert.ok(Date.now() - t0 < 10_000 && !fs.existsSync(path.join(dir, 'y6000.onnx')));
 });
 

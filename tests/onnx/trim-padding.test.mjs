@@ -135,7 +135,7 @@ test('recover refuses a trimPadding or groupByLength that is not a boolean, befo
   }
 });
 
-test('recover on padded text trims its batches by default, and ends where the padded batches end', async () => {
+test('recover on padded text trims its batches and groups them by length by default; cut alone, it ends where the padded batches end', async () => {
   const bytes = tinyEncoder();
   const teacher = O.OnnxModel.parse(bytes);
   const lines = (n, shift) => Array.from({ length: n }, (_, i) => LINES[(i + shift) % LINES.length].split(' ').slice(i % 3).join(' '));
@@ -146,7 +146,7 @@ test('recover on padded text trims its batches by default, and ends where the pa
     const rep = await O.recover(pruned, teacher, train, { ort: runner, evalSamples: held, steps: ['distill'], epochs: 3, lr: 3e-3, batchSize: 4, features: ['t'], ...extra });
     return { rep, w: pruned.readFloat(pruned.constants().get('w1').tensor) };
   };
-  const cut = await run({}), padded = await run({ trimPadding: false }), grouped = await run({ groupByLength: true });
+  const cut = await run({ groupByLength: false }), padded = await run({ trimPadding: false }), grouped = await run({});
   assert.equal(padded.rep.distill.trimmed, undefined);
   assert.equal(cut.rep.distill.trimmed.tokens, S);
   assert.ok(cut.rep.distill.trimmed.meanTokens < S, `mean tokens ${cut.rep.distill.trimmed.meanTokens}`);

@@ -40,7 +40,7 @@ export const OPTIONS = [
   { flag: 'metric', value: 'OUTPUT=KIND', multiple: true, commands: [P, R], help: 'how to read an output (repeatable): classification, detection, dense-map, sequence, language-model, embedding or generic (default: detected)' },
   { flag: 'epochs', value: 'N', commands: [P, R], job: ['recover.epochs', 'mode.epochs'], help: `training epochs: --recover / recover (default ${JOB_DEFAULTS.epochs}), --prox's proximal phase` },
   { flag: 'minutes', value: 'M', commands: [P, R], job: ['recover.minutes', 'mode.minutes'], help: 'a time budget for that training (the first of --epochs and --minutes reached stops it)' },
-  { flag: 'lr', value: 'LR', commands: [P, R], job: ['recover.lr', 'training.lr'], help: `Adam's learning rate (default ${JOB_DEFAULTS.lr}, ${JOB_DEFAULTS.schedule} over the run; a job file's recover.schedule 'cosine' makes it the peak of a warm-up and a decay to a tenth)` },
+  { flag: 'lr', value: 'LR|cosine:LR', commands: [P, R], job: ['recover.lr', 'training.lr'], help: `Adam's learning rate (default ${JOB_DEFAULTS.lr}, ${JOB_DEFAULTS.schedule} over the run); cosine:LR: a warm-up to LR over the first 5% of the run, then a half cosine down to a tenth of it` },
   { flag: 'batch', value: 'B', commands: [P, R], job: ['recover.batchSize', 'training.batchSize'], help: `samples per step (default ${JOB_DEFAULTS.batchSize})` },
   { flag: 'features', value: 'N|A,B', commands: [P, R], job: ['recover.features', 'training.features'], help: 'also distill N matched block outputs of the student (evenly spaced cut points), or these tensors' },
   { flag: 'checkpoint', value: 'CKPT', commands: [R], help: 'save the training state after every epoch (atomically); when CKPT exists, continue from it' },

@@ -10,6 +10,7 @@ import { outputTarget } from '../cli/model-output.js';
 import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions, jobTokenizer } from '../cli/samples.js';
 import { useThreads, THREADS_HELP } from '../cli/threads.js';
+import { trainingOptions, TRAINING_FLAGS } from '../cli/training.js';
 import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
@@ -147,7 +148,7 @@ function checkApplies(values, kind, method, trains) {
   // --quantize reads --calib too: with samples its codes are compensated (GPTQ), without them rounded to nearest
   const calibrated = method !== 'magnitude' || values.quantize !== undefined;
   if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && kind !== 'layers') throw new UsageError('--calib is read by --method wanda|sparsegpt, --quantize, --scope owl, --channels layers:K, --prox and --recover');
-  for (const f of ['epochs', 'minutes', 'lr', 'batch', 'features']) {
+  for (const f of TRAINING_FLAGS) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
   if (values.group !== undefined && values.quantize === undefined) throw new UsageError('--group applies to --quantize int4');
@@ -174,13 +175,8 @@ export async function main(argv) {
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
   if (calibSrc || trains) await useThreads(input.model);
-  const training = {
-    epochs: mode.kind === 'prox' || values.epochs === undefined ? undefined : posInt('epochs', values.epochs),
-    minutes: mode.kind === 'prox' || values.minutes === undefined ? undefined : num('minutes', values.minutes),
-    lr: values.lr === undefined ? undefined : num('lr', values.lr),
-    batchSize: values.batch === undefined ? undefined : posInt('batch', values.batch),
-    features: values.features === undefined ? undefined : featuresOf(str(values.features)),
-  };
+  // --prox's --epochs / --minutes are its mode's (modeOf), not the recovery's
+  const training = { ...trainingOptions(values), ...(mode.kind === 'prox' ? { epochs: undefined, minutes: undefined } : {}) };
 
   const model = await loadOnnx(file);
   if (mode.kind === 'recipe') {
@@ -254,14 +250,6 @@ export async function main(argv) {
 
 /** @param {import('sparsekit-wasm/onnx').JobProgress & { sparsity?: number, target?: number }} p */
 const prunedBlocks = (p) => (p.sparsity !== undefined ? ` blocks zero ${(100 * p.sparsity).toFixed(1)}%${p.target !== undefined ? ` (ramp ${(100 * p.target).toFixed(1)}%)` : ''}` : '');
-
-/** --features N|A,B. @param {string} f @returns {number | string[]} */
-function featuresOf(f) {
-  if (/^\d+$/.test(f) && Number(f) >= 1) return Number(f);
-  const names = f.split(',').map((x) => x.trim());
-  if (!f.trim() || /^\d+$/.test(f) || names.some((x) => !x)) throw new UsageError(`--features takes a count or a list of tensor names (got "${f}")`);
-  return names;
-}
 
 /** @param {import('sparsekit-wasm/onnx').PlanStep[]} steps @param {JobMode} mode */
 function printSteps(steps, mode) {

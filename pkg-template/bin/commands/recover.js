@@ -5,13 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadOnnx, saveOnnx, recover, JOB_DEFAULTS } from 'sparsekit-wasm/onnx';
-import { parse, help, num, posInt, oneFile } from '../cli/args.js';
+import { parse, help, posInt, oneFile } from '../cli/args.js';
 import { modelInput } from '../cli/model-input.js';
 import { PROG, UsageError, RunError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
 import { progress, writeJson, interruptible } from '../cli/print.js';
 import { saveState, readState } from '../cli/checkpoint.js';
 import { useThreads, THREADS_HELP } from '../cli/threads.js';
+import { trainingOptions } from '../cli/training.js';
 
 export const SUMMARY = 'recover PRUNED.onnx --teacher IN.onnx -o OUT.onnx …   win back what pruning broke (distillation)';
 
@@ -37,15 +38,7 @@ export async function main(argv) {
   }
   await useThreads(file);
   const count = values['calib-count'] === undefined ? JOB_DEFAULTS.calibrationCount : posInt('calib-count', values['calib-count']);
-  const epochs = values.epochs === undefined ? undefined : posInt('epochs', values.epochs);
-  const minutes = values.minutes === undefined ? undefined : num('minutes', values.minutes);
-  if (minutes !== undefined && !(minutes > 0)) throw new UsageError(`--minutes must be > 0 (got ${minutes})`);
-  const lr = values.lr === undefined ? undefined : num('lr', values.lr);
-  if (lr !== undefined && !(lr > 0)) throw new UsageError(`--lr must be > 0 (got ${lr})`);
-  const batchSize = values.batch === undefined ? undefined : posInt('batch', values.batch);
-  const f = /** @type {string | undefined} */ (values.features);
-  const features = f === undefined ? undefined : /^\d+$/.test(f) && Number(f) >= 1 ? Number(f) : f.split(',').map((x) => x.trim());
-  if (Array.isArray(features) && (!f?.trim() || /^\d+$/.test(/** @type {string} */ (f)) || features.some((x) => !x))) throw new UsageError(`--features takes a count or a list of tensor names (got "${f}")`);
+  const training = trainingOptions(values);
   const calibSrc = /** @type {string | undefined} */ (values.calib) ?? 'synthetic';
   const evalSrc = /** @type {string | undefined} */ (values.eval);
   checkSources(calibSrc, evalSrc);
@@ -68,7 +61,7 @@ export async function main(argv) {
   let report;
   try {
     report = await recover(pruned, teacher, samples, {
-      ort, sessionOptions: { logSeverityLevel: 3 }, cutStore: 'file', evalSamples, kinds, features, epochs, minutes, lr, batchSize,
+      ort, sessionOptions: { logSeverityLevel: 3 }, cutStore: 'file', evalSamples, kinds, ...training,
       resume, onCheckpoint: ck ? (s) => saveState(ck, s) : undefined, signal: interrupt.signal,
       onProgress: (p) => bar({ phase: p.phase, done: p.step, total: p.steps, epoch: p.epoch, epochs: p.epochs, loss: p.loss, fidelity: p.fidelity, eta: p.eta }),
     });

@@ -68,9 +68,9 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   // per-token losses of padded text count the real tokens only (token-mask.ts)
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
-  // batches of padded text cut to their longest real token (trim-padding.ts), grouped by length if asked
+  // batches of padded text cut to their longest real token (trim-padding.ts), grouped by length unless asked not to
   const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable);
-  const lengths = trim && opts.groupByLength ? trim.lengths : undefined;
+  const lengths = trim && (opts.groupByLength ?? TRAINING_DEFAULTS.groupByLength) ? trim.lengths : undefined;
   const schedule = lrSchedule(opts);
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: schedule.lr, masked: true }));
   dropValues(graph); // the trainer holds them now

@@ -117,7 +117,8 @@ export interface RecoverOptions extends FidelityOptions {
   /**
    * With trimmed batches, samples of similar length share a batch (Hugging Face's `group_by_length`):
    * runs of 50 batches' worth of the shuffled samples sorted by length, the batches shuffled again.
-   * Less padding per batch, at the price of batches that are less random. Default false.
+   * Less padding per batch, at the price of batches that are less random. Default true
+   * (TRAINING_DEFAULTS.groupByLength); false keeps the plain shuffle.
    */
   groupByLength?: boolean;
   /** Seed of the sample order (default 1). */
