@@ -43,6 +43,7 @@ test('checkJob: each refusal is a JobError naming the option, before anything ru
     [{ mode: { kind: 'prox', sparsity: 0.5 }, calibration: { samples: [{}] }, training: { warmup: -0.1 } }, 'training.warmup', 'invalid_arguments'],
     [{ mode: { kind: 'frob' } }, 'mode.kind', 'invalid_arguments'],
     [{ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration: { samples: [{}], refit: 1.5 } }, 'calibration.refit', 'invalid_arguments'],
+    [{ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'wanda', calibration: { samples: [{}], statsLimit: 0 } }, 'calibration.statsLimit', 'invalid_arguments'],
   ];
   for (const [job, option, code] of cases) {
     assert.throws(() => O.checkJob(job), (e) => e instanceof O.JobError && e.option === option && e.code === code && e.message.startsWith(option), JSON.stringify(job));
@@ -181,16 +182,19 @@ test('text in from the CLI: --calib / --eval text files with --tokenizer and --s
   assert.ok(!fs.existsSync(path.join(dir, 'y.onnx')));
 });
 
-test('training samples from the CLI: bounded by their bytes (600 text lines train with --lr cosine:LR, grouped by length by default; generated images past 256 MiB refused before they are made)', () => {
+test('training samples from the CLI: bounded by their bytes (600 text lines train with --lr cosine:LR, grouped by length by default, Wanda\'s statistics on the first 512; generated images past 256 MiB refused before they are made)', () => {
   const lines = JSON.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/text/lines.json'), 'utf8'));
   const text = path.join(dir, 'train600.txt');
   fs.writeFileSync(text, lines.slice(0, 600).join('\n'));
   const folder = path.join(CLI, '../../../tests/data/models/tjs-bert');
   const out = path.join(dir, 'bert600');
-  const r = cli('prune', folder, '-o', `${out}/`, '--sparsity', '0.5', '--recover', '--calib', text, '--calib-count', '600', '--epochs', '1', '--batch', '64',
+  const r = cli('prune', folder, '-o', `${out}/`, '--sparsity', '0.5', '--method', 'wanda', '--recover', '--calib', text, '--calib-count', '600', '--epochs', '1', '--batch', '64',
     '--lr', 'cosine:6e-4', '--report', `${out}.json`, '-q');
   assert.equal(r.status, 0, r.stderr);
-  const d = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8')).recover.distill;
+  const rep = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8'));
+  // Wanda's statistics on the first 512 (the job trains too: calibration.statsLimit's default), training on all 600
+  assert.equal(rep.prune.calibration, O.JOB_DEFAULTS.trainingStatsLimit);
+  const d = rep.recover.distill;
   assert.equal(d.steps, 10, '600 samples in batches of 64');
   assert.equal(d.schedule.kind, 'cosine');
   assert.equal(d.schedule.lr, 6e-4);

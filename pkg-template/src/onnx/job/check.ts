@@ -120,6 +120,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (!Array.isArray(cal.samples) || !cal.samples.length) throw new JobError('calibration.samples', 'must hold at least one sample');
     if (cal.percDamp !== undefined && !(isNum(cal.percDamp) && cal.percDamp >= 0)) throw new JobError('calibration.percDamp', `must be >= 0 (got ${String(cal.percDamp)})`);
     if (cal.refit !== undefined && !(Number.isInteger(cal.refit) && cal.refit >= 0 && cal.refit <= 10000)) throw new JobError('calibration.refit', `must be an integer from 0 to 10000 (got ${String(cal.refit)})`);
+    if (cal.statsLimit !== undefined && !isPosInt(cal.statsLimit)) throw new JobError('calibration.statsLimit', `must be a positive integer (got ${String(cal.statsLimit)})`);
     for (const k of ['actOrder', 'scaleSearch', 'centre'] as const) if (cal[k] !== undefined && typeof cal[k] !== 'boolean') throw new JobError(`calibration.${k}`, `must be a boolean (got ${String(cal[k])})`);
     if (cal.sequential === false && job.mode.kind === 'channels') throw new JobError('calibration.sequential', 'one pass applies to sparsity / nm (channel compensation is sequential)');
   }

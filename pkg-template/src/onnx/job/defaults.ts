@@ -31,6 +31,8 @@ export const JOB_DEFAULTS = Object.freeze({
   sequential: CALIB_DEFAULTS.sequential,
   /** Held-out samples generated when the caller asks for generated ones. */
   generatedEvalCount: 8,
+  /** Samples the pruning's statistics read when the job also trains on them (calibration.statsLimit). */
+  trainingStatsLimit: 512,
   /** Bytes of input samples a training run (recovery, prox) holds at most (recover/defaults.ts). */
   maxTrainingBytes: TRAINING_DEFAULTS.maxInputBytes,
   /** The search: plans verified at most, what it minimises. */

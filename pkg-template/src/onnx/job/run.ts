@@ -120,6 +120,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const step = (phase: string) => (done: number, total: number, label?: string) => emit({ phase, done, total, label });
   const calibProgress = (p: CalibProgress) => { if (p.phase !== 'done') emit({ phase: p.phase, done: Math.floor(p.done), total: p.total, label: p.layer }); };
   const calibration = job.calibration?.samples;
+  // The pruning's statistics (Wanda, SparseGPT, GPTQ, channel scores, OWL, block influence) read the
+  // first `statsLimit` samples; recovery and sparse training read all of them (types.ts says why).
+  const trains = job.recover !== undefined || mode.kind === 'prox';
+  const statsLimit = job.calibration?.statsLimit ?? (trains ? JOB_DEFAULTS.trainingStatsLimit : Infinity);
+  const stats = calibration && calibration.length > statsLimit ? calibration.slice(0, statsLimit) : calibration;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
   // A recipe's own bits per layer (its `quantize` entries): checked, every name and pattern matched, before any change.
@@ -158,7 +163,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     scheme: [...recipeBits.values()].includes('int4') ? 'int4' : 'int8', layerBits: (w: { name: string }) => (recipeBits.get(w.name) ?? 'float') as LayerBits,
   } : undefined;
   const gptqOpts: GptqPassOptions | undefined = gptq ? {
-    runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: calibration!, cutStore: env.cutStore,
+    runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: stats!, cutStore: env.cutStore,
     sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
     actOrder: job.calibration?.actOrder ?? JOB_DEFAULTS.actOrder, scaleSearch: job.calibration?.scaleSearch ?? JOB_DEFAULTS.scaleSearch, onProgress: calibProgress,
   } : undefined;
@@ -185,7 +190,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.keptDense = kept;
       // OWL: a sparsity per layer from its outliers (one pass over the dense model), the mean kept.
       const owl = mode.kind === 'sparsity' && mode.allocation === 'owl'
-        ? await owlSparsities(model, { runner: runner!, calibration: calibration!, sparsity: mode.sparsity, include: (l) => !dense.has(l.name) })
+        ? await owlSparsities(model, { runner: runner!, calibration: stats!, sparsity: mode.sparsity, include: (l) => !dense.has(l.name) })
         : undefined;
       if (owl) report.allocation = owl;
       const own = new Map(owl?.map((o) => [o.name, o.sparsity]));
@@ -195,7 +200,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           ? pruneSparsity(model, { sparsity: mode.sparsity, block: mode.block, scope: mode.scope, layerTarget, onProgress: step('prune') })
           : pruneNm(model, { nm: mode.nm, layerTarget, onProgress: step('prune') }))
         : await calibratePrune(model, {
-          ...sess, ort: runner!, calibration: calibration!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
+          ...sess, ort: runner!, calibration: stats!, criterion: (l) => (dense.has(l.name) ? 'dense' : method), ...(mode.kind === 'nm' ? { nm: mode.nm } : { sparsity: mode.sparsity }),
           ...(owl ? { layerTarget: (l: { name: string }) => (own.has(l.name) ? { sparsity: own.get(l.name)! } : undefined) } : {}),
           sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp, refit: job.calibration?.refit ?? JOB_DEFAULTS.refit, onProgress: calibProgress,
           ...(joint ? { quantize: { grids: plannedGrids(model, quantOpts!), scaleSearch: job.calibration?.scaleSearch } } : {}),
@@ -213,7 +218,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: calibration!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
+          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;
@@ -221,21 +226,21 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     case 'layers': {
       const blocks = findResidualBlocks(model);
       emit({ phase: 'influence', done: 0, total: blocks.length });
-      const influence = await blockInfluence(model, runner!, calibration!, { blocks, signal: env.signal });
+      const influence = await blockInfluence(model, runner!, stats!, { blocks, signal: env.signal });
       const removed = removeResidualBlocks(model, leastInfluential(influence, mode.count), blocks);
       report.layers = { blocks: influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...removed };
       break;
     }
     case 'recipe': {
       report.prune = await applyRecipe(model, mode.recipe, {
-        ...sess, method, calibration, percDamp, onProgress: step('recipe'), onCalibProgress: calibProgress,
+        ...sess, method, calibration: stats, percDamp, onProgress: step('recipe'), onCalibProgress: calibProgress,
       });
       break;
     }
     case 'search': {
       checkReachable(measure(held!.reference, held!.reference, { kinds: held!.kinds }), mode.minFidelity, mode.confidence);
       const res = await compress(model, {
-        ...sess, ort: runner!, eval: evalSamples!, calibration, mode: mode.target, nm: mode.nm, levels: mode.levels,
+        ...sess, ort: runner!, eval: evalSamples!, calibration: stats, mode: mode.target, nm: mode.nm, levels: mode.levels,
         objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,
         roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
         tableSamples: mode.tableSamples, fidelityOptions: { kinds: held!.kinds },

@@ -101,6 +101,16 @@ export interface PruneJob {
     actOrder?: boolean;
     /** GPTQ's scale search per group; default in JOB_DEFAULTS for layers GPTQ quantizes without a pruning target, off in the joint pass's pruned layers. */
     scaleSearch?: boolean;
+    /**
+     * The pruning's and quantization's statistics (Wanda, SparseGPT, GPTQ, channel scores, OWL, block
+     * influence) read the first `statsLimit` samples; recovery and sparse training read them all.
+     * Default: every sample, or JOB_DEFAULTS.trainingStatsLimit when the job also trains. A
+     * layer's statistics are a mean over its inputs and settle after a few hundred samples
+     * (SparseGPT and Wanda calibrate on 128), while distillation keeps gaining from more text and
+     * the sweep's cost grows with every sample: MiniLM-L6's `--channels 0.5 --method sparsegpt` took
+     * 80 s on 512 descriptions and 8.9 minutes (2 cores) on 8 192.
+     */
+    statsLimit?: number;
   };
   /**
    * Weights the sparsity and N:M modes leave dense. Default: a language model's output head (the
