@@ -123,8 +123,31 @@ export class OnnxModel {
    * from a file it costs the graph, not the weights (issue 37); of one in memory, its raw_data again.
    */
   copy(): OnnxModel {
-    const bytes = ModelProto.encode(this.model).finish(); // a backed or external tensor: its reference, not its bytes
+    // a backed or external tensor: its reference, not its bytes
+    const bytes = this.withHeldLengths(() => ModelProto.encode(this.model).finish());
     return new OnnxModel(ModelProto.decode(bytes), bytes, { spill: this.spill, externalFiles: this.external, fileName: this.fileName }, this.limits, this);
+  }
+
+  /**
+   * Runs `fn` with every external (or file-backed) tensor whose bytes were replaced at another size
+   * (channel removal changes its dims) declaring the length of the bytes it holds now, and puts the
+   * file's declaration back after. The copy is checked against what it declares, and the file's
+   * length is that of bytes neither model reads any more.
+   */
+  private withHeldLengths<T>(fn: () => T): T {
+    const saved: [TensorProto, unknown][] = [];
+    try {
+      for (const [t, ov] of this.overrides) {
+        const length = String(ov.length);
+        const entries = (t.external_data ?? []) as { key: string; value: string }[];
+        if (!entries.some((e) => e.key === 'length' && String(e.value) !== length)) continue;
+        saved.push([t, t.external_data]);
+        t.external_data = entries.map((e) => (e.key === 'length' ? { key: 'length', value: length } : e));
+      }
+      return fn();
+    } finally {
+      for (const [t, entries] of saved) t.external_data = entries;
+    }
   }
   /** copy(): the original's changed bytes and file backing, tensor for tensor (both walks in the encoded order). */
   private adopt(from: OnnxModel): FileBacked | undefined {
