@@ -245,7 +245,7 @@ export async function main(argv) {
   if (values.report !== undefined) {
     writeJson(str(values.report), { input: path.resolve(file), ...report.prune, ...report, output: saved.model, externalData: saved.data ?? null, folder: target.folder ? out : null, layout: report.output ?? null, fidelity, files, seconds: report.ms / 1000 });
   }
-  print(report, mode, { evalSrc, calibSrc, files, out: saved, model: result.model });
+  print(report, mode, { evalSrc, calibSrc, calibCount: job.calibration?.samples.length, files, out: saved, model: result.model });
 }
 
 /** @param {import('sparsekit-wasm/onnx').JobProgress & { sparsity?: number, target?: number }} p */
@@ -264,10 +264,12 @@ function printSteps(steps, mode) {
 /**
  * @param {JobReport} report
  * @param {JobMode} mode
- * @param {{ evalSrc?: string, calibSrc?: string, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null, served?: import('sparsekit-wasm/onnx').ServedSplit }, out: { model: string, data?: string, dir?: string }, model: OnnxModel }} ctx
+ * @param {{ evalSrc?: string, calibSrc?: string, calibCount?: number, files: { bytesBefore: number, bytesAfter: number, gzipBefore: number, gzipAfter: number, brotliBefore: number, brotliAfter: number, estimated: boolean, tolerance: { brotli: number } | null, served?: import('sparsekit-wasm/onnx').ServedSplit }, out: { model: string, data?: string, dir?: string }, model: OnnxModel }} ctx
  */
-function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
+function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model }) {
   const r = report.prune;
+  // the samples the pruning's statistics read: the first of the given ones when the run also trains on them
+  const statsOn = (/** @type {unknown} */ n) => `${n} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}${calibCount !== undefined && Number(n) < calibCount ? ` (the first ${n} of ${calibCount}; training reads all)` : ''}`;
   if (report.search) {
     const s = report.search;
     printSteps(s.steps, mode);
@@ -346,7 +348,7 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     /** @type {Record<string, number>} */
     const used = {};
     for (const c of r.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
-    console.log(`calibration: ${r.options.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}; channels scored with activation-aware norms; ${r.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
+    console.log(`calibration: ${statsOn(r.options.calibration)}; channels scored with activation-aware norms; ${r.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
   } else if (r && report.method !== 'magnitude' && r.calibration !== undefined) {
     /** @type {Record<string, number>} */
     const used = {};
@@ -356,7 +358,7 @@ function print(report, mode, { evalSrc, calibSrc, files, out, model }) {
     const stored = s?.stored ? `, ${s.stored} through the scratch file (${fmtBytes(s.storedBytes)})` : '';
     const over = s && (s.recomputed || s.stored) ? `; over the cut budget, ${s.recomputed} values recomputed instead of cached${stored}, the largest cut in memory ${fmtBytes(s.peakCacheBytes)}` : '';
     const how = r.sequential ? `sequential, in one sweep of ${r.passes} graph segments (${runsPerSample.toFixed(2)} runs of the model per sample${over})` : `one pass (${r.passes} capture passes)`;
-    console.log(`calibration: ${r.calibration} ${calibSrc === 'synthetic' ? 'generated' : `samples from ${calibSrc}`}, ${how}; methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(`calibration: ${statsOn(r.calibration)}, ${how}; methods used: ${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     if (r.time) console.log(`time: ${timeLine(r.time)}`);
   }
   const sub = subgraphNote(model);
