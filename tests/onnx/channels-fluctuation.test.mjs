@@ -117,3 +117,16 @@ test('later consumers are captured with the earlier ones\' means in the graph: c
     }
   }
 });
+
+test('channels removed twice, their means folded each time: the second cut names its new nodes apart from the first cut\'s', async () => {
+  const bytes = constantChannels();
+  const calibration = calib(bytes, 16), heldOut = calib(bytes, 8, 'heldOut');
+  const m = O.OnnxModel.parse(bytes);
+  const opts = { ort: runner, calibration, fraction: 0.5, roundTo: 1, method: 'wanda', score: 'fluctuation' };
+  const first = await O.removeChannelsCalibrated(m, opts);
+  const second = await O.removeChannelsCalibrated(m, opts);
+  assert.ok(first.folded.created >= 1 && second.folded.created >= 1, JSON.stringify([first.folded, second.folded]));
+  const names = m.graph.node.map((n) => n.name).filter(Boolean);
+  assert.equal(new Set(names).size, names.length, names.join(', '));
+  assert.equal((await O.runSet(runner, m.encode(), heldOut)).length, heldOut.length, 'onnxruntime loads and runs it');
+});

@@ -71,7 +71,8 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
   const TensorProtoT = ModelProto.root.lookupType('onnx.TensorProto');
   const graphOf = nodeGraphs(model);
   const names = new Set<string>(values.constants.keys());
-  forEachGraph(model, (g: GraphProto) => { for (const n of g.node) for (const x of [...n.input, ...n.output]) names.add(x); });
+  // node names too: a model cut before holds the `…folded_bias_add` nodes of that cut, and ONNX refuses two nodes of one name
+  forEachGraph(model, (g: GraphProto) => { for (const n of g.node) { if (n.name) names.add(n.name); for (const x of [...n.input, ...n.output]) names.add(x); } });
   const fresh = (base: string) => { let k = 0, s = base; while (names.has(s)) s = `${base}_${++k}`; names.add(s); return s; };
   const producer = new Map<string, NodeProto>();
   forEachGraph(model, (g: GraphProto) => { for (const n of g.node) for (const o of n.output) producer.set(o, n); });
