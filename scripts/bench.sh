@@ -32,7 +32,7 @@ NEEDS_ARGS=" transport/transport-exact.mjs transport/transport-fit.mjs transport
   transport/prune-job.mjs train/train-ab.mjs train/train-profile-wasm.mjs
   train/train-exports.py recover/forward-precision.mjs recover/forward-precision.py recover/recover-diverge.mjs
   text/lm-table.mjs text/lm-recover.mjs text/lm-latency.mjs channels/gqa-heads.mjs channels/gqa-ablate.mjs channels/gqa-prune.mjs
-  text/minilm-recover.mjs text/minilm-refit.mjs recover/minilm-step-profile.mjs robustness/check_pruned.py calib/hessian-ab.mjs quant/packing.mjs quant/minilm-latency.mjs quant/latency_probe.py "
+  text/minilm-recover.mjs text/minilm-gradual.mjs text/minilm-refit.mjs recover/minilm-step-profile.mjs robustness/check_pruned.py calib/hessian-ab.mjs quant/packing.mjs quant/minilm-latency.mjs quant/latency_probe.py "
 SHARED=" $(echo $SHARED) "; NEEDS_ARGS=" $(echo $NEEDS_ARGS) "
 
 subjects() {
