@@ -7,6 +7,7 @@
 import { DT, ModelProto, type OnnxModel } from '../model.js';
 import type { NodeProto, TensorProto } from '../tensor-data.js';
 import type { CalibLayer } from './layers.js';
+import { Names } from '../names.js';
 
 const NodeProtoT = ModelProto.root.lookupType('onnx.NodeProto');
 const TensorProtoT = ModelProto.root.lookupType('onnx.TensorProto');
@@ -30,9 +31,8 @@ export class ShiftNodes {
     this.nodes = g.node;
     this.initializers = g.initializer;
     const added: TensorProto[] = [];
-    const used = new Set<string>([...g.initializer.map((t: TensorProto) => t.name), ...g.input.map((i: { name: string }) => i.name)]);
-    for (const n of g.node) { used.add(n.name); for (const o of n.output) used.add(o); }
-    const fresh = (base: string) => { let k = 0, s = base; while (used.has(s)) s = `${base}_${++k}`; used.add(s); return s; };
+    const names = new Names(g);
+    const fresh = (base: string) => names.fresh(base);
     const after = new Map<NodeProto, NodeProto>();
     for (const l of layers) {
       const scale = scaleOf(l.weight.name);

@@ -8,6 +8,7 @@ import type { ChannelAnalysis, ChannelGroup, Fold } from './types.js';
 import type { ConstantValues } from './values.js';
 import { forEachGraph, nodeGraphs } from './constants.js';
 import { addDrop, dropKey, type Drops } from './surgery.js';
+import { Names } from '../names.js';
 
 const prod = (d: number[]) => d.reduce((a, b) => a * b, 1);
 
@@ -70,10 +71,9 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
   const NodeProtoT = ModelProto.root.lookupType('onnx.NodeProto');
   const TensorProtoT = ModelProto.root.lookupType('onnx.TensorProto');
   const graphOf = nodeGraphs(model);
-  const names = new Set<string>(values.constants.keys());
-  // node names too: a model cut before holds the `…folded_bias_add` nodes of that cut, and ONNX refuses two nodes of one name
-  forEachGraph(model, (g: GraphProto) => { for (const n of g.node) { if (n.name) names.add(n.name); for (const x of [...n.input, ...n.output]) names.add(x); } });
-  const fresh = (base: string) => { let k = 0, s = base; while (names.has(s)) s = `${base}_${++k}`; names.add(s); return s; };
+  // a model cut before holds the `…folded_bias_add` nodes of that cut (names.ts)
+  const names = new Names(model.graph);
+  const fresh = (base: string) => names.fresh(base);
   const producer = new Map<string, NodeProto>();
   forEachGraph(model, (g: GraphProto) => { for (const n of g.node) for (const o of n.output) producer.set(o, n); });
   // Each node's existing bias constant, read before anything is written: a bias that cannot be

@@ -11,6 +11,7 @@ import { OnnxError } from '../errors.js';
 import { forEachGraph, nodeGraphs } from './constants.js';
 import type { ConstantValues } from './values.js';
 import type { Hop } from './types.js';
+import { Names } from '../names.js';
 
 const nodeIds = new WeakMap<NodeProto, number>();
 let nextId = 0;
@@ -40,7 +41,7 @@ export function checkUse(use: Hop[], tensor: string): void {
 export class ShapeCopies {
   /** How many times each value is read (node inputs of every graph, graph outputs). */
   private readonly reads = new Map<string, number>();
-  private readonly names = new Set<string>();
+  private readonly names: Names;
   private readonly graphOf: Map<NodeProto, GraphProto>;
   private readonly NodeProtoT = ModelProto.root.lookupType('onnx.NodeProto');
   private readonly TensorProtoT = ModelProto.root.lookupType('onnx.TensorProto');
@@ -48,23 +49,16 @@ export class ShapeCopies {
   copies = 0;
 
   constructor(private readonly model: OnnxModel, private readonly values: ConstantValues) {
-    for (const k of values.constants.keys()) this.names.add(k);
+    this.names = new Names(model.graph);
     forEachGraph(model, (g: GraphProto) => {
-      for (const n of g.node) {
-        for (const i of n.input) if (i) { this.reads.set(i, (this.reads.get(i) ?? 0) + 1); this.names.add(i); }
-        for (const o of n.output) this.names.add(o);
-      }
-      for (const o of g.output) { this.reads.set(o.name, (this.reads.get(o.name) ?? 0) + 1); this.names.add(o.name); }
-      for (const i of g.input) this.names.add(i.name);
+      for (const n of g.node) for (const i of n.input) if (i) this.reads.set(i, (this.reads.get(i) ?? 0) + 1);
+      for (const o of g.output) this.reads.set(o.name, (this.reads.get(o.name) ?? 0) + 1);
     });
     this.graphOf = nodeGraphs(model);
   }
 
   private fresh(base: string): string {
-    let k = 0, s = `${base}.private`;
-    while (this.names.has(s)) s = `${base}.private_${++k}`;
-    this.names.add(s);
-    return s;
+    return this.names.fresh(`${base}.private`);
   }
 
   private read(name: string, by: number): void { if (name) this.reads.set(name, (this.reads.get(name) ?? 0) + by); }

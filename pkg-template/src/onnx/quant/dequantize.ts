@@ -8,7 +8,8 @@ import { attrInt, type NodeProto } from '../model.js';
 import { DT, toNum } from '../tensor-data.js';
 import { detectQuantized, type QuantSite, type SiteKind } from './detect.js';
 import { unpackNBits } from './pack4.js';
-import { floatTensor, node, insertBefore, dropUnused, Names } from './graph-edit.js';
+import { floatTensor, node, insertBefore, dropUnused } from './graph-edit.js';
+import { Names } from '../names.js';
 import { quantizeModel, type QuantReport, type QuantizeOptions } from './quantize.js';
 import type { QuantForm } from './forms.js';
 

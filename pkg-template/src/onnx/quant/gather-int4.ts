@@ -13,7 +13,8 @@
 import type { NodeProto, OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
 import { valueInfo } from '../value-info.js';
-import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, unsqueezeLast, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, insertBefore, dropUnused, opsetVersion, unsqueezeLast } from './graph-edit.js';
+import type { Names } from '../names.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';

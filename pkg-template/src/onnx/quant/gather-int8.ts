@@ -5,7 +5,8 @@
 // (operators/gather.py: the gather runs on the quantized data, the dequantization after it); its form
 // has one scale per tensor, this one a scale per row.
 import type { OnnxModel } from '../model.js';
-import { int8Tensor, floatTensor, node, insertBefore, dropUnused, type Names } from './graph-edit.js';
+import { int8Tensor, floatTensor, node, insertBefore, dropUnused } from './graph-edit.js';
+import type { Names } from '../names.js';
 import type { QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
 

@@ -1,5 +1,5 @@
 // Small edits of a decoded graph that the quantized forms need: new tensors and nodes as protobufjs
-// messages (so every repeated field exists, as in a decoded file), names that do not collide, an
+// messages (so every repeated field exists, as in a decoded file; new names come from ../names.ts), an
 // opset import, and removing a node or initializer that nothing uses any more.
 import { onnxRoot } from '../proto.js';
 import { DT, toNum, type GraphProto, type NodeProto, type TensorProto } from '../tensor-data.js';
@@ -33,34 +33,12 @@ export function node(op: string, inputs: string[], outputs: string[], name: stri
   return NodeType.fromObject({ op_type: op, input: inputs, output: outputs, name, domain, attribute });
 }
 
-/** Hands out value / node names not yet used in the graph. */
 /**
  * Unsqueeze of the last axis. Its axes are an attribute before opset 13 and an input from 13 on:
  * `lastAxis` makes (once, for every such node of a writer) the int64 [-1] initializer the input needs.
  */
 export function unsqueezeLast(opset: number, x: string, y: string, name: string, lastAxis: () => string): NodeProto {
   return opset >= 13 ? node('Unsqueeze', [x, lastAxis()], [y], name) : node('Unsqueeze', [x], [y], name, { axes: [-1] });
-}
-
-export class Names {
-  private used = new Set<string>();
-  constructor(graph: GraphProto) {
-    for (const t of graph.initializer) this.used.add(t.name);
-    for (const i of graph.input) this.used.add(i.name);
-    for (const n of graph.node) {
-      this.used.add(n.name);
-      for (const o of n.output) this.used.add(o);
-    }
-  }
-  has(name: string): boolean { return this.used.has(name); }
-  /** Claims a name known to be free (see has). */
-  take(name: string): string { this.used.add(name); return name; }
-  fresh(base: string): string {
-    let name = base;
-    for (let i = 1; this.used.has(name); i++) name = `${base}_${i}`;
-    this.used.add(name);
-    return name;
-  }
 }
 
 /** The version of an opset domain the model imports ('' = ai.onnx), 0 when not imported. */

@@ -8,7 +8,8 @@
 // weights below about 5e-4) keeps float32 scales, since a subnormal half would lose their precision.
 import { floatArrayToHalf, halfArrayToFloat } from '../fp16.js';
 import { DT, type GraphProto, type NodeProto } from '../tensor-data.js';
-import { tensor, floatTensor, node, type Names } from './graph-edit.js';
+import { tensor, floatTensor, node } from './graph-edit.js';
+import type { Names } from '../names.js';
 import type { QuantizedView } from './grid.js';
 
 const HALF_MIN_NORMAL = 2 ** -14;

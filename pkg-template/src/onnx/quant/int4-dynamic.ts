@@ -18,7 +18,8 @@
 // errors are the session's weights.
 import type { OnnxModel } from '../model.js';
 import { DT, type NodeProto } from '../tensor-data.js';
-import { tensor, floatTensor, int64Tensor, node, opsetVersion, unsqueezeLast, type Names } from './graph-edit.js';
+import { tensor, floatTensor, int64Tensor, node, opsetVersion, unsqueezeLast } from './graph-edit.js';
+import type { Names } from '../names.js';
 import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import { writeMatMulInteger, type DqlCache } from './int8-dynamic.js';

@@ -7,7 +7,8 @@
 // scales shaped to broadcast along the output axis (ONNX Cast since opset 6, broadcasting Mul since 7):
 // the PaddleOCR exports are opset 9 and 11.
 import { attrInt, type OnnxModel } from '../model.js';
-import { int8Tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion, type Names } from './graph-edit.js';
+import { int8Tensor, floatTensor, node, insertBefore, dropUnused, opsetVersion } from './graph-edit.js';
+import type { Names } from '../names.js';
 import { DT } from '../tensor-data.js';
 import { toStored, type QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';

@@ -7,7 +7,8 @@
 // keep the weight-only form (ConvInteger in onnxruntime takes one weight zero point per tensor).
 import type { OnnxModel } from '../model.js';
 import type { NodeProto } from '../tensor-data.js';
-import { int8Tensor, floatTensor, node, insertBefore, dropUnused, type Names } from './graph-edit.js';
+import { int8Tensor, floatTensor, node, insertBefore, dropUnused } from './graph-edit.js';
+import type { Names } from '../names.js';
 import { toStored, type QuantTarget } from './targets.js';
 import type { QuantizedView } from './grid.js';
 

@@ -5,7 +5,8 @@
 // onnxruntime/python/tools/quantization/matmul_4bits_quantizer.py.
 import type { OnnxModel } from '../model.js';
 import { DT } from '../tensor-data.js';
-import { tensor, node, insertBefore, dropUnused, ensureOpset, type Names } from './graph-edit.js';
+import { tensor, node, insertBefore, dropUnused, ensureOpset } from './graph-edit.js';
+import type { Names } from '../names.js';
 import { packNBits } from './pack4.js';
 import { addScales } from './half-scales.js';
 import type { QuantTarget } from './targets.js';

@@ -5,7 +5,8 @@
 import { OnnxError } from '../errors.js';
 import type { OnnxModel, OnnxWeight } from '../model.js';
 import { countZeros } from '../prune.js';
-import { Names, opsetVersion } from './graph-edit.js';
+import { opsetVersion } from './graph-edit.js';
+import { Names } from '../names.js';
 import { findTargets, type QuantTarget } from './targets.js';
 import { rtnQuantize, quantizeChecked, dequantizeView, checkGrid, positiveScales, type Quantizer, type QuantizedView, type QuantGrid } from './grid.js';
 import { gridOf, isPacked4, INT8_MATMUL_FORM, type QuantForm, type Int8MatMulForm, type Int4MatMulForm } from './forms.js';
