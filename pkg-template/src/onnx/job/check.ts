@@ -104,6 +104,9 @@ function checkTraining(option: string, t: JobTraining): void {
   }
 }
 
+/** Whether the job trains on its calibration samples (recovery, or prox's sparse training): their bound and the statistics' share follow from it. */
+export const jobTrains = (job: PruneJob): boolean => job.mode.kind === 'prox' || job.recover !== undefined;
+
 /**
  * Checks a job and returns the method it runs with. Throws a JobError naming the first option that
  * cannot be right; what needs the model (layer names of a recipe, the samples' shapes) is checked by
@@ -169,7 +172,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
   if (job.output !== undefined && !(job.output && ['onnx', 'transformers.js'].includes(job.output.layout))) {
     throw new JobError('output.layout', `must be onnx or transformers.js (got ${String(job.output?.layout)})`);
   }
-  const heavy = (job.mode.kind === 'prox' || job.recover !== undefined) && cal?.samples ? trainingInputsProblem(cal.samples) : undefined;
+  const heavy = jobTrains(job) && cal?.samples ? trainingInputsProblem(cal.samples) : undefined;
   if (heavy) throw new JobError('calibration.samples', heavy);
   return { method };
 }

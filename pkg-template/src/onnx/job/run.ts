@@ -16,7 +16,7 @@ import { fidelity as measure, wilsonLower } from '../fidelity/index.js';
 import { recover, proxPrune, type ProxReport, type RecoverReport } from '../recover/index.js';
 import type { ChannelReport } from '../channels/index.js';
 import type { ConsumerReport } from '../calib/calibrated-channels.js';
-import { checkJob } from './check.js';
+import { checkJob, jobTrains } from './check.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
 import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
@@ -122,8 +122,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const calibration = job.calibration?.samples;
   // The pruning's statistics (Wanda, SparseGPT, GPTQ, channel scores, OWL, block influence) read the
   // first `statsLimit` samples; recovery and sparse training read all of them (types.ts says why).
-  const trains = job.recover !== undefined || mode.kind === 'prox';
-  const statsLimit = job.calibration?.statsLimit ?? (trains ? JOB_DEFAULTS.trainingStatsLimit : Infinity);
+  const statsLimit = job.calibration?.statsLimit ?? (jobTrains(job) ? JOB_DEFAULTS.trainingStatsLimit : Infinity);
   const stats = calibration && calibration.length > statsLimit ? calibration.slice(0, statsLimit) : calibration;
   const kinds = job.eval?.kinds;
   const evalSamples = job.eval?.samples;
