@@ -32,8 +32,7 @@ export class ShiftNodes {
     this.initializers = g.initializer;
     const added: TensorProto[] = [];
     const names = new Names(g);
-    const fresh = (base: string) => names.fresh(base);
-    const after = new Map<NodeProto, NodeProto>();
+      const after = new Map<NodeProto, NodeProto>();
     for (const l of layers) {
       const scale = scaleOf(l.weight.name);
       const consumer = g.node.find((n: NodeProto) => n.name === l.node && n.input[1] === l.weight.name) ?? g.node.find((n: NodeProto) => n.input[1] === l.weight.name);
@@ -42,12 +41,12 @@ export class ShiftNodes {
       // output, the last axis of a MatMul / Gemm's).
       const rank = l.weight.dims.length;
       const dims = l.stats === 'conv' ? [l.rows, ...Array(Math.max(0, rank - 2)).fill(1)] : [l.rows];
-      const tensor = TensorProtoT.create({ name: fresh(`${l.weight.name}_calib_shift`), dims, data_type: DT.FLOAT, raw_data: new Uint8Array(4 * l.rows) }) as TensorProto;
+      const tensor = TensorProtoT.create({ name: names.fresh(`${l.weight.name}_calib_shift`), dims, data_type: DT.FLOAT, raw_data: new Uint8Array(4 * l.rows) }) as TensorProto;
       const output = consumer.output[0];
-      const pre = fresh(`${output}_before_shift`);
+      const pre = names.fresh(`${output}_before_shift`);
       this.renamed.push({ node: consumer, output });
       consumer.output[0] = pre;
-      after.set(consumer, NodeProtoT.create({ name: fresh(`${consumer.name || output}_calib_shift`), op_type: 'Add', domain: '', input: [pre, tensor.name], output: [output] }) as NodeProto);
+      after.set(consumer, NodeProtoT.create({ name: names.fresh(`${consumer.name || output}_calib_shift`), op_type: 'Add', domain: '', input: [pre, tensor.name], output: [output] }) as NodeProto);
       added.push(tensor);
       this.shifts.set(l.weight.name, { tensor, scale });
     }

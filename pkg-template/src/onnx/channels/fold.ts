@@ -73,7 +73,6 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
   const graphOf = nodeGraphs(model);
   // a model cut before holds the `…folded_bias_add` nodes of that cut (names.ts)
   const names = new Names(model.graph);
-  const fresh = (base: string) => names.fresh(base);
   const producer = new Map<string, NodeProto>();
   forEachGraph(model, (g: GraphProto) => { for (const n of g.node) for (const o of n.output) producer.set(o, n); });
   // Each node's existing bias constant, read before anything is written: a bias that cannot be
@@ -102,7 +101,7 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
     const graph = graphOf.get(node) ?? model.graph;
     const wt = values.tensor(f.weight);
     const direct = node.input[1] === f.weight;
-    const name = fresh(`${f.weight}.folded_bias`);
+    const name = names.fresh(`${f.weight}.folded_bias`);
     const t = TensorProtoT.create({ name, dims: [add.length], data_type: direct ? wt.data_type : DT.FLOAT, raw_data: new Uint8Array(0) });
     graph.initializer.push(t);
     values.constants.set(name, { tensor: t, graph });
@@ -112,10 +111,10 @@ export function foldConstants(model: OnnxModel, analysis: ChannelAnalysis, live:
     if (outDrop) for (const p of outDrop.positions) addDrop(drops, { tensor: name, axis: 0, pos: p, rep: 1, kind: 'weight' });
     if (node.op_type === 'MatMul') {
       const y = node.output[0];
-      const mid = fresh(`${y}.before_folded_bias`);
+      const mid = names.fresh(`${y}.before_folded_bias`);
       node.output[0] = mid;
       const at = graph.node.indexOf(node);
-      graph.node.splice(at + 1, 0, NodeProtoT.create({ name: fresh(`${node.name || y}.folded_bias_add`), op_type: 'Add', domain: '', input: [mid, name], output: [y] }));
+      graph.node.splice(at + 1, 0, NodeProtoT.create({ name: names.fresh(`${node.name || y}.folded_bias_add`), op_type: 'Add', domain: '', input: [mid, name], output: [y] }));
     } else {
       while (node.input.length < 2) node.input.push('');
       node.input[2] = name;
