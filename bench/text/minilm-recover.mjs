@@ -9,7 +9,7 @@
 //        [--val 128] [--train-count N|all] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
 //        [--features K] [--feature-weight W] [--one-shot FILE.onnx] [--score activations|fluctuation|weights]
 //        [--one-shot-only] [--variants centred,uncentred] [--schedule constant|cosine] [--warmup W] [--threads N]
-//        [--padding trim|group|keep]
+//        [--padding trim|group|keep] [--scope layer|global]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
@@ -27,7 +27,7 @@
 // so they match 1:1). --one-shot FILE: the one-shot model is read from FILE if it exists (with its
 // FILE.json: seconds and parameters), else pruned and written there, so that several recovery runs of
 // one cut prune once (one --fractions value only). --score: the job's mode.score (how channels are
-// ranked; an encoder's default is the activation-aware score, a language model's FLAP's fluctuation). --reps 0: no latency (a recovered model has the
+// ranked; an encoder's default is the activation-aware score, a language model's FLAP's fluctuation). --scope: the job's mode.scope (layer, the default: the fraction of every group; global: the fraction of the groups' parameters, ranked over the model). --reps 0: no latency (a recovered model has the
 // one-shot model's shapes: its latency is that of any earlier run of the same cut). --one-shot-only: the
 // one-shot models judged, no recovery and no latency (--minutes 0 --reps 0). --variants: the one-shot
 // compensations judged side by side in one run, each a job: `centred` (the defaults: SparseGPT on each
@@ -64,7 +64,7 @@ const { values } = parseArgs({ options: {
   'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
   'lat-sentences': { type: 'string', default: '8' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, 'one-shot': { type: 'string' }, score: { type: 'string' },
   'one-shot-only': { type: 'boolean', default: false }, variants: { type: 'string', default: 'centred' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
-  schedule: { type: 'string' }, warmup: { type: 'string' }, threads: { type: 'string' }, padding: { type: 'string' },
+  scope: { type: 'string' }, schedule: { type: 'string' }, warmup: { type: 'string' }, threads: { type: 'string' }, padding: { type: 'string' },
 } });
 if (values.padding && !['trim', 'group', 'keep'].includes(values.padding)) throw new Error(`--padding trim|group|keep (got ${values.padding})`);
 // the pool starts before the package makes its first object (the threaded build is chosen then)
@@ -146,7 +146,8 @@ for (const fraction of values.fractions.split(',').map(Number)) {
       const tp = Date.now();
       const roundTo = values['round-to'] ? { roundTo: Number(values['round-to']) } : {};
       const score = values.score ? { score: values.score } : {};
-      const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score }, method: 'sparsegpt', calibration: { samples: calSet.samples, ...compensation(variant) } }, { ort: runner });
+      const scope = values.scope ? { scope: values.scope } : {};
+      const job = await runJob(m, { mode: { kind: 'channels', fraction, ...roundTo, ...score, ...scope }, method: 'sparsegpt', calibration: { samples: calSet.samples, ...compensation(variant) } }, { ort: runner });
       seconds = (Date.now() - tp) / 1000;
       prm = job.report.prune?.params;
       options = job.report.prune?.options;
@@ -154,7 +155,7 @@ for (const fraction of values.fractions.split(',').map(Number)) {
       if (cached) {
         fs.mkdirSync(path.dirname(cached), { recursive: true });
         fs.writeFileSync(cached, bytes);
-        fs.writeFileSync(`${cached}.json`, JSON.stringify({ fraction, roundTo: values['round-to'] ?? null, score: values.score ?? null, calibration: calSet.samples.length, pruneSeconds: seconds, params: prm, options }));
+        fs.writeFileSync(`${cached}.json`, JSON.stringify({ fraction, roundTo: values['round-to'] ?? null, score: values.score ?? null, scope: values.scope ?? null, calibration: calSet.samples.length, pruneSeconds: seconds, params: prm, options }));
       }
     }
     const label = `channels ${fraction} sparsegpt${variants.length > 1 || variant !== 'centred' ? ` (${variant})` : ''}`;

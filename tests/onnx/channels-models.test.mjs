@@ -256,6 +256,32 @@ test('bert-torch: removing half of the heads and of the FFN neurons shrinks the 
   assert.deepEqual(m.weight(ffnOut).dims, [128, 64]);
 });
 
+// Global scope removes a share of the groups' parameters, ranked by score per parameter: a head
+// (4·64·8 weights here) competes with FFN neurons (2·64) for what it costs, not as one unit among
+// many. Counting units instead, a transformer's global cut was FFN neurons only.
+test('bert-torch, global scope: the fraction counts parameters, and heads that carry little go first', () => {
+  const bytes = M.modelBytes('bert-torch');
+  const names = (m) => [0, 1].flatMap((layer) => ['attention/self/query/MatMul', 'attention/self/key/MatMul', 'attention/self/value/MatMul',
+    'attention/output/dense/MatMul', 'intermediate/dense/MatMul', 'output/dense/MatMul']
+    .map((p) => m.graph.node.find((n) => n.name === `/bert/encoder/layer.${layer}/${p}`).input[1]));
+  const size = (m) => names(m).reduce((a, n) => a + m.weight(n).numel, 0);
+  for (const fraction of [0.3, 0.5]) {
+    const m = OnnxModel.parse(bytes);
+    const before = size(m);
+    removeChannels(m, { fraction, scope: 'global', roundTo: 1 });
+    const removed = before - size(m);
+    // within one head's weights of the budget (a head is the largest unit)
+    assert.ok(Math.abs(removed - fraction * before) <= 4 * 64 * 16, `removed ${removed} of ${before} at ${fraction}`);
+  }
+  // Layer 1's attention scaled down a hundredfold: its heads carry the least per parameter and go first.
+  const m = OnnxModel.parse(bytes);
+  const [q, k, v, o] = names(m).slice(6, 10);
+  for (const n of [q, k, v, o]) m.writeFloat(m.weight(n), m.readFloat(m.weight(n)).map((x) => x / 100));
+  removeChannels(m, { fraction: 0.2, scope: 'global', roundTo: 1 });
+  assert.deepEqual(m.weight(q).dims, [64, 16], 'one head of layer 1 left (a group keeps one unit)');
+  assert.deepEqual(m.weight(names(m)[0]).dims, [64, 64], 'layer 0 keeps its heads');
+});
+
 test('bert-torch-static (fixed-size export: the head shape folded to [1, 8, -1, 8]): heads and FFN neurons removable', () => {
   const m = OnnxModel.parse(M.modelBytes('bert-torch-static'));
   const { groups } = findChannelGroups(m);

@@ -1,6 +1,7 @@
 // Which channels stay: each group's channels scored by the L2 norm of what carries their signal (one
-// BlockCoupling over all scored members), ranked per group (ScopeSpec) or over the model
-// (ScopeCoupling), the kept count rounded so that each producer keeps a multiple of roundTo features.
+// BlockCoupling over all scored members), ranked per group (ScopeSpec). In global scope the kept
+// counts come from one ranking over the model by signal per parameter (globalCounts); in both, the
+// kept count is rounded so that each producer keeps a multiple of roundTo features.
 import * as sk from 'sparsekit-wasm';
 import { OnnxError } from '../errors.js';
 import type { ChannelAnalysis, ChannelGroup, GroupChannel, Slice } from './types.js';
@@ -29,6 +30,8 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
   }
   const live = allLive.filter((gr) => !keepOf.has(gr.id));
   const owned: { free(): void }[] = [];
+  // Global scope: each unit's squared score and the parameters its removal takes away.
+  const units: GlobalUnit[][] = [];
   try {
     const scopes: sk.ScopeSpec[] = [];
     live.forEach((gr, gi) => {
@@ -70,10 +73,17 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
         owned.push(spec, param);
         specs.push({ spec, param, width: 1 });
       }
-      const per = specs.reduce((a, s) => a + s.width, 0);
-      if (scope === 'global' && per > 0 && opts.scoreSlices !== 'consumers') {
-        const f = 1 / Math.sqrt(per);
-        for (const s of specs) s.param.set(s.param.toArray().map((v) => v * f));
+      if (scope === 'global') {
+        const energy = new Float64Array(chans.length);
+        for (const s of specs) {
+          const a = s.param.toArray();
+          for (let c = 0; c < chans.length; c++) {
+            let e = 0;
+            for (let j = c * s.width; j < (c + 1) * s.width; j++) e += a[j] * a[j];
+            energy[c] += e;
+          }
+        }
+        units.push(chans.map((ch, c) => ({ energy: energy[c], cost: unitCost(ch, dimsOf) })));
       }
       const coupling = new sk.BlockCoupling(specs.map((s) => s.spec), undefined, `group ${gr.id}`);
       const sc = new sk.ScopeSpec(coupling, [-1, -1], `group ${gr.id}`);
@@ -98,10 +108,7 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
     };
     const counts = new Map<number, number>();
     if (scope === 'global' && scopes.length) {
-      const coupled = new sk.ScopeCoupling(scopes, undefined, 'model');
-      owned.push(coupled);
-      const masks = coupled.getMasks({ sparsity: fraction });
-      live.forEach((gr, i) => counts.set(gr.id, keepFrom(masks, scopes[i]).reduce((a, b) => a + b, 0)));
+      globalCounts(units, fraction).forEach((k, i) => counts.set(live[i].id, k));
     } else {
       live.forEach((gr) => counts.set(gr.id, Math.floor((1 - fraction) * gr.channels + 0.5)));
     }
@@ -117,6 +124,61 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
   return keepOf;
 }
 
+interface GlobalUnit { energy: number; cost: number }
+
+/** Parameters a unit's removal takes away: every weight slice it has (filters and consumers' inputs). */
+function unitCost(ch: GroupChannel, dimsOf: (name: string) => number[]): number {
+  let n = 0;
+  for (const sl of ch.slices) {
+    if (sl.kind !== 'weight') continue;
+    const d = dimsOf(sl.tensor);
+    n += (d.reduce((a, b) => a * b, 1) / Math.max(1, d[sl.axis])) * sl.rep;
+  }
+  return Math.max(1, n);
+}
+
+/**
+ * Kept units per group for global scope: `fraction` of the parameters the groups' units hold is
+ * removed, the units that carry the least squared score per parameter first (a greedy knapsack), each
+ * group keeping at least one unit. Counting units instead would weigh an attention head (4·d·h
+ * parameters) like one FFN neuron (2·d), and a global cut of a transformer would then take FFN
+ * neurons only; per parameter, a head competes for what it costs, which is also what it saves at run
+ * time where the work is in the weights' products. Ties go to the group listed first, then the
+ * channel order, so that the result depends on the scores only.
+ */
+export function globalCounts(units: GlobalUnit[][], fraction: number): number[] {
+  const order: { g: number; c: number; density: number }[] = [];
+  let total = 0;
+  units.forEach((us, g) => us.forEach((u, c) => {
+    total += u.cost;
+    order.push({ g, c, density: u.energy / u.cost });
+  }));
+  order.sort((a, b) => a.density - b.density || a.g - b.g || a.c - b.c);
+  const kept = units.map((us) => us.length);
+  let removed = 0;
+  const budget = fraction * total;
+  for (const o of order) {
+    if (removed >= budget) break;
+    // Half a unit's cost decides whether it fits: the budget is met as closely as units allow.
+    const cost = units[o.g][o.c].cost;
+    if (kept[o.g] <= 1 || removed + cost / 2 > budget) continue;
+    kept[o.g]--;
+    removed += cost;
+  }
+  return kept;
+}
+
+/** The features a unit spans in each producer's filter (per tensor and axis): 1 for a channel or a neuron, the head width for an attention head. */
+export function filterWidths(unit: GroupChannel): Map<string, number> {
+  const width = new Map<string, number>();
+  for (const sl of unit.slices) {
+    if (!sl.filter) continue;
+    const key = `${sl.tensor}\u0000${sl.axis}`;
+    width.set(key, (width.get(key) ?? 0) + sl.rep);
+  }
+  return width;
+}
+
 const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 
 /**
@@ -127,12 +189,7 @@ const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
  */
 export function unitStep(roundTo: number, units: GroupChannel[]): number {
   if (roundTo <= 1 || !units.length) return Math.max(1, roundTo);
-  const width = new Map<string, number>();
-  for (const sl of units[0].slices) {
-    if (!sl.filter) continue;
-    const key = `${sl.tensor}\u0000${sl.axis}`;
-    width.set(key, (width.get(key) ?? 0) + sl.rep);
-  }
+  const width = filterWidths(units[0]);
   if (!width.size) return roundTo;
   let step = 1;
   for (const w of width.values()) {

@@ -84,7 +84,10 @@ export interface ChannelAnalysis {
 }
 
 export interface ChannelOptions {
-  /** Fraction of channels to remove per group (scope 'layer') or over the model ('global'), in [0, 1). */
+  /**
+   * In [0, 1): the fraction of every group's channels to remove (scope 'layer'), or of the parameters
+   * the groups' channels hold, taken over the model where the score per parameter is least ('global').
+   */
   fraction: number;
   scope?: 'layer' | 'global';
   /**
