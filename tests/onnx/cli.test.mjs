@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build, CLI, ROOT } from './build.mjs';
 import { writeNpy } from './npy.mjs';
 
@@ -281,7 +282,7 @@ test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in th
   const out = path.join(dir, 'residual-ch-calib.onnx');
   const r = cli('prune', files.residual, '-o', out, '--channels', '0.5', '--round-to', '1', '--method', 'sparsegpt', '--calib-count', '8', '--report', out + '.json');
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /consumers of removed channels compensated/);
+  assert.match(r.out, /channels scored with activation-aware norms; \d+ consumers of removed channels compensated/, 'a CNN: the activation scores, said as they were used');
   assert.match(r.err, /^capture: /m);
   const report = JSON.parse(fs.readFileSync(out + '.json', 'utf8'));
   assert.equal(report.method, 'sparsegpt');
@@ -292,4 +293,10 @@ test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in th
   const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--block', '4x4');
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--block does not apply to this mode/);
+  // an encoder's heads make it a transformer: ranked by fluctuation, and the output says so
+  const bert = fileURLToPath(new URL('../data/models/bert-torch.onnx', import.meta.url));
+  const b = cli('prune', bert, '-o', path.join(dir, 'bert-ch.onnx'), '--channels', '0.5', '--method', 'wanda', '--calib-count', '4', '--report', path.join(dir, 'bert-ch.json'));
+  assert.equal(b.code, 0, b.err);
+  assert.match(b.out, /channels scored with FLAP's fluctuation \(what the consumers lose\)/);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'bert-ch.json'), 'utf8')).options.score, 'fluctuation');
 });

@@ -39,9 +39,10 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
    */
   method?: 'wanda' | 'sparsegpt';
   /**
-   * Channel scores: 'activations' (default, as above), 'weights' (the norms removeChannels uses), or
+   * Channel scores: 'activations' (as above), 'weights' (the norms removeChannels uses), or
    * 'fluctuation': only what the consumers lose, each input's standard deviation times its weight
-   * slice, relative to the consumer's whole output fluctuation (see `fluctuationScale`).
+   * slice, relative to the consumer's whole output fluctuation (see `fluctuationScale`). Default:
+   * 'fluctuation' where the groups hold attention heads, else 'activations' (CALIB_DEFAULTS).
    */
   score?: 'activations' | 'weights' | 'fluctuation';
   /** 'remove' (default) or 'mask' (same function, shapes kept: what the tests compare against). */
@@ -142,8 +143,8 @@ function fluctuationScale(m: ColumnMoments, view: Float32Array, rows: number, co
  */
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
-  const score = opts.score ?? 'activations';
-  if (score !== 'activations' && score !== 'weights' && score !== 'fluctuation') throw new OnnxError('unsupported', `score must be activations, weights or fluctuation (got "${String(score)}")`, 'invalid_arguments');
+  const given = opts.score;
+  if (given !== undefined && given !== 'activations' && given !== 'weights' && given !== 'fluctuation') throw new OnnxError('unsupported', `score must be activations, weights or fluctuation (got "${String(given)}")`, 'invalid_arguments');
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
   if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
   const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
@@ -160,6 +161,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
   // One plan from the analysis through the scores, the compensation and the removal.
   const plan = ChannelPlan.analyze(model);
+  const score = given ?? (plan.hasHeads(base) ? CALIB_DEFAULTS.transformerChannelScore : CALIB_DEFAULTS.channelScore);
   // The consumers of the accepted groups' channels (where removed channels fold) that calibration sees.
   const layerOf = new Map(findLayers(model).map((l) => [l.name, l]));
   const consumers = new Map<string, CalibLayer>();

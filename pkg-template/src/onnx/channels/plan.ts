@@ -6,7 +6,7 @@ import { groupsOf } from './groups.js';
 import { ConstantValues } from './values.js';
 import { allConstants } from './constants.js';
 import { resolveChannelOptions, type ResolvedChannelOptions } from './options.js';
-import { scoreChannels } from './score.js';
+import { filterWidths, scoreChannels } from './score.js';
 import type { ChannelAnalysis, ChannelGroup, ChannelOptions, GroupChannel } from './types.js';
 import type { NodeProto } from '../model.js';
 
@@ -44,6 +44,17 @@ export class ChannelPlan implements ChannelAnalysis {
   /** The prunable groups the options accept. */
   live(opts: ResolvedChannelOptions): ChannelGroup[] {
     return this.groups.filter((g) => g.prunable && (!opts.filter || opts.filter(g)));
+  }
+
+  /**
+   * Whether a group the options accept holds attention heads: units of several features in their
+   * producers' filters (a head of q/k/v), where a channel of a Conv or an FFN neuron is one.
+   */
+  hasHeads(opts: ResolvedChannelOptions): boolean {
+    return this.live(opts).some((g) => {
+      const unit = this.channelsOf.get(g.id)?.[0];
+      return !!unit && [...filterWidths(unit).values()].some((w) => w > 1);
+    });
   }
 
   /**

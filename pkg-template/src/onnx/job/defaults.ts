@@ -21,11 +21,9 @@ export const JOB_DEFAULTS = Object.freeze({
   lmPercDamp: CALIB_DEFAULTS.lmPercDamp,
   /** SparseGPT's refit steps after each layer's solve. */
   refit: CALIB_DEFAULTS.refit,
-  /** How a calibrated channel removal ranks channels; a language model's default is FLAP's
-   * fluctuation (what the consumers lose), which measured ×1.51 against ×2.55 for the activation
-   * scores on SmolLM2's heads and SwiGLU neurons (bench/RESULTS.md). */
-  channelScore: 'activations' as const,
-  lmChannelScore: 'fluctuation' as const,
+  /** How a calibrated channel removal ranks channels: by default, and in a transformer (attention heads, or a language model). */
+  channelScore: CALIB_DEFAULTS.channelScore,
+  transformerChannelScore: CALIB_DEFAULTS.transformerChannelScore,
   actOrder: CALIB_DEFAULTS.actOrder,
   scaleSearch: CALIB_DEFAULTS.scaleSearch,
   sequential: CALIB_DEFAULTS.sequential,

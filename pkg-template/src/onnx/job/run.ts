@@ -217,7 +217,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.lmChannelScore : JOB_DEFAULTS.channelScore),
+          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.transformerChannelScore : undefined),
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;

@@ -25,10 +25,12 @@ export type JobMode =
   /** Keep n of every m weights along the reduction axis (layers whose axis is not a multiple of m stay dense). */
   | { kind: 'nm'; nm: [number, number] }
   /**
-   * Remove the fraction `fraction` of output channels along dependency groups, each producer keeping a
-   * multiple of `roundTo` features (default 8; an attention head counts its width). `score` (methods wanda / sparsegpt): how the calibrated removal ranks channels,
-   * 'activations' (the default; a language model's: 'fluctuation'), 'fluctuation' (what the consumers
-   * lose, FLAP's metric) or 'weights'.
+   * Remove the fraction `fraction` of output channels along dependency groups (scope 'layer', the
+   * default: of every group; 'global': of the groups' parameters, over the model), each producer
+   * keeping a multiple of `roundTo` features (default 8; an attention head counts its width). `score`
+   * (methods wanda / sparsegpt): how the calibrated removal ranks channels, 'activations' (the default
+   * without attention heads), 'fluctuation' (what the consumers lose, FLAP's metric; the default
+   * where the groups hold attention heads) or 'weights'.
    */
   | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' }
   /**
