@@ -146,7 +146,7 @@ function unitCost(ch: GroupChannel, dimsOf: (name: string) => number[]): number 
  * time where the work is in the weights' products. Ties go to the group listed first, then the
  * channel order, so that the result depends on the scores only.
  */
-export function globalCounts(units: GlobalUnit[][], fraction: number): number[] {
+function globalCounts(units: GlobalUnit[][], fraction: number): number[] {
   const order: { g: number; c: number; density: number }[] = [];
   let total = 0;
   units.forEach((us, g) => us.forEach((u, c) => {
