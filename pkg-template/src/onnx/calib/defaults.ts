@@ -45,8 +45,7 @@ export const CALIB_DEFAULTS = Object.freeze({
   channelScore: 'activations' as const,
   /**
    * ... and of a transformer (attention heads among the groups, or a language model: job/run.ts):
-   * FLAP's fluctuation, what the
-   * consumers lose once the removed units' means are folded. Measured on SmolLM2-135M `--channels 0.2`
+   * FLAP's fluctuation, what the consumers lose once the removed units' means are folded. Measured on SmolLM2-135M `--channels 0.2`
    * (perplexity ×1.51 against ×2.55 with 'activations') and all-MiniLM-L6-v2 `--channels 0.5` (cosine
    * 0.867 against 0.838 one-shot, 0.947 against 0.940 after 11.5 min of recovery; bench/RESULTS.md).
    */
