@@ -257,7 +257,7 @@ test('bert-torch: removing half of the heads and of the FFN neurons shrinks the 
 });
 
 // Global scope removes a share of the groups' parameters, ranked by score per parameter: a head
-// (4·64·8 weights here) competes with FFN neurons (2·64) for what it costs, not as one unit among
+// (4·64·16 weights here) competes with FFN neurons (2·64) for what it costs, not as one unit among
 // many. Counting units instead, a transformer's global cut was FFN neurons only.
 test('bert-torch, global scope: the fraction counts parameters, and heads that carry little go first', () => {
   const bytes = M.modelBytes('bert-torch');
