@@ -45,6 +45,8 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
       const scored = (sl: Slice) => (opts.scoreSlices === 'consumers' ? !!sl.fold : sl.filter || sl.depthwise || sl.fold);
       const weightMembers = gr.members.filter((m) => m.kind === 'weight'
         && chans.some((ch) => ch.slices.some((sl) => sl.tensor === m.tensor && sl.axis === m.axis && scored(sl))));
+      // Global scope: each unit's squared score, summed over the members as they are gathered.
+      const energy = new Float64Array(chans.length);
       const specs = weightMembers.map((m) => {
         const dims = dimsOf(m.tensor);
         const data = floats(m.tensor);
@@ -58,34 +60,24 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
           for (const p of parts) { out.set(p, o); o += p.length; }
           return out;
         });
+        if (scope === 'global') rows.forEach((r, c) => { if (r) for (const v of r) energy[c] += v * v; });
         const width = Math.max(1, ...rows.map((r) => r?.length ?? 0));
         const flat = new Float32Array(chans.length * width);
         rows.forEach((r, c) => r && flat.set(r, c * width));
         const param = sk.Param.fromArray(flat, [chans.length, width]);
         const spec = new sk.BlockSpec(param, [1, -1], `${m.tensor}:${m.axis}`);
         owned.push(spec, param);
-        return { spec, param, width };
+        return spec;
       });
       if (!specs.length) {
         // Nothing scored (no filter reachable): every channel scores zero alike.
         const param = sk.Param.fromArray(new Float32Array(chans.length), [chans.length, 1]);
         const spec = new sk.BlockSpec(param, [1, -1], `group ${gr.id}`);
         owned.push(spec, param);
-        specs.push({ spec, param, width: 1 });
+        specs.push(spec);
       }
-      if (scope === 'global') {
-        const energy = new Float64Array(chans.length);
-        for (const s of specs) {
-          const a = s.param.toArray();
-          for (let c = 0; c < chans.length; c++) {
-            let e = 0;
-            for (let j = c * s.width; j < (c + 1) * s.width; j++) e += a[j] * a[j];
-            energy[c] += e;
-          }
-        }
-        units.push(chans.map((ch, c) => ({ energy: energy[c], cost: unitCost(ch, dimsOf) })));
-      }
-      const coupling = new sk.BlockCoupling(specs.map((s) => s.spec), undefined, `group ${gr.id}`);
+      if (scope === 'global') units.push(chans.map((ch, c) => ({ energy: energy[c], cost: unitCost(ch, dimsOf) })));
+      const coupling = new sk.BlockCoupling(specs, undefined, `group ${gr.id}`);
       const sc = new sk.ScopeSpec(coupling, [-1, -1], `group ${gr.id}`);
       owned.push(sc, coupling);
       scopes.push(sc);
