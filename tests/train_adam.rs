@@ -93,3 +93,100 @@ fn pruned_student_distils_and_keeps_its_zeros() {
         }
     }
 }
+
+/// A student held on a 4-bit grid per output channel (quantization-aware distillation): the loss
+/// falls, every trained value is a code times its scale, the zeros stay zero, steps smaller than
+/// half a grid step add up in the master (a weight moves only once the master crosses a rounding
+/// boundary), and a saved state carries the master to a new trainer.
+#[test]
+fn held_grid_student_distils_on_its_grid() {
+    let nodes = vec![
+        NodeSpec::new("Conv", &["x", "w1", "b1"], &["c1"], &[("pads", Attr::Ints(vec![1, 1, 1, 1]))]),
+        NodeSpec::new("Relu", &["c1"], &["r1"], &[]),
+        NodeSpec::new("Conv", &["r1", "w2"], &["y"], &[]),
+    ];
+    let spec = GraphSpec { nodes, inputs: vec!["x".into()], outputs: vec!["y".into()], frozen: vec![] };
+    let (w1, b1, w2) = (lcg(1, 8 * 3 * 9, 0.3), lcg(2, 8, 0.1), lcg(3, 4 * 8, 0.3));
+    let init = |w1: &[f32]| {
+        vec![
+            InitSpec { name: "w1".into(), dims: vec![8, 3, 3, 3], floats: Some(w1.to_vec()), ints: None },
+            InitSpec { name: "b1".into(), dims: vec![8], floats: Some(b1.clone()), ints: None },
+            InitSpec { name: "w2".into(), dims: vec![4, 8, 1, 1], floats: Some(w2.clone()), ints: None },
+        ]
+    };
+    let mut teacher = Graph::new(&spec, init(&w1)).unwrap();
+    let mut pw1 = w1.clone();
+    pw1.iter_mut().step_by(3).for_each(|x| *x = 0.0);
+    // one scale per output channel: the row's largest |w| on code 7
+    let scale: Vec<f32> =
+        (0..w1.len()).map(|i| pw1[i / 27 * 27..(i / 27 + 1) * 27].iter().fold(0f32, |a, x| a.max(x.abs())) / 7.0).collect();
+    let on_grid = |w: &[f32]| {
+        w.iter().zip(&scale).all(|(&x, &s)| ((x / s).round() * s + 0.0).to_bits() == x.to_bits() && (x / s).round().abs() <= 8.0)
+    };
+    let batches: Vec<Tensor> = (0..4).map(|b| Tensor::new(vec![2, 3, 6, 6], lcg(10 + b, 2 * 3 * 36, 1.0)).unwrap()).collect();
+    let targets: Vec<Vec<Tensor>> = batches.iter().map(|x| teacher.forward(vec![x.clone()]).unwrap()).collect();
+    let make = |lr: f32| {
+        let mut tr = Trainer::new(Graph::new(&spec, init(&pw1)).unwrap(), AdamConfig { lr, ..AdamConfig::default() }, true).unwrap();
+        tr.hold_grid("w1", scale.clone(), -8.0, 7.0, None).unwrap();
+        tr
+    };
+    // a step far below half a grid step: the weight stays, the master moves
+    let mut tiny = make(1e-6);
+    let held = tiny.graph.param(0).data.clone();
+    assert!(on_grid(&held));
+    tiny.step(vec![batches[0].clone()], &targets[0]).unwrap();
+    assert_eq!(tiny.graph.param(0).data, held, "a tiny step left the grid");
+    // its state holds the master: read by a trainer without the grid, it is not the held values
+    let mut plain = Trainer::new(Graph::new(&spec, init(&pw1)).unwrap(), AdamConfig::default(), true).unwrap();
+    plain.load_state(&tiny.save_state()).unwrap();
+    let master = plain.graph.param(0).data.clone();
+    assert!(
+        master != held && master.iter().zip(&held).all(|(m, h)| (m - h).abs() <= 0.5 * 0.3 / 7.0 + 1e-5),
+        "the master did not take the step"
+    );
+
+    let mut tr = make(3e-3);
+    let eval = |tr: &mut Trainer| -> f64 { batches.iter().zip(&targets).map(|(x, t)| tr.eval(vec![x.clone()], t).unwrap()).sum::<f64>() };
+    let before = eval(&mut tr);
+    for _ in 0..30 {
+        for (x, t) in batches.iter().zip(&targets) {
+            tr.step(vec![x.clone()], t).unwrap();
+        }
+    }
+    let after = eval(&mut tr);
+    assert!(after < 0.7 * before, "held-grid distillation loss {before} -> {after}");
+    let w = tr.graph.param(0).data.clone();
+    assert!(on_grid(&w), "trained values left the grid");
+    assert!(w != held, "the held weights never moved");
+    pw1.iter()
+        .zip(&w)
+        .enumerate()
+        .filter(|(_, (&p, _))| p == 0.0)
+        .for_each(|(i, (_, &q))| assert_eq!(q.to_bits(), 0, "pruned weight {i} moved to {q}"));
+    // the state holds the master, which a fresh trainer with the grid rounds to the same values
+    let mut again = make(3e-3);
+    again.load_state(&tr.save_state()).unwrap();
+    assert_eq!(again.graph.param(0).data, w);
+    for (x, t) in batches.iter().zip(&targets) {
+        assert_eq!(tr.step(vec![x.clone()], t).unwrap().to_bits(), again.step(vec![x.clone()], t).unwrap().to_bits());
+    }
+    assert_eq!(again.graph.param(0).data, tr.graph.param(0).data, "resumed training diverged");
+    // a student built from the rounded values: its masked trainer froze the codes rounded to 0 too;
+    // `keep` (the pruning's mask) frees them, and they train off zero
+    let rounded: Vec<f32> = pw1.iter().zip(&scale).map(|(&x, &s)| (x / s).round().clamp(-8.0, 7.0) * s + 0.0).collect();
+    let freed: Vec<usize> = (0..rounded.len()).filter(|&i| rounded[i] == 0.0 && pw1[i] != 0.0).collect();
+    assert!(!freed.is_empty());
+    let keep: Vec<u8> = pw1.iter().map(|&x| (x != 0.0) as u8).collect();
+    let mut qat = Trainer::new(Graph::new(&spec, init(&rounded)).unwrap(), AdamConfig { lr: 3e-3, ..AdamConfig::default() }, true).unwrap();
+    qat.hold_grid("w1", scale.clone(), -8.0, 7.0, Some(keep)).unwrap();
+    assert!(qat.hold_grid("w2", vec![0.1; 32], -8.0, 7.0, Some(vec![1; 31])).is_err());
+    for _ in 0..30 {
+        for (x, t) in batches.iter().zip(&targets) {
+            qat.step(vec![x.clone()], t).unwrap();
+        }
+    }
+    let q = &qat.graph.param(0).data;
+    assert!(freed.iter().any(|&i| q[i] != 0.0), "no weight rounded to code 0 trained off it");
+    assert!(pw1.iter().zip(q).all(|(&p, &x)| p != 0.0 || x.to_bits() == 0), "a pruned weight moved");
+    assert!(tr.prox("w1", &sparsekit_wasm::train::ProxTarget { view: None, block: vec![1, 1] }, 0.1, Default::default()).is_err());
+}

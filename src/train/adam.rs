@@ -3,6 +3,7 @@
 //! so the sparsity pattern of a pruned student is kept exactly. Removed channels are absent
 //! from the shapes and so stay removed.
 
+use super::grid::HeldGrid;
 use super::tensor::Tensor;
 use crate::core::error::{Error, ErrorKind, Result};
 
@@ -27,13 +28,16 @@ pub struct AdamState {
     pub v: Vec<f32>,
     /// `None`: dense (every weight trains); else 1 keeps, 0 holds the weight at zero.
     pub keep: Option<Vec<u8>>,
+    /// A quantization grid the parameter is held on ([`HeldGrid`]): Adam updates its master, the
+    /// parameter takes the master's quantized values.
+    pub grid: Option<HeldGrid>,
 }
 
 impl AdamState {
     /// State for `w`; with `masked`, its zeros are frozen.
     pub fn new(w: &Tensor, masked: bool) -> AdamState {
         let keep = masked.then(|| w.data.iter().map(|&x| (x != 0.0) as u8).collect::<Vec<u8>>());
-        AdamState { m: vec![0.0; w.len()], v: vec![0.0; w.len()], keep }
+        AdamState { m: vec![0.0; w.len()], v: vec![0.0; w.len()], keep, grid: None }
     }
 }
 
@@ -56,19 +60,28 @@ impl AdamConfig {
     pub fn step(&self, t: u32, w: &mut Tensor, g: &Tensor, s: &mut AdamState) {
         let bc1 = 1.0 - self.beta1.powi(t as i32);
         let bc2 = 1.0 - self.beta2.powi(t as i32);
-        for i in 0..w.data.len() {
-            if let Some(k) = &s.keep {
+        let AdamState { m, v, keep, grid } = s;
+        // On a held grid the step moves the master and the weight follows it onto the grid.
+        let master = match grid {
+            Some(h) => &mut h.master,
+            None => &mut w.data,
+        };
+        for i in 0..master.len() {
+            if let Some(k) = keep {
                 if k[i] == 0 {
-                    w.data[i] = 0.0;
+                    master[i] = 0.0;
                     continue;
                 }
             }
             let gi = g.data[i];
-            s.m[i] = self.beta1 * s.m[i] + (1.0 - self.beta1) * gi;
-            s.v[i] = self.beta2 * s.v[i] + (1.0 - self.beta2) * gi * gi;
-            let mhat = s.m[i] / bc1;
-            let vhat = s.v[i] / bc2;
-            w.data[i] -= self.lr * (mhat / (vhat.sqrt() + self.eps) + self.weight_decay * w.data[i]);
+            m[i] = self.beta1 * m[i] + (1.0 - self.beta1) * gi;
+            v[i] = self.beta2 * v[i] + (1.0 - self.beta2) * gi * gi;
+            let mhat = m[i] / bc1;
+            let vhat = v[i] / bc2;
+            master[i] -= self.lr * (mhat / (vhat.sqrt() + self.eps) + self.weight_decay * master[i]);
+        }
+        if let Some(h) = grid {
+            h.project(&mut w.data);
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod fold;
 pub mod fuse;
 pub mod gather;
 pub mod graph;
+pub mod grid;
 pub mod loss;
 pub mod ops;
 pub mod prox;

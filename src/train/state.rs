@@ -6,6 +6,9 @@
 //!   u32 dims[rank] | u8 masked | f32 w[n] | f32 m[n] | f32 v[n] | (masked) u8 keep[n] )
 //! ```
 //!
+//! A parameter held on a quantization grid ([`super::grid`]) stores its float master as `w`; the
+//! trainer it is loaded into holds the grid again (set before loading) and rounds it.
+//!
 //! Size: `16 + Σ (9 + name + 4·rank + 12 n + (masked ? n : 0))` bytes — three floats (and a mask
 //! byte) per weight. Loading checks the whole buffer against the trainer (same names, same
 //! shapes) before it writes anything. Adam's options are not in the state: they are the
@@ -45,7 +48,9 @@ impl Trainer {
             b.extend_from_slice(&(w.rank() as u32).to_le_bytes());
             w.shape.iter().for_each(|&d| b.extend_from_slice(&(d as u32).to_le_bytes()));
             b.push(s.keep.is_some() as u8);
-            for a in [&w.data, &s.m, &s.v] {
+            // On a held grid the trained values are the master's (the parameter is their rounding).
+            let values = s.grid.as_ref().map_or(&w.data, |h| &h.master);
+            for a in [values, &s.m, &s.v] {
                 a.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()));
             }
             if let Some(k) = &s.keep {
@@ -102,8 +107,15 @@ impl Trainer {
             bytes[at..at + 4 * n].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
         };
         for (i, n, at, keep_at) in parts {
-            self.graph.param_mut(i).data = f(at, n);
+            let values = f(at, n);
             let s = &mut self.states[i];
+            match &mut s.grid {
+                Some(h) => {
+                    h.master = values;
+                    h.project(&mut self.graph.param_mut(i).data);
+                }
+                None => self.graph.param_mut(i).data = values,
+            }
             s.m = f(at + 4 * n, n);
             s.v = f(at + 8 * n, n);
             s.keep = keep_at.map(|k| bytes[k..k + n].to_vec());

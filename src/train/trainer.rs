@@ -5,6 +5,7 @@
 
 use super::adam::{AdamConfig, AdamState};
 use super::graph::Graph;
+use super::grid::HeldGrid;
 use super::loss::LossSpec;
 use super::prox::{prox_step, ProxReport, ProxTarget};
 use super::tensor::Tensor;
@@ -170,14 +171,47 @@ impl Trainer {
     }
 
     /// Overwrites a parameter's values (same element count). Its Adam state is kept, and so is
-    /// its keep-mask: a held weight is zeroed again by the next update.
+    /// its keep-mask: a held weight is zeroed again by the next update. On a held grid the values
+    /// are the master's, the parameter their quantized values.
     pub fn set_param(&mut self, name: &str, data: &[f32]) -> Result<()> {
         let i = self.param_index(name)?;
         let w = self.graph.param_mut(i);
         if data.len() != w.len() {
             return Err(Error::length_mismatch(&format!("parameter {name}"), &w.shape.clone(), w.len(), data.len()));
         }
-        w.data.copy_from_slice(data);
+        match &mut self.states[i].grid {
+            Some(h) => {
+                h.master.copy_from_slice(data);
+                h.project(&mut w.data);
+            }
+            None => w.data.copy_from_slice(data),
+        }
+        Ok(())
+    }
+
+    /// Holds parameter `name` on a quantization grid from now on ([`HeldGrid`]: `scale` per
+    /// element, in the parameter's layout; codes in `[lo, hi]`): its values become the float
+    /// master Adam updates, the parameter their quantized values. The keep-mask still holds the
+    /// zeros (code 0 is the value 0). With `keep` (1 trains, 0 holds at zero) the keep-mask is
+    /// replaced first: a masked trainer froze every zero it was built with, and a weight its grid
+    /// rounded to code 0 is not a pruned one — the master can take it off zero again.
+    pub fn hold_grid(&mut self, name: &str, scale: Vec<f32>, lo: f32, hi: f32, keep: Option<Vec<u8>>) -> Result<()> {
+        let i = self.param_index(name)?;
+        let w = &mut self.graph.param_mut(i).data;
+        if let Some(k) = &keep {
+            if k.len() != w.len() {
+                return Err(Error::new(
+                    ErrorKind::ShapeMismatch,
+                    format!("grid of {name}: {} keep flags for {} weights", k.len(), w.len()),
+                ));
+            }
+            w.iter_mut().zip(k).filter(|(_, &k)| k == 0).for_each(|(x, _)| *x = 0.0);
+        }
+        let grid = HeldGrid::hold(w, scale, lo, hi)?;
+        if keep.is_some() {
+            self.states[i].keep = keep;
+        }
+        self.states[i].grid = Some(grid);
         Ok(())
     }
 
@@ -190,6 +224,9 @@ impl Trainer {
     /// soft threshold `lr · lambda` with Adam's conditioners.
     pub fn prox(&mut self, name: &str, target: &ProxTarget, lambda: f32, opts: SoftOptions) -> Result<ProxReport> {
         let i = self.param_index(name)?;
+        if self.states[i].grid.is_some() {
+            return Err(bad(format!("prox: {name} is held on a quantization grid (sparse training and a held grid do not combine)")));
+        }
         let (cfg, t) = (self.adam, self.t);
         let w = self.graph.param_mut(i);
         prox_step(&cfg, t, w, &self.states[i], target, lambda, opts)

@@ -325,8 +325,10 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
     /** @type {Record<string, number>} */
     const forms = {};
     for (const l of q.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
-    const how = q.gptq ? ` (GPTQ on ${q.gptq.layers} layers, ${q.gptq.pass === 'joint' ? 'joint with the pruning' : 'after the pruning'}; the rest rounded to nearest)` : ' (rounded to nearest)';
-    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}${how}`);
+    const pass = { joint: 'joint with the pruning', 'before-recovery': 'before recovery', after: 'after the pruning' };
+    const how = q.gptq ? ` (GPTQ on ${q.gptq.layers} layers, ${pass[q.gptq.pass]}; the rest rounded to nearest)` : ' (rounded to nearest)';
+    const held = q.heldThroughRecovery ? '; recovery trained on the codes\' grids, so the file is the recovered model' : '';
+    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}${how}${held}`);
   }
   const fid = report.fidelity;
   if (fid) {

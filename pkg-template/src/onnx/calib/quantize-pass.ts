@@ -9,7 +9,7 @@ import { CALIB_DEFAULTS } from './defaults.js';
 import type { ModelRunner } from './ort-runner.js';
 import type { InputSample } from './inputs.js';
 import type { CutStore } from './cut-store.js';
-import { quantizeModel, plannedGrids, type QuantizeOptions, type QuantReport } from '../quant/quantize.js';
+import { quantizeModel, plannedGrids, type GivenCodes, type QuantizeOptions, type QuantReport } from '../quant/quantize.js';
 
 export interface GptqPassOptions {
   runner: ModelRunner;
@@ -33,22 +33,27 @@ export interface QuantizePassResult {
   gptq?: { layers: number; ms: number };
 }
 
+/**
+ * GPTQ's codes for every weight `quant` plans on a linear grid, layer after layer through the
+ * calibration samples; the model holds their dequantized values afterwards (calibratePrune writes
+ * them), nothing is written in a quantized form yet.
+ */
+export async function gptqCodes(model: OnnxModel, quant: QuantizeOptions, gptq: GptqPassOptions): Promise<{ given: Map<string, GivenCodes>; layers: number; ms: number }> {
+  const r = await calibratePrune(model, {
+    ort: gptq.runner, sessionOptions: gptq.sessionOptions, signal: gptq.signal, calibration: gptq.calibration,
+    cutStore: gptq.cutStore, cacheBudget: gptq.cacheBudget,
+    sequential: gptq.sequential ?? CALIB_DEFAULTS.sequential, percDamp: gptq.percDamp ?? CALIB_DEFAULTS.gptqPercDamp,
+    quantize: {
+      grids: plannedGrids(model, quant),
+      actOrder: gptq.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: gptq.scaleSearch ?? CALIB_DEFAULTS.scaleSearch,
+    }, onProgress: gptq.onProgress,
+  });
+  return { given: r.quantized!, layers: r.quantized!.size, ms: r.ms };
+}
+
 /** Quantizes `model` in place (see the file comment); `gptq` absent: round to nearest. */
 export async function quantizePass(model: OnnxModel, quant: QuantizeOptions, gptq?: GptqPassOptions): Promise<QuantizePassResult> {
-  let given, run;
-  if (gptq) {
-    const r = await calibratePrune(model, {
-      ort: gptq.runner, sessionOptions: gptq.sessionOptions, signal: gptq.signal, calibration: gptq.calibration,
-      cutStore: gptq.cutStore, cacheBudget: gptq.cacheBudget,
-      sequential: gptq.sequential ?? CALIB_DEFAULTS.sequential, percDamp: gptq.percDamp ?? CALIB_DEFAULTS.gptqPercDamp,
-      quantize: {
-        grids: plannedGrids(model, quant),
-        actOrder: gptq.actOrder ?? CALIB_DEFAULTS.actOrder, scaleSearch: gptq.scaleSearch ?? CALIB_DEFAULTS.scaleSearch,
-      }, onProgress: gptq.onProgress,
-    });
-    given = r.quantized!;
-    run = { layers: given.size, ms: r.ms };
-  }
-  const report = quantizeModel(model, { ...quant, ...(given ? { given } : {}) });
-  return { report, ...(run ? { gptq: run } : {}) };
+  const codes = gptq ? await gptqCodes(model, quant, gptq) : undefined;
+  const report = quantizeModel(model, { ...quant, ...(codes ? { given: codes.given } : {}) });
+  return { report, ...(codes ? { gptq: { layers: codes.layers, ms: codes.ms } } : {}) };
 }

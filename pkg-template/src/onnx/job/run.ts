@@ -28,7 +28,8 @@ import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
 import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
 import { quantizeModel, plannedGrids, type LayerBits, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
-import { quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
+import { gptqCodes, quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
+import { heldCodes, holdCodes, type HeldQuantization } from '../quant/held-codes.js';
 import { resolvedBits } from '../recipe/match.js';
 import { tjsLayout, type TjsOutput } from '../text/tjs-layout.js';
 import { zeroUnreachableRows, type UnreachableRowsReport } from '../text/unreachable-tokens.js';
@@ -64,10 +65,15 @@ export interface JobReport {
   unreachableTokens?: UnreachableRowsReport;
   /**
    * The quantization written (asked for, or the input's own scheme written again); `gptq` when the
-   * codes were compensated on the calibration samples: in the pruning's own pass (`joint`, SparseGPT's
-   * joint mode) or in a pass of its own after pruning and recovery, and its time.
+   * codes were compensated on the calibration samples, and its time.
    */
-  quantize?: QuantReport & { source: 'asked' | 'input'; gptq?: { pass: 'joint' | 'after'; layers: number; ms: number } };
+  quantize?: QuantReport & {
+    source: 'asked' | 'input';
+    /** GPTQ's pass: joint with SparseGPT's pruning, before a recovery that held its codes, or after the pruning. */
+    gptq?: { pass: 'joint' | 'before-recovery' | 'after'; layers: number; ms: number };
+    /** The codes were held on their grids through recovery (quant/held-codes.ts): the file is the recovered model. */
+    heldThroughRecovery?: true;
+  };
   fidelity?: JobFidelity;
   /** With `output: { layout: 'transformers.js' }`: the dtype the result is and its file in the folder. */
   output?: TjsOutput;
@@ -173,9 +179,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
 
   let pruned = model;
   const report: JobReport = { mode: mode.kind, method, ms: 0, ...(unreachable ? { unreachableTokens: unreachable } : {}) };
-  // SparseGPT's joint mode: the pruning's column loop also quantizes, one factorisation per layer.
-  // Not before recovery, which would move the weights off the codes afterwards.
-  const joint = gptq && method === 'sparsegpt' && (mode.kind === 'sparsity' || mode.kind === 'nm') && job.recover === undefined;
+  // SparseGPT's joint mode: the pruning's column loop also quantizes, one factorisation per layer
+  // (with recovery after it, the codes are held on their grids while it trains).
+  const joint = gptq && method === 'sparsegpt' && (mode.kind === 'sparsity' || mode.kind === 'nm');
   let gptqRun: { pass: 'joint'; layers: number; ms: number; codes: NonNullable<CalibReport['quantized']> } | undefined;
   // The mixed search (search target sparsity / nm by served bytes, with quantize): each unit's bits
   // chosen beside its pruning, the plan quantized inside the search's verification.
@@ -272,9 +278,24 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       throw new OnnxError('unsupported', `unknown job mode ${String((mode as { kind?: unknown }).kind)}`, 'invalid_arguments');
   }
 
+  // Quantization with recovery: the codes first (joint SparseGPT's, GPTQ's on the pruned model, or
+  // round-to-nearest), held on their grids while recovery trains, so the file is the model recovery
+  // judged (quant/held-codes.ts). The mixed search's plan is quantized inside its verification.
+  let onGrids: HeldQuantization | undefined;
+  let gptqBefore: { layers: number; ms: number } | undefined;
+  if (teacher && quantOpts && !mixed) {
+    let given = gptqRun?.codes;
+    if (!given && gptqOpts) {
+      const r = await gptqCodes(pruned, { ...quantOpts }, gptqOpts);
+      given = r.given;
+      gptqBefore = { layers: r.layers, ms: r.ms };
+    }
+    onGrids = holdCodes(pruned, quantOpts, given);
+  }
   if (teacher) {
     const t = job.recover === true ? {} : job.recover ?? {};
     report.recover = await recover(pruned, teacher, calibration!, {
+      ...(onGrids ? { grids: onGrids.grids } : {}),
       ...sess, ort: runner!, evalSamples, kinds, epochs: t.epochs, minutes: t.minutes,
       lr: t.lr, schedule: t.schedule, warmup: t.warmup, batchSize: t.batchSize, steps: t.steps, features: t.features, featureWeight: t.featureWeight, softmaxLoss: t.softmaxLoss,
       trimPadding: t.trimPadding, groupByLength: t.groupByLength,
@@ -282,7 +303,11 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     });
   }
 
-  if (mixedRun) {
+  if (onGrids) {
+    const q = quantizeModel(pruned, { ...quantOpts!, given: heldCodes(pruned, onGrids), onProgress: step('quantize') });
+    const pass = gptqRun ? { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } : gptqBefore ? { pass: 'before-recovery' as const, layers: gptqBefore.layers, ms: Math.round(gptqBefore.ms) } : undefined;
+    report.quantize = { ...q, source: 'asked', heldThroughRecovery: true, ...(pass ? { gptq: pass } : {}) };
+  } else if (mixedRun) {
     // the mixed search's plan, quantized and verified as a whole (search/compress.ts)
     report.quantize = { ...mixedRun.report, source: 'asked', ...(mixedRun.gptq ? { gptq: { pass: 'after' as const, layers: mixedRun.gptq.layers, ms: Math.round(mixedRun.gptq.ms) } } : {}) };
   } else if (gptqRun) {

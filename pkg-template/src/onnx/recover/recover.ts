@@ -113,6 +113,8 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     emit('teacher', { step: 0, steps: 1 });
     await capture(runner, teacher, [...teacherStats.keys()], samples, (name, t) => teacherStats.get(name)!.add(t), check);
   }
+  // A weight held on a quantization grid is left to distillation, which keeps it there.
+  const onGrid = (l: FitLayer) => !!opts.grids?.has(l.weight);
   const matched = wanted.filter((l) => teacherStats.has(l.output));
   for (const step of closed) {
     const ts = now();
@@ -121,9 +123,9 @@ export async function recover(pruned: OnnxModel, teacher: OnnxModel, samples: In
     let touched = new Set<string>();
     const onLayer = (d: number, n: number) => emit(step, { step: d, steps: n, fidelity: current });
     if (step === 'stats') {
-      touched = await correctStatistics(work, matched, { runner, samples, teacher: teacherStats, maps, check, onLayer }, !!opts.scale);
+      touched = await correctStatistics(work, opts.scale ? matched.filter((l) => !onGrid(l)) : matched, { runner, samples, teacher: teacherStats, maps, check, onLayer }, !!opts.scale);
     } else {
-      touched = await fitPointwise(work, matched, { runner, teacher, samples, maps, ridge: opts.ridge ?? 0.01, check, onLayer });
+      touched = await fitPointwise(work, matched.filter((l) => !onGrid(l)), { runner, teacher, samples, maps, ridge: opts.ridge ?? 0.01, check, onLayer });
       if (!touched.size) notes.push('no pointwise (1×1) convolution with a teacher tensor of the same name');
     }
     const layersChanged = matched.filter((l) => touched.has(l.bias)).length;

@@ -1,5 +1,6 @@
 // The shapes of a recovery run: its options, what it reports while it runs and at the end, and the
 // state a checkpoint holds (enough to continue an interrupted distillation).
+import type { HeldGrid } from '../quant/held-codes.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { CutStore } from '../calib/cut-store.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
@@ -88,6 +89,12 @@ export interface RecoverOptions extends FidelityOptions {
   schedule?: 'constant' | 'cosine';
   /** The warm-up's share of the run, in [0, 1) (default 0.05 with 'cosine', 0 with 'constant'). */
   warmup?: number;
+  /**
+   * Weights held on a quantization grid while they train (quantization-aware distillation; by
+   * weight name, in each tensor's own layout: quant/held-codes.ts makes them). The closed-form steps
+   * leave held weights alone; what recovery keeps is on the grids.
+   */
+  grids?: ReadonlyMap<string, HeldGrid>;
   /** Statistics correction also matches each channel's standard deviation (default false: means only). */
   scale?: boolean;
   /** Ridge of the least-squares fit, as a fraction of the mean diagonal of its Gram matrix (default 0.01). */
