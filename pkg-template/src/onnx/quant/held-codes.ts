@@ -6,22 +6,12 @@
 // grid (the straight-through estimator, src/train/grid.rs), and the codes written at the end are the
 // trained values read back on the same scales: the file holds exactly the model recovery judged.
 import type { OnnxModel } from '../model.js';
+import type { HeldGrid } from '../held-grid.js';
 import { transpose } from '../tensor-data.js';
 import { gridOf, isPacked4 } from './forms.js';
 import { dequantizeView, qmax, quantizeChecked, rtnQuantize, type QuantizedView } from './grid.js';
 import { halfScales } from './half-scales.js';
 import { plannedForms, type GivenCodes, type QuantizeOptions } from './quantize.js';
-
-/** A weight's grid in its own (tensor) layout, as the training core holds it (Trainer.holdGrid). */
-export interface HeldGrid {
-  /** One scale per element. */
-  scale: Float32Array;
-  /** Codes in [lo, hi]. */
-  lo: number;
-  hi: number;
-  /** 1 where the weight trains, 0 where the pruning zeroed it (not where the grid rounded to 0). */
-  keep: Uint8Array;
-}
 
 interface HeldLayer {
   /** The view the codes live in: scales per row and group, as quantizeModel takes them. */

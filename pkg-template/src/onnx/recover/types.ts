@@ -1,6 +1,6 @@
 // The shapes of a recovery run: its options, what it reports while it runs and at the end, and the
 // state a checkpoint holds (enough to continue an interrupted distillation).
-import type { HeldGrid } from '../quant/held-codes.js';
+import type { HeldGrid } from '../held-grid.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { CutStore } from '../calib/cut-store.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
