@@ -48,24 +48,32 @@ fn masked_weights_stay_zero() {
     assert!(AdamConfig { lr: f32::NAN, ..cfg }.check().is_err());
 }
 
-/// conv(3x3) -> relu -> conv(1x1), a teacher with dense weights and a student with half of
-/// them zeroed: Adam on the student's MSE to the teacher's outputs.
-#[test]
-fn pruned_student_distils_and_keeps_its_zeros() {
+/// conv(3x3) -> relu -> conv(1x1): the students' and teachers' graph, and its weights w1, b1, w2.
+fn two_convs() -> (GraphSpec, Vec<f32>, Vec<f32>, Vec<f32>) {
     let nodes = vec![
         NodeSpec::new("Conv", &["x", "w1", "b1"], &["c1"], &[("pads", Attr::Ints(vec![1, 1, 1, 1]))]),
         NodeSpec::new("Relu", &["c1"], &["r1"], &[]),
         NodeSpec::new("Conv", &["r1", "w2"], &["y"], &[]),
     ];
     let spec = GraphSpec { nodes, inputs: vec!["x".into()], outputs: vec!["y".into()], frozen: vec![] };
-    let (w1, b1, w2) = (lcg(1, 8 * 3 * 9, 0.3), lcg(2, 8, 0.1), lcg(3, 4 * 8, 0.3));
-    let init = |w1: &[f32], w2: &[f32]| {
-        vec![
-            InitSpec { name: "w1".into(), dims: vec![8, 3, 3, 3], floats: Some(w1.to_vec()), ints: None },
-            InitSpec { name: "b1".into(), dims: vec![8], floats: Some(b1.clone()), ints: None },
-            InitSpec { name: "w2".into(), dims: vec![4, 8, 1, 1], floats: Some(w2.to_vec()), ints: None },
-        ]
-    };
+    (spec, lcg(1, 8 * 3 * 9, 0.3), lcg(2, 8, 0.1), lcg(3, 4 * 8, 0.3))
+}
+
+/// The initializers of [`two_convs`].
+fn two_conv_inits(w1: &[f32], b1: &[f32], w2: &[f32]) -> Vec<InitSpec> {
+    vec![
+        InitSpec { name: "w1".into(), dims: vec![8, 3, 3, 3], floats: Some(w1.to_vec()), ints: None },
+        InitSpec { name: "b1".into(), dims: vec![8], floats: Some(b1.to_vec()), ints: None },
+        InitSpec { name: "w2".into(), dims: vec![4, 8, 1, 1], floats: Some(w2.to_vec()), ints: None },
+    ]
+}
+
+/// [`two_convs`]: a teacher with dense weights and a student with half of
+/// them zeroed: Adam on the student's MSE to the teacher's outputs.
+#[test]
+fn pruned_student_distils_and_keeps_its_zeros() {
+    let (spec, w1, b1, w2) = two_convs();
+    let init = |w1: &[f32], w2: &[f32]| two_conv_inits(w1, &b1, w2);
     let mut teacher = Graph::new(&spec, init(&w1, &w2)).unwrap();
     // magnitude-prune half of w1 (the smaller half)
     let mut order: Vec<usize> = (0..w1.len()).collect();
@@ -100,20 +108,8 @@ fn pruned_student_distils_and_keeps_its_zeros() {
 /// boundary), and a saved state carries the master to a new trainer.
 #[test]
 fn held_grid_student_distils_on_its_grid() {
-    let nodes = vec![
-        NodeSpec::new("Conv", &["x", "w1", "b1"], &["c1"], &[("pads", Attr::Ints(vec![1, 1, 1, 1]))]),
-        NodeSpec::new("Relu", &["c1"], &["r1"], &[]),
-        NodeSpec::new("Conv", &["r1", "w2"], &["y"], &[]),
-    ];
-    let spec = GraphSpec { nodes, inputs: vec!["x".into()], outputs: vec!["y".into()], frozen: vec![] };
-    let (w1, b1, w2) = (lcg(1, 8 * 3 * 9, 0.3), lcg(2, 8, 0.1), lcg(3, 4 * 8, 0.3));
-    let init = |w1: &[f32]| {
-        vec![
-            InitSpec { name: "w1".into(), dims: vec![8, 3, 3, 3], floats: Some(w1.to_vec()), ints: None },
-            InitSpec { name: "b1".into(), dims: vec![8], floats: Some(b1.clone()), ints: None },
-            InitSpec { name: "w2".into(), dims: vec![4, 8, 1, 1], floats: Some(w2.clone()), ints: None },
-        ]
-    };
+    let (spec, w1, b1, w2) = two_convs();
+    let init = |w1: &[f32]| two_conv_inits(w1, &b1, &w2);
     let mut teacher = Graph::new(&spec, init(&w1)).unwrap();
     let mut pw1 = w1.clone();
     pw1.iter_mut().step_by(3).for_each(|x| *x = 0.0);
