@@ -210,14 +210,13 @@ export class Trainer extends Owned {
    * `[lo, hi]`. The forward and backward passes see `clamp(round(w / scale), lo, hi) · scale`; Adam
    * updates the float values behind them (kept in the trainer, saved by {@link Trainer.saveState}),
    * so steps smaller than half a grid step add up. Zeros held by the keep-mask stay zero.
-   * {@link Trainer.prox} refuses a held parameter. `keep` (1 trains, 0 holds at zero; one per
-   * element) replaces the keep-mask first: a masked trainer froze every zero it was built with, and
-   * a weight the grid rounded to code 0 is not a pruned one.
+   * {@link Trainer.prox} refuses a held parameter. Zeros the trainer was built with stay zero
+   * (a masked trainer), so a weight its grid put on code 0 is held there like a pruned one.
    */
-  holdGrid(name: string, scale: Floats, lo: number, hi: number, keep?: Uint8Array): void {
+  holdGrid(name: string, scale: Floats, lo: number, hi: number): void {
     const i = this.index(name);
     const s = f32(scale, 'scale');
-    call(() => this._live.holdGrid(i, s, lo, hi, keep ?? new Uint8Array(0)));
+    call(() => this._live.holdGrid(i, s, lo, hi));
   }
 
   /** The shape of parameter `name`. */

@@ -121,14 +121,12 @@ impl RawTrainer {
         self.inner.set_param(&name, values).map_err(to_js)
     }
 
-    /// Holds parameter `i` on a quantization grid (`scale` per element, codes in `[lo, hi]`;
-    /// `keep`, when not empty, its keep-mask from now on).
+    /// Holds parameter `i` on a quantization grid (`scale` per element, codes in `[lo, hi]`).
     #[wasm_bindgen(js_name = holdGrid)]
-    pub fn hold_grid(&mut self, i: u32, scale: &[f32], lo: f64, hi: f64, keep: &[u8]) -> JsResult<()> {
+    pub fn hold_grid(&mut self, i: u32, scale: &[f32], lo: f64, hi: f64) -> JsResult<()> {
         let i = self.index(i)?;
         let name = self.inner.graph.params[i].name.clone();
-        let keep = (!keep.is_empty()).then(|| keep.to_vec());
-        self.inner.hold_grid(&name, scale.to_vec(), lo as f32, hi as f32, keep).map_err(to_js)
+        self.inner.hold_grid(&name, scale.to_vec(), lo as f32, hi as f32).map_err(to_js)
     }
 
     /// The shape of parameter `i`.

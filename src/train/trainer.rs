@@ -192,25 +192,11 @@ impl Trainer {
     /// Holds parameter `name` on a quantization grid from now on ([`HeldGrid`]: `scale` per
     /// element, in the parameter's layout; codes in `[lo, hi]`): its values become the float
     /// master Adam updates, the parameter their quantized values. The keep-mask still holds the
-    /// zeros (code 0 is the value 0). With `keep` (1 trains, 0 holds at zero) the keep-mask is
-    /// replaced first: a masked trainer froze every zero it was built with, and a weight its grid
-    /// rounded to code 0 is not a pruned one — the master can take it off zero again.
-    pub fn hold_grid(&mut self, name: &str, scale: Vec<f32>, lo: f32, hi: f32, keep: Option<Vec<u8>>) -> Result<()> {
+    /// zeros, and a zero the trainer was built with is held there like a pruned weight (code 0 is
+    /// the value 0): the zeros the quantized file will have are the ones training keeps.
+    pub fn hold_grid(&mut self, name: &str, scale: Vec<f32>, lo: f32, hi: f32) -> Result<()> {
         let i = self.param_index(name)?;
-        let w = &mut self.graph.param_mut(i).data;
-        if let Some(k) = &keep {
-            if k.len() != w.len() {
-                return Err(Error::new(
-                    ErrorKind::ShapeMismatch,
-                    format!("grid of {name}: {} keep flags for {} weights", k.len(), w.len()),
-                ));
-            }
-            w.iter_mut().zip(k).filter(|(_, &k)| k == 0).for_each(|(x, _)| *x = 0.0);
-        }
-        let grid = HeldGrid::hold(w, scale, lo, hi)?;
-        if keep.is_some() {
-            self.states[i].keep = keep;
-        }
+        let grid = HeldGrid::hold(&mut self.graph.param_mut(i).data, scale, lo, hi)?;
         self.states[i].grid = Some(grid);
         Ok(())
     }

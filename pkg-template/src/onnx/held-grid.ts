@@ -9,6 +9,4 @@ export interface HeldGrid {
   /** Codes in [lo, hi]. */
   lo: number;
   hi: number;
-  /** 1 where the weight trains, 0 where the pruning zeroed it (not where the grid rounded it to 0). */
-  keep: Uint8Array;
 }

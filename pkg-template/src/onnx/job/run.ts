@@ -286,7 +286,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   if (teacher && quantOpts && !mixed) {
     let given = gptqRun?.codes;
     if (!given && gptqOpts) {
-      const r = await gptqCodes(pruned, { ...quantOpts }, gptqOpts);
+      const r = await gptqCodes(pruned, quantOpts, gptqOpts);
       given = r.given;
       gptqBefore = { layers: r.layers, ms: r.ms };
     }

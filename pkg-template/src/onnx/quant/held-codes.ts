@@ -50,21 +50,19 @@ export function holdCodes(model: OnnxModel, opts: QuantizeOptions, given?: Reado
     // the scales quantizeModel will write (float16 for the packed 4-bit forms), so the held values are the file's
     const qv = (isPacked4(form) ? halfScales(q0) : undefined) ?? q0;
     const scale = new Float32Array(values.length);
-    const keep = new Uint8Array(values.length);
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
         scale[i] = qv.scales[r * qv.groupsPerRow + Math.floor(c / qv.width)];
-        keep[i] = values[i] !== 0 ? 1 : 0;
       }
     }
     const deq = dequantizeView(qv);
     if (embedding) model.writeFloat(t.w, deq);
     else model.writeView(t.w, deq);
     // the trainer's parameter is the tensor: a transposed view (a MatMul's [K, N]) goes back to it
-    const toTensor = <T extends Float32Array | Uint8Array>(a: T): T => (!embedding && t.w.view!.transposed ? transpose(a, rows, cols) : a);
+    const toTensor = (a: Float32Array): Float32Array => (!embedding && t.w.view!.transposed ? transpose(a, rows, cols) : a);
     const q = qmax(grid);
-    grids.set(name, { scale: toTensor(scale), lo: -q - 1, hi: q, keep: toTensor(keep) });
+    grids.set(name, { scale: toTensor(scale), lo: -q - 1, hi: q });
     const { codes: _codes, ...shape } = qv;
     layers.set(name, { qv: shape, lo: -q - 1, hi: q, embedding, ...(g ? { given: g } : {}) });
   }

@@ -78,9 +78,10 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   try {
     trainer.setLosses(losses);
     // Weights held on their quantization grids (quant/held-codes.ts), before a checkpoint's state,
-    // whose values for them are the float masters.
+    // whose values for them are the float masters. The trainer was built from the codes' values:
+    // its keep-masks hold every zero the file will have, pruned or rounded to code 0.
     const trained = new Set(trainer.paramNames);
-    for (const [name, g] of opts.grids ?? []) if (trained.has(name)) trainer.holdGrid(name, g.scale, g.lo, g.hi, g.keep);
+    for (const [name, g] of opts.grids ?? []) if (trained.has(name)) trainer.holdGrid(name, g.scale, g.lo, g.hi);
     // Adam's moments too (and the keep-masks of the first run), when the checkpoint has them.
     if (resume?.trainer) trainer.loadState(resume.trainer);
     const names = trainer.paramNames;
