@@ -209,9 +209,9 @@ export class Trainer extends Owned {
    * straight-through estimator): `scale` per element, in the parameter's own layout, codes in
    * `[lo, hi]`. The forward and backward passes see `clamp(round(w / scale), lo, hi) · scale`; Adam
    * updates the float values behind them (kept in the trainer, saved by {@link Trainer.saveState}),
-   * so steps smaller than half a grid step add up. Zeros held by the keep-mask stay zero.
-   * {@link Trainer.prox} refuses a held parameter. Zeros the trainer was built with stay zero
-   * (a masked trainer), so a weight its grid put on code 0 is held there like a pruned one.
+   * so steps smaller than half a grid step add up. {@link Trainer.prox} refuses a held parameter.
+   * A masked trainer holds every zero it was built with, so a weight its grid put on code 0 stays
+   * there like a pruned one.
    */
   holdGrid(name: string, scale: Floats, lo: number, hi: number): void {
     const i = this.index(name);
