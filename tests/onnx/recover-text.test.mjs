@@ -68,7 +68,7 @@ for (const torch of [false, true]) {
 }
 
 test('anchors: the embedding keeps its cosine similarities to the teacher\'s embeddings of training samples (0 at the teacher itself); recover reports them', async () => {
-  const bytes = tinyEncoder({ torch: true });
+  const bytes = tinyEncoder();
   const teacher = O.OnnxModel.parse(bytes);
   const lines = (n, shift) => Array.from({ length: n }, (_, i) => SENTENCES[(i + shift) % SENTENCES.length].split(' ').slice(i % 3).join(' '));
   const sets = (n, shift) => O.textSamples({ lines: lines(n, shift), tokenizer: wordTokenizer('bert'), seqLen: 12, inputs: teacher.inputs, outputs: teacher.outputs }).samples;
@@ -104,8 +104,11 @@ test('anchors: the embedding keeps its cosine similarities to the teacher\'s emb
   } finally { trainer.free(); values.release(); }
   const pruned = O.OnnxModel.parse(bytes);
   O.pruneSparsity(pruned, { sparsity: 0.8 });
-  const rep = await O.recover(pruned, teacher, train, { ort: runner, evalSamples: sets(12, 2), steps: ['distill'], epochs: 10, lr: 3e-3, batchSize: 4, anchors: 16 });
+  const rep = await O.recover(pruned, teacher, train, { ort: runner, evalSamples: sets(12, 2), steps: ['distill'], epochs: 10, lr: 3e-3, batchSize: 4, anchors: 16, features: ['t'] });
   assert.deepEqual(rep.distill.anchors, { output: 'sentence_embedding', count: 16, weight: a.d / 2 });
+  // the similarities are one row per sample: padded batches are still cut to their real tokens (the
+  // per-token feature is what masks the padding here)
+  assert.ok(rep.distill.trimmed?.tokens === 12 && rep.distill.trimmed.meanTokens < 12, JSON.stringify(rep.distill.trimmed));
   const cos = (r) => r.outputs[0].metrics.cosine;
   assert.ok(cos(rep.after) > cos(rep.before) + 0.25 * (1 - cos(rep.before)), `cosine ${cos(rep.before)} -> ${cos(rep.after)}`);
   await assert.rejects(O.recover(pruned, teacher, train, { ort: runner, anchors: -1 }), /anchors must be a count >= 0/);

@@ -109,14 +109,16 @@ export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
 };
 
 /** The float values a quantized view stands for (codes × their group's scale), view layout. */
+/** Where the scale of element (r, c) of `qv`'s layout is in its `scales`: the one its row and group share. */
+export const scaleIndex = (qv: Omit<QuantizedView, 'codes'>, r: number, c: number): number => r * qv.groupsPerRow + Math.floor(c / qv.width);
+
 export function dequantizeView(qv: QuantizedView): Float32Array {
   const out = new Float32Array(qv.rows * qv.cols);
-  const width = qv.width;
   for (let r = 0; r < qv.rows; r++) {
     for (let c = 0; c < qv.cols; c++) {
       const i = r * qv.cols + c;
       // + 0: code 0 is +0 under a negative scale too.
-      out[i] = qv.codes[i] * qv.scales[r * qv.groupsPerRow + Math.floor(c / width)] + 0;
+      out[i] = qv.codes[i] * qv.scales[scaleIndex(qv, r, c)] + 0;
     }
   }
   return out;

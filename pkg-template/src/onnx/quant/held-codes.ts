@@ -9,15 +9,13 @@ import type { OnnxModel } from '../model.js';
 import type { HeldGrid } from '../held-grid.js';
 import { transpose } from '../tensor-data.js';
 import { gridOf, isPacked4 } from './forms.js';
-import { dequantizeView, qmax, quantizeChecked, rtnQuantize, type QuantizedView } from './grid.js';
+import { dequantizeView, qmax, quantizeChecked, rtnQuantize, scaleIndex, type QuantizedView } from './grid.js';
 import { halfScales } from './half-scales.js';
 import { plannedForms, type GivenCodes, type QuantizeOptions } from './quantize.js';
 
 interface HeldLayer {
   /** The view the codes live in: scales per row and group, as quantizeModel takes them. */
   qv: Omit<QuantizedView, 'codes'>;
-  lo: number;
-  hi: number;
   embedding: boolean;
   given?: GivenCodes;
 }
@@ -53,7 +51,7 @@ export function holdCodes(model: OnnxModel, opts: QuantizeOptions, given?: Reado
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
-        scale[i] = qv.scales[r * qv.groupsPerRow + Math.floor(c / qv.width)];
+        scale[i] = qv.scales[scaleIndex(qv, r, c)];
       }
     }
     const deq = dequantizeView(qv);
@@ -64,7 +62,7 @@ export function holdCodes(model: OnnxModel, opts: QuantizeOptions, given?: Reado
     const q = qmax(grid);
     grids.set(name, { scale: toTensor(scale), lo: -q - 1, hi: q });
     const { codes: _codes, ...shape } = qv;
-    layers.set(name, { qv: shape, lo: -q - 1, hi: q, embedding, ...(g ? { given: g } : {}) });
+    layers.set(name, { qv: shape, embedding, ...(g ? { given: g } : {}) });
   }
   return { grids, layers };
 }
@@ -81,13 +79,14 @@ export function heldCodes(model: OnnxModel, held: HeldQuantization): Map<string,
     const w = weights.get(name);
     if (!w) continue;
     const values = readLayout(model, w, l.embedding);
-    const { rows, cols, scales, groupsPerRow, width } = l.qv;
+    const { rows, cols, scales } = l.qv;
+    const { lo, hi } = held.grids.get(name)!;
     const codes = new Int8Array(values.length);
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
-        const k = Math.round(values[i] / scales[r * groupsPerRow + Math.floor(c / width)]);
-        codes[i] = k < l.lo ? l.lo : k > l.hi ? l.hi : k;
+        const k = Math.round(values[i] / scales[scaleIndex(l.qv, r, c)]);
+        codes[i] = k < lo ? lo : k > hi ? hi : k;
       }
     }
     out.set(name, {

@@ -24,7 +24,7 @@ import { packNBits, nibbleNodes, NBITS_ZERO } from './pack4.js';
 import { addScales } from './half-scales.js';
 import { writeMatMulInteger, type DqlCache } from './int8-dynamic.js';
 import type { QuantTarget } from './targets.js';
-import type { QuantizedView } from './grid.js';
+import { scaleIndex, type QuantizedView } from './grid.js';
 
 /** The int8 range of the widened weight: the MatMulInteger form's reduced range (grid.ts). */
 const WIDE_MAX = 63;
@@ -61,7 +61,7 @@ export function widenInt4(qv: QuantizedView): QuantizedView {
   for (let r = 0; r < qv.rows; r++) {
     for (let c = 0; c < qv.cols; c++) {
       const i = r * qv.cols + c;
-      const ratio = Math.fround(qv.scales[r * qv.groupsPerRow + Math.floor(c / qv.width)] / colScale[r]);
+      const ratio = Math.fround(qv.scales[scaleIndex(qv, r, c)] / colScale[r]);
       codes[i] = roundHalfEven(Math.fround(qv.codes[i] * ratio));
     }
   }

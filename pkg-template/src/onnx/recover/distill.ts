@@ -73,7 +73,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims), ...(anchors ? [[1, anchors.k]] : [])], ctx.targets);
   const { graph } = padding;
   // batches of padded text cut to their longest real token (trim-padding.ts), grouped by length unless asked not to
-  const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable);
+  const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable, anchors ? 1 : 0);
   const lengths = trim && (opts.groupByLength ?? TRAINING_DEFAULTS.groupByLength) ? trim.lengths : undefined;
   const schedule = lrSchedule(opts);
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: schedule.lr, masked: true }));
