@@ -46,3 +46,33 @@ for (const [label, bytes, quantize] of [
     }
   });
 }
+
+// A quantized model as input, pruned and recovered: its weights go back to their own forms, held on
+// those grids while recovery trains (before: recovered in float, then rounded again, which the
+// written file's fidelity would show as a drop below recovery's last figure).
+for (const [label, bytes, quantize] of [
+  ['int8 per channel (Conv, DequantizeLinear form)', G.convNet({ size: 8 }), { scheme: 'int8' }],
+  ['4-bit blocks (MatMulNBits)', G.GRAPHS.mlp(), { scheme: 'int4', group: 16, int4MatMul: 'nbits' }],
+]) {
+  test(`a quantized input (${label}), 50% and recovered: written in its own forms, the file is the recovered model`, async () => {
+    const q = O.OnnxModel.parse(bytes);
+    const forms = new Map(O.quantizeModel(q, quantize).layers.filter((l) => l.form !== 'float').map((l) => [l.name, l.form]));
+    assert.ok(forms.size > 0);
+    const input = q.encode();
+    const { model, report, held } = await job(input, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt' });
+    assert.equal(report.quantize.source, 'input');
+    assert.equal(report.quantize.heldThroughRecovery, true);
+    const rec = report.recover;
+    assert.ok(rec.after.score > rec.before.score, `recovery on the grids: ${rec.before.score} -> ${rec.after.score}`);
+    // the reference is the quantized input; the written file scores what recovery judged last
+    const written = await O.heldOut(runner, O.OnnxModel.parse(input), held, {});
+    const judged = await written.judge(O.OnnxModel.parse(model.encode()));
+    assert.ok(Math.abs(judged.score - rec.after.score) < 1e-4, `written ${judged.score} vs recovered ${rec.after.score}`);
+    const out = report.quantize.layers.filter((x) => x.form !== 'float');
+    assert.deepEqual(new Map(out.map((l) => [l.name, l.form])), forms, 'each layer in the form it came in');
+    for (const l of out) {
+      assert.ok(l.zeros >= 0.5 * l.params - 2, `${l.name}: ${l.zeros} zeros of ${l.params}`);
+      assert.equal(l.maxAbsError, 0, `${l.name}: the trained values are its codes`);
+    }
+  });
+}

@@ -26,7 +26,7 @@ import { defaultDense, lmHeads, type KeptDense } from './keep-dense.js';
 import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
-import { dequantizeModel, requantize, type QuantRecord } from '../quant/dequantize.js';
+import { dequantizeModel, requantize, requantizeOptions, type QuantRecord } from '../quant/dequantize.js';
 import { quantizeModel, plannedGrids, type LayerBits, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
 import { gptqCodes, quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
 import { heldCodes, holdCodes, type HeldQuantization } from '../quant/held-codes.js';
@@ -280,17 +280,20 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
 
   // Quantization with recovery: the codes first (joint SparseGPT's, GPTQ's on the pruned model, or
   // round-to-nearest), held on their grids while recovery trains, so the file is the model recovery
-  // judged (quant/held-codes.ts). The mixed search's plan is quantized inside its verification.
+  // judged (quant/held-codes.ts). The mixed search's plan is quantized inside its verification. A
+  // quantized input that is not requantized otherwise goes back to its own forms the same way: its
+  // weights rounded onto them before recovery, and held there.
+  const gridOpts = teacher ? (quantOpts ? (mixed ? undefined : quantOpts) : record ? requantizeOptions(pruned, record) : undefined) : undefined;
   let onGrids: HeldQuantization | undefined;
   let gptqBefore: { layers: number; ms: number } | undefined;
-  if (teacher && quantOpts && !mixed) {
+  if (gridOpts) {
     let given = gptqRun?.codes;
     if (!given && gptqOpts) {
-      const r = await gptqCodes(pruned, quantOpts, gptqOpts);
+      const r = await gptqCodes(pruned, gridOpts, gptqOpts);
       given = r.given;
       gptqBefore = { layers: r.layers, ms: r.ms };
     }
-    onGrids = holdCodes(pruned, quantOpts, given);
+    onGrids = holdCodes(pruned, gridOpts, given);
   }
   if (teacher) {
     const t = job.recover === true ? {} : job.recover ?? {};
@@ -304,9 +307,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   }
 
   if (onGrids) {
-    const q = quantizeModel(pruned, { ...quantOpts!, given: heldCodes(pruned, onGrids), onProgress: step('quantize') });
+    const q = quantizeModel(pruned, { ...gridOpts!, given: heldCodes(pruned, onGrids), onProgress: step('quantize') });
     const pass = gptqRun ? { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } : gptqBefore ? { pass: 'before-recovery' as const, layers: gptqBefore.layers, ms: Math.round(gptqBefore.ms) } : undefined;
-    report.quantize = { ...q, source: 'asked', heldThroughRecovery: true, ...(pass ? { gptq: pass } : {}) };
+    report.quantize = { ...q, source: quantOpts ? 'asked' : 'input', heldThroughRecovery: true, ...(pass ? { gptq: pass } : {}) };
   } else if (mixedRun) {
     // the mixed search's plan, quantized and verified as a whole (search/compress.ts)
     report.quantize = { ...mixedRun.report, source: 'asked', ...(mixedRun.gptq ? { gptq: { pass: 'after' as const, layers: mixedRun.gptq.layers, ms: Math.round(mixedRun.gptq.ms) } } : {}) };

@@ -239,15 +239,23 @@ export function dequantizeModel(model: OnnxModel): QuantRecord {
  * Quantizes the weights a `dequantizeModel` record names in their recorded forms (the other weights
  * stay as they are); `opts` may bring a quantizer. The record's weights must still exist.
  */
-export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<QuantizeOptions, 'quantizer' | 'onProgress'> = {}): QuantReport {
+/**
+ * The quantizer's options that write `model`'s weights back in the forms `record` read them from
+ * (each layer its own form and group); refused when the record names a weight the model lost.
+ */
+export function requantizeOptions(model: OnnxModel, record: QuantRecord): QuantizeOptions {
   const by = new Map(record.layers.map((l) => [l.name, l]));
   const have = new Set(model.weights.map((w) => w.name));
   const lost = record.layers.filter((l) => !have.has(l.name)).map((l) => l.name);
   if (lost.length) throw new OnnxError('bad_mask', `the record names weights the model no longer has: ${lost.slice(0, 3).join(', ')}${lost.length > 3 ? ', …' : ''}`, 'invalid_arguments');
   const nbits = record.layers.find((l) => l.form === 'int4-nbits' || l.form === 'int4-dynamic');
   const int4 = !!nbits || record.layers.some((l) => l.form === 'int4-dq');
-  return quantizeModel(model, {
-    scheme: int4 ? 'int4' : 'int8', group: nbits ? nbits.group : undefined, ...opts,
+  return {
+    scheme: int4 ? 'int4' : 'int8', group: nbits ? nbits.group : undefined,
     layerForm: (w: OnnxWeight) => { const l = by.get(w.name); return l ? { form: l.form, group: l.group } : null; },
-  });
+  };
+}
+
+export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<QuantizeOptions, 'quantizer' | 'onProgress'> = {}): QuantReport {
+  return quantizeModel(model, { ...requantizeOptions(model, record), ...opts });
 }

@@ -57,6 +57,12 @@ export const qmax = (grid: QuantGrid): number => (grid.bits === 3 ? 3 : grid.bit
 /** The grids whose extreme is code -qmax - 1 exactly (all 2^bits codes used): 4 and 3 bits. */
 const fullRange = (grid: QuantGrid): boolean => grid.bits <= 4;
 
+/** The codes `grid` may hold: [-qmax - 1, qmax] where all 2^bits are used, else the symmetric ±qmax. */
+export function codeRange(grid: QuantGrid): { lo: number; hi: number } {
+  const q = qmax(grid);
+  return { lo: fullRange(grid) ? -q - 1 : -q, hi: q };
+}
+
 /** Groups per row of `cols` inputs (the last one padded when G does not divide cols). */
 export function groupsPerRow(cols: number, grid: QuantGrid): number {
   return grid.group > 0 ? Math.ceil(cols / grid.group) : 1;

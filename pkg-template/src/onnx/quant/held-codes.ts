@@ -9,7 +9,7 @@ import type { OnnxModel } from '../model.js';
 import type { HeldGrid } from '../held-grid.js';
 import { transpose } from '../tensor-data.js';
 import { gridOf, isPacked4 } from './forms.js';
-import { dequantizeView, qmax, quantizeChecked, rtnQuantize, scaleIndex, type QuantizedView } from './grid.js';
+import { codeRange, dequantizeView, quantizeChecked, rtnQuantize, scaleIndex, type QuantizedView } from './grid.js';
 import { halfScales } from './half-scales.js';
 import { plannedForms, type GivenCodes, type QuantizeOptions } from './quantize.js';
 
@@ -59,8 +59,7 @@ export function holdCodes(model: OnnxModel, opts: QuantizeOptions, given?: Reado
     else model.writeView(t.w, deq);
     // the trainer's parameter is the tensor: a transposed view (a MatMul's [K, N]) goes back to it
     const toTensor = (a: Float32Array): Float32Array => (!embedding && t.w.view!.transposed ? transpose(a, rows, cols) : a);
-    const q = qmax(grid);
-    grids.set(name, { scale: toTensor(scale), lo: -q - 1, hi: q });
+    grids.set(name, { scale: toTensor(scale), ...codeRange(grid) });
     const { codes: _codes, ...shape } = qv;
     layers.set(name, { qv: shape, embedding, ...(g ? { given: g } : {}) });
   }
