@@ -9,7 +9,7 @@
 //        [--val 128] [--train-count N|all] [--round-to R] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/minilm-recover.json]
 //        [--features K] [--feature-weight W] [--one-shot FILE.onnx] [--score activations|fluctuation|weights]
 //        [--one-shot-only] [--variants centred,uncentred] [--schedule constant|cosine] [--warmup W] [--threads N]
-//        [--padding trim|group|keep] [--scope layer|global] [--anchors K]
+//        [--padding trim|group|keep] [--scope layer|global]
 // The model (a transformers.js folder): /work/venv/bin/python bench/models/minilm.py [--out DIR].
 // Listed among the benches that need arguments in scripts/bench.sh: it needs that Python step first
 // and runs for about twice the recovery budget.
@@ -40,9 +40,7 @@
 // training core; default none (single-threaded). onnxruntime keeps one thread either way. --padding: how
 // recovery batches the padded descriptions: `trim` (the package default: each batch cut to its longest
 // real token, recover's trimPadding), `group` (trimmed and grouped by length, groupByLength), `keep`
-// (every batch at --seq-len, trimPadding false: the sessions before this option). --anchors K: recover's
-// `anchors` (the embedding also keeps its cosine similarities to K of the teacher's training embeddings;
-// 0: the cosine alone; default: the package's).
+// (every batch at --seq-len, trimPadding false: the sessions before this option).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,7 +64,7 @@ const { values } = parseArgs({ options: {
   'seq-len': { type: 'string', default: '32' }, 'round-to': { type: 'string' }, 'latency-only': { type: 'boolean', default: false }, reps: { type: 'string', default: '15' },
   'lat-sentences': { type: 'string', default: '8' }, features: { type: 'string' }, 'feature-weight': { type: 'string' }, 'one-shot': { type: 'string' }, score: { type: 'string' },
   'one-shot-only': { type: 'boolean', default: false }, variants: { type: 'string', default: 'centred' }, out: { type: 'string', default: 'bench/out/minilm-recover.json' },
-  scope: { type: 'string' }, anchors: { type: 'string' }, schedule: { type: 'string' }, warmup: { type: 'string' }, threads: { type: 'string' }, padding: { type: 'string' },
+  scope: { type: 'string' }, schedule: { type: 'string' }, warmup: { type: 'string' }, threads: { type: 'string' }, padding: { type: 'string' },
 } });
 if (values.padding && !['trim', 'group', 'keep'].includes(values.padding)) throw new Error(`--padding trim|group|keep (got ${values.padding})`);
 // the pool starts before the package makes its first object (the threaded build is chosen then)
@@ -124,7 +122,6 @@ const training = {
   ...(values.features ? { features: Number(values.features) } : {}), ...(values['feature-weight'] ? { featureWeight: Number(values['feature-weight']) } : {}),
   ...(values.schedule ? { schedule: values.schedule } : {}), ...(values.warmup ? { warmup: Number(values.warmup) } : {}),
   ...(values.padding === 'keep' ? { trimPadding: false } : values.padding === 'group' ? { groupByLength: true } : {}),
-  ...(values.anchors !== undefined ? { anchors: Number(values.anchors) } : {}),
 };
 for (const fraction of values.fractions.split(',').map(Number)) {
   if (latencyOnly) {
@@ -181,14 +178,13 @@ for (const fraction of values.fractions.split(',').map(Number)) {
   const recS = (Date.now() - tr) / 1000;
   const d = rep.distill;
   for (const h of d?.history ?? []) log(`  epoch ${h.epoch}: training loss ${h.loss.toFixed(5)}, validation fidelity ${h.fidelity.toFixed(4)}`);
-  if (d?.anchors) log(`anchors: ${d.anchors.count} teacher embeddings of ${d.anchors.output}, weight ${d.anchors.weight}`);
   if (d?.features) log(`features: ${d.features.map((x) => x.name).join(', ')}`);
   if (d) log(`timing ${JSON.stringify(Object.fromEntries(Object.entries(d.timing).map(([k, v]) => [k, Math.round(v)])))} (per step: teacher ${(d.timing.teacherMs / Math.max(1, d.steps)).toFixed(0)} ms, step ${(d.timing.stepMs / Math.max(1, d.steps)).toFixed(0)} ms); trimmed ${JSON.stringify(d.trimmed ?? null)}`);
   if (d) log(`schedule ${JSON.stringify(d.schedule)}; ${d.steps} steps in ${(d.ms / 60000).toFixed(2)} min of distillation (${(d.ms / 1000 / Math.max(1, d.steps)).toFixed(3)} s per step, ${threads} worker${threads > 1 ? 's' : ''})`);
   log(`recover: ${recS.toFixed(0)} s; closed form ${rep.closedForm.map((s) => `${s.step}:${s.applied ? `applied (${s.layers} layers)` : `rolled back`}`).join(' ')}; distill ${d ? `${d.epochs} epochs, ${d.steps} steps, best epoch ${d.bestEpoch}, losses ${JSON.stringify(d.losses)}, stopped by ${d.stopped}` : 'none'}`);
   rows.push(await judge(`${rows.find((r) => r.bytes === oneShot).label} + recover`, student.encode(), {
     pruneSeconds: pruneS, params, recoverSeconds: recS,
-    distill: d && { epochs: d.epochs, steps: d.steps, ms: d.ms, timing: d.timing, trimmed: d.trimmed, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped, schedule: d.schedule, features: d.features?.map((x) => x.name), anchors: d.anchors }, threads,
+    distill: d && { epochs: d.epochs, steps: d.steps, ms: d.ms, timing: d.timing, trimmed: d.trimmed, bestEpoch: d.bestEpoch, history: d.history, losses: d.losses, stopped: d.stopped, schedule: d.schedule, features: d.features?.map((x) => x.name) }, threads,
     closedForm: rep.closedForm.map((s) => ({ step: s.step, layers: s.layers, applied: s.applied, before: s.before, after: s.after })), training, trainSamples: trainSet.samples.length,
   }));
 }

@@ -12,7 +12,6 @@ import { wordTokenizer, tinyDecoder, tinyEncoder } from './text-models.mjs';
 
 build();
 const O = await import('#onnx-internal');
-const sk = await import('sparsekit-wasm');
 const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
 
 const SENTENCES = ['the cat sat on the mat.', 'a dog ran to the park, and then slept.', 'the big red house under a small blue tree.', 'then the small dog sat under the tree.', 'a cat and a dog ran to the red house.', 'the blue mat, the big park.'];
@@ -66,53 +65,6 @@ for (const torch of [false, true]) {
     assert.ok(cos(rep.after) > cos(rep.before) + 0.25 * (1 - cos(rep.before)), `cosine ${cos(rep.before)} -> ${cos(rep.after)}`);
   });
 }
-
-test('anchors: the embedding keeps its cosine similarities to the teacher\'s embeddings of training samples (0 at the teacher itself); recover reports them', async () => {
-  const bytes = tinyEncoder();
-  const teacher = O.OnnxModel.parse(bytes);
-  const lines = (n, shift) => Array.from({ length: n }, (_, i) => SENTENCES[(i + shift) % SENTENCES.length].split(' ').slice(i % 3).join(' '));
-  const sets = (n, shift) => O.textSamples({ lines: lines(n, shift), tokenizer: wordTokenizer('bert'), seqLen: 12, inputs: teacher.inputs, outputs: teacher.outputs }).samples;
-  const train = sets(36, 0);
-  const setup = O.trainSetup(teacher, { sentence_embedding: 'embedding' });
-  const { values, dims } = await O.teacherTargets(runner, teacher, setup, train, () => {});
-  const a = O.pickAnchors(setup, values, dims, train.length, 10);
-  assert.equal(a.k, 10);
-  assert.equal(a.d, dims[0][1]);
-  assert.equal(a.weight, a.d / 2);
-  for (let j = 0; j < a.k; j++) {
-    const row = a.bank.subarray(j * a.d, (j + 1) * a.d);
-    assert.ok(Math.abs(Math.hypot(...row) - 1) < 1e-5, `anchor ${j} is a unit row`);
-  }
-  assert.equal(O.pickAnchors(setup, values, dims, train.length, 0), undefined, '0: off');
-  // The student is the teacher: the graph's similarities are the ones anchorTargets computes.
-  const g = O.withAnchors(setup.graph, O.lossesOf(setup), a);
-  const trainer = new sk.Trainer(g.graph, { lr: 1e-3 });
-  try {
-    trainer.setLosses(g.losses);
-    const batch = O.makeBatch(train, g.graph.inputs, [0, 5, 9, 20], values);
-    const sims = O.anchorTargets(a, batch.targets[a.output]);
-    assert.equal(sims.length, 4 * a.k);
-    trainer.loss(batch.inputs, [...batch.targets, sims]);
-    const [cos, anchors] = trainer.lastLosses;
-    assert.ok(cos < 1e-6 && anchors < 1e-9, `losses at the teacher: cosine ${cos}, anchors ${anchors}`);
-    // Against other samples' similarities the anchors' loss is its weight times their mean squared difference.
-    const other = O.anchorTargets(a, O.makeBatch(train, g.graph.inputs, [1, 2, 3, 4], values).targets[a.output]);
-    trainer.loss(batch.inputs, [...batch.targets, other]);
-    let sq = 0;
-    for (let i = 0; i < sims.length; i++) sq += (sims[i] - other[i]) ** 2;
-    assert.ok(Math.abs(trainer.lastLosses[1] - a.weight * sq / sims.length) < 1e-4 * (1 + trainer.lastLosses[1]), `${trainer.lastLosses[1]} vs ${a.weight * sq / sims.length}`);
-  } finally { trainer.free(); values.release(); }
-  const pruned = O.OnnxModel.parse(bytes);
-  O.pruneSparsity(pruned, { sparsity: 0.8 });
-  const rep = await O.recover(pruned, teacher, train, { ort: runner, evalSamples: sets(12, 2), steps: ['distill'], epochs: 10, lr: 3e-3, batchSize: 4, anchors: 16, features: ['t'] });
-  assert.deepEqual(rep.distill.anchors, { output: 'sentence_embedding', count: 16, weight: a.d / 2 });
-  // the similarities are one row per sample: padded batches are still cut to their real tokens (the
-  // per-token feature is what masks the padding here)
-  assert.ok(rep.distill.trimmed?.tokens === 12 && rep.distill.trimmed.meanTokens < 12, JSON.stringify(rep.distill.trimmed));
-  const cos = (r) => r.outputs[0].metrics.cosine;
-  assert.ok(cos(rep.after) > cos(rep.before) + 0.25 * (1 - cos(rep.before)), `cosine ${cos(rep.before)} -> ${cos(rep.after)}`);
-  await assert.rejects(O.recover(pruned, teacher, train, { ort: runner, anchors: -1 }), /anchors must be a count >= 0/);
-});
 
 test('the cut-down SmolLM2 export (RoPE tables from positions, Slice to INT64_MAX) recovers through the job', async () => {
   const dir = new URL('../data/', import.meta.url).pathname;

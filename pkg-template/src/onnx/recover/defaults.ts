@@ -27,8 +27,6 @@ export const TRAINING_DEFAULTS = Object.freeze({
    * of text) are not reordered.
    */
   groupByLength: true,
-  /** Teacher embeddings an embedding output keeps its similarities to (anchor-similarity.ts); 0: off. */
-  anchors: 0,
   /** Where a schedule starts its warm-up and ends its decay, as a fraction of the lr. */
   lrFloor: 0.1,
   /**

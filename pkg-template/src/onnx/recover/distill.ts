@@ -10,7 +10,6 @@ import type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState } fro
 import { lossesOf, type TrainSetup } from './train-setup.js';
 import { epochBatches, makeBatch, staticBatchHint } from './batches.js';
 import { withFeatures } from './features.js';
-import { anchorTargets, pickAnchors, withAnchors } from './anchor-similarity.js';
 import { maskPadding } from './token-mask.js';
 import type { FeatureTeacher } from './feature-teacher.js';
 import { HeldArrays } from './held-arrays.js';
@@ -64,16 +63,13 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
   const resume: RecoverState | undefined = opts.resume;
   if (resume) writeParams(work, resume.params);
   const features = ctx.features?.features ?? [];
-  // an embedding also keeps its similarities to a bank of the teacher's embeddings (anchor-similarity.ts)
-  const anchors = pickAnchors(ctx.setup, ctx.targets, ctx.dims, ctx.samples.length, opts.anchors ?? TRAINING_DEFAULTS.anchors);
-  const f = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), features);
-  const withF = withAnchors(f.graph, f.losses, anchors);
+  const withF = withFeatures(ctx.setup.graph, lossesOf(ctx.setup), features);
   const { losses } = withF;
   // per-token losses of padded text count the real tokens only (token-mask.ts)
-  const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims), ...(anchors ? [[1, anchors.k]] : [])], ctx.targets);
+  const padding = maskPadding(ctx.samples, withF.graph, losses, [...ctx.dims, ...features.map((f) => f.dims)], ctx.targets);
   const { graph } = padding;
   // batches of padded text cut to their longest real token (trim-padding.ts), grouped by length unless asked not to
-  const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable, anchors ? 1 : 0);
+  const trim = opts.trimPadding === false ? undefined : paddingTrim(ctx.samples, graph.inputs, padding.mask, ctx.dims.length, !!ctx.trimmable);
   const lengths = trim && (opts.groupByLength ?? TRAINING_DEFAULTS.groupByLength) ? trim.lengths : undefined;
   const schedule = lrSchedule(opts);
   const trainer = guardSync('training core', undefined, () => new sk.Trainer(graph, { lr: schedule.lr, masked: true }));
@@ -133,7 +129,6 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
         }
         const tt = now();
         if (ctx.features) batch.targets.push(...padding.features(await ctx.features.batch(from, idx), idx, from));
-        if (anchors) batch.targets.push(anchorTargets(anchors, batch.targets[anchors.output]));
         const ts = now();
         try {
           sum += guardSync('training core', undefined, () => trainer.step(batch.inputs, batch.targets)) * batch.size;
@@ -166,8 +161,7 @@ export async function distill(work: OnnxModel, ctx: DistillContext, opts: Recove
       if (stopped === 'time') break;
     }
     names.forEach((name, i) => writeParams(work, { [name]: best.get(0, i) }));
-    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped,
-      ...(anchors ? { anchors: { output: ctx.setup.trained[anchors.output].output, count: anchors.k, weight: anchors.weight } } : {}), schedule: { ...schedule, lastLr: lr }, timing,
+    return { epochs: epoch, steps, bestScore, bestEpoch, history, ...(padding.mask ? { paddingMasked: padding.mask.input } : {}), losses: Object.fromEntries(ctx.setup.trained.map((t) => [t.output, { kind: t.kind, loss: t.loss }])), params, stateBytes: trainer.stateBytes, ms: now() - t0, stopped, schedule: { ...schedule, lastLr: lr }, timing,
       ...(trim ? { trimmed: { tokens: trim.tokens, meanTokens: tokenSamples ? tokenSum / tokenSamples : trim.tokens, grouped: !!lengths } } : {}) };
   } finally { trainer.free(); cleanup(); }
 }

@@ -8,7 +8,6 @@ export { trainSetup, teacherTargets, lossesOf } from './train-setup.js';
 export type { TrainSetup } from './train-setup.js';
 export { proxPrune, rampTarget, blockScores, thresholdBelow } from './prox.js';
 export { cutPoints, matchFeatures, withFeatures } from './features.js';
-export { pickAnchors, withAnchors, anchorTargets } from './anchor-similarity.js';
 export { maskPadding } from './token-mask.js';
 export { paddingTrim, trimProbe, batchLength, trimBatch, trimSamples, trimmedLosses } from './trim-padding.js';
 export type { PaddingTrim } from './trim-padding.js';

@@ -21,7 +21,6 @@ import { checkSoftmaxLoss, teacherTargets, trainSetup, trainingInputsProblem } f
 import { distill } from './distill.js';
 import { lrSchedule } from './lr-schedule.js';
 import { checkFeatureOptions, describeFeatures, openFeatures } from './features.js';
-import { checkAnchors } from './anchor-similarity.js';
 import { guardSync } from '../run-failure.js';
 import { fileCutStore } from '../files.js';
 import { trimProbe } from './trim-padding.js';
@@ -45,7 +44,6 @@ function checkOptions(opts: RecoverOptions, samples: InputSample[]) {
   checkSoftmaxLoss(opts.softmaxLoss);
   for (const k of ['trimPadding', 'groupByLength'] as const) if (opts[k] !== undefined && typeof opts[k] !== 'boolean') throw bad(`${k} must be true or false (got ${String(opts[k])})`);
   checkFeatureOptions(opts);
-  checkAnchors(opts.anchors);
   lrSchedule(opts); // refuses a bad schedule or warm-up before anything runs
 }
 

@@ -69,14 +69,12 @@ export async function trimProbe(runner: ModelRunner, teacher: OnnxModel, setup: 
 }
 
 /**
- * Trimming for a trainer reading `inputs`, given the padding `mask` of its trained tensors (tokenMask):
- * `outputs` of them first, then features, then `perSample` tensors of one row per sample that the
- * batch's output targets give (an embedding's similarities to its anchors, anchor-similarity.ts),
- * which trimming leaves as they are. Undefined when it does not apply (no padding, a left-padded
- * sample, an input that is not [1, S], a feature that is not masked per token) or when the teacher's
- * probe (`probed`, trimProbe) did not give the padded values.
+ * Trimming for a trainer reading `inputs`, given the padding `mask` of its trained tensors (tokenMask)
+ * and `outputs` of them (the rest are features); undefined when it does not apply (no padding, a
+ * left-padded sample, an input that is not [1, S], a feature that is not masked per token) or when the
+ * teacher's probe (`probed`, trimProbe) did not give the padded values.
  */
-export function paddingTrim(samples: InputSample[], inputs: readonly string[], mask: TokenMask | undefined, outputs: number, probed: boolean, perSample = 0): PaddingTrim | undefined {
+export function paddingTrim(samples: InputSample[], inputs: readonly string[], mask: TokenMask | undefined, outputs: number, probed: boolean): PaddingTrim | undefined {
   if (!mask || !probed) return undefined;
   const S = mask.tokens;
   const lengths = new Int32Array(samples.length);
@@ -87,8 +85,7 @@ export function paddingTrim(samples: InputSample[], inputs: readonly string[], m
     if (n < 1) return undefined;
     lengths[k] = n;
   }
-  const features = mask.masked.length - perSample;
-  if (!mask.masked.every((m, i) => m || i < outputs || i >= features)) return undefined;
+  if (!mask.masked.every((m, i) => m || i < outputs)) return undefined;
   return { input: mask.input, tokens: S, lengths, perToken: [...mask.masked], scaled: [...mask.inGraph] };
 }
 

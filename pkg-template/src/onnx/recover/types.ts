@@ -115,13 +115,6 @@ export interface RecoverOptions extends FidelityOptions {
   /** Total weight of the feature losses, each a relative MSE (default 1). */
   featureWeight?: number;
   /**
-   * An embedding output (one pooled row per sample, trained by the cosine): the student also keeps
-   * each sample's cosine similarities to this many of the teacher's embeddings of training samples
-   * (anchor-similarity.ts: similarity-preserving distillation, for the neighbours an embedding is
-   * used for). 0: the cosine alone. Default TRAINING_DEFAULTS.anchors.
-   */
-  anchors?: number;
-  /**
    * Padded text (an `attention_mask` of 0s and 1s, right-padded, every input [1, S]): each batch is cut
    * to its longest real token, with the same loss and gradients as the padded batch (trim-padding.ts),
    * when one run of the teacher on a sample cut that way gives the padded values. Default true; false
@@ -179,8 +172,6 @@ export interface RecoverReport {
     /** Float parameters trained and their count of values; bytes of state held (weights + Adam moments). */
     params: number;
     stateBytes: number;
-    /** The anchors an embedding kept its similarities to: how many, and the loss's weight. */
-    anchors?: { output: string; count: number; weight: number };
     ms: number;
     stopped: 'epochs' | 'time';
     /** The lr schedule (peak `lr`, warm-up share, floor as a fraction of the lr) and the lr of the last step. */
