@@ -4,8 +4,11 @@
 // raises the quantized model's fidelity; the pruning's zeros stay zero; the report says so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { build } from './build.mjs';
+import { build, CLI } from './build.mjs';
 
 build();
 const O = await import('#onnx-internal');
@@ -76,3 +79,45 @@ for (const [label, bytes, quantize] of [
     }
   });
 }
+
+// recover() on a quantized student (a file pruned and quantized earlier, the original as teacher):
+// it stays in its forms, trained on their grids; the float original is the teacher.
+test('recover() of a quantized pruned student keeps its forms and trains on their grids; a float student gets no quantize report', async () => {
+  const bytes = G.GRAPHS.mlp();
+  const teacher = O.OnnxModel.parse(bytes);
+  const calibration = O.makeInputSet(teacher, { count: 32 });
+  const held = O.makeInputSet(teacher, { count: 8, set: 'heldOut' });
+  const student = O.OnnxModel.parse(bytes);
+  await O.runJob(student, { mode: { kind: 'sparsity', sparsity: 0.5 }, quantize: { scheme: 'int4', group: 16, int4MatMul: 'nbits', method: 'rtn' } }, { ort: runner });
+  const kinds = (m) => O.detectQuantized(m).sites.map((s) => s.kind).sort();
+  const forms = kinds(student);
+  assert.ok(forms.length > 0);
+  const report = await O.recover(student, teacher, calibration, { ort: runner, evalSamples: held, epochs: 6, lr: 2e-3, batchSize: 4, steps: ['distill'] });
+  assert.ok(report.after.score > report.before.score, `recovery on the grids: ${report.before.score} -> ${report.after.score}`);
+  assert.deepEqual(kinds(student), forms, 'the same forms');
+  for (const l of report.quantize.layers.filter((x) => x.form !== 'float')) {
+    assert.equal(l.form, 'int4-nbits');
+    assert.equal(l.maxAbsError, 0, `${l.name}: the trained values are its codes`);
+    assert.ok(l.zeros >= 0.5 * l.params - 2, `${l.name}: ${l.zeros} zeros of ${l.params}`);
+  }
+  const judged = await (await O.heldOut(runner, teacher, held, {})).judge(O.OnnxModel.parse(student.encode()));
+  assert.ok(Math.abs(judged.score - report.after.score) < 1e-4, `written ${judged.score} vs recovered ${report.after.score}`);
+  // a float student is recover/'s own: no quantize report
+  const plain = O.OnnxModel.parse(bytes);
+  O.pruneSparsity(plain, { sparsity: 0.5 });
+  assert.equal((await O.recover(plain, teacher, calibration, { ort: runner, evalSamples: held, epochs: 1, steps: ['distill'] })).quantize, undefined);
+});
+
+test('CLI: recover of a quantized pruned file writes it in its forms again and says so', async () => {
+  const dir = G.tmpDir('sk-qrec-');
+  const t = path.join(dir, 't.onnx'), p = path.join(dir, 'p.onnx'), out = path.join(dir, 'out.onnx');
+  const bytes = G.GRAPHS.mlp();
+  const student = O.OnnxModel.parse(bytes);
+  await O.runJob(student, { mode: { kind: 'sparsity', sparsity: 0.5 }, quantize: { scheme: 'int4', group: 16, int4MatMul: 'nbits', method: 'rtn' } }, { ort: runner });
+  fs.writeFileSync(t, bytes); fs.writeFileSync(p, student.encode());
+  const r = spawnSync(process.execPath, [CLI, 'recover', p, '--teacher', t, '-o', out, '--calib-count', '16', '--eval', 'synthetic', '--eval-count', '4', '--epochs', '2', '--lr', '2e-3', '--batch', '4', '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /quantized again in the input's forms: \d+ x int4-nbits; recovery trained on their grids/);
+  const kinds = (m) => O.detectQuantized(m).sites.map((s) => s.kind).sort();
+  assert.deepEqual(kinds(O.OnnxModel.parse(fs.readFileSync(out))), kinds(student));
+});

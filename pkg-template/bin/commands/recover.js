@@ -22,7 +22,8 @@ const USAGE = `Usage: ${PROG} recover PRUNED.onnx --teacher ORIG.onnx -o OUT.onn
   correction, a least-squares refit of the 1x1 convolutions (each kept only if the held-out fidelity
   does not drop), then distillation (Adam; the pruned model's zeros stay zero, removed channels stay
   removed), keeping the parameters that score best on the held-out samples (--eval; default: the
-  training samples).`;
+  training samples). A quantized pruned model (int8 / int4 forms) trains on its forms' grids and is
+  written in them again.`;
 
 /** @param {string[]} argv */
 export async function main(argv) {
@@ -75,6 +76,12 @@ export async function main(argv) {
   for (const s of report.closedForm) console.log(`${s.step}: ${s.layers} layers, fidelity ${s.before.toFixed(4)} -> ${s.after.toFixed(4)} ${s.applied ? 'kept' : 'rolled back'}${s.notes.length ? ` (${s.notes.join('; ')})` : ''}`);
   const d = report.distill;
   if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}; ${d.params} parameters, state ${(d.stateBytes / 1e6).toFixed(1)} MB; losses ${Object.entries(d.losses).map(([k, v]) => `${k}: ${v.loss}`).join(', ')}${d.features?.length ? `; features ${d.features.map((x) => (x.channels === x.teacherChannels ? x.name : `${x.name} (${x.channels} of ${x.teacherChannels} channels)`)).join(', ')}` : ''}`);
+  if (report.quantize) {
+    /** @type {Record<string, number>} */
+    const forms = {};
+    for (const l of report.quantize.layers) if (l.form !== 'float') forms[l.form] = (forms[l.form] ?? 0) + 1;
+    console.log(`quantized again in the input's forms: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}; recovery trained on their grids, so the file is the recovered model`);
+  }
   console.log(`fidelity on ${judged}: ${report.before.score.toFixed(4)} -> ${report.after.score.toFixed(4)} (worst output ${report.after.worst}); ${(report.ms / 1000).toFixed(1)} s`);
   console.log(`wrote ${saved.model}`);
 }

@@ -84,5 +84,8 @@ export { detectQuantized } from './quant/detect.js';
 export type { QuantSite, SiteKind, Detected } from './quant/detect.js';
 
 // Recovery: closed-form steps and distillation towards the original; sparse training.
-export { recover, proxPrune } from './recover/index.js';
+export { proxPrune } from './recover/index.js';
+// recover: a quantized student kept in its forms (job/recover-model.ts), a float one recover/'s
+export { recover } from './job/index.js';
+export type { ModelRecoverReport } from './job/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport } from './recover/index.js';

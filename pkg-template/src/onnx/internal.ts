@@ -68,9 +68,11 @@ export type { CompressOptions, CompressResult, PlanStep } from './search/compres
 export { LatencyProbe } from './search/latency.js';
 export { trainGraph, type TrainGraphOptions } from './train/graph.js';
 // Recovery after pruning: statistics correction, least-squares refit, distillation (recover/).
-export { recover, fitLayers, matchChannels, trainSetup, teacherTargets, lossesOf, withFeatures, maskPadding, paddingTrim, trimProbe, batchLength, trimBatch, trimSamples, trimmedLosses, epochBatches, makeBatch, lrSchedule, lrAt, runShare, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
+export { fitLayers, matchChannels, trainSetup, teacherTargets, lossesOf, withFeatures, maskPadding, paddingTrim, trimProbe, batchLength, trimBatch, trimSamples, trimmedLosses, epochBatches, makeBatch, lrSchedule, lrAt, runShare, proxPrune, rampTarget, cutPoints, matchFeatures, FeatureTeacher } from './recover/index.js';
 export type { ProxPruneOptions, ProxProgress, ProxReport, ProxLayerReport, Feature, TeacherBatching, FeatureTeacherOptions, LrSchedule, PaddingTrim } from './recover/index.js';
 export type { RecoverOptions, RecoverProgress, RecoverReport, RecoverState, RecoverPhase, StepReport, FitLayer, TrainSetup } from './recover/index.js';
+export { recover } from './job/index.js';
+export type { ModelRecoverReport } from './job/index.js';
 // The job: one typed pruning run (mode, method, samples, floor, recovery) that the CLI, callers and
 // the playground all build and run (job/).
 export { runJob, checkJob, parseNm, JobError, FloorError, JOB_DEFAULTS } from './job/index.js';

@@ -7,3 +7,5 @@ export { JobError } from '../errors.js';
 export { FloorError } from './floor-error.js';
 export { runJob } from './run.js';
 export type { JobResult, JobReport, JobPruneReport, JobFidelity } from './run.js';
+export { recover } from './recover-model.js';
+export type { ModelRecoverReport } from './recover-model.js';
