@@ -151,7 +151,11 @@ test('a q8 model of a folder as input (FOLDER/onnx/model_quantized.onnx): read b
   checkCopied(out, 'q8');
   const pruned = await load('from-q8', 'q8');
   await checkAgainstModule(pruned, out);
-  closeTo(await embed(await load('orig', 'q8')), await embed(pruned), 0.9);
+  // Against the float original: onnxruntime's u8·s8 MatMulInteger of the original q8 file (full ±127
+  // weight codes) saturates its 16-bit pair sums on x86 CPUs without VNNI, so that file's own
+  // embeddings depend on the machine (centred cosine to float 0.76–0.89 on an AVX2-only host); the
+  // file written here holds ±63 codes (quant/grid.ts, reduceRange), which no CPU saturates.
+  closeTo(await embed(await load('orig', 'fp32')), await embed(pruned), 0.9);
 });
 
 test('which variant a folder input reads: model.onnx first, a dtype (module) or the path names another, the only one, or several refused by name', async () => {
