@@ -236,10 +236,6 @@ export function dequantizeModel(model: OnnxModel): QuantRecord {
 }
 
 /**
- * Quantizes the weights a `dequantizeModel` record names in their recorded forms (the other weights
- * stay as they are); `opts` may bring a quantizer. The record's weights must still exist.
- */
-/**
  * The quantizer's options that write `model`'s weights back in the forms `record` read them from
  * (each layer its own form and group); refused when the record names a weight the model lost.
  */
@@ -256,6 +252,10 @@ export function requantizeOptions(model: OnnxModel, record: QuantRecord): Quanti
   };
 }
 
+/**
+ * Quantizes the weights a `dequantizeModel` record names in their recorded forms (the other weights
+ * stay as they are); `opts` may bring a quantizer. The record's weights must still exist.
+ */
 export function requantize(model: OnnxModel, record: QuantRecord, opts: Pick<QuantizeOptions, 'quantizer' | 'onProgress'> = {}): QuantReport {
   return quantizeModel(model, { ...requantizeOptions(model, record), ...opts });
 }

@@ -114,10 +114,10 @@ export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
   return { rows, cols, codes, scales, groupsPerRow: gpr, width };
 };
 
-/** The float values a quantized view stands for (codes × their group's scale), view layout. */
 /** Where the scale of element (r, c) of `qv`'s layout is in its `scales`: the one its row and group share. */
 export const scaleIndex = (qv: Omit<QuantizedView, 'codes'>, r: number, c: number): number => r * qv.groupsPerRow + Math.floor(c / qv.width);
 
+/** The float values a quantized view stands for (codes × their group's scale), view layout. */
 export function dequantizeView(qv: QuantizedView): Float32Array {
   const out = new Float32Array(qv.rows * qv.cols);
   for (let r = 0; r < qv.rows; r++) {
