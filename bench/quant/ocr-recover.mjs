@@ -47,6 +47,7 @@ const VARIANTS = {
   // A quantized model as input (the int4 file of the first job), pruned and recovered without
   // --quantize: written again in its own forms, held on their grids while it trains (since 38c25fb;
   // before, recovered in float and rounded onto them again afterwards).
+  'in-int4-sgpt50': { label: 'the int4 file as input: 50% SparseGPT, one-shot, written in its forms', jobs: [{ ...dense, quantize: int4 }, { ...sgpt50 }] },
   'in-int4-sgpt50-rec': { label: `the int4 file as input: 50% SparseGPT, recovered ${MINUTES} min, written in its forms`, jobs: [{ ...dense, quantize: int4 }, { ...sgpt50, recover: recoverOpts }] },
   'sgpt70-int4-held': { label: `70% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ mode: { kind: 'sparsity', sparsity: 0.7 }, method: 'sparsegpt', quantize: int4, recover: recoverOpts }] },
 };

@@ -26,7 +26,7 @@ import { defaultDense, lmHeads, type KeptDense } from './keep-dense.js';
 import { owlSparsities, type OwlLayer } from '../calib/owl.js';
 import type { JobEnv, JobProgress, PruneJob } from './types.js';
 import { detectQuantized } from '../quant/detect.js';
-import { dequantizeModel, requantize, requantizeOptions, type QuantRecord } from '../quant/dequantize.js';
+import { dequantizeModel, requantizeOptions, type QuantRecord } from '../quant/dequantize.js';
 import { quantizeModel, plannedGrids, type LayerBits, type QuantReport, type QuantizeOptions } from '../quant/quantize.js';
 import { gptqCodes, quantizePass, type GptqPassOptions, type QuantizePassResult } from '../calib/quantize-pass.js';
 import { heldCodes, holdCodes, type HeldQuantization } from '../quant/held-codes.js';
@@ -135,8 +135,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // A recipe's own bits per layer (its `quantize` entries): checked, every name and pattern matched, before any change.
   const recipeBits = mode.kind === 'recipe' ? resolvedBits(planRecipe(model, mode.recipe).resolved) : new Map<string, string>();
   // GPTQ wherever there are calibration samples, unless round-to-nearest is asked for (check.ts
-  // refuses 'gptq' without samples); round-to-nearest is the path without them.
-  const quantizing = !!job.quantize || recipeBits.size > 0;
+  // refuses 'gptq' without samples); round-to-nearest is the path without them. A quantized input
+  // written again in its own forms is quantized the same way (joint with SparseGPT where it prunes).
+  const quantizing = !!job.quantize || recipeBits.size > 0 || detected.sites.length > 0;
   const gptq = quantizing && !!calibration && (job.quantize?.method ?? 'gptq') === 'gptq';
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
@@ -166,7 +167,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   } : recipeBits.size ? {
     // no job quantization: the recipe's layers get its bits, every other layer stays float
     scheme: [...recipeBits.values()].includes('int4') ? 'int4' : 'int8', layerBits: (w: { name: string }) => (recipeBits.get(w.name) ?? 'float') as LayerBits,
-  } : undefined;
+  } : record ? requantizeOptions(model, record) : undefined;
+  // where the written forms come from: the job's (or its recipe's) quantization, or the input's own
+  const source: 'asked' | 'input' = job.quantize || recipeBits.size ? 'asked' : 'input';
   const gptqOpts: GptqPassOptions | undefined = gptq ? {
     runner: runner!, sessionOptions: env.sessionOptions, signal: env.signal, calibration: stats!, cutStore: env.cutStore,
     sequential: job.calibration?.sequential ?? JOB_DEFAULTS.sequential, percDamp: job.calibration?.percDamp ?? JOB_DEFAULTS.gptqPercDamp,
@@ -280,10 +283,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
 
   // Quantization with recovery: the codes first (joint SparseGPT's, GPTQ's on the pruned model, or
   // round-to-nearest), held on their grids while recovery trains, so the file is the model recovery
-  // judged (quant/held-codes.ts). The mixed search's plan is quantized inside its verification. A
-  // quantized input that is not requantized otherwise goes back to its own forms the same way: its
-  // weights rounded onto them before recovery, and held there.
-  const gridOpts = teacher ? (quantOpts ? (mixed ? undefined : quantOpts) : record ? requantizeOptions(pruned, record) : undefined) : undefined;
+  // judged (quant/held-codes.ts); a quantized input on its own forms' grids. The mixed search's plan
+  // is quantized inside its verification.
+  const gridOpts = teacher && !mixed ? quantOpts : undefined;
   let onGrids: HeldQuantization | undefined;
   let gptqBefore: { layers: number; ms: number } | undefined;
   if (gridOpts) {
@@ -309,19 +311,17 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   if (onGrids) {
     const q = quantizeModel(pruned, { ...gridOpts!, given: heldCodes(pruned, onGrids), onProgress: step('quantize') });
     const pass = gptqRun ? { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } : gptqBefore ? { pass: 'before-recovery' as const, layers: gptqBefore.layers, ms: Math.round(gptqBefore.ms) } : undefined;
-    report.quantize = { ...q, source: quantOpts ? 'asked' : 'input', heldThroughRecovery: true, ...(pass ? { gptq: pass } : {}) };
+    report.quantize = { ...q, source, heldThroughRecovery: true, ...(pass ? { gptq: pass } : {}) };
   } else if (mixedRun) {
     // the mixed search's plan, quantized and verified as a whole (search/compress.ts)
     report.quantize = { ...mixedRun.report, source: 'asked', ...(mixedRun.gptq ? { gptq: { pass: 'after' as const, layers: mixedRun.gptq.layers, ms: Math.round(mixedRun.gptq.ms) } } : {}) };
   } else if (gptqRun) {
     const q = quantizeModel(pruned, { ...quantOpts!, given: gptqRun.codes, onProgress: step('quantize') });
-    report.quantize = { ...q, source: 'asked', gptq: { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } };
+    report.quantize = { ...q, source, gptq: { pass: gptqRun.pass, layers: gptqRun.layers, ms: Math.round(gptqRun.ms) } };
   } else if (quantOpts) {
     // GPTQ after the pruning (and recovery), or round to nearest: calib/quantize-pass.ts
     const q = await quantizePass(pruned, { ...quantOpts, onProgress: step('quantize') }, gptqOpts);
-    report.quantize = { ...q.report, source: 'asked', ...(q.gptq ? { gptq: { pass: 'after' as const, layers: q.gptq.layers, ms: Math.round(q.gptq.ms) } } : {}) };
-  } else if (record) {
-    report.quantize = { ...requantize(pruned, record, { onProgress: step('quantize') }), source: 'input' };
+    report.quantize = { ...q.report, source, ...(q.gptq ? { gptq: { pass: 'after' as const, layers: q.gptq.layers, ms: Math.round(q.gptq.ms) } } : {}) };
   }
 
   if (job.output?.layout === 'transformers.js') report.output = tjsLayout(pruned);
