@@ -44,9 +44,10 @@ const VARIANTS = {
   'sgpt50-int4': { label: '50% SparseGPT + int4 (joint), one-shot', jobs: [{ ...sgpt50, quantize: int4 }] },
   'sgpt50-int4-held': { label: `50% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ ...sgpt50, quantize: int4, recover: recoverOpts }] },
   'sgpt50-then-int4': { label: `50% SparseGPT recovered ${MINUTES} min in float, then int4 GPTQ (the old order)`, jobs: [{ ...sgpt50, recover: recoverOpts }, { ...dense, quantize: int4 }] },
-  // A quantized model as input (the int4 file of the first job), pruned and recovered without
-  // --quantize: written again in its own forms, held on their grids while it trains (since 38c25fb;
-  // before, recovered in float and rounded onto them again afterwards).
+  // A quantized model as input (the int4 file of the first job), pruned without --quantize, one-shot
+  // or recovered: written again in its own forms, quantized as --quantize would (joint SparseGPT +
+  // GPTQ, since 3bb4de2) and held on their grids while it trains (since 38c25fb); before, pruned on
+  // the float values, recovered in float, and rounded onto the forms afterwards.
   'in-int4-sgpt50': { label: 'the int4 file as input: 50% SparseGPT, one-shot, written in its forms', jobs: [{ ...dense, quantize: int4 }, { ...sgpt50 }] },
   'in-int4-sgpt50-rec': { label: `the int4 file as input: 50% SparseGPT, recovered ${MINUTES} min, written in its forms`, jobs: [{ ...dense, quantize: int4 }, { ...sgpt50, recover: recoverOpts }] },
   'sgpt70-int4-held': { label: `70% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ mode: { kind: 'sparsity', sparsity: 0.7 }, method: 'sparsegpt', quantize: int4, recover: recoverOpts }] },
