@@ -17,6 +17,16 @@ export function fmtBytes(b) {
   if (b < 1024 ** 3) return `${(b / 1024 ** 2).toFixed(2)} MiB`;
   return `${(b / 1024 ** 3).toFixed(2)} GiB`;
 }
+/**
+ * A quantization report's layers counted by form, "12 x int4-nbits, 3 x float" (the CLI's prune and
+ * recover print the same line part). @param {readonly { form: string }[]} layers
+ */
+export function formCounts(layers) {
+  /** @type {Map<string, number>} */
+  const n = new Map();
+  for (const l of layers) n.set(l.form, (n.get(l.form) ?? 0) + 1);
+  return [...n].map(([form, k]) => `${k} x ${form}`).join(', ');
+}
 /** Seconds as 1h02m / 3m07s ('?' when unknown). @param {number | undefined} s */
 export const clock = (s) => (s === undefined ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
 

@@ -11,7 +11,7 @@ import { PROG, UsageError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions, jobTokenizer } from '../cli/samples.js';
 import { useThreads, THREADS_HELP } from '../cli/threads.js';
 import { trainingOptions, TRAINING_FLAGS } from '../cli/training.js';
-import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible } from '../cli/print.js';
+import { progress, table, fmtShape, fmtPct, fmtBytes, writeJson, fidelityTable, interruptible, formCounts } from '../cli/print.js';
 
 /** @typedef {import('sparsekit-wasm/onnx').PruneJob} PruneJob */
 /** @typedef {import('sparsekit-wasm/onnx').JobMode} JobMode */
@@ -322,13 +322,10 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
   }
   const q = report.quantize;
   if (q) {
-    /** @type {Record<string, number>} */
-    const forms = {};
-    for (const l of q.layers) forms[l.form] = (forms[l.form] ?? 0) + 1;
     const pass = { joint: 'joint with the pruning', 'before-recovery': 'before recovery', after: 'after the pruning' };
     const how = q.gptq ? ` (GPTQ on ${q.gptq.layers} layers, ${pass[q.gptq.pass]}; the rest rounded to nearest)` : ' (rounded to nearest)';
     const held = q.heldThroughRecovery ? '; recovery trained on the codes\' grids, so the file is the recovered model' : '';
-    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}${how}${held}`);
+    console.log(`quantized${q.source === 'input' ? ' again in the input\'s scheme' : ''}: ${formCounts(q.layers)}${how}${held}`);
   }
   const fid = report.fidelity;
   if (fid) {

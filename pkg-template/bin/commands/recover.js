@@ -9,7 +9,7 @@ import { parse, help, posInt, oneFile } from '../cli/args.js';
 import { modelInput } from '../cli/model-input.js';
 import { PROG, UsageError, RunError } from '../cli/errors.js';
 import { loadOrt, parseMetrics, readSamples, checkSources, checkSamples, textOptions } from '../cli/samples.js';
-import { progress, writeJson, interruptible } from '../cli/print.js';
+import { progress, writeJson, interruptible, formCounts } from '../cli/print.js';
 import { saveState, readState } from '../cli/checkpoint.js';
 import { useThreads, THREADS_HELP } from '../cli/threads.js';
 import { trainingOptions } from '../cli/training.js';
@@ -77,10 +77,7 @@ export async function main(argv) {
   const d = report.distill;
   if (d) console.log(`distill: ${d.epochs} epochs, ${d.steps} steps (${d.stopped === 'time' ? 'time budget' : 'epochs'}), best fidelity ${d.bestScore.toFixed(4)} at epoch ${d.bestEpoch}; ${d.params} parameters, state ${(d.stateBytes / 1e6).toFixed(1)} MB; losses ${Object.entries(d.losses).map(([k, v]) => `${k}: ${v.loss}`).join(', ')}${d.features?.length ? `; features ${d.features.map((x) => (x.channels === x.teacherChannels ? x.name : `${x.name} (${x.channels} of ${x.teacherChannels} channels)`)).join(', ')}` : ''}`);
   if (report.quantize) {
-    /** @type {Record<string, number>} */
-    const forms = {};
-    for (const l of report.quantize.layers) if (l.form !== 'float') forms[l.form] = (forms[l.form] ?? 0) + 1;
-    console.log(`quantized again in the input's forms: ${Object.entries(forms).map(([k, v]) => `${v} x ${k}`).join(', ')}; recovery trained on their grids, so the file is the recovered model`);
+    console.log(`quantized again in the input's forms: ${formCounts(report.quantize.layers.filter((l) => l.form !== 'float'))}; recovery trained on their grids, so the file is the recovered model`);
   }
   console.log(`fidelity on ${judged}: ${report.before.score.toFixed(4)} -> ${report.after.score.toFixed(4)} (worst output ${report.after.worst}); ${(report.ms / 1000).toFixed(1)} s`);
   console.log(`wrote ${saved.model}`);

@@ -87,9 +87,8 @@ export const rtnQuantize: Quantizer = (values, rows, cols, grid) => {
   checkGrid(grid);
   const gpr = groupsPerRow(cols, grid);
   const width = grid.group > 0 ? grid.group : cols;
-  const q = qmax(grid);
+  const { lo, hi: q } = codeRange(grid);
   const full = fullRange(grid);
-  const lo = full ? -q - 1 : -q;
   const codes = new Int8Array(rows * cols);
   const scales = new Float32Array(rows * gpr);
   for (let r = 0; r < rows; r++) {
