@@ -16,14 +16,25 @@ wasm_bindgen_test_configure!(run_in_browser);
 /// The calibration GEMM (`C += A·B`): SIMD128 against the scalar oracle for every remainder
 /// of the 4x8 register tile, strided `A` (the Hessian's `Xᵀ`), `upper` mode and NaN/∞ inputs,
 /// one running sum and chunked sums (chunks shorter than, equal to and longer than `k`), and
-/// the row-band split used by threads (`gemm_acc`) against one serial call.
+/// the row-band split used by threads (`gemm_acc`) against one serial call; from 16 rows `B` (and a
+/// transposed `A`) are read through packed copies, in panels of columns when `k` is deep.
 #[wasm_bindgen_test]
 fn gemm_bit_exact() {
     use sparsekit_wasm::test_support::gemm::{gemm_acc, gemm_acc_scalar, Gemm};
     use sparsekit_wasm::test_support::simd::gemm_acc_serial as gemm_acc_simd;
-    for (seed, m, n, k) in
-        [(1u64, 1, 1, 1), (2, 4, 8, 3), (3, 5, 13, 7), (4, 9, 17, 64), (5, 16, 16, 16), (6, 3, 2, 5), (7, 33, 70, 9), (8, 12, 1, 4)]
-    {
+    for (seed, m, n, k) in [
+        (1u64, 1, 1, 1),
+        (2, 4, 8, 3),
+        (3, 5, 13, 7),
+        (4, 9, 17, 64),
+        (5, 16, 16, 16),
+        (6, 3, 2, 5),
+        (7, 33, 70, 9),
+        (8, 12, 1, 4),
+        // deep enough that B is packed in several panels of strips (the last one short), the rest in place
+        (9, 21, 70, 2100),
+        (10, 24, 24, 3000),
+    ] {
         for transposed_a in [false, true] {
             for (upper, kc) in [false, true].into_iter().flat_map(|u| [0, 3, 16, 100].map(move |kc| (u, kc))) {
                 if upper && m != n {
