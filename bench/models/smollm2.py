@@ -9,6 +9,10 @@
 #   python bench/models/smollm2.py tiny-gqa  [--out tests/data/models]   grouped-query attention with
 #     more than one KV head (4 query heads of 4 over 2 KV heads, hidden 16, 2 layers, a 1 024-token
 #     vocabulary so that the file stays small): smollm2-tiny-gqa.onnx, committed for the head-group tests
+#   python bench/models/smollm2.py block  [--out bench/out/smollm2-block]   one decoder block of SmolLM2-135M's
+#     shapes (hidden 576, 9 query heads of 64 over 3 KV heads, SwiGLU 1 536, RMSNorm, RoPE theta 100 000, causal
+#     mask) and the final RMSNorm, hidden states in and out ([B, S, 576]; random weights: for the training-step
+#     bench, bench/train/train-step.mjs --models smollm2-block, where speed, not the values, is measured)
 # The full model's folder is a transformers.js layout (config.json, tokenizer.json,
 # onnx/model.onnx), gitignored under bench/out. Inputs input_ids, attention_mask, position_ids;
 # no KV cache (use_cache=False): the calibration and held-out windows are whole sequences.
@@ -92,13 +96,51 @@ def check(model, file, seq=24):
     print(f"{file}: logits {out.shape}, max |onnxruntime - torch| = {np.abs(out - ref).max():.3g}")
 
 
+class HiddenOnly(torch.nn.Module):
+    """A decoder stack fed hidden states (inputs_embeds) and returning hidden states: no embedding, no head."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, hidden):
+        # a mask of ones and the positions 0..S-1 built in the graph, as the full export's inputs give them
+        mask = torch.ones(hidden.shape[:2], dtype=torch.long)
+        pos = torch.arange(hidden.shape[1]).unsqueeze(0).expand(hidden.shape[0], -1)
+        return self.model(inputs_embeds=hidden, attention_mask=mask, position_ids=pos, use_cache=False).last_hidden_state
+
+
+def export_block(out):
+    from transformers import LlamaModel
+    cfg = LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=1, num_attention_heads=9,
+                      num_key_value_heads=3, head_dim=64, max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=100000.0,
+                      attn_implementation="eager")
+    net = HiddenOnly(LlamaModel(cfg).eval())
+    os.makedirs(out, exist_ok=True)
+    file = os.path.join(out, "model.onnx")
+    x = torch.randn(1, 16, 576)
+    torch.onnx.export(net, (x,), file, input_names=["hidden"], output_names=["out"],
+                      dynamic_axes={"hidden": {0: "batch", 1: "seq"}, "out": {0: "batch", 1: "seq"}},
+                      opset_version=17, do_constant_folding=True, dynamo=False)
+    import numpy as np
+    import onnxruntime as ort
+    x = torch.randn(2, 24, 576)
+    with torch.no_grad():
+        ref = net(x).numpy()
+    got = ort.InferenceSession(file, providers=["CPUExecutionProvider"]).run(None, {"hidden": x.numpy()})[0]
+    n = sum(p.numel() for p in net.parameters() if p.requires_grad) - cfg.vocab_size * cfg.hidden_size  # the unused embedding
+    print(f"{file}: {n} parameters in the graph, max |onnxruntime - torch| = {np.abs(got - ref).max():.3g}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["full", "tiny", "tiny-gqa"])
+    ap.add_argument("what", choices=["full", "tiny", "tiny-gqa", "block"])
     ap.add_argument("--out")
     a = ap.parse_args()
     torch.manual_seed(0)
-    if a.what == "full":
+    if a.what == "block":
+        export_block(a.out or "bench/out/smollm2-block")
+    elif a.what == "full":
         out = a.out or "bench/out/smollm2"
         model, tok, src = load_full()
         os.makedirs(os.path.join(out, "onnx"), exist_ok=True)

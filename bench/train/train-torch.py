@@ -12,12 +12,18 @@ import warnings
 import sys
 import time
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
 import onnx.version_converter
 import torch
 from onnx2torch import convert
+from onnx2torch.node_converters.registry import _CONVERTER_REGISTRY, OperationDescription
 
 warnings.filterwarnings("ignore")
+# onnx2torch registers LessOrEqual-12 only; version 16 (the transformers exports' causal mask at opset 17)
+# adds bfloat16 inputs and nothing else, so the same converter serves it.
+_CONVERTER_REGISTRY.setdefault(OperationDescription("", "LessOrEqual", 16), _CONVERTER_REGISTRY[OperationDescription("", "LessOrEqual", 12)])
 models = {}
 
 
@@ -61,6 +67,20 @@ def with_shapes(model, shape):
     return model
 
 
+def flatten_as_reshape(model):
+    """onnx2torch's Flatten calls torch.flatten(x, start_dim=1), which a rank-1 input refuses (the
+    transformers exports flatten index vectors in the causal mask): each Flatten becomes a Reshape to
+    its output's shape, which with_shapes has measured."""
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in model.graph.value_info}
+    for i, n in enumerate(model.graph.node):
+        if n.op_type != "Flatten":
+            continue
+        shape_name = n.output[0] + "__flat_shape"
+        model.graph.initializer.append(onnx.numpy_helper.from_array(np.array(shapes[n.output[0]], np.int64), shape_name))
+        model.graph.node[i].CopyFrom(onnx.helper.make_node("Reshape", [n.input[0], shape_name], [n.output[0]], name=n.name))
+    return model
+
+
 def load(msg):
     torch.set_num_threads(int(msg["threads"]))
     model = onnx.load(msg["path"])
@@ -72,7 +92,7 @@ def load(msg):
     for d, v in zip(model.graph.input[0].type.tensor_type.shape.dim, msg["shape"]):
         d.ClearField("dim_param")
         d.dim_value = v
-    model = with_shapes(model, msg["shape"])
+    model = flatten_as_reshape(with_shapes(model, msg["shape"]))
     net = convert(model)
     net.eval()
     # onnx2torch keeps initializers read by MatMul/Add (rec's SVTR and head: 1.03 M weights) as
