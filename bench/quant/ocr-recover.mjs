@@ -4,7 +4,7 @@
 // quantize it — is run beside it as two jobs. Judged by the bytes a browser downloads (brotli
 // quality 9, as bench/quant/ocr.mjs) against onnxruntime's dynamic int8 of the same model, and by CER
 // on held-out rendered lines against the truth and against the original's reading.
-//   node bench/quant/ocr-recover.mjs [--variants int4,int4-held,sgpt50-int4-held,sgpt50-then-int4]
+//   node bench/quant/ocr-recover.mjs [--variants int4,int4-held,sgpt50-int4-held,sgpt50-then-int4,sgpt60-int4,…]
 //        [--minutes 10] [--lr 1e-4] [--batch 8] [--train 256] [--out bench/out/quant-ocr-recover]
 // Training lines: seed 1 (no labels used); validation for the kept epoch: seed 500; task: seed 900
 // (bench/recover/recover-ocr.mjs' sets). onnxruntime's q8 file: bench/quant/ocr.mjs writes it.
@@ -41,8 +41,6 @@ const dense = { mode: { kind: 'sparsity', sparsity: 0 } };
 const VARIANTS = {
   int4: { label: 'int4 GPTQ, one-shot', jobs: [{ ...dense, quantize: int4 }] },
   'int4-held': { label: `int4 GPTQ, recovered ${MINUTES} min on the grids`, jobs: [{ ...dense, quantize: int4, recover: recoverOpts }] },
-  'sgpt50-int4': { label: '50% SparseGPT + int4 (joint), one-shot', jobs: [{ ...sgpt50, quantize: int4 }] },
-  'sgpt50-int4-held': { label: `50% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ ...sgpt50, quantize: int4, recover: recoverOpts }] },
   'sgpt50-then-int4': { label: `50% SparseGPT recovered ${MINUTES} min in float, then int4 GPTQ (the old order)`, jobs: [{ ...sgpt50, recover: recoverOpts }, { ...dense, quantize: int4 }] },
   // A quantized model as input (the int4 file of the first job), pruned without --quantize, one-shot
   // or recovered: written again in its own forms, quantized as --quantize would (joint SparseGPT +
@@ -50,8 +48,17 @@ const VARIANTS = {
   // the float values, recovered in float, and rounded onto the forms afterwards.
   'in-int4-sgpt50': { label: 'the int4 file as input: 50% SparseGPT, one-shot, written in its forms', jobs: [{ ...dense, quantize: int4 }, { ...sgpt50 }] },
   'in-int4-sgpt50-rec': { label: `the int4 file as input: 50% SparseGPT, recovered ${MINUTES} min, written in its forms`, jobs: [{ ...dense, quantize: int4 }, { ...sgpt50, recover: recoverOpts }] },
-  'sgpt70-int4-held': { label: `70% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ mode: { kind: 'sparsity', sparsity: 0.7 }, method: 'sparsegpt', quantize: int4, recover: recoverOpts }] },
 };
+/** `sgpt<P>-int4` and `sgpt<P>-int4-held`: P% SparseGPT + int4 (joint), one-shot or recovered on the grids. */
+function variant(name) {
+  if (VARIANTS[name]) return VARIANTS[name];
+  const m = /^sgpt(\d+)-int4(-held)?$/.exec(name);
+  if (!m) throw new Error(`unknown variant ${name}: ${Object.keys(VARIANTS).join(', ')}, sgpt<P>-int4[-held]`);
+  const job = { mode: { kind: 'sparsity', sparsity: Number(m[1]) / 100 }, method: 'sparsegpt', quantize: int4 };
+  return m[2]
+    ? { label: `${m[1]}% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ ...job, recover: recoverOpts }] }
+    : { label: `${m[1]}% SparseGPT + int4 (joint), one-shot`, jobs: [job] };
+}
 
 const dirs = {
   train: await renderText({ kind: 'lines', seed: 1, count: TRAIN }),
@@ -85,7 +92,7 @@ const q8Bytes = fs.existsSync(opt.q8) ? brotli(fs.readFileSync(opt.q8)) : null;
 const rows = [{ name: 'float32', label: 'float32 (original)', brotli: brotli(floatBytes), ...task(ref) }];
 log(`float32: brotli ${(rows[0].brotli / 2 ** 20).toFixed(3)} MiB, CER ${(100 * rows[0].cerTruth).toFixed(2)}%; ort q8 brotli ${q8Bytes ? (q8Bytes / 2 ** 20).toFixed(3) : '(no file)'} MiB`);
 for (const name of opt.variants.split(',')) {
-  const v = VARIANTS[name];
+  const v = variant(name);
   const model = OnnxModel.parse(floatBytes);
   const t0 = Date.now();
   const reports = [];

@@ -1,6 +1,6 @@
 // Where the brotli bytes of a quantized ONNX file go, and what other layouts of the same 4-bit codes
 // would save (issue 39 item 2: does the ONNX layout hide pruned zeros from brotli?). Per kind of
-// tensor (MatMulNBits codes and scales, 4-bit embedding codes and scales, the rest), brotli-9 of the
+// tensor (MatMulNBits codes and scales, 4-bit embedding codes and scales, the rest by element type), brotli-9 of the
 // kind's bytes concatenated; then for the 4-bit codes:
 //   - as stored: MatMulNBits' nibble packing (two codes a byte, code + 8; a pruned zero is nibble 8);
 //   - one code a byte (brotli's byte-wise entropy coder then sees the 16 codes as symbols);
@@ -71,8 +71,13 @@ for (const file of process.argv.slice(2)) {
   }
   const kinds = {};
   const halfAlready = new Set();
-  for (const t of g.initializer) {
-    const k = role.get(t.name) ?? 'rest';
+  // the rest split by element type: int8 (the Conv / Gemm codes of the int8 containers, MatMulInteger's),
+  // float32 (biases, per-channel scales, weights left float), other (float16 scales, shapes); Constant
+  // nodes' tensors (biases of the PaddleOCR exports) count there too
+  const REST = { 3: 'rest int8', 1: 'rest float32' };
+  const tensors = [...g.initializer, ...g.node.filter((n) => n.op_type === 'Constant').map((n) => n.attribute?.find((a) => a.name === 'value')?.t).filter(Boolean)];
+  for (const t of tensors) {
+    const k = role.get(t.name) ?? REST[t.data_type] ?? 'rest other';
     (kinds[k] ??= []).push(m.tensorBytes(t));
     if (t.data_type === 10) halfAlready.add(k);
   }
@@ -84,10 +89,10 @@ for (const file of process.argv.slice(2)) {
   console.error(`${row.file}: ${MiB(row.raw)} MiB, brotli ${MiB(row.brotli)} MiB`);
 }
 
-console.log('\n| file | brotli-9 MiB | nbits codes | nbits scales | table codes | table scales | rest |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('\n| file | brotli-9 MiB | nbits codes | nbits scales | table codes | table scales | rest int8 | rest float32 | rest other |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 const kb = (r, k) => (r.kinds[k] ? `${MiB(r.kinds[k].brotli)} (${MiB(r.kinds[k].raw)})` : '–');
-for (const r of rows) console.log(`| ${r.file} | ${MiB(r.brotli)} | ${kb(r, 'nbits codes')} | ${kb(r, 'nbits scales')} | ${kb(r, 'table codes')} | ${kb(r, 'table scales')} | ${kb(r, 'rest')} |`);
+for (const r of rows) console.log(`| ${r.file} | ${MiB(r.brotli)} | ${kb(r, 'nbits codes')} | ${kb(r, 'nbits scales')} | ${kb(r, 'table codes')} | ${kb(r, 'table scales')} | ${kb(r, 'rest int8')} | ${kb(r, 'rest float32')} | ${kb(r, 'rest other')} |`);
 console.log('\nMiB brotli-9 (raw MiB) per kind, each kind\'s tensors concatenated.\n');
 console.log('| file | codes | zeros | as stored (nibbles) | one code a byte | keep-mask + kept nibbles | order-0 entropy | scales float32 → float16 |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|');
