@@ -64,6 +64,42 @@ fn gemm_bit_exact() {
     }
 }
 
+/// A packed panel of `B` (what each thread's band of rows runs over, `gemm_acc` packing it once):
+/// the SIMD128 panel against the scalar one, bit for bit, for bands shorter than the 16 rows from
+/// which the serial path packs, remainders of the 4-row tile, a transposed `A`, and chunked sums.
+#[wasm_bindgen_test]
+fn gemm_panel_bit_exact() {
+    use sparsekit_wasm::test_support::gemm::Gemm;
+    use sparsekit_wasm::test_support::scalar::gemm_acc_panel as panel_scalar;
+    use sparsekit_wasm::test_support::simd::gemm_acc_panel as panel_simd;
+    for (seed, m, n, k, j0, j1) in [(1u64, 1, 8, 3, 0, 8), (2, 5, 24, 7, 8, 24), (3, 9, 19, 300, 0, 16), (4, 16, 40, 33, 16, 40)] {
+        for transposed_a in [false, true] {
+            for kc in [0, 3, 100] {
+                let (a_rs, a_ks) = if transposed_a { (1, m) } else { (k, 1) };
+                let ldb = n + 3;
+                let a = inputs(m * k, seed);
+                let b = inputs(k * ldb, seed + 11);
+                // the layout Gemm::pack_panel writes: strip s of the panel as k rows of its 8 columns
+                let mut pack = Vec::with_capacity((j1 - j0) * k);
+                for j in (j0..j1).step_by(8) {
+                    for p in 0..k {
+                        pack.extend_from_slice(&b[p * ldb + j..p * ldb + j + 8]);
+                    }
+                }
+                let ldc = n + 2;
+                let c0 = inputs(m * ldc, seed + 23);
+                let g = Gemm { m, n, k, a_rs, a_ks, ldb, ldc, upper: false, kc };
+                let (mut x, mut y) = (c0.clone(), c0);
+                panel_scalar(&g, &a, &pack, j0, j1, &mut x);
+                panel_simd(&g, &a, &pack, j0, j1, &mut y);
+                for i in 0..x.len() {
+                    assert!(same(x[i], y[i]), "m{m} n{n} k{k} kc{kc} panel {j0}..{j1} c[{i}]: scalar {:?} simd {:?}", x[i], y[i]);
+                }
+            }
+        }
+    }
+}
+
 /// The f64 update of the blocked Cholesky and triangular inverse (`C -= A·B`): the tiled,
 /// dispatched kernel (f64x2 register tiles) against its one-element oracle, every remainder,
 /// both shapes.

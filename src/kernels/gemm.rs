@@ -38,7 +38,9 @@ pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
 
 /// `C += A · B`, split over bands of rows (multiples of 4, so `upper` tiles are unchanged)
 /// when threads are available. Bands write disjoint rows of `C` (`ldc >= n` is required when
-/// `m > 1`), so the bits do not depend on the thread count.
+/// `m > 1`), so the bits do not depend on the thread count. Where the backend reads `B` packed
+/// (`Gemm::panel_cols`), each panel is packed once here and the bands share it: a band of a few
+/// rows (a batch of short token rows split 16 ways) gets the packed reads without a copy of its own.
 pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     g.check(a, b, c);
     let work = g.m.saturating_mul(g.n).saturating_mul(g.k.max(1));
@@ -47,6 +49,27 @@ pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
         return gemm_acc_serial(g, a, b, c);
     }
     assert!(g.ldc >= g.n, "gemm: rows of C overlap");
+    let Some(nc) = g.panel_cols() else {
+        return bands(g, tasks, c, |sub, r0, cs| band_in_place(g, sub, r0, a, b, cs));
+    };
+    let packed_to = g.strip_cols();
+    let mut pack = vec![0f32; nc * g.k];
+    let mut j0 = 0;
+    while j0 < packed_to {
+        let j1 = (j0 + nc).min(packed_to);
+        g.pack_panel(b, j0, j1, &mut pack);
+        bands(g, tasks, c, |sub, r0, cs| super::imp::gemm_acc_panel(sub, &a[r0 * g.a_rs..], &pack, j0, j1, cs));
+        j0 = j1;
+    }
+    if packed_to < g.n {
+        let rest = Gemm { n: g.n - packed_to, ..*g };
+        bands(&rest, tasks, &mut c[packed_to..], |sub, r0, cs| gemm_acc_serial(sub, &a[r0 * g.a_rs..], &b[packed_to..], cs));
+    }
+}
+
+/// Runs `f(band, first_row, band_of_c)` over about `tasks` bands of `g`'s rows (multiples of 4), in
+/// parallel; each band's `C` is its own rows (`ldc >= n`), so the slices never overlap.
+fn bands<F: Fn(&Gemm, usize, &mut [f32]) + Sync + Send>(g: &Gemm, tasks: usize, c: &mut [f32], f: F) {
     let band = g.m.div_ceil(tasks).div_ceil(4) * 4;
     let nb = g.m.div_ceil(band);
     let cp = SharedMut(c.as_mut_ptr());
@@ -58,22 +81,26 @@ pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
         let len = ((r1 - r0 - 1) * g.ldc + g.n).min(clen - start);
         // SAFETY: bands cover disjoint row ranges of C (ldc >= n), so these slices never overlap.
         let cs = unsafe { std::slice::from_raw_parts_mut(cp.get().add(start), len) };
-        let sub = Gemm { m: r1 - r0, ..*g };
-        // Rows r0.. of a band keep their `upper` start: r0 is a multiple of 4, and the band's
-        // column start is taken relative to its own rows, so shift B/C columns accordingly.
-        if g.upper {
-            for (li, gi) in (r0..r1).step_by(4).enumerate() {
-                let j0 = (gi / 4 * 4).min(g.n);
-                let rows = (r1 - gi).min(4);
-                let t = Gemm { m: rows, n: g.n - j0, upper: false, ..*g };
-                if t.n == 0 {
-                    continue;
-                }
-                let coff = li * 4 * g.ldc + j0;
-                gemm_acc_serial(&t, &a[gi * g.a_rs..], &b[j0..], &mut cs[coff..]);
-            }
-        } else {
-            gemm_acc_serial(&sub, &a[r0 * g.a_rs..], b, cs);
-        }
+        f(&Gemm { m: r1 - r0, ..*g }, r0, cs)
     });
+}
+
+/// One band of rows `r0..` with `B` read in place.
+fn band_in_place(g: &Gemm, sub: &Gemm, r0: usize, a: &[f32], b: &[f32], cs: &mut [f32]) {
+    // Rows r0.. of a band keep their `upper` start: r0 is a multiple of 4, and the band's
+    // column start is taken relative to its own rows, so shift B/C columns accordingly.
+    if g.upper {
+        for (li, gi) in (r0..r0 + sub.m).step_by(4).enumerate() {
+            let j0 = (gi / 4 * 4).min(g.n);
+            let rows = (r0 + sub.m - gi).min(4);
+            let t = Gemm { m: rows, n: g.n - j0, upper: false, ..*g };
+            if t.n == 0 {
+                continue;
+            }
+            let coff = li * 4 * g.ldc + j0;
+            gemm_acc_serial(&t, &a[gi * g.a_rs..], &b[j0..], &mut cs[coff..]);
+        }
+    } else {
+        gemm_acc_serial(sub, &a[r0 * g.a_rs..], b, cs);
+    }
 }

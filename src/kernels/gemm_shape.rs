@@ -55,6 +55,55 @@ impl Gemm {
     }
 }
 
+/// Bytes of one packed panel of `B`: whole 8-column strips over all `k` rows, kept to about half a
+/// core's L2 so that the panel stays there while every row of `A` passes over it.
+const PANEL_BYTES: usize = 256 << 10;
+
+/// Rows of `A` from which packing `B` pays: below, the copy costs more than the strided reads it saves.
+const PACK_MIN_ROWS: usize = 16;
+
+impl Gemm {
+    /// Columns per packed panel of `B` (whole 8-column strips), or `None` where `B` is read in place:
+    /// fewer than 16 rows of `A`, one product, fewer than 8 columns, or the `upper` shape (the
+    /// Hessian's narrow inputs).
+    pub(crate) fn panel_cols(&self) -> Option<usize> {
+        if self.m < PACK_MIN_ROWS || self.k < 2 || self.n < 8 || self.upper {
+            return None;
+        }
+        Some(((PANEL_BYTES / 4 / self.k / 8).max(1) * 8).min(self.strip_cols()))
+    }
+
+    /// Columns of `B` in whole 8-column strips; the rest is read in place.
+    pub(crate) fn strip_cols(&self) -> usize {
+        self.n / 8 * 8
+    }
+
+    /// Copies columns `j0..j1` (whole strips) of `B` into `pack`, strip `s` as a contiguous
+    /// `k x 8` block at `s * 8k`: each product's 8 values side by side, the strips one after another.
+    pub(crate) fn pack_panel(&self, b: &[f32], j0: usize, j1: usize, pack: &mut [f32]) {
+        for (s, j) in (j0..j1).step_by(8).enumerate() {
+            let dst = &mut pack[s * 8 * self.k..(s + 1) * 8 * self.k];
+            for p in 0..self.k {
+                dst[p * 8..p * 8 + 8].copy_from_slice(&b[p * self.ldb + j..p * self.ldb + j + 8]);
+            }
+        }
+    }
+
+    /// Checks a packed panel call (see the backends' `gemm_acc_panel`): `A` and `C` as `check`,
+    /// `pack` holding `j1 - j0` columns of `k` products.
+    pub(crate) fn check_panel(&self, a: &[f32], pack: &[f32], j0: usize, j1: usize, c: &[f32]) {
+        assert!(j0.is_multiple_of(8) && j1.is_multiple_of(8) && j0 < j1 && j1 <= self.n && !self.upper, "gemm: panel {j0}..{j1}");
+        assert!(pack.len() >= (j1 - j0) * self.k, "gemm: panel too short");
+        if self.m == 0 {
+            return;
+        }
+        if self.k > 0 {
+            assert!(a.len() > (self.m - 1) * self.a_rs + (self.k - 1) * self.a_ks, "gemm: A too short");
+        }
+        assert!(c.len() >= (self.m - 1) * self.ldc + j1, "gemm: C too short");
+    }
+}
+
 /// Rows of a register tile (and the row granularity of the `lower` shape).
 pub const MR: usize = 4;
 /// Columns of a register tile: two f64x2 vectors.

@@ -31,3 +31,13 @@ pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
         }
     }
 }
+
+/// Rows of `g` over columns `j0..j1` of `B` given packed (`Gemm::pack_panel`'s layout): each strip
+/// is a `k x 8` matrix of row stride 8, so the oracle runs on it as on `B` itself.
+pub fn gemm_acc_panel(g: &Gemm, a: &[f32], pack: &[f32], j0: usize, j1: usize, c: &mut [f32]) {
+    g.check_panel(a, pack, j0, j1, c);
+    for (s, j) in (j0..j1).step_by(8).enumerate() {
+        let strip = Gemm { n: 8, ldb: 8, ..*g };
+        gemm_acc_serial(&strip, a, &pack[s * 8 * g.k..(s + 1) * 8 * g.k], &mut c[j..]);
+    }
+}

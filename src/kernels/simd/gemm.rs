@@ -29,8 +29,8 @@ unsafe fn close<const FRESH: bool>(p: *mut f32, acc: v128) {
     st(p, if FRESH { f32x4_add(ld(p), acc) } else { acc })
 }
 
-/// Eight consecutive columns of `B`: where row `p` of them starts is `base + p * stride` (`B` itself,
-/// stride `ldb`, or its packed copy, stride 8).
+/// Consecutive columns of `B`: where row `p` of them starts is `base + p * stride` (`B` itself,
+/// stride `ldb`, or a packed strip of 8, stride 8).
 #[derive(Clone, Copy)]
 struct Strip {
     base: *const f32,
@@ -41,6 +41,11 @@ impl Strip {
     #[inline(always)]
     unsafe fn at(self, p: usize) -> *const f32 {
         self.base.add(p * self.stride)
+    }
+    /// The same rows, `cols` columns further.
+    #[inline(always)]
+    unsafe fn right(self, cols: usize) -> Strip {
+        Strip { base: self.base.add(cols), ..self }
     }
 }
 
@@ -106,12 +111,12 @@ unsafe fn tile4x4<const FRESH: bool>(
     }
 }
 
-/// One row, columns `j..j+4`, products `p0..p1`.
+/// One row, columns `j..j+4` (`strip`, its first four columns), products `p0..p1`.
 #[inline(always)]
-unsafe fn tile1x4<const FRESH: bool>(g: &Gemm, ar: *const f32, cr: *mut f32, b: *const f32, j: usize, p0: usize, p1: usize) {
+unsafe fn tile1x4<const FRESH: bool>(g: &Gemm, ar: *const f32, cr: *mut f32, strip: Strip, j: usize, p0: usize, p1: usize) {
     let mut acc = open::<FRESH>(cr.add(j));
     for p in p0..p1 {
-        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(*ar.add(p * g.a_ks)), ld(b.add(p * g.ldb + j))));
+        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(*ar.add(p * g.a_ks)), ld(strip.at(p))));
     }
     close::<FRESH>(cr.add(j), acc);
 }
@@ -141,7 +146,8 @@ fn chunks<const FRESH: bool>(g: &Gemm, mut tile: impl FnMut(usize, usize)) {
 
 /// Register tile of 4 rows x 8 columns (8 accumulators), then 4 x 4, then single columns;
 /// leftover rows go one at a time with 4-wide vectors. Each tile runs the chunks of `p`
-/// one after another.
+/// one after another. From 16 rows on (`Gemm::panel_cols`), `B`'s whole 8-column strips are read
+/// through packed copies, a panel at a time (`panel`), and the last columns in place.
 pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     g.check(a, b, c);
     if g.kc == 0 {
@@ -151,116 +157,125 @@ pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     }
 }
 
-/// Bytes of `B`'s packed copy: a panel of whole 8-column strips over all `k` rows, kept to about half a
-/// core's L2 so that it stays there while every row of `A` passes over it.
-const PANEL_BYTES: usize = 256 << 10;
-
-/// Rows of `A` from which packing pays: below, the copy costs more than the strided reads it saves.
-const PACK_MIN_ROWS: usize = 16;
-
-/// Columns per packed panel for a depth of `k`: whole 8-column strips, at least one.
-#[inline]
-fn panel_cols(k: usize) -> usize {
-    (PANEL_BYTES / 4 / k.max(1) / 8).max(1) * 8
+/// Rows of `g` over columns `j0..j1` of `B` given packed (`Gemm::pack_panel`'s layout): what the
+/// threads' row bands run, each over the one copy the caller made.
+pub fn gemm_acc_panel(g: &Gemm, a: &[f32], pack: &[f32], j0: usize, j1: usize, c: &mut [f32]) {
+    g.check_panel(a, pack, j0, j1, c);
+    if g.kc == 0 {
+        panel::<false>(g, a, pack, j0, j1, c)
+    } else {
+        panel::<true>(g, a, pack, j0, j1, c)
+    }
 }
 
-/// The tiles go panel by panel of `B`'s columns, every row of `A` against one panel before the next.
-/// A panel's 8-column strips are first copied to contiguous `k x 8` blocks: read in place, each
-/// product row of a strip is 32 bytes on its own cache line and, for a wide `B`, its own page, and
-/// the register tile waits on those loads (measured in wasm on V8: 4x8 tiles over a packed
-/// 576 x 1536 `B` 1.6-1.75x the rate of the same tiles in place). Only where each tile reads its
-/// values and the order in which tiles run change; every element's sum is the one the contract
-/// fixes, so the bits are those of the unpacked path.
 fn run<const FRESH: bool>(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
-    let nc = if g.m >= PACK_MIN_ROWS && g.k > 1 { panel_cols(g.k).min(g.n / 8 * 8) } else { 0 };
-    let mut pack = vec![0f32; nc * g.k];
-    // `A` stored transposed (`Xᵀ` of a weight gradient: 4 rows side by side, a whole row of `X` between
-    // products) is read through a packed copy of each 4-row group when `B` is packed too
-    let pack_a = nc > 0 && g.a_rs == 1 && g.a_ks >= 8;
+    let mut packed_to = 0;
+    if let Some(nc) = g.panel_cols() {
+        let mut pack = vec![0f32; nc * g.k];
+        packed_to = g.strip_cols();
+        let mut j0 = 0;
+        while j0 < packed_to {
+            let j1 = (j0 + nc).min(packed_to);
+            g.pack_panel(b, j0, j1, &mut pack);
+            panel::<FRESH>(g, a, &pack, j0, j1, c);
+            j0 = j1;
+        }
+    }
+    in_place::<FRESH>(g, a, b, c, packed_to);
+}
+
+/// Why packing: read in place, each product row of an 8-column strip is 32 bytes on its own cache
+/// line and, for a wide `B`, its own page, and the register tile waits on those loads (measured in
+/// wasm on V8: 4x8 tiles over a packed 576 x 1536 `B` at 1.6-1.75x the rate of the same tiles in
+/// place). Every row of `A` passes over a panel before the next one is packed; a transposed `A`
+/// (`Xᵀ` of a weight gradient: 4 rows side by side, a row of `X` between products) is read through
+/// a packed copy of each 4-row group too. Only where a tile reads its values and the order in which
+/// tiles run change: every element is the sum the contract fixes, so the bits are the in-place path's.
+fn panel<const FRESH: bool>(g: &Gemm, a: &[f32], pack: &[f32], j0: usize, j1: usize, c: &mut [f32]) {
+    let pack_a = g.a_rs == 1 && g.a_ks >= 8;
     let mut apack = vec![0f32; if pack_a { 4 * g.k } else { 0 }];
+    let (a, c) = (a.as_ptr(), c.as_mut_ptr());
+    let m4 = g.m / 4 * 4;
+    let strip = |j: usize| Strip { base: pack[(j - j0) / 8 * 8 * g.k..].as_ptr(), stride: 8 };
+    // SAFETY: `check_panel` bounds the reads of A (rows < m, products < k; with `a_rs == 1` the four
+    // values a + i + p * a_ks .. + 3 are rows i..i+3 < m4 of product p) and the writes of C
+    // (columns < j1); strip s of the panel is read within pack[s * 8k .. (s + 1) * 8k], and the
+    // packed 4-row group within apack (4k).
+    unsafe {
+        let mut i = 0;
+        while i < m4 {
+            let (ga, ar) = if pack_a {
+                // the 4 rows' values of product p side by side: one 16-byte run per p
+                let dst = apack.as_mut_ptr();
+                for p in 0..g.k {
+                    st(dst.add(p * 4), ld(a.add(i + p * g.a_ks)));
+                }
+                let at = apack.as_ptr();
+                (Gemm { a_rs: 1, a_ks: 4, ..*g }, [at, at.add(1), at.add(2), at.add(3)])
+            } else {
+                (*g, [a.add(i * g.a_rs), a.add((i + 1) * g.a_rs), a.add((i + 2) * g.a_rs), a.add((i + 3) * g.a_rs)])
+            };
+            let cr = [c.add(i * g.ldc), c.add((i + 1) * g.ldc), c.add((i + 2) * g.ldc), c.add((i + 3) * g.ldc)];
+            for j in (j0..j1).step_by(8) {
+                let sj = strip(j);
+                chunks::<FRESH>(g, |p0, p1| tile4x8::<FRESH>(&ga, &ar, &cr, sj, j, p0, p1));
+            }
+            i += 4;
+        }
+        while i < g.m {
+            let ar = a.add(i * g.a_rs);
+            let cr = c.add(i * g.ldc);
+            for j in (j0..j1).step_by(8) {
+                let sj = strip(j);
+                chunks::<FRESH>(g, |p0, p1| tile1x4::<FRESH>(g, ar, cr, sj, j, p0, p1));
+                chunks::<FRESH>(g, |p0, p1| tile1x4::<FRESH>(g, ar, cr, sj.right(4), j + 4, p0, p1));
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Columns `j_lo..n` of `C` with `B` read where it lies.
+fn in_place<const FRESH: bool>(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32], j_lo: usize) {
     let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
     let m4 = g.m / 4 * 4;
-    // SAFETY: `check` bounds every index below (i < m, j < n, p < k; with `a_rs == 1` the four
-    // values a + i + p * a_ks .. + 3 are rows i..i+3 < m4 of product p); packed strips are read
-    // within `pack` (strip s of a panel at s * 8k, rows p < k), packed rows within `apack` (4k).
+    let col = |j: usize| Strip { base: b.wrapping_add(j), stride: g.ldb };
+    // SAFETY: `check` bounds every index below (i < m, j < n, p < k).
     unsafe {
-        let mut j0 = 0;
-        while j0 < g.n {
-            // a packed panel (whole strips), else the rest of B in place
-            let j1 = if nc > 0 && j0 + 8 <= g.n { (j0 + nc).min(g.n / 8 * 8) } else { g.n };
-            let packed = nc > 0 && j1 <= g.n / 8 * 8;
-            if packed {
-                for (s, j) in (j0..j1).step_by(8).enumerate() {
-                    let dst = pack.as_mut_ptr().add(s * 8 * g.k);
-                    for p in 0..g.k {
-                        let src = b.add(p * g.ldb + j);
-                        st(dst.add(p * 8), ld(src));
-                        st(dst.add(p * 8 + 4), ld(src.add(4)));
-                    }
-                }
+        let mut i = 0;
+        while i < m4 {
+            let ar = [a.add(i * g.a_rs), a.add((i + 1) * g.a_rs), a.add((i + 2) * g.a_rs), a.add((i + 3) * g.a_rs)];
+            let cr = [c.add(i * g.ldc), c.add((i + 1) * g.ldc), c.add((i + 2) * g.ldc), c.add((i + 3) * g.ldc)];
+            let mut j = g.col_start(i).max(j_lo);
+            while j + 8 <= g.n {
+                chunks::<FRESH>(g, |p0, p1| tile4x8::<FRESH>(g, &ar, &cr, col(j), j, p0, p1));
+                j += 8;
             }
-            let strip = |j: usize| {
-                if packed {
-                    Strip { base: pack.as_ptr().add((j - j0) * g.k), stride: 8 }
-                } else {
-                    Strip { base: b.add(j), stride: g.ldb }
-                }
-            };
-            let mut i = 0;
-            while i < m4 {
-                let (ga, ar) = if pack_a {
-                    // the 4 rows' values of product p side by side: one 16-byte run per p
-                    let dst = apack.as_mut_ptr();
-                    for p in 0..g.k {
-                        st(dst.add(p * 4), ld(a.add(i + p * g.a_ks)));
-                    }
-                    let at = apack.as_ptr();
-                    (Gemm { a_rs: 1, a_ks: 4, ..*g }, [at, at.add(1), at.add(2), at.add(3)])
-                } else {
-                    (*g, [a.add(i * g.a_rs), a.add((i + 1) * g.a_rs), a.add((i + 2) * g.a_rs), a.add((i + 3) * g.a_rs)])
-                };
-                let g = &ga;
-                let cr = [c.add(i * g.ldc), c.add((i + 1) * g.ldc), c.add((i + 2) * g.ldc), c.add((i + 3) * g.ldc)];
-                let mut j = g.col_start(i).max(j0);
-                if packed {
-                    // `upper` starts a row group at a multiple of 4: an odd half strip goes in place
-                    if j % 8 != 0 && j < j1 {
-                        chunks::<FRESH>(g, |p0, p1| tile4x4::<FRESH>(g, &ar, &cr, b, j, p0, p1));
-                        j += 4;
-                    }
-                }
-                while j + 8 <= j1 {
-                    let sj = strip(j);
-                    chunks::<FRESH>(g, |p0, p1| tile4x8::<FRESH>(g, &ar, &cr, sj, j, p0, p1));
-                    j += 8;
-                }
-                if j + 4 <= j1 {
-                    chunks::<FRESH>(g, |p0, p1| tile4x4::<FRESH>(g, &ar, &cr, b, j, p0, p1));
-                    j += 4;
-                }
-                while j < j1 {
-                    for r in 0..4 {
-                        chunks::<FRESH>(g, |p0, p1| tile1x1::<FRESH>(g, ar[r], cr[r].add(j), b, j, p0, p1));
-                    }
-                    j += 1;
-                }
-                i += 4;
+            if j + 4 <= g.n {
+                chunks::<FRESH>(g, |p0, p1| tile4x4::<FRESH>(g, &ar, &cr, b, j, p0, p1));
+                j += 4;
             }
-            while i < g.m {
-                let ar = a.add(i * g.a_rs);
-                let cr = c.add(i * g.ldc);
-                let mut j = g.col_start(i).max(j0);
-                while j + 4 <= j1 {
-                    chunks::<FRESH>(g, |p0, p1| tile1x4::<FRESH>(g, ar, cr, b, j, p0, p1));
-                    j += 4;
+            while j < g.n {
+                for r in 0..4 {
+                    chunks::<FRESH>(g, |p0, p1| tile1x1::<FRESH>(g, ar[r], cr[r].add(j), b, j, p0, p1));
                 }
-                while j < j1 {
-                    chunks::<FRESH>(g, |p0, p1| tile1x1::<FRESH>(g, ar, cr.add(j), b, j, p0, p1));
-                    j += 1;
-                }
-                i += 1;
+                j += 1;
             }
-            j0 = j1;
+            i += 4;
+        }
+        while i < g.m {
+            let ar = a.add(i * g.a_rs);
+            let cr = c.add(i * g.ldc);
+            let mut j = g.col_start(i).max(j_lo);
+            while j + 4 <= g.n {
+                chunks::<FRESH>(g, |p0, p1| tile1x4::<FRESH>(g, ar, cr, col(j), j, p0, p1));
+                j += 4;
+            }
+            while j < g.n {
+                chunks::<FRESH>(g, |p0, p1| tile1x1::<FRESH>(g, ar, cr.add(j), b, j, p0, p1));
+                j += 1;
+            }
+            i += 1;
         }
     }
 }

@@ -24,7 +24,7 @@ mod write;
 
 pub use adam_run::adam_run;
 pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
-pub use gemm::gemm_acc_serial;
+pub use gemm::{gemm_acc_panel, gemm_acc_serial};
 pub use gemm_f64::sub_mul_tile;
 pub use newton::{prox_root4, root_sums_hx};
 pub use nm24::{nm24_mask, nm24_mask_uninit};
