@@ -6,13 +6,15 @@
 // over every trained value, whatever the gradient). Each phase for the batches padded to --seq-len, cut
 // to their longest real token (trim-padding.ts) and, the same, grouped by length (group_by_length).
 //   node bench/recover/minilm-step-profile.mjs --model /work/models/all-MiniLM-L6-v2 --one-shot /work/tmp/minilm-ch50.onnx
-//        [--batches 12] [--batch 8] [--train-count 512] [--threads 2] [--seq-len 32]
+//        [--batches 12] [--batch 8] [--train-count 512] [--threads 2] [--seq-len 32] [--pkg DIR]
+// --pkg DIR: the package from DIR instead of pkg/; a single-threaded build with the cfg
+// sparsekit_train_profile (bench/train/train-profile-wasm.mjs says how to build one) adds the
+// grouped run's time per op type (use --threads 1 with it).
 // The one-shot model: bench/text/minilm-recover.mjs --one-shot FILE writes it (main's B cut).
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
-import * as sk from 'sparsekit-wasm';
 import { makeOrtRunner, heldOut, OnnxModel, trainSetup, teacherTargets, lossesOf, withFeatures, maskPadding, matchFeatures, FeatureTeacher, epochBatches, makeBatch, paddingTrim, trimProbe, batchLength, trimBatch, trimSamples, trimmedLosses } from '#onnx-internal';
 import { debianSections } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
@@ -22,7 +24,9 @@ const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' }, 'one-shot': { type: 'string' },
   batches: { type: 'string', default: '12' }, batch: { type: 'string', default: '8' }, 'train-count': { type: 'string', default: '512' },
   threads: { type: 'string', default: '2' }, 'seq-len': { type: 'string', default: '32' }, features: { type: 'string', default: '6' },
+  pkg: { type: 'string' },
 } });
+const sk = values.pkg ? await import(`${fs.realpathSync(values.pkg)}/src/node.js`) : await import('sparsekit-wasm');
 if (!values['one-shot']) throw new Error('--one-shot FILE.onnx: the pruned model (bench/text/minilm-recover.mjs --one-shot writes it)');
 const threads = Number(values.threads);
 if (threads > 1 && !(await sk.initThreadPool(threads))) throw new Error(`--threads ${threads}: the pool could not start`);
@@ -92,7 +96,18 @@ const plain = epochBatches(samples, padding.graph.inputs, size, 1, 0);
 const grouped = epochBatches(samples, padding.graph.inputs, size, 1, 0, trim.lengths);
 await run(`padded to ${trim.tokens}`, plain, false);
 await run('trimmed', plain, true);
+const profiled = typeof tr._raw?.profile === 'function';
+const p0 = profiled ? JSON.parse(tr._raw.profile()) : null;
 await run('trimmed, grouped by length', grouped, true);
+if (profiled) {
+  // seconds per op type over the grouped run's batches (the warm-up one and the Adam-alone pass included)
+  const p1 = JSON.parse(tr._raw.profile());
+  const rows = Object.entries(p1).map(([op, [f, b]]) => [op, (f - (p0[op]?.[0] ?? 0)) * 1e3, (b - (p0[op]?.[1] ?? 0)) * 1e3]);
+  const tot = rows.reduce((a, r) => a + r[1] + r[2], 0);
+  rows.sort((a, b) => b[1] + b[2] - a[1] - a[2]);
+  console.log(`\nper op type, the grouped run (${nBatches + 1} batches, each a loss, a step and a forward + backward): ${tot.toFixed(0)} ms`);
+  for (const [op, f, b] of rows.filter((r) => r[1] + r[2] > 0.005 * tot)) console.log(`| ${op} | ${f.toFixed(0)} | ${b.toFixed(0)} | ${((f + b) / tot * 100).toFixed(1)}% |`);
+}
 console.log(`\n${nBatches} batches of ${size} (after one warm-up) each way, the same batches padded and trimmed; ${threads} workers; onnxruntime one thread; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
 await ft.release();
 tr.free();

@@ -36,22 +36,11 @@ pub struct Unary {
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
 const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
-/// erf in f64: its Taylor series below |x| = 4 (terms stay below e^16, so f64 keeps ~1e-9),
-/// ±1 beyond (erfc(4) < 2e-8, below f32's resolution of 1).
+/// erf in f64 (libm's port of musl's: rational approximations and one `exp`, within an ulp of f64), so
+/// that the f32 it is rounded to is nearly always the correctly rounded one. The Taylor series it replaced
+/// (~1e-9, up to 60 terms near |x| = 4) cost a GELU encoder's training step about a sixth of its time.
 pub fn erf(x: f64) -> f64 {
-    if x.abs() >= 4.0 {
-        return x.signum();
-    }
-    let (x2, mut term, mut sum) = (x * x, x, x);
-    for n in 1..200 {
-        term *= -x2 / n as f64;
-        let t = term / (2 * n + 1) as f64;
-        sum += t;
-        if t.abs() < 1e-17 * sum.abs() {
-            break;
-        }
-    }
-    sum * TWO_OVER_SQRT_PI
+    libm::erf(x)
 }
 
 impl Unary {
