@@ -19,6 +19,7 @@ import { makeOrtRunner, heldOut, OnnxModel, trainSetup, teacherTargets, lossesOf
 import { debianSections } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
 import { median } from '../lib/stats.mjs';
+import { opProfileDelta } from '../lib/op-profile.mjs';
 
 const { values } = parseArgs({ options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' }, 'one-shot': { type: 'string' },
@@ -101,12 +102,9 @@ const p0 = profiled ? JSON.parse(tr._raw.profile()) : null;
 await run('trimmed, grouped by length', grouped, true);
 if (profiled) {
   // seconds per op type over the grouped run's batches (the warm-up one and the Adam-alone pass included)
-  const p1 = JSON.parse(tr._raw.profile());
-  const rows = Object.entries(p1).map(([op, [f, b]]) => [op, (f - (p0[op]?.[0] ?? 0)) * 1e3, (b - (p0[op]?.[1] ?? 0)) * 1e3]);
-  const tot = rows.reduce((a, r) => a + r[1] + r[2], 0);
-  rows.sort((a, b) => b[1] + b[2] - a[1] - a[2]);
+  const { total: tot, rows } = opProfileDelta(p0, JSON.parse(tr._raw.profile()));
   console.log(`\nper op type, the grouped run (${nBatches + 1} batches, each a loss, a step and a forward + backward): ${tot.toFixed(0)} ms`);
-  for (const [op, f, b] of rows.filter((r) => r[1] + r[2] > 0.005 * tot)) console.log(`| ${op} | ${f.toFixed(0)} | ${b.toFixed(0)} | ${((f + b) / tot * 100).toFixed(1)}% |`);
+  for (const [op, f, b] of rows) console.log(`| ${op} | ${f.toFixed(0)} | ${b.toFixed(0)} | ${((f + b) / tot * 100).toFixed(1)}% |`);
 }
 console.log(`\n${nBatches} batches of ${size} (after one warm-up) each way, the same batches padded and trimmed; ${threads} workers; onnxruntime one thread; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
 await ft.release();

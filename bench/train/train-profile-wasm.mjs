@@ -11,6 +11,7 @@ const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const sk = await import(P + '/src/node.js');
 const { TRAIN_CASES } = await import(ROOT + '/kit/train-cases.mjs');
+const { opProfileDelta } = await import(ROOT + '/bench/lib/op-profile.mjs');
 function rand(n, seed) { let s = seed >>> 0 || 1; return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; }); }
 for (const m of models) {
   const { file, shape } = TRAIN_CASES[m];
@@ -24,9 +25,7 @@ for (const m of models) {
   for (let s = 0; s < steps; s++) tr.step(x, target);
   const ms = (performance.now() - t0) / steps;
   const p1 = JSON.parse(tr._raw.profile());
-  const rows = Object.entries(p1).map(([op, [f, b]]) => [op, (f - (p0[op]?.[0] ?? 0)) * 1e3 / steps, (b - (p0[op]?.[1] ?? 0)) * 1e3 / steps]);
-  const tot = rows.reduce((a, r) => a + r[1] + r[2], 0);
-  rows.sort((a, b) => b[1] + b[2] - a[1] - a[2]);
+  const { total: tot, rows } = opProfileDelta(p0, p1, 1 / steps);
   console.log(`${m}: ${ms.toFixed(0)} ms per step, ops ${tot.toFixed(0)} ms`);
-  for (const [op, f, b] of rows.filter((r) => r[1] + r[2] > 0.005 * tot)) console.log(`  ${op.padStart(20)}: fwd ${f.toFixed(0).padStart(5)} ms  bwd ${b.toFixed(0).padStart(5)} ms  (${((f + b) / tot * 100).toFixed(1)}%)`);
+  for (const [op, f, b] of rows) console.log(`  ${op.padStart(20)}: fwd ${f.toFixed(0).padStart(5)} ms  bwd ${b.toFixed(0).padStart(5)} ms  (${((f + b) / tot * 100).toFixed(1)}%)`);
 }
