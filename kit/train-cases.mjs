@@ -14,3 +14,9 @@ export const TRAIN_CASES = {
   rec: { file: REC, shape: [8, 3, 48, 320] },
   'smollm2-block': { file: path.join(ROOT, 'bench/out/smollm2-block/model.onnx'), shape: [4, 256, 576] },
 };
+
+/** The benches' batch values: `n` floats uniform in [0, 2) from a xorshift32 seeded with `seed` (0 acts as 1). */
+export function caseValues(n, seed) {
+  let s = seed >>> 0 || 1;
+  return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; });
+}

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TRAIN_CASES } from '../../kit/train-cases.mjs';
+import { TRAIN_CASES, caseValues as rand } from '../../kit/train-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -19,10 +19,6 @@ const which = arg('models', 'det,rec').split(',');
 const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const builds = [await import(A + '/src/node.js'), await import(B + '/src/node.js')];
 
-function rand(n, seed) {
-  let s = seed >>> 0 || 1;
-  return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; });
-}
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 

@@ -10,9 +10,8 @@ const P = process.argv[2], steps = +(process.argv[3] ?? 2), models = (process.ar
 const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const { OnnxModel, trainGraph } = await import(ROOT + '/pkg/src/onnx/internal.js');
 const sk = await import(P + '/src/node.js');
-const { TRAIN_CASES } = await import(ROOT + '/kit/train-cases.mjs');
+const { TRAIN_CASES, caseValues: rand } = await import(ROOT + '/kit/train-cases.mjs');
 const { opProfileDelta } = await import(ROOT + '/bench/lib/op-profile.mjs');
-function rand(n, seed) { let s = seed >>> 0 || 1; return Float32Array.from({ length: n }, () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2; }); }
 for (const m of models) {
   const { file, shape } = TRAIN_CASES[m];
   const n = shape.reduce((a, b) => a * b, 1);
