@@ -65,6 +65,11 @@ fn gemm_and_matmul() {
     }
     let inits = vec![f("a", &[2, 1, 3, 4], &mut r), f("b", &[3, 4, 2], &mut r)];
     check(vec![node("MatMul", &["a", "b"], &["y"], &[])], inits, &["y"], EPS, TOL);
+    // one matrix for every batch of A (one product over all of A's rows), and a vector
+    for b in [vec![4, 2], vec![1, 1, 4, 2], vec![4]] {
+        let inits = vec![f("a", &[2, 3, 3, 4], &mut r), f("b", &b, &mut r)];
+        check(vec![node("MatMul", &["a", "b"], &["y"], &[])], inits, &["y"], EPS, TOL);
+    }
 }
 
 #[test]

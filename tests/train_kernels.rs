@@ -101,6 +101,18 @@ fn matmul_matches_the_scalar_oracle_bit_for_bit() {
     gemm_acc_scalar(&Gemm { m: k, n: nn, k: m, a_rs: 1, a_ks: k, ldb: nn, ldc: nn, upper: false, kc: SUM_CHUNK }, &a, &gy, &mut db);
     assert_eq!(bits(&grads[0].data), bits(&da), "dA");
     assert_eq!(bits(&grads[1].data), bits(&db), "dB");
+    // The same rows as activations `[batch.., rows, k]` against the one weight matrix (a
+    // transformer's `[sentences, tokens, features]`, `B` as `[k, n]` or `[1, k, n]`): one product
+    // over every row, the bits of the 2-D one — dB included, summed over all rows in chunks.
+    for (xs, ws) in [(vec![3, 50, k], vec![k, nn]), (vec![2, 3, 25, k], vec![k, nn]), (vec![3, 50, k], vec![1, k, nn])] {
+        let (y3, g3) = run(NodeSpec::new("MatMul", &["x", "w"], &["y"], &[]), (&xs, &a), (&ws, &b), 6);
+        let mut ys = xs[..xs.len() - 1].to_vec();
+        ys.push(nn);
+        assert_eq!(y3.shape, ys, "{xs:?} x {ws:?}");
+        assert_eq!(bits(&y3.data), bits(&want), "forward {xs:?} x {ws:?}");
+        assert_eq!(bits(&g3[0].data), bits(&da), "dA {xs:?} x {ws:?}");
+        assert_eq!(bits(&g3[1].data), bits(&db), "dB {xs:?} x {ws:?}");
+    }
 }
 
 /// Depthwise convolutions take the direct path (`kernels::depthwise`, no column matrix); its

@@ -473,7 +473,8 @@ fn clock() -> f64 {
 }
 
 /// Bench only: the profile's row of a node; convolutions split by kind (depthwise: one input
-/// channel per group; pointwise: 1x1; the rest), whose costs differ most.
+/// channel per group; pointwise: 1x1; the rest) and matrix products by the rank of their second
+/// input, whose costs differ most.
 #[cfg(sparsekit_train_profile)]
 fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
     match (op, ins.get(1).copied().flatten()) {
@@ -482,6 +483,15 @@ fn profile_key(op: &str, ins: &[Option<&Value>]) -> String {
             [_, _, 1, 1] => "Conv 1x1".into(),
             _ => "Conv".into(),
         },
+        // a product with a weight matrix against one of two computed values (attention's
+        // scores and mix: many small products in a batch)
+        ("MatMul", Some(b)) => {
+            if b.shape().len() == 2 {
+                "MatMul by a matrix".into()
+            } else {
+                "MatMul batched".into()
+            }
+        }
         _ => op.into(),
     }
 }

@@ -160,6 +160,17 @@ fn plan(a: &[usize], b: &[usize]) -> Result<MmPlan> {
     if b.len() > 1 {
         out.push(n);
     }
+    if ba.len() >= bb.len() && bb.iter().all(|&d| d == 1) {
+        // One `B` for every batch of `A` (a weight matrix against activations `[batch.., m, k]`):
+        // `A`'s batches are its rows' outer axes, stored in order, and so are the output's, so the
+        // product is one GEMM of `batch · m` rows. Each output row is the same sum as per batch;
+        // `B`'s gradient `Aᵀ·g` becomes one sum over every row (in the chunks of `SUM_CHUNK`)
+        // where it was a sum per batch. A transformer's batch of 8 sentences of ~12 tokens is then
+        // one product of ~100 rows, which the GEMM packs and splits over threads, instead of eight
+        // of 12 rows, each too short for either.
+        let rows = batch.iter().product::<usize>() * m;
+        return Ok(MmPlan { batch: Vec::new(), sa: Vec::new(), sb: Vec::new(), m: rows, k, n, out });
+    }
     Ok(MmPlan { sa: broadcast_strides(ba, &batch), sb: broadcast_strides(bb, &batch), batch, m, k, n, out })
 }
 
