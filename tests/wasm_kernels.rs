@@ -1,4 +1,4 @@
-//! The element kernels (block reductions, scaling, conditioned sums, the 2:4 mask): SIMD128 against the scalar oracle, bit for bit (NaN: any NaN on both sides). The Adam soft threshold's kernels are in `wasm_prox_kernels.rs`, the GEMMs in `wasm_gemm.rs`.
+//! The element kernels (block reductions, scaling, conditioned sums, the 2:4 mask, the training core's Adam update): SIMD128 against the scalar oracle, bit for bit (NaN: any NaN on both sides). The Adam soft threshold's kernels are in `wasm_prox_kernels.rs`, the GEMMs in `wasm_gemm.rs`.
 //! Only meaningful on wasm32 with simd128:
 //! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
@@ -110,5 +110,26 @@ fn nm24_bit_exact() {
         simd::nm24_mask_uninit(&x[..n], &mut u);
         assert!(u.iter().zip(&a).all(|(u, &a)| unsafe { u.assume_init() } == a), "nm24 (uninit) over {n} values");
         assert!(a.chunks(4).all(|g| g.iter().map(|&v| v as u32).sum::<u32>() == 2));
+    }
+}
+
+#[wasm_bindgen_test]
+fn adam_update_bit_exact() {
+    // lengths around the 4-lane step; moments with the awkward values (NaN, infinities, signed
+    // zeros) and ordinary ones; a keep-mask holding every third element, and none
+    let c = scalar::AdamCoefs { lr: 6e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01, bc1: 0.271, bc2: 0.002_998_5 };
+    for (len, seed) in [(0usize, 1u64), (3, 2), (4, 3), (7, 4), (64, 5), (1001, 6)] {
+        let (w, g, m) = (inputs(len, seed), inputs(len, seed + 10), inputs(len, seed + 20));
+        let v: Vec<f32> = inputs(len, seed + 30).iter().map(|x| x.abs()).collect();
+        let keep: Vec<u8> = (0..len).map(|i| (i % 3 != 1) as u8).collect();
+        for k in [None, Some(&keep[..])] {
+            let (mut w1, mut m1, mut v1) = (w.clone(), m.clone(), v.clone());
+            let (mut w2, mut m2, mut v2) = (w.clone(), m.clone(), v.clone());
+            scalar::adam_update(&c, &mut w1, &mut m1, &mut v1, &g, k);
+            simd::adam_update(&c, &mut w2, &mut m2, &mut v2, &g, k);
+            for (name, p, q) in [("w", &w1, &w2), ("m", &m1, &m2), ("v", &v1, &v2)] {
+                assert!(p.iter().zip(q).all(|(a, b)| same(*a, *b)), "{name}, len {len}, keep {}", k.is_some());
+            }
+        }
     }
 }

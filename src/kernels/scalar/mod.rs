@@ -7,6 +7,7 @@
 //! general path of the Adam step on every backend: the SIMD quad kernels reproduce them per lane.
 
 mod adam_run;
+mod adam_update;
 mod bisection;
 mod certify;
 mod gemm;
@@ -22,6 +23,7 @@ mod syrk;
 mod write;
 
 pub use adam_run::adam_run;
+pub use adam_update::{adam_update, AdamCoefs};
 pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
 pub use certify::certified_root;
 pub use gemm::{gemm_acc_panel, gemm_acc_serial};

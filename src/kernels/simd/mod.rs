@@ -6,6 +6,7 @@
 //! the first operand), not as wasm's `f32x4.max` does.
 
 mod adam_run;
+mod adam_update;
 mod bisection;
 mod certify;
 mod gemm;
@@ -23,6 +24,7 @@ mod vec;
 mod write;
 
 pub use adam_run::adam_run;
+pub use adam_update::adam_update;
 pub use bisection::{cond_sumsq, cond_sumsq_hx, prox_step4};
 pub use gemm::{gemm_acc_panel, gemm_acc_serial};
 pub use gemm_f64::sub_mul_tile;
