@@ -40,7 +40,8 @@ pub fn gemm_acc_serial(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
 /// when threads are available. Bands write disjoint rows of `C` (`ldc >= n` is required when
 /// `m > 1`), so the bits do not depend on the thread count. Where the backend reads `B` packed
 /// (`Gemm::panel_cols`), each panel is packed once here and the bands share it: a band of a few
-/// rows (a batch of short token rows split 16 ways) gets the packed reads without a copy of its own.
+/// rows gets the packed reads without a copy of its own. A product with too few rows for such bands
+/// splits its columns instead ([`column_tasks`]).
 pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     g.check(a, b, c);
     let work = g.m.saturating_mul(g.n).saturating_mul(g.k.max(1));
@@ -53,6 +54,9 @@ pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
         return bands(g, tasks, c, |sub, r0, cs| band_in_place(g, sub, r0, a, b, cs));
     };
     let packed_to = g.strip_cols();
+    if g.m.div_ceil(tasks) < MIN_BAND_ROWS && packed_to >= 16 {
+        return column_tasks(g, tasks, a, b, c, packed_to);
+    }
     let mut pack = vec![0f32; nc * g.k];
     let mut j0 = 0;
     while j0 < packed_to {
@@ -64,6 +68,44 @@ pub fn gemm_acc(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32]) {
     if packed_to < g.n {
         let rest = Gemm { n: g.n - packed_to, ..*g };
         bands(&rest, tasks, &mut c[packed_to..], |sub, r0, cs| gemm_acc_serial(sub, &a[r0 * g.a_rs..], &b[packed_to..], cs));
+    }
+}
+
+/// Rows per band below which [`gemm_acc`] splits the columns instead: a band this thin (a batch of
+/// ~100 token rows cut 16 ways gives bands of 8) spends its hand-outs, one per panel of `B`, on a
+/// few microseconds of work each (MiniLM's 768-deep products: panels of 80 columns, 5 per product).
+const MIN_BAND_ROWS: usize = 16;
+
+/// `C += A · B` for a product with few rows: about `tasks` tasks of whole 8-column strips, each
+/// packing its own strips of `B` and running every row of `A` over them, one hand-out for the
+/// whole product and the packing itself split too. Tasks share `C`'s rows, so each works on a
+/// copy of its columns, written back after; the columns past the last whole strip are read in
+/// place. Every element is the packed panel's sum: the bits of [`gemm_acc_serial`].
+fn column_tasks(g: &Gemm, tasks: usize, a: &[f32], b: &[f32], c: &mut [f32], packed_to: usize) {
+    let strips = packed_to / 8;
+    let per = strips.div_ceil(tasks.min(strips)) * 8;
+    let mut blocks: Vec<Vec<f32>> = vec![Vec::new(); packed_to.div_ceil(per)];
+    let c_in: &[f32] = c;
+    par::map_chunks_mut(&mut blocks, 1, |t, slot| {
+        let (j0, j1) = (t * per, ((t + 1) * per).min(packed_to));
+        let w = j1 - j0;
+        let mut pack = vec![0f32; w * g.k];
+        g.pack_panel(b, j0, j1, &mut pack);
+        let mut cb = vec![0f32; g.m * w];
+        for (i, row) in cb.chunks_exact_mut(w).enumerate() {
+            row.copy_from_slice(&c_in[i * g.ldc + j0..][..w]);
+        }
+        super::imp::gemm_acc_panel(&Gemm { n: w, ldc: w, ..*g }, a, &pack, 0, w, &mut cb);
+        slot[0] = cb;
+    });
+    for (t, cb) in blocks.iter().enumerate() {
+        let w = cb.len() / g.m;
+        for (i, row) in cb.chunks_exact(w).enumerate() {
+            c[i * g.ldc + t * per..][..w].copy_from_slice(row);
+        }
+    }
+    if packed_to < g.n {
+        gemm_acc_serial(&Gemm { n: g.n - packed_to, ..*g }, a, &b[packed_to..], &mut c[packed_to..]);
     }
 }
 
