@@ -51,8 +51,7 @@ impl Norm {
     pub(crate) fn finish(self, acc: &mut [f32]) {
         if self == Norm::L2 {
             // In parallel slices with threads: otherwise the norms' only sequential pass.
-            let tasks = crate::kernels::par::tasks_for(acc.len(), 1 << 16, acc.len());
-            let chunk = acc.len().div_ceil(tasks.max(1)).max(1);
+            let chunk = crate::kernels::par::run_len(acc.len(), 1 << 16);
             crate::kernels::par::map_chunks_mut(acc, chunk, |_, c| c.iter_mut().for_each(|a| *a = a.sqrt()));
         }
     }

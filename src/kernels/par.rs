@@ -41,6 +41,12 @@ pub fn tasks_for(work: usize, min_per_task: usize, max_tasks: usize) -> usize {
     (work / min_per_task.max(1)).clamp(1, (TASKS_PER_WORKER * t).min(max_tasks.max(1)))
 }
 
+/// The length of the runs that `n` independent items (an element-wise pass) are cut into: at
+/// least `min_per_task` each, as many as [`tasks_for`] allows; `n` (or 1) without threads.
+pub fn run_len(n: usize, min_per_task: usize) -> usize {
+    n.div_ceil(tasks_for(n, min_per_task, n)).max(1)
+}
+
 /// Calls `f(i)` for `i in 0..n`.
 pub fn for_each_index<F: Fn(usize) + Sync + Send>(n: usize, f: F) {
     #[cfg(any(feature = "threads", feature = "native-threads"))]

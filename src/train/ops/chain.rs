@@ -136,8 +136,7 @@ impl Kernel for Chain {
     fn forward(&self, ins: &[Option<&Value>]) -> Result<Vec<Value>> {
         let x = fin(ins, 0, "fused element-wise chain")?;
         let mut y = Tensor { shape: self.out_shape(&x.shape), data: x.data.clone() };
-        let tasks = par::tasks_for(y.len(), TASK, y.len().div_ceil(TASK));
-        let chunk = y.len().div_ceil(tasks.max(1)).max(1);
+        let chunk = par::run_len(y.len(), TASK);
         par::map_chunks_mut(&mut y.data, chunk, |_, ys| {
             for b in ys.chunks_mut(BLOCK) {
                 self.steps.iter().for_each(|s| s.forward(b));
@@ -151,8 +150,7 @@ impl Kernel for Chain {
         let mut g = gout0(gouts, outs[0].shape())?;
         g.shape = x.shape.clone();
         let n = self.steps.len();
-        let tasks = par::tasks_for(g.len(), TASK, g.len().div_ceil(TASK));
-        let chunk = g.len().div_ceil(tasks.max(1)).max(1);
+        let chunk = par::run_len(g.len(), TASK);
         par::map_chunks_mut(&mut g.data, chunk, |t, gs| {
             // vals[s] holds the input of step s for the current block
             let mut vals = vec![0.0f32; n * BLOCK];

@@ -5,16 +5,10 @@ use crate::core::error::Result;
 use crate::kernels::par;
 use crate::train::tensor::{Tensor, Value};
 
-/// Elements per parallel task at least: an erf or an exp costs ~10-15 ns in wasm, so a run of
-/// 2^15 is ~0.4 ms against a few microseconds to hand it out; cheap ops split less often than
-/// they would gain from, never more.
+/// Elements per parallel task at least (each value on its own: the bits whatever the split): an
+/// erf or an exp costs ~10-15 ns in wasm, so a run of 2^15 is ~0.4 ms against a few microseconds
+/// to hand it out; cheap ops split less often than they would gain from, never more.
 const TASK: usize = 1 << 15;
-
-/// The length of the runs an element-wise pass over `n` values is cut into for the workers
-/// (each value on its own: the bits whatever the split).
-fn run_len(n: usize) -> usize {
-    n.div_ceil(par::tasks_for(n, TASK, n.div_ceil(TASK))).max(1)
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -189,7 +183,7 @@ impl Kernel for Unary {
         let x = fin(ins, 0, "activation")?;
         let (lo, hi) = self.clip_bounds(ins)?;
         let mut data = vec![0.0f32; x.len()];
-        let run = run_len(data.len());
+        let run = par::run_len(data.len(), TASK);
         par::map_chunks_mut(&mut data, run, |t, ys| {
             for (y, &v) in ys.iter_mut().zip(&x.data[t * run..]) {
                 *y = self.f(v, lo, hi);
@@ -203,7 +197,7 @@ impl Kernel for Unary {
         let Value::F(y) = outs[0] else { unreachable!("activations output floats") };
         let (lo, hi) = self.clip_bounds(ins)?;
         let mut g = gout0(gouts, &x.shape)?;
-        let run = run_len(g.len());
+        let run = par::run_len(g.len(), TASK);
         par::map_chunks_mut(&mut g.data, run, |t, gs| {
             let (xs, ys) = (&x.data[t * run..], &y.data[t * run..]);
             for (i, gv) in gs.iter_mut().enumerate() {
