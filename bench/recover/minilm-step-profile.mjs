@@ -57,29 +57,28 @@ tr.setLosses(withF.losses);
 const params = tr.paramNames.reduce((a, n) => a + tr.param(n).length, 0);
 console.error(`${samples.length} samples at ${trim.tokens} tokens, real tokens median ${median([...trim.lengths])} (${Math.min(...trim.lengths)}–${Math.max(...trim.lengths)}); ${params} trained values in ${tr.paramNames.length} tensors; features ${features.map((f) => f.name).join(', ')}; ${threads} workers`);
 
+// A batch cut to its longest real token (trim-padding.ts), with the samples and indices the
+// feature teacher reads for it and the losses set for its length.
+function cutBatch(idx0) {
+  const L = batchLength(trim, idx0);
+  const batch = trimBatch(makeBatch(samples, padding.graph.inputs, idx0, targets.values), L, trim);
+  tr.setLosses(trimmedLosses(withF.losses, L, trim));
+  const short = L < trim.tokens;
+  return { batch, L, from: short ? trimSamples(samples, idx0, L, trim.tokens) : samples, idx: short ? idx0.map((_, j) => j) : idx0 };
+}
+
 async function run(label, batches, cut) {
   const t = { teacher: [], batch: [], forward: [], backward: [], adam: [], tokens: [] };
   // a first pass over the same batches, untimed: the core folds its shape arithmetic once per
   // sequence length seen (src/train/fold.rs), which a run of thousands of steps pays once per length
   if (cut) for (const idx0 of batches.slice(0, nBatches + 1)) {
-    const L = batchLength(trim, idx0);
-    const from = L < trim.tokens ? trimSamples(samples, idx0, L, trim.tokens) : samples;
-    const idx = L < trim.tokens ? idx0.map((_, j) => j) : idx0;
-    tr.setLosses(trimmedLosses(withF.losses, L, trim));
-    const b = trimBatch(makeBatch(samples, padding.graph.inputs, idx0, targets.values), L, trim);
-    if (ft) b.targets.push(...padding.features(await ft.batch(from, idx), idx, from));
-    tr.loss(b.inputs, b.targets);
+    const { batch, from, idx } = cutBatch(idx0);
+    if (ft) batch.targets.push(...padding.features(await ft.batch(from, idx), idx, from));
+    tr.loss(batch.inputs, batch.targets);
   }
   for (const idx0 of batches.slice(0, nBatches + 1)) {
     const t0 = now();
-    let batch = makeBatch(samples, padding.graph.inputs, idx0, targets.values);
-    let from = samples, idx = idx0, L = trim.tokens;
-    if (cut) {
-      L = batchLength(trim, idx0);
-      batch = trimBatch(batch, L, trim);
-      if (L < trim.tokens) { from = trimSamples(samples, idx0, L, trim.tokens); idx = idx0.map((_, j) => j); }
-      tr.setLosses(trimmedLosses(withF.losses, L, trim));
-    }
+    const { batch, from, idx, L } = cut ? cutBatch(idx0) : { batch: makeBatch(samples, padding.graph.inputs, idx0, targets.values), from: samples, idx: idx0, L: trim.tokens };
     const t1 = now();
     if (ft) batch.targets.push(...padding.features(await ft.batch(from, idx), idx, from));
     const t2 = now();
