@@ -35,7 +35,7 @@ section "cargo test --release (native core)"
 cargo test --release -- --nocapture 2>&1 | grep -E '^(test result|     Running|failures|---- )|conformance|passed|FAILED|panicked|assert'
 
 section "cargo test --release --features native-threads (threaded = single-threaded, bit for bit)"
-cargo test --release --features native-threads --test adam_threads --test calib_props --test gemm_threads --test hessian_tiles --test train_bits 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
+cargo test --release --features native-threads --test adam_threads --test calib_props --test gemm_threads --test hessian_tiles --test norm_threads --test train_bits 2>&1 | grep -E '^(test result|failures|---- )|FAILED|panicked|assert'
 
 section "bench/rust: the bench's per-task trace (cfg sparsekit_task_trace, its own target dir)"
 CARGO_TARGET_DIR=target-bench-trace RUSTFLAGS="--cfg sparsekit_task_trace" \

@@ -1,8 +1,24 @@
 //! BatchNormalization (inference form: fixed statistics), LayerNormalization and Softmax.
+//!
+//! LayerNormalization and Softmax rows are independent: runs of rows go to the workers (the same
+//! arithmetic per row, so the same bits on any number of them). LayerNormalization's scale and bias
+//! gradients sum over rows: partial sums over fixed parts of [`SUM_ROWS`] rows, added in order, so
+//! the bits do not depend on the worker count either.
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
+use crate::kernels::par;
 use crate::train::tensor::{norm_axis, Tensor, Value};
+
+/// Elements per task at least in a row-wise pass (a row costs ~10 operations an element).
+const TASK: usize = 1 << 14;
+/// Rows per partial sum of LayerNormalization's parameter gradients (fixed: not the worker count).
+const SUM_ROWS: usize = 32;
+
+/// Whole rows of `d` elements per run, at least [`TASK`] elements a run when threads are up.
+fn rows_per_run(rows: usize, d: usize) -> usize {
+    par::run_len(rows, TASK.div_ceil(d.max(1)))
+}
 
 pub struct BatchNorm {
     eps: f32,
@@ -115,39 +131,62 @@ impl Kernel for LayerNorm {
         let mut sshape = x.shape.clone();
         sshape[ax..].iter_mut().for_each(|v| *v = 1);
         let (mut mt, mut it) = (Tensor::zeros(&sshape)?, Tensor::zeros(&sshape)?);
+        let run = rows_per_run(rows, d);
+        let stats = par::map_chunks_mut(&mut y.data, run * d.max(1), |_, block| {
+            block
+                .chunks_mut(d.max(1))
+                .map(|row| {
+                    let (mean, inv) = Self::stats(row, self.eps);
+                    for (i, v) in row.iter_mut().enumerate() {
+                        *v = ((*v as f64 - mean) * inv) as f32 * sc[i] + bi[i];
+                    }
+                    (mean as f32, inv as f32)
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut stats = stats.into_iter().flatten();
         for r in 0..rows {
-            let row = &mut y.data[r * d..][..d];
-            let (mean, inv) = Self::stats(row, self.eps);
-            (mt.data[r], it.data[r]) = (mean as f32, inv as f32);
-            for (i, v) in row.iter_mut().enumerate() {
-                *v = ((*v as f64 - mean) * inv) as f32 * sc[i] + bi[i];
-            }
+            // rows of no elements (d = 0) have no chunk: their statistics are the empty row's
+            (mt.data[r], it.data[r]) = stats.next().unwrap_or_else(|| {
+                let (mean, inv) = Self::stats(&[], self.eps);
+                (mean as f32, inv as f32)
+            });
         }
         Ok(vec![Value::F(y), Value::F(mt), Value::F(it)])
     }
 
     fn backward(&self, ins: &[Option<&Value>], outs: &[&Value], gouts: &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> {
         let x = fin(ins, 0, "LayerNormalization")?;
-        let (rows, d) = self.split(x)?;
+        let (_, d) = self.split(x)?;
         let st = fin(ins, 1, "LayerNormalization")?;
         let sc = Self::row_param(Some(st), d, 1.0)?;
         let bt = fin_opt(ins, 2, "LayerNormalization")?;
         let g = gout0(gouts, outs[0].shape())?;
         let mut dx = Tensor::zeros(&x.shape)?;
-        let (mut ds, mut db) = (vec![0.0f64; d], vec![0.0f64; d]);
-        for r in 0..rows {
-            let xr = &x.data[r * d..][..d];
-            let gr = &g.data[r * d..][..d];
-            let (mean, inv) = Self::stats(xr, self.eps);
-            let xh: Vec<f64> = xr.iter().map(|&v| (v as f64 - mean) * inv).collect();
-            let gh: Vec<f64> = (0..d).map(|i| gr[i] as f64 * sc[i] as f64).collect();
-            let m1 = gh.iter().sum::<f64>() / d as f64;
-            let m2 = gh.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / d as f64;
-            for i in 0..d {
-                dx.data[r * d + i] = (inv * (gh[i] - m1 - xh[i] * m2)) as f32;
-                ds[i] += gr[i] as f64 * xh[i];
-                db[i] += gr[i] as f64;
+        // parts of SUM_ROWS rows: each its dx rows and its partial (ds, db)
+        let parts = par::map_chunks_mut(&mut dx.data, SUM_ROWS * d.max(1), |p, block| {
+            let (mut ds, mut db) = (vec![0.0f64; d], vec![0.0f64; d]);
+            for (k, dxr) in block.chunks_mut(d.max(1)).enumerate() {
+                let r = p * SUM_ROWS + k;
+                let xr = &x.data[r * d..][..d];
+                let gr = &g.data[r * d..][..d];
+                let (mean, inv) = Self::stats(xr, self.eps);
+                let xh: Vec<f64> = xr.iter().map(|&v| (v as f64 - mean) * inv).collect();
+                let gh: Vec<f64> = (0..d).map(|i| gr[i] as f64 * sc[i] as f64).collect();
+                let m1 = gh.iter().sum::<f64>() / d as f64;
+                let m2 = gh.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / d as f64;
+                for i in 0..d {
+                    dxr[i] = (inv * (gh[i] - m1 - xh[i] * m2)) as f32;
+                    ds[i] += gr[i] as f64 * xh[i];
+                    db[i] += gr[i] as f64;
+                }
             }
+            (ds, db)
+        });
+        let (mut ds, mut db) = (vec![0.0f64; d], vec![0.0f64; d]);
+        for (pds, pdb) in parts {
+            ds.iter_mut().zip(&pds).for_each(|(a, b)| *a += b);
+            db.iter_mut().zip(&pdb).for_each(|(a, b)| *a += b);
         }
         // Summed over rows (and over the row for a scalar scale) in f64, rounded once.
         let fold = |v: Vec<f64>, t: &Tensor| Tensor {
@@ -178,21 +217,25 @@ impl Kernel for Softmax {
         let x = fin(ins, 0, "Softmax")?;
         let (o, d, inner) = self.dims(&x.shape)?;
         let mut y = x.clone();
-        for a in 0..o {
-            for b in 0..inner {
-                let at = |i: usize| (a * d + i) * inner + b;
-                let mx = (0..d).map(|i| x.data[at(i)]).fold(f32::NEG_INFINITY, f32::max);
-                let mut sum = 0.0f64;
-                for i in 0..d {
-                    let e = ((x.data[at(i)] - mx) as f64).exp();
-                    y.data[at(i)] = e as f32;
-                    sum += e;
-                }
-                for i in 0..d {
-                    y.data[at(i)] = (y.data[at(i)] as f64 / sum) as f32;
+        let block = (d * inner).max(1);
+        let run = rows_per_run(o, block);
+        par::map_chunks_mut(&mut y.data, run * block, |_, ys| {
+            for yb in ys.chunks_mut(block) {
+                for b in 0..inner {
+                    let at = |i: usize| i * inner + b;
+                    let mx = (0..d).map(|i| yb[at(i)]).fold(f32::NEG_INFINITY, f32::max);
+                    let mut sum = 0.0f64;
+                    for i in 0..d {
+                        let e = ((yb[at(i)] - mx) as f64).exp();
+                        yb[at(i)] = e as f32;
+                        sum += e;
+                    }
+                    for i in 0..d {
+                        yb[at(i)] = (yb[at(i)] as f64 / sum) as f32;
+                    }
                 }
             }
-        }
+        });
         Ok(vec![Value::F(y)])
     }
 
@@ -200,15 +243,20 @@ impl Kernel for Softmax {
         let Value::F(y) = outs[0] else { unreachable!("Softmax outputs floats") };
         let (o, d, inner) = self.dims(&y.shape)?;
         let mut g = gout0(gouts, &y.shape)?;
-        for a in 0..o {
-            for b in 0..inner {
-                let at = |i: usize| (a * d + i) * inner + b;
-                let dot: f64 = (0..d).map(|i| g.data[at(i)] as f64 * y.data[at(i)] as f64).sum();
-                for i in 0..d {
-                    g.data[at(i)] = (y.data[at(i)] as f64 * (g.data[at(i)] as f64 - dot)) as f32;
+        let block = (d * inner).max(1);
+        let run = rows_per_run(o, block);
+        par::map_chunks_mut(&mut g.data, run * block, |t, gs| {
+            for (k, gb) in gs.chunks_mut(block).enumerate() {
+                let yb = &y.data[(t * run + k) * block..][..block];
+                for b in 0..inner {
+                    let at = |i: usize| i * inner + b;
+                    let dot: f64 = (0..d).map(|i| gb[at(i)] as f64 * yb[at(i)] as f64).sum();
+                    for i in 0..d {
+                        gb[at(i)] = (yb[at(i)] as f64 * (gb[at(i)] as f64 - dot)) as f32;
+                    }
                 }
             }
-        }
+        });
         Ok(vec![Some(g)])
     }
 
