@@ -3,7 +3,7 @@
 
 use super::{fin, gout0, Attrs, Kernel};
 use crate::core::error::Result;
-use crate::train::tensor::{broadcast_shape, broadcast_strides, for_each_run, map_runs, reduce_owned, reduce_to, strides, Tensor, Value};
+use crate::train::tensor::{broadcast_shape, broadcast_strides, map_runs, reduce_owned, reduce_to, strides, Tensor, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -155,17 +155,21 @@ impl Kernel for Binary {
                 Ok(vec![ga, gb])
             }
             Kind::Pow => {
-                let mut ga = Tensor::zeros(&shape)?;
-                let mut gb = Tensor::zeros(&shape)?;
+                // ga = g v u^(v-1), gb = g u^v ln u (u > 0), each element alone: runs over the workers
+                // in place of a copy of g. A constant exponent (RMSNorm's square) needs no gb, and
+                // its logarithm per element was most of the op's time.
                 let (sa, sb) = (broadcast_strides(&a.shape, &shape), broadcast_strides(&b.shape, &shape));
-                for_each_run(&shape, &sa, &sb, |o, oa, ob, len, ia, ib| {
-                    for i in 0..len {
-                        let (u, v, gv) = (a.data[oa + i * ia], b.data[ob + i * ib], g.data[o + i]);
-                        ga.data[o + i] = gv * v * pow(u, v - 1.0);
-                        gb.data[o + i] = if u > 0.0 { gv * pow(u, v) * u.ln() } else { 0.0 };
-                    }
-                });
-                Ok(vec![Some(reduce_owned(ga, &a.shape)?), Some(reduce_owned(gb, &b.shape)?)])
+                let each = |mut t: Tensor, f: fn(f32, f32, f32) -> f32| {
+                    map_runs(&shape, &sa, &sb, &mut t.data, |ys, oa, ob, ia, ib| {
+                        ys.iter_mut().enumerate().for_each(|(k, y)| *y = f(*y, a.data[oa + k * ia], b.data[ob + k * ib]))
+                    });
+                    t
+                };
+                let da = |gv: f32, u: f32, v: f32| gv * v * pow(u, v - 1.0);
+                let db = |gv: f32, u: f32, v: f32| if u > 0.0 { gv * pow(u, v) * u.ln() } else { 0.0 };
+                let gb = if need_b { Some(reduce_owned(each(g.clone(), db), &b.shape)?) } else { None };
+                let ga = if need_a { Some(reduce_owned(each(g, da), &a.shape)?) } else { None };
+                Ok(vec![ga, gb])
             }
         }
     }
@@ -179,7 +183,7 @@ impl Kernel for Binary {
             Kind::Mul => vec![need_b, need_a],
             // ga = g / v, gb = -g u / v²
             Kind::Div => vec![need_b, need_a || need_b],
-            Kind::Pow => vec![true, true],
+            Kind::Pow => vec![need_a || need_b, need_a || need_b],
         };
         (ins, false)
     }
