@@ -423,6 +423,21 @@ test('a scheme that cannot be read is refused by name, the model unchanged', () 
   assert.throws(() => quantizeModel(OnnxModel.parse(G.mlp()), { scheme: 'int3' }), (e) => e instanceof OnnxError && /int8 or int4/.test(e.message));
 });
 
+test('a quantized weight that reads back as a value that is not finite is refused, the model unchanged', () => {
+  for (const bad of [Infinity, NaN]) {
+    const q8 = OnnxModel.parse(G.mlp());
+    quantizeModel(q8, { scheme: 'int8' });
+    const m = OnnxModel.parse(q8.encode());
+    const t = m.graph.initializer.find((x) => x.name === 'W2_scale');
+    const v = m.readFloat(t);
+    v[3] = bad;
+    m.writeFloat(t, v);
+    const before = m.encode();
+    assert.throws(() => dequantizeModel(m), (e) => e instanceof OnnxError && e.reason === 'corrupt' && e.code === 'invalid_value' && /W2_quantized/.test(e.message));
+    assert.deepEqual(m.encode(), before);
+  }
+});
+
 test('below opset 13 and weights in Constant nodes (Paddle2ONNX exports): int8 as Cast + Mul per channel, close to float', async () => {
   // Opset 9 (no MatMulInteger either), 11 (MatMulInteger, no per-axis DequantizeLinear); weights as
   // initializers and as Constant nodes; a Conv, a MatMul and a Gemm with transB 1 (three output axes).

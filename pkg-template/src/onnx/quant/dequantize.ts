@@ -210,13 +210,20 @@ function plan(model: OnnxModel, s: QuantSite, inits: Map<string, any>): Rewrite 
 /**
  * Turns every quantized weight back into float (in place) and returns the record `requantize` takes.
  * Throws OnnxError reason unsupported_scheme, naming the form, when any quantized form is not read
- * here; the model is unchanged then.
+ * here, and reason corrupt when a weight reads back as a value that is not finite; the model is
+ * unchanged then.
  */
 export function dequantizeModel(model: OnnxModel): QuantRecord {
   const { sites, refused } = detectQuantized(model);
   if (refused.length) throw new OnnxError('unsupported_scheme', `cannot read this model's quantization: ${refused.join('; ')}`, 'unsupported_op');
   const inits = new Map<string, any>(model.graph.initializer.map((t: any) => [t.name, t]));
   const rewrites = sites.map((s) => plan(model, s, inits));
+  // Every site is read before any is rewritten: a weight whose scales or codes give a value that is not
+  // finite is refused while the model is still as it came (quantizing it again would fail half-way).
+  rewrites.forEach((r, i) => {
+    const at = r.values.findIndex((v) => !Number.isFinite(v));
+    if (at >= 0) throw new OnnxError('corrupt', `quantized weight "${sites[i].codes}" reads back as ${r.values[at]} at element ${at}: its scales or codes are not a quantization grid`, 'invalid_value');
+  });
   const names = new Names(model.graph);
   const candidates = new Set<string>();
   const layers: QuantRecordEntry[] = [];
