@@ -5,7 +5,7 @@
 // quality 9, as bench/quant/ocr.mjs) against onnxruntime's dynamic int8 of the same model, and by CER
 // on held-out rendered lines against the truth and against the original's reading.
 //   node bench/quant/ocr-recover.mjs [--variants int4,int4-held,sgpt50-int4-held,sgpt50-then-int4,sgpt60-int4,…]
-//        [--minutes 10] [--lr 1e-4] [--batch 8] [--train 256] [--out bench/out/quant-ocr-recover]
+//        [--minutes 10] [--lr 1e-4] [--schedule constant|cosine] [--batch 8] [--train 256] [--out bench/out/quant-ocr-recover]
 // Training lines: seed 1 (no labels used); validation for the kept epoch: seed 500; task: seed 900
 // (bench/recover/recover-ocr.mjs' sets). onnxruntime's q8 file: bench/quant/ocr.mjs writes it.
 import fs from 'node:fs';
@@ -22,6 +22,7 @@ import { REC } from '../../kit/ocr-models.mjs';
 const { values: opt } = parseArgs({ options: {
   variants: { type: 'string', default: 'int4,int4-held,sgpt50-int4-held,sgpt50-then-int4' },
   minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '1e-4' }, batch: { type: 'string', default: '8' },
+  schedule: { type: 'string', default: 'constant' },
   train: { type: 'string', default: '256' }, out: { type: 'string', default: 'bench/out/quant-ocr-recover' },
   q8: { type: 'string', default: 'bench/out/quant-ocr/rec_ort_q8.onnx' },
 } });
@@ -34,7 +35,7 @@ const brotli = (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BRO
 const sessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
 
 const int4 = { scheme: 'int4', group: 32, method: 'gptq' };
-const recoverOpts = { minutes: MINUTES, epochs: 1000, lr: LR, batchSize: BATCH, softmaxLoss: 'kl' };
+const recoverOpts = { minutes: MINUTES, epochs: 1000, lr: LR, batchSize: BATCH, softmaxLoss: 'kl', schedule: opt.schedule };
 const sgpt50 = { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt' };
 const dense = { mode: { kind: 'sparsity', sparsity: 0 } };
 /** Each variant: the jobs run one after the other on the same model. */
@@ -49,15 +50,20 @@ const VARIANTS = {
   'in-int4-sgpt50': { label: 'the int4 file as input: 50% SparseGPT, one-shot, written in its forms', jobs: [{ ...dense, quantize: int4 }, { ...sgpt50 }] },
   'in-int4-sgpt50-rec': { label: `the int4 file as input: 50% SparseGPT, recovered ${MINUTES} min, written in its forms`, jobs: [{ ...dense, quantize: int4 }, { ...sgpt50, recover: recoverOpts }] },
 };
-/** `sgpt<P>-int4` and `sgpt<P>-int4-held`: P% SparseGPT + int4 (joint), one-shot or recovered on the grids. */
+/** `sgpt<P>-int4[-held]`: P% SparseGPT + int4 (joint); `ch<P>-int4[-held]`: P% of each channel group
+ *  removed (SparseGPT-compensated) + int4 GPTQ; one-shot, or recovered on the grids. */
 function variant(name) {
   if (VARIANTS[name]) return VARIANTS[name];
-  const m = /^sgpt(\d+)-int4(-held)?$/.exec(name);
-  if (!m) throw new Error(`unknown variant ${name}: ${Object.keys(VARIANTS).join(', ')}, sgpt<P>-int4[-held]`);
-  const job = { mode: { kind: 'sparsity', sparsity: Number(m[1]) / 100 }, method: 'sparsegpt', quantize: int4 };
-  return m[2]
-    ? { label: `${m[1]}% SparseGPT + int4 (joint), recovered ${MINUTES} min on the grids`, jobs: [{ ...job, recover: recoverOpts }] }
-    : { label: `${m[1]}% SparseGPT + int4 (joint), one-shot`, jobs: [job] };
+  const m = /^(sgpt|ch)(\d+)-int4(-held)?$/.exec(name);
+  if (!m) throw new Error(`unknown variant ${name}: ${Object.keys(VARIANTS).join(', ')}, sgpt<P>-int4[-held], ch<P>-int4[-held]`);
+  const p = Number(m[2]) / 100;
+  const [mode, what] = m[1] === 'ch'
+    ? [{ kind: 'channels', fraction: p }, `${m[2]}% of the channels removed (SparseGPT) + int4`]
+    : [{ kind: 'sparsity', sparsity: p }, `${m[2]}% SparseGPT + int4 (joint)`];
+  const job = { mode, method: 'sparsegpt', quantize: int4 };
+  return m[3]
+    ? { label: `${what}, recovered ${MINUTES} min on the grids`, jobs: [{ ...job, recover: recoverOpts }] }
+    : { label: `${what}, one-shot`, jobs: [job] };
 }
 
 const dirs = {
@@ -115,7 +121,7 @@ for (const name of opt.variants.split(',')) {
   };
   rows.push(row);
   log(`${name}: brotli ${(row.brotli / 2 ** 20).toFixed(3)} MiB${q8Bytes ? ` (${(row.brotli / q8Bytes).toFixed(3)}x q8)` : ''}, CER ${(100 * row.cerTruth).toFixed(2)}% (vs original ${(100 * row.cerOrig).toFixed(2)}%), lines ${(100 * row.lineAcc).toFixed(0)}%, fidelity ${row.fidelity?.toFixed(4)}${rec ? `, recovery ${rec.before.score.toFixed(4)} -> ${rec.after.score.toFixed(4)}` : ''}, ${row.seconds.toFixed(0)} s`);
-  fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify({ date: new Date().toISOString(), minutes: MINUTES, lr: LR, batch: BATCH, train: TRAIN, q8Brotli: q8Bytes, rows }, null, 2));
+  fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify({ date: new Date().toISOString(), minutes: MINUTES, lr: LR, schedule: opt.schedule, batch: BATCH, train: TRAIN, q8Brotli: q8Bytes, rows }, null, 2));
 }
 console.log('| variant | brotli-9 MiB | ÷ ort q8 | CER vs truth | lines exact | CER vs original | fidelity (validation: before → after recovery) | time |');
 console.log('|---|---:|---:|---:|---:|---:|---|---:|');
