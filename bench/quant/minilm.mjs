@@ -9,10 +9,16 @@
 //   /work/venv/bin/python bench/models/minilm.py --out DIR && /work/venv/bin/python bench/quant/prepare.py --model DIR
 // Usage: node bench/quant/minilm.mjs [--model bench/out/models/all-MiniLM-L6-v2] [--only a,b] [--reuse]
 //          [--calib-count 512] [--seq-len 32] [--reps 15] [--lat-sentences 8] [--out bench/out/quant/minilm.json]
+//          [--train-count 8192] [--minutes 10] [--lr 6e-4] [--threads 1]
 // --reuse: variants already written under bench/out/quant/minilm/ are read instead of rebuilt.
 // "al4" rows: the same file with accuracy_level 4 set on every MatMulNBits (int8 compute of the
 // activations per block; MatMulNBits' attribute in onnxruntime's contrib op schema). "f32" rows:
 // the same file with its float16 4-bit scales widened back to float32 (withFloatScales).
+// `ch<P>-<scheme>[-rec]` rows: P% of every channel group removed (SparseGPT-compensated, the default
+// roundTo) jointly with the quantization of the row <scheme> (e.g. ch10-int4-g128-dyn-t3-nss-vocab);
+// `-rec` recovers it held on its grids (the job's `recover`, as `prune --channels --quantize --recover`)
+// on --train-count further descriptions for --minutes (cosine schedule at --lr, batches grouped by
+// length, --threads workers), the kept epoch chosen on 128 validation descriptions.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +26,7 @@ import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
 import ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
+import { initThreadPool } from 'sparsekit-wasm';
 import { runSet, makeOrtRunner, fidelity, runJob, OnnxModel } from '#onnx-internal';
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections, knnAccuracy } from '../lib/debian-sections.mjs';
@@ -32,6 +39,8 @@ const { values } = parseArgs({ options: {
   'calib-count': { type: 'string', default: '512' }, 'seq-len': { type: 'string', default: '32' },
   reps: { type: 'string', default: '15' }, 'lat-sentences': { type: 'string', default: '8' },
   out: { type: 'string', default: 'bench/out/quant/minilm.json' },
+  'train-count': { type: 'string', default: '8192' }, minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '6e-4' },
+  threads: { type: 'string', default: '1' },
 } });
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
@@ -39,12 +48,14 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const EMB = 'sentence_embedding';
 
 const nCal = Number(values['calib-count']);
-const { sections, ref, held, calLines } = debianSections({ nCal });
+const { sections, ref, held, calLines, valLines, trainLines } = debianSections({ nCal, nTrain: Number(values['train-count']) });
 const seqLen = Number(values['seq-len']);
 const { dense, denseBytes, samplesOf } = await encoderSamples(values.model, seqLen);
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d)), calSet = samplesOf(calLines);
 const runner = makeOrtRunner(ortNode, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 });
 const calibration = { samples: calSet.samples };
+const threads = Number(values.threads);
+if (threads > 1 && !(await initThreadPool(threads))) throw new Error(`--threads ${threads}: the pool could not start`);
 const tokenizer = JSON.parse(fs.readFileSync(path.join(values.model, 'tokenizer.json'), 'utf8'));
 
 /** Sets accuracy_level on every MatMulNBits of a file (the form onnxruntime computes it in). */
@@ -98,7 +109,8 @@ function withTensorScale(bytes) {
 }
 const DERIVED = { al4: (b) => withAccuracyLevel(b, 4), f32: withFloatScales, pt: withTensorScale };
 const ortFile = (f) => () => ({ bytes: new Uint8Array(fs.readFileSync(path.join(values.model, 'onnx', f))) });
-const job = (j) => async () => {
+// a job's build keeps its spec (`.spec`), which the channel rows start from
+const job = (j) => Object.assign(async () => {
   const m = OnnxModel.parse(denseBytes);
   const t = Date.now();
   const r = await runJob(m, j, { ort: runner });
@@ -107,8 +119,23 @@ const job = (j) => async () => {
   for (const l of q?.layers ?? []) forms[l.form] = (forms[l.form] ?? 0) + 1;
   const zeroed = r.report.unreachableTokens?.tables.reduce((a, t) => a + t.rows, 0);
   return { bytes: m.encode(), seconds: (Date.now() - t) / 1000, forms, gptq: q?.gptq?.pass, ...(zeroed !== undefined ? { zeroedRows: zeroed } : {}) };
-};
+}, { spec: j });
 const q = (scheme, extra = {}) => ({ scheme, ...extra });
+/** `ch<P>-<row>[-rec]`: the job of VARIANTS' row <row> with P% of the channels removed (see the file comment). */
+function channelVariant(n) {
+  const m = /^ch(\d+)-(.+?)(-rec)?$/.exec(n);
+  const base = m && VARIANTS[m[2]]?.[1]?.spec;
+  if (!base) return undefined;
+  const mode = { kind: 'channels', fraction: Number(m[1]) / 100 };
+  if (!m[3]) return [`ours ${m[1]}% of the channels removed (SparseGPT) + ${VARIANTS[m[2]][0].replace(/^ours /, '')}`, job({ ...base, mode, method: 'sparsegpt' })];
+  const samplesOfLines = (lines) => samplesOf(lines).samples;
+  return [`ours ${m[1]}% of the channels removed (SparseGPT) + ${VARIANTS[m[2]][0].replace(/^ours /, '')}, recovered ${values.minutes} min on the grids`, async () => job({
+    ...base, mode, method: 'sparsegpt',
+    calibration: { ...base.calibration, samples: samplesOfLines(trainLines), statsLimit: nCal },
+    eval: { samples: samplesOfLines(valLines) },
+    recover: { minutes: Number(values.minutes), epochs: 1000, lr: Number(values.lr), schedule: 'cosine', groupByLength: true },
+  })()];
+}
 // name -> [label, build]; a build [from, transform] is the file of row `from` transformed (DERIVED).
 const VARIANTS = {
   float32: ['float32', () => ({ bytes: denseBytes })],
@@ -142,6 +169,7 @@ const VARIANTS = {
   'sgpt50-int8': ['ours SparseGPT 50% + int8 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int8') })],
 };
 const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
+for (const n of names) if (!VARIANTS[n] && channelVariant(n)) VARIANTS[n] = channelVariant(n);
 for (const n of ['ort-q8', 'float32']) if (!names.includes(n)) names.unshift(n); // the references of every ratio
 const dir = path.join(path.dirname(values.out), 'minilm');
 fs.mkdirSync(dir, { recursive: true });
