@@ -19,6 +19,10 @@
 // `-rec` recovers it held on its grids (the job's `recover`, as `prune --channels --quantize --recover`)
 // on --train-count further descriptions for --minutes (cosine schedule at --lr, batches grouped by
 // length, --threads workers), the kept epoch chosen on 128 validation descriptions.
+// `file:PATH` rows: a model written elsewhere (the CLI's `prune -o PATH`), judged the same way.
+// --text-out DIR: writes the bench's text as the CLI reads it (train.txt: the --train-count training
+// descriptions, whose first --calib-count are the calibration rows' set; val.txt: the 128 validation
+// descriptions), one per line, then exits.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +45,7 @@ const { values } = parseArgs({ options: {
   out: { type: 'string', default: 'bench/out/quant/minilm.json' },
   'train-count': { type: 'string', default: '8192' }, minutes: { type: 'string', default: '10' }, lr: { type: 'string', default: '6e-4' },
   threads: { type: 'string', default: '1' },
+  'text-out': { type: 'string' },
 } });
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)}] ${m}`);
@@ -49,6 +54,13 @@ const EMB = 'sentence_embedding';
 
 const nCal = Number(values['calib-count']);
 const { sections, ref, held, calLines, valLines, trainLines } = debianSections({ nCal, nTrain: Number(values['train-count']) });
+if (values['text-out']) {
+  fs.mkdirSync(values['text-out'], { recursive: true });
+  fs.writeFileSync(path.join(values['text-out'], 'train.txt'), `${trainLines.join('\n')}\n`);
+  fs.writeFileSync(path.join(values['text-out'], 'val.txt'), `${valLines.join('\n')}\n`);
+  console.log(`${trainLines.length} training and ${valLines.length} validation descriptions written to ${values['text-out']}`);
+  process.exit(0);
+}
 const seqLen = Number(values['seq-len']);
 const { dense, denseBytes, samplesOf } = await encoderSamples(values.model, seqLen);
 const refSet = samplesOf(ref.map(([d]) => d)), heldSet = samplesOf(held.map(([d]) => d)), calSet = samplesOf(calLines);
@@ -170,13 +182,14 @@ const VARIANTS = {
 };
 const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
 for (const n of names) if (!VARIANTS[n] && channelVariant(n)) VARIANTS[n] = channelVariant(n);
+for (const n of names) if (n.startsWith('file:')) VARIANTS[n] = [`the file ${path.basename(n.slice(5))}`, () => ({ bytes: new Uint8Array(fs.readFileSync(n.slice(5))) })];
 for (const n of ['ort-q8', 'float32']) if (!names.includes(n)) names.unshift(n); // the references of every ratio
 const dir = path.join(path.dirname(values.out), 'minilm');
 fs.mkdirSync(dir, { recursive: true });
 const built = {};
 for (const n of names) {
   const [label, build] = VARIANTS[n] ?? (() => { throw new Error(`unknown variant ${n} (${Object.keys(VARIANTS).join(', ')})`); })();
-  const file = path.join(dir, `${n}.onnx`);
+  const file = path.join(dir, `${n.replace(/[/:]/g, '_')}.onnx`);
   if (Array.isArray(build)) {
     const [from, how] = build;
     if (!built[from]) throw new Error(`${n} needs ${from} in the same run`);
@@ -186,7 +199,7 @@ for (const n of names) {
   } else {
     const { bytes, ...info } = await build();
     built[n] = { label, ...info, bytes };
-    if (!n.startsWith('ort') && n !== 'float32') {
+    if (!n.startsWith('ort') && !n.startsWith('file:') && n !== 'float32') {
       fs.writeFileSync(file, bytes);
       fs.writeFileSync(`${file}.json`, JSON.stringify(info));
     }

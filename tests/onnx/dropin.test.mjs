@@ -364,3 +364,25 @@ test('prune --quantize alone: quantization without pruning, no weight zeroed bey
   assert.equal(none.status, 2);
   assert.match(none.stderr, /or --quantize alone/);
 });
+
+test('prune --quantize int4,embeddings=int3: the tables on 8 levels, the matrices on int4\'s; a wrong value names --quantize', async () => {
+  const model = path.join(SRC, 'onnx', 'model.onnx');
+  const forms = (name, q) => {
+    const out = path.join(dir, `${name}.onnx`);
+    const r = cli('prune', model, '-o', out, '--quantize', q, '--report', `${out}.json`, '-q');
+    assert.equal(r.status, 0, r.stderr);
+    const layers = JSON.parse(fs.readFileSync(`${out}.json`, 'utf8')).quantize.layers;
+    return { tables: new Set(layers.filter((l) => l.op === 'Gather').map((l) => `${l.form}/${l.bits}`)), rest: new Set(layers.filter((l) => l.op !== 'Gather').map((l) => l.form)) };
+  };
+  const t3 = forms('t3', 'int4,embeddings=int3'), t4 = forms('t4', 'int4');
+  assert.deepEqual([...t3.tables], ['int3-gather/3']);
+  assert.deepEqual([...t4.tables], ['int4-gather/4']);
+  assert.deepEqual([...t3.rest], [...t4.rest], 'the matrices are written alike');
+  assert.deepEqual([...forms('t8', 'int4,embeddings=int8').tables], ['int8-gather/8']);
+  for (const [q, re] of [['int4,embeddings=int2', /--quantize.*int3/], ['int4,group=64', /only one embeddings=/], ['int4,embeddings=int3,embeddings=int4', /only one embeddings=/]]) {
+    const r = cli('prune', model, '-o', path.join(dir, 'never.onnx'), '--quantize', q, '-q');
+    assert.equal(r.status, 2, `${q}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+    assert.ok(!fs.existsSync(path.join(dir, 'never.onnx')));
+  }
+});

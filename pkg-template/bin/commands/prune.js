@@ -41,7 +41,7 @@ Modes (exactly one):
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                                                     searched per layer to a fidelity floor
   --prox --sparsity S [--block RxC]                 block sparsity by sparse training
-  --quantize int8|int4 alone                        quantization without pruning (with a mode: both in one pass)
+  --quantize int8|int4[,embeddings=E] alone         quantization without pruning (with a mode: both in one pass)
 Add --recover to distill the result towards IN afterwards (not with --prox, which recovers itself).`;
 
 /** Flags that only some modes read (the rest apply to every mode that runs what they set). */
@@ -155,6 +155,26 @@ function checkApplies(values, kind, method, trains) {
   if (values.metric && values.eval === undefined && !(kind === 'prox' || values.recover)) throw new UsageError('--metric applies when fidelity is measured: give --eval DIR|TEXT|synthetic');
 }
 
+/**
+ * --quantize SCHEME[,embeddings=E] and --group: the job's quantize (the job checks the values and names
+ * this flag in its error).
+ * @param {Values} values
+ * @returns {PruneJob['quantize']}
+ */
+function quantizeOf(values) {
+  if (values.quantize === undefined) return undefined;
+  const [scheme, ...rest] = str(values.quantize).split(',');
+  /** @type {NonNullable<PruneJob['quantize']>} */
+  const q = { scheme: /** @type {'int8' | 'int4'} */ (scheme) };
+  if (values.group !== undefined) q.group = posInt('group', values.group);
+  for (const part of rest) {
+    const m = /^embeddings=(.*)$/.exec(part);
+    if (!m || q.embeddings !== undefined) throw new UsageError(`--quantize ${str(values.quantize)}: after the scheme, only one embeddings=int8|int4|int3|float (got "${part}")`);
+    q.embeddings = /** @type {'int8' | 'int4' | 'int3' | 'float'} */ (m[1]);
+  }
+  return q;
+}
+
 /** @param {string[]} argv */
 export async function main(argv) {
   const { values, positionals } = parse('prune', argv);
@@ -194,9 +214,7 @@ export async function main(argv) {
     eval: evalSrc ? { samples: await readSamples('eval', evalSrc, model, evalCount, text), kinds } : undefined,
     recover: values.recover ? training : undefined,
     training: mode.kind === 'prox' ? training : undefined,
-    quantize: values.quantize === undefined ? undefined : {
-      scheme: /** @type {'int8' | 'int4'} */ (values.quantize), group: values.group === undefined ? undefined : posInt('group', values.group),
-    },
+    quantize: quantizeOf(values),
     output: target.folder ? { layout: 'transformers.js' } : undefined,
   };
   // text samples only: the token rows their tokenizer never produces are zeroed

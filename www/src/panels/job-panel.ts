@@ -65,11 +65,12 @@ async function readRequest(b: Uint8Array): Promise<JobRequest> {
   if (floor !== null && goal !== 'nm' && (!levels.length || levels.some((l) => !(l > 0 && l < 1)))) fail('Levels', 'fractions in (0, 1), e.g. 0.25, 0.5');
   const scheme = select('job-quantize').value;
   const group = Math.floor(num('job-group'));
+  const tables = select('job-tables').value;
   if (scheme === 'int4' && !(group >= 1)) fail('Group', 'a whole number of weights, e.g. 32');
   return {
     bytes: b.slice(), goal, recipe, floor, amount, nm: input('goal-nm').value, levels, maxSteps,
     method: select('job-method').value as JobMethod,
-    quantize: scheme === 'int8' || scheme === 'int4' ? { scheme, group } : null,
+    quantize: scheme === 'int8' || scheme === 'int4' ? { scheme, group, ...(tables === 'scheme' ? {} : { embeddings: tables as 'int8' | 'int4' | 'int3' | 'float' }) } : null,
     samples: await readSamples(), recover: readRecover(),
   };
 }
@@ -84,6 +85,7 @@ function syncFields(): void {
   input('goal-amount').disabled = floor || goal === 'nm' || table;
   input('goal-nm').disabled = goal !== 'nm';
   input('job-group').disabled = select('job-quantize').value !== 'int4';
+  select('job-tables').disabled = select('job-quantize').value === 'none';
   $('goal-amount-label').firstChild!.textContent = goal === 'sparsity' ? 'sparsity ' : 'channels removed ';
   $('recover-fields').hidden = !input('recover-enabled').checked;
 }
@@ -99,7 +101,7 @@ function setBusy(on: boolean, label = ''): void {
 const FIELDS: Record<string, string> = {
   'mode.nm': 'N:M', 'mode.minFidelity': 'Fidelity floor', 'mode.sparsity': 'Sparsity', 'mode.fraction': 'Channels removed',
   'mode.levels': 'Levels per unit', 'mode.maxSteps': 'Plans verified', 'method': 'Scoring', 'quantize.scheme': 'Quantize',
-  'quantize.group': 'Group', 'calibration.samples': 'Calibration samples', 'eval.samples': 'Held-out samples',
+  'quantize.group': 'Group', 'quantize.embeddings': 'Embedding tables', 'calibration.samples': 'Calibration samples', 'eval.samples': 'Held-out samples',
   'recover.epochs': 'Epochs', 'recover.minutes': 'Minutes', 'recover.lr': 'Learning rate', 'recover.batchSize': 'Batch',
   'recover.features': 'Matched blocks', 'recover.steps': 'Recovery steps',
 };

@@ -115,7 +115,8 @@ export interface JobRequest {
   levels: number[];
   maxSteps: number;
   method: JobMethod;
-  quantize: { scheme: 'int8' | 'int4'; group: number } | null;
+  /** `embeddings`: the embedding tables' own bits (absent: the scheme's). */
+  quantize: { scheme: 'int8' | 'int4'; group: number; embeddings?: 'int8' | 'int4' | 'int3' | 'float' } | null;
   samples: JobSamplesRequest;
   /** Recovery towards the original as the job's last step, or none. */
   recover: { steps: ('stats' | 'lsq' | 'distill')[]; epochs: number; minutes: number; lr: number; batchSize: number; features: number } | null;

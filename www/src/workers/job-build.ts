@@ -31,7 +31,10 @@ export function buildJob(req: JobRequest, calibration: InputSample[], heldOut: I
   if (req.method !== 'magnitude') job.method = req.method;
   if (req.method !== 'magnitude' || req.recover) job.calibration = { samples: calibration };
   if (heldOut.length) job.eval = { samples: heldOut };
-  if (req.quantize) job.quantize = { scheme: req.quantize.scheme, group: req.quantize.scheme === 'int4' ? req.quantize.group : undefined };
+  if (req.quantize) {
+    job.quantize = { scheme: req.quantize.scheme, group: req.quantize.scheme === 'int4' ? req.quantize.group : undefined };
+    if (req.quantize.embeddings) job.quantize.embeddings = req.quantize.embeddings;
+  }
   if (req.recover) {
     const r = req.recover;
     job.recover = {

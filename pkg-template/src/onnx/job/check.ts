@@ -151,7 +151,7 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
       if (!isPosInt(q.group) || q.group < 16 || (q.group & (q.group - 1)) !== 0) throw new JobError('quantize.group', `must be a power of two >= 16 (got ${String(q.group)})`);
     }
     if (q.method !== undefined && !['gptq', 'rtn'].includes(q.method)) throw new JobError('quantize.method', `must be gptq or rtn (got ${String(q.method)})`);
-    if (q.embeddings !== undefined && !['int8', 'int4', 'int3', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `must be int8, int4, int3 or float (got ${String(q.embeddings)})`);
+    if (q.embeddings !== undefined && !['int8', 'int4', 'int3', 'float'].includes(q.embeddings)) throw new JobError('quantize.embeddings', `(the embedding tables' bits) must be int8, int4, int3 or float (got ${String(q.embeddings)})`);
     if (q.int4MatMul !== undefined) {
       if (!['nbits', 'dynamic'].includes(q.int4MatMul)) throw new JobError('quantize.int4MatMul', `must be nbits or dynamic (got ${String(q.int4MatMul)})`);
       if (q.scheme !== 'int4') throw new JobError('quantize.int4MatMul', 'applies to the int4 scheme');
