@@ -3,15 +3,16 @@
 // writes byte-identical models: N:M (alone and then int8), channel removal and a searched plan on a
 // committed model (tests/data/models/yolov8-style.onnx) with the same generated held-out samples
 // (makeInputSet's held-out seeds, which the CLI's `--eval synthetic` and the page's held-out count
-// both draw), Wanda calibrated on text for a committed language model with its tokenizer.json, and
-// the per-layer table's settings (a recipe: `prune --recipe` on the file the page downloads).
+// both draw), Wanda calibrated on text then int4 with 3-bit tables for a committed language model
+// with its tokenizer.json, and the per-layer table's settings (a recipe: `prune --recipe` on the file
+// the page downloads).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import ort from 'onnxruntime-node';
-import { OnnxModel, runJob, makeInputSet, textSamples } from 'sparsekit-wasm/onnx';
+import { OnnxModel, runJob, makeInputSet, textSamples, dequantizeModel } from 'sparsekit-wasm/onnx';
 import { ROOT, tmpDir, startPlayground } from './helpers.mjs';
 import { CLI } from '../onnx/build.mjs';
 
@@ -120,7 +121,7 @@ for (const job of JOBS) {
 const LM = path.join(ROOT, 'tests/data/models/smollm2-tiny.onnx');
 const TOKENIZER = path.join(ROOT, 'tests/data/tokenizers/smollm2-135m.json');
 
-test('one job, three faces: Wanda 50% calibrated on text writes the same bytes from the CLI, the module and the playground', async (t) => {
+test('one job, three faces: Wanda 50% calibrated on text, then int4 with 3-bit tables, writes the same bytes from the CLI, the module and the playground', async (t) => {
   const dir = tmpDir('sk-job-identity-text-');
   const lines = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/data/text/lines.json'), 'utf8'));
   const text = lines.slice(0, 200).join('\n');
@@ -129,13 +130,13 @@ test('one job, three faces: Wanda 50% calibrated on text writes the same bytes f
   const original = fs.readFileSync(LM);
 
   const out = path.join(dir, 'cli.onnx');
-  const r = spawnSync(process.execPath, [CLI, 'prune', LM, '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--tokenizer', TOKENIZER, '--seq-len', '32', '--calib-count', '4', '-o', out, '-q'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'prune', LM, '--sparsity', '0.5', '--method', 'wanda', '--calib', calib, '--tokenizer', TOKENIZER, '--seq-len', '32', '--calib-count', '4', '--quantize', 'int4,embeddings=int3', '-o', out, '-q'], { encoding: 'utf8' });
   assert.equal(r.status, 0, `the CLI failed:\n${r.stderr}`);
   const cli = fs.readFileSync(out);
 
   const model = OnnxModel.parse(original);
   const samples = textSamples({ text, format: 'txt', tokenizer: JSON.parse(fs.readFileSync(TOKENIZER, 'utf8')), seqLen: 32, inputs: model.inputs, outputs: model.outputs }).samples;
-  const mod = (await runJob(model, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'wanda', calibration: { samples: samples.slice(0, 4) } }, { ort })).model.encode();
+  const mod = (await runJob(model, { mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'wanda', calibration: { samples: samples.slice(0, 4) }, quantize: { scheme: 'int4', embeddings: 'int3' } }, { ort })).model.encode();
 
   const { context, page, problems } = await playground.openPage('?model=none');
   await page.getByTestId('model-file').setInputFiles(LM);
@@ -146,6 +147,8 @@ test('one job, three faces: Wanda 50% calibrated on text writes the same bytes f
   await page.getByTestId('job-method').selectOption('wanda');
   await page.getByTestId('job-calib').fill('4');
   await page.getByTestId('goal-samples').fill('4');
+  await page.getByTestId('job-quantize').selectOption('int4');
+  await page.getByTestId('job-tables').selectOption('int3');
   await page.getByTestId('job-text').fill(text);
   await page.getByTestId('job-tokenizer').setInputFiles(TOKENIZER);
   await page.getByTestId('job-seq-len').fill('32');
@@ -165,6 +168,9 @@ test('one job, three faces: Wanda 50% calibrated on text writes the same bytes f
   t.diagnostic(`text job: ${cli.length} bytes`);
 
   assert.notEqual(firstDifference(cli, original), -1, 'the job changed the model');
+  // the token table on 8 levels (its codes in -4..3), as each face asked
+  const tables = dequantizeModel(OnnxModel.parse(cli)).layers.filter((l) => l.form.endsWith('-gather')).map((l) => l.form);
+  assert.deepEqual(tables, ['int3-gather']);
   assertSameBytes(mod, cli, 'module vs CLI');
   assertSameBytes(pageBytes, cli, 'playground vs CLI');
 });
