@@ -181,7 +181,10 @@ const VARIANTS = {
   'sgpt50-int8': ['ours SparseGPT 50% + int8 (joint)', job({ mode: { kind: 'sparsity', sparsity: 0.5 }, method: 'sparsegpt', calibration, quantize: q('int8') })],
 };
 const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
-for (const n of names) if (!VARIANTS[n] && channelVariant(n)) VARIANTS[n] = channelVariant(n);
+for (const n of names) {
+  const channels = !VARIANTS[n] && channelVariant(n);
+  if (channels) VARIANTS[n] = channels;
+}
 for (const n of names) if (n.startsWith('file:')) VARIANTS[n] = [`the file ${path.basename(n.slice(5))}`, () => ({ bytes: new Uint8Array(fs.readFileSync(n.slice(5))) })];
 for (const n of ['ort-q8', 'float32']) if (!names.includes(n)) names.unshift(n); // the references of every ratio
 const dir = path.join(path.dirname(values.out), 'minilm');
