@@ -293,10 +293,16 @@ test('prune --channels 0.5 --method sparsegpt: smaller model, compensation in th
   const bad = cli('prune', files.residual, '-o', out + '.bad.onnx', '--channels', '0.5', '--method', 'wanda', '--block', '4x4');
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--block does not apply to this mode/);
-  // an encoder's heads make it a transformer: ranked by fluctuation, and the output says so
+  // an encoder's heads are measured, ranked over the model, and the output says so and how many each layer keeps
   const bert = fileURLToPath(new URL('../data/models/bert-torch.onnx', import.meta.url));
   const b = cli('prune', bert, '-o', path.join(dir, 'bert-ch.onnx'), '--channels', '0.5', '--method', 'wanda', '--calib-count', '4', '--report', path.join(dir, 'bert-ch.json'));
   assert.equal(b.code, 0, b.err);
-  assert.match(b.out, /channels scored with FLAP's fluctuation \(what the consumers lose\)/);
-  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'bert-ch.json'), 'utf8')).options.score, 'fluctuation');
+  assert.match(b.out, /channels scored with heads by their measured influence on the outputs, over the model \(the rest by FLAP's fluctuation\)/);
+  const bertReport = JSON.parse(fs.readFileSync(path.join(dir, 'bert-ch.json'), 'utf8'));
+  assert.equal(bertReport.options.score, 'influence');
+  // 2 layers of 4 heads, half of them removed in all: 4 kept, at least one per layer
+  assert.equal(bertReport.heads.length, 2);
+  assert.equal(bertReport.heads.reduce((a, h) => a + h.kept, 0), 4);
+  assert.ok(bertReport.heads.every((h) => h.kept >= 1 && h.channels === 4 && h.influence.length === 4));
+  assert.match(b.out, new RegExp(`attention heads kept per layer \\(measured influence\\): ${bertReport.heads.map((h) => `${h.kept}/4`).join(', ')}`));
 });

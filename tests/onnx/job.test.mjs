@@ -283,7 +283,7 @@ test("a language model's head stays dense unless the job names it (as SparseGPT 
   })();
 });
 
-test("a calibrated channel removal ranks by fluctuation on a language model and where heads are removable, by activations elsewhere; a given score wins", async () => {
+test("a calibrated channel removal ranks by fluctuation on a language model, heads by measured influence elsewhere, by activations without heads; a given score wins", async () => {
   const { bytes, samples } = tinyLm(12);
   const env = { ort, sessionOptions: { logSeverityLevel: 3 } };
   const run = async (model, calibration, score) => {
@@ -298,9 +298,9 @@ test("a calibrated channel removal ranks by fluctuation on a language model and 
   assert.ok(!given.bytes.equals(lm.bytes), 'the activation scores remove other channels here');
   const mlp = O.OnnxModel.parse(G.mlp());
   assert.equal((await run(mlp, O.makeInputSet(mlp, { count: 32 }))).score, 'activations');
-  // an encoder (BERT-style, torch export): its heads make it a transformer
+  // an encoder (BERT-style, torch export), not a language model: its heads are measured
   const bert = O.OnnxModel.parse(fs.readFileSync(path.join(CLI, '../../../tests/data/models/bert-torch.onnx')));
-  assert.equal((await run(bert, O.makeInputSet(bert, { count: 8 }))).score, 'fluctuation');
+  assert.equal((await run(bert, O.makeInputSet(bert, { count: 8 }))).score, 'influence');
 });
 
 test("YOLOv8's DFL projection (a fixed 0..15) is left dense by default; keepDense: [] prunes it too", async () => {

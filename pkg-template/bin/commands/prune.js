@@ -365,8 +365,9 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
     /** @type {Record<string, number>} */
     const used = {};
     for (const c of r.compensation) used[c.method] = (used[c.method] ?? 0) + 1;
-    const scored = { activations: 'activation-aware norms', fluctuation: "FLAP's fluctuation (what the consumers lose)", weights: 'weight norms' }[String(r.options.score)] ?? String(r.options.score);
+    const scored = { activations: 'activation-aware norms', fluctuation: "FLAP's fluctuation (what the consumers lose)", weights: 'weight norms', influence: "heads by their measured influence on the outputs, over the model (the rest by FLAP's fluctuation)" }[String(r.options.score)] ?? String(r.options.score);
     console.log(`calibration: ${statsOn(r.options.calibration)}; channels scored with ${scored}; ${r.compensation.length} consumers of removed channels compensated (${Object.entries(used).map(([k, v]) => `${k} ${v}`).join(', ')}; see --report)`);
+    if (r.heads?.length) console.log(`attention heads kept per layer (measured influence): ${r.heads.map((h) => `${h.kept}/${h.channels}`).join(', ')}`);
   } else if (r && report.method !== 'magnitude' && r.calibration !== undefined) {
     /** @type {Record<string, number>} */
     const used = {};

@@ -8,21 +8,9 @@ import type { InputSample } from './inputs.js';
 import type { ModelRunner } from './ort-runner.js';
 import { outputAsFloat } from './evaluate.js';
 import { findResidualBlocks, type ResidualBlock } from '../residual-blocks.js';
+import { rowDistance } from './row-distance.js';
 
 export interface BlockInfluence { block: ResidualBlock; influence: number; tokens: number }
-
-/** Mean over rows (every axis but the last) of 1 − cos(a row, b row); rows where both are zero count 0. */
-function meanInfluence(a: ArrayLike<number>, b: ArrayLike<number>, width: number): [number, number] {
-  let sum = 0, rows = 0;
-  for (let o = 0; o + width <= a.length; o += width) {
-    let d = 0, na = 0, nb = 0;
-    for (let i = o; i < o + width; i++) { d += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
-    const cos = na === 0 && nb === 0 ? 1 : na === 0 || nb === 0 ? 0 : d / Math.sqrt(na * nb);
-    sum += 1 - cos;
-    rows++;
-  }
-  return [sum, rows];
-}
 
 /** The influence of every residual block of `model` on `samples` (one onnxruntime session). */
 export async function blockInfluence(model: OnnxModel, runner: ModelRunner, samples: InputSample[], opts: { blocks?: ResidualBlock[]; signal?: AbortSignal } = {}): Promise<BlockInfluence[]> {
@@ -47,7 +35,7 @@ export async function blockInfluence(model: OnnxModel, runner: ModelRunner, samp
         const x = out[b.input], y = out[b.output];
         const width = x.dims[x.dims.length - 1];
         if (!width || x.dims.join() !== y.dims.join()) throw new OnnxError('unsupported', `block ${k}: its input ${b.input} and output ${b.output} differ in shape`, 'shape_mismatch');
-        const [s, n] = meanInfluence(outputAsFloat(x), outputAsFloat(y), width);
+        const [s, n] = rowDistance(outputAsFloat(x), outputAsFloat(y), width);
         sums[k][0] += s;
         sums[k][1] += n;
       });

@@ -44,12 +44,22 @@ export const CALIB_DEFAULTS = Object.freeze({
    */
   channelScore: 'activations' as const,
   /**
-   * ... and of a transformer (attention heads among the groups, or a language model: job/run.ts):
-   * FLAP's fluctuation, what the consumers lose once the removed units' means are folded. Measured on SmolLM2-135M `--channels 0.2`
-   * (perplexity ×1.51 against ×2.55 with 'activations') and all-MiniLM-L6-v2 `--channels 0.5` (cosine
-   * 0.867 against 0.838 one-shot, 0.947 against 0.940 after 11.5 min of recovery; bench/RESULTS.md).
+   * ... and of a language model (job/run.ts): FLAP's fluctuation, what the consumers lose once the
+   * removed units' means are folded. Measured on SmolLM2-135M `--channels 0.2` (perplexity ×1.51
+   * against ×2.55 with 'activations'); its heads are not measured one by one (90 KV groups over
+   * windows of 256 tokens: one model run per head and sample).
    */
   transformerChannelScore: 'fluctuation' as const,
+  /**
+   * ... and of any other model with attention heads (an encoder): 'influence', each head's measured
+   * effect on the outputs, the heads of all layers ranked together (calibrated-channels.ts), the other
+   * groups by fluctuation. all-MiniLM-L6-v2 `--channels 0.5`: cosine 0.926 / 67.5% of the 10 nearest
+   * neighbours one-shot against fluctuation's 0.867 / 62.3%, and 0.964 / 77.8% against 0.941 / 76.1%
+   * after 3 minutes of recovery (bench/RESULTS.md).
+   */
+  headChannelScore: 'influence' as const,
+  /** Calibration samples the 'influence' channel score runs each head's ablation on (head-influence.ts). */
+  influenceSamples: 64,
   /**
    * Conjugate-gradient steps of SparseGPT's mask-fixed refit (the core's sparseGpt `refit`): the kept
    * weights of each layer re-solved for the mask SparseGPT chose, which its column-by-column loop

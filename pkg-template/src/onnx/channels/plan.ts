@@ -51,7 +51,12 @@ export class ChannelPlan implements ChannelAnalysis {
    * producers' filters (a head of q/k/v), where a channel of a Conv or an FFN neuron is one.
    */
   hasHeads(opts: ResolvedChannelOptions): boolean {
-    return this.live(opts).some((g) => {
+    return this.headGroups(opts).length > 0;
+  }
+
+  /** The groups of `hasHeads`: those whose units are several features wide in a producer's filter. */
+  headGroups(opts: ResolvedChannelOptions): ChannelGroup[] {
+    return this.live(opts).filter((g) => {
       const unit = this.channelsOf.get(g.id)?.[0];
       return !!unit && [...filterWidths(unit).values()].some((w) => w > 1);
     });

@@ -15,7 +15,7 @@ import { compress, type CompressResult } from '../search/compress.js';
 import { fidelity as measure, wilsonLower } from '../fidelity/index.js';
 import { recover, proxPrune, type ProxReport, type RecoverReport } from '../recover/index.js';
 import type { ChannelReport } from '../channels/index.js';
-import type { ConsumerReport } from '../calib/calibrated-channels.js';
+import type { ConsumerReport, HeadGroupReport } from '../calib/calibrated-channels.js';
 import { checkJob, jobTrains } from './check.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
 import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
@@ -37,6 +37,8 @@ import { zeroUnreachableRows, type UnreachableRowsReport } from '../text/unreach
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null; sweep?: CalibReport['sweep']; time?: CalibReport['time'] } & {
   compensation?: ConsumerReport[]; groups?: ChannelReport['groups']; folded?: ChannelReport['folded'];
+  /** The attention heads' measured influence and kept counts (channels with the 'influence' score). */
+  heads?: HeadGroupReport[];
   recipe?: RecipeReport['recipe'];
 };
 

@@ -30,9 +30,10 @@ export type JobMode =
    * keeping a multiple of `roundTo` features (default 8; an attention head counts its width). `score`
    * (methods wanda / sparsegpt): how the calibrated removal ranks channels, 'activations' (the default
    * without attention heads), 'fluctuation' (what the consumers lose, FLAP's metric; the default
-   * where the groups hold attention heads) or 'weights'.
+   * where the groups hold attention heads), 'weights', or 'influence' (attention heads by their
+   * measured effect on the outputs, the other groups by fluctuation).
    */
-  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' }
+  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' | 'influence' }
   /**
    * Whole residual blocks (decoder layers), as ShortGPT removes them: the `count` blocks of lowest
    * influence (1 − cos(hidden in, hidden out), averaged over the calibration samples' tokens).
