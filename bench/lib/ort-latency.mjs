@@ -3,6 +3,18 @@
 // session warmed up, then repetitions interleaved in a rotating order so that drift on a shared
 // machine (load, frequency, where the heap lands) hits every session alike.
 
+/**
+ * The files a latency bench compares, from its arguments: `NAME=FILE.onnx`, or a bare `FILE.onnx`
+ * named by its file name without `.onnx`; in the given order (the first is the baseline).
+ */
+export function namedFiles(args) {
+  return args.map((p) => {
+    const i = p.indexOf('=');
+    const file = i > 0 ? p.slice(i + 1) : p;
+    return { name: i > 0 ? p.slice(0, i) : file.replace(/^.*[\\/]/, '').replace(/\.onnx$/, ''), file };
+  });
+}
+
 /** onnxruntime's session options for one thread, per runtime ('node': onnxruntime-node; 'web': onnxruntime-web WASM). */
 export function oneThreadOptions(rt) {
   return rt === 'node' ? { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 } : { executionProviders: ['wasm'], logSeverityLevel: 3 };

@@ -2,7 +2,7 @@
 // (copies), interleaved: identical sessions of one file differ by a few percent in onnxruntime-web
 // WASM (where a session's buffers land, the machine's moment), so a ratio between two files means
 // something only beside the spread of their own copies.
-//   node bench/quant/minilm-latency.mjs NAME=FILE.onnx [NAME=FILE.onnx ...] [--copies 2] [--reps 50]
+//   node bench/quant/minilm-latency.mjs NAME=FILE.onnx [NAME=FILE.onnx | FILE.onnx ...] [--copies 2] [--reps 50]
 //        [--model bench/out/models/all-MiniLM-L6-v2] [--runtimes web,node] [--processes P]
 // --processes P: the whole comparison (copies, interleaved) in P processes one after another, the
 // files' order rotating, and each file's ratio to the baseline taken within each process, then the
@@ -22,7 +22,7 @@ import ortNode from 'onnxruntime-node';
 import { median, quantile, sorted } from '../lib/stats.mjs';
 import { debianSections } from '../lib/debian-sections.mjs';
 import { encoderSamples } from '../lib/encoder-samples.mjs';
-import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency } from '../lib/ort-latency.mjs';
+import { oneThreadOptions, oneThreadWeb, unpaddedFeeds, int64Feeds, interleavedLatency, namedFiles } from '../lib/ort-latency.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   model: { type: 'string', default: 'bench/out/models/all-MiniLM-L6-v2' },
@@ -30,8 +30,8 @@ const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   processes: { type: 'string' }, stat: { type: 'string', default: 'p10' }, rotate: { type: 'string', default: '0' }, json: { type: 'boolean' },
 } });
 // NAME=FILE arguments, read once: the names label every run, in this process or in the --processes children
-const named = positionals.map((p) => { const i = p.indexOf('='); if (i < 1) throw new Error(`give NAME=FILE.onnx (got ${p})`); return { name: p.slice(0, i), file: p.slice(i + 1) }; });
-if (named.length < 2) throw new Error('give at least two NAME=FILE.onnx: the baseline first');
+const named = namedFiles(positionals);
+if (named.length < 2) throw new Error('give at least two NAME=FILE.onnx (or FILE.onnx): the baseline first');
 if (values.processes) await isolated(Number(values.processes));
 const files = named.map(({ name, file }) => [name, fs.readFileSync(file)]);
 const copies = Number(values.copies), reps = Number(values.reps);

@@ -2,7 +2,7 @@
 // in onnxruntime-web WASM"): one thread, batch 1, the first --lat held-out lines of bench/quant/ocr-recover.mjs'
 // task set (seed 900) at their rendered width, every session warmed up, repetitions interleaved in a
 // rotating order (bench/lib/ort-latency.mjs), in onnxruntime-node and onnxruntime-web.
-//   node bench/quant/rec-latency.mjs [--reps 30] [--lat 4] name=FILE.onnx ...   (the first file is the reference of the ratios)
+//   node bench/quant/rec-latency.mjs [--reps 30] [--lat 4] name=FILE.onnx ...   (or a bare FILE.onnx, named by its file name; the first file is the reference of the ratios)
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -11,19 +11,18 @@ import * as ortWeb from 'onnxruntime-web';
 import { renderText } from '../../kit/ocr-text.mjs';
 import { readTextSet, textSamples } from '../../kit/ocr-metrics.mjs';
 import { median, quantile, sorted } from '../lib/stats.mjs';
-import { oneThreadOptions, oneThreadWeb, interleavedLatency } from '../lib/ort-latency.mjs';
+import { oneThreadOptions, oneThreadWeb, interleavedLatency, namedFiles } from '../lib/ort-latency.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   reps: { type: 'string', default: '30' }, lat: { type: 'string', default: '4' },
 } });
-const files = positionals.map((p) => { const i = p.indexOf('='); return i > 0 ? [p.slice(0, i), p.slice(i + 1)] : [p, p]; });
-if (files.length < 2) throw new Error('give at least two files: name=FILE.onnx ...');
+const rows = namedFiles(positionals);
+if (rows.length < 2) throw new Error('give at least two files: name=FILE.onnx ...');
 const samples = textSamples(readTextSet(await renderText({ kind: 'lines', seed: 900, count: 64 })), 'rec').slice(0, Number(values.lat));
 oneThreadWeb(ortWeb);
-const rows = files.map(([name, file]) => ({ name, file }));
 for (const [rt, ort] of [['node', ortNode], ['web', ortWeb]]) {
   const sessions = [];
-  for (const [, file] of files) sessions.push(await ort.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), oneThreadOptions(rt)));
+  for (const { file } of rows) sessions.push(await ort.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), oneThreadOptions(rt)));
   const feeds = samples.map((s) => ({ x: new ort.Tensor('float32', s.feeds.x.data, s.feeds.x.dims) }));
   const times = await interleavedLatency(sessions, feeds, { reps: Number(values.reps) });
   for (const s of sessions) await s.release?.();
