@@ -14,7 +14,7 @@
 // padding included, from the same vectors: Hessian.centered); a consumer without a bias path keeps H.
 import * as sk from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
-import { transpose } from '../model.js';
+import { transpose, DT } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { ChannelPlan, removeChannels, resolveChannelOptions, type ChannelOptions } from '../channels/index.js';
 import { unitStep } from '../channels/score.js';
@@ -168,7 +168,8 @@ async function rankHeadsByInfluence(model: OnnxModel, plan: ChannelPlan, base: R
       const byNode = new Map<string, HeadUnit['consumers'][number]>();
       for (const sl of ch.slices) {
         const l = sl.fold && consumers.get(sl.fold.weight);
-        if (!l || l.stats !== 'rows' || sl.axis !== (l.transposed ? 0 : 1)) continue;
+        // a float32 projection's input rows only (the gate and offset are float32)
+        if (!l || l.stats !== 'rows' || l.weight.dtype !== DT.FLOAT || sl.axis !== (l.transposed ? 0 : 1)) continue;
         const u = byNode.get(l.node) ?? byNode.set(l.node, { node: l.node, input: l.input, width: l.cols, positions: [], mean: moments.get(l.name)!.mean() }).get(l.node)!;
         for (let p = sl.pos; p < sl.pos + sl.rep; p++) u.positions.push(p);
       }

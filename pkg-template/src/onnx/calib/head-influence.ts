@@ -14,12 +14,13 @@ import type { ModelRunner, RunOutput } from './ort-runner.js';
 import { outputAsFloat } from './evaluate.js';
 import { turn } from './cancel.js';
 import { rowDistance } from './row-distance.js';
+import { Names } from '../names.js';
 
-/** One head: the input positions of each output projection (`consumer`: its node's name) that carry it. */
+/**
+ * One head: the input positions of each output projection (`node`: its name) that carry it. The
+ * projections read float32 (the caller measures only those: a gate of another type would not run).
+ */
 export interface HeadUnit { consumers: { node: string; input: string; width: number; positions: number[]; mean: Float64Array }[] }
-
-const GATE = '__sk_head_gate_';
-const OFFSET = '__sk_head_offset_';
 
 /** Over output rows, real tokens only where the sample's attention mask is [B, S] of an output [B, S, C]. */
 function outputDistance(a: ArrayLike<number>, b: ArrayLike<number>, dims: number[], mask?: FeedTensor): [number, number] {
@@ -37,27 +38,32 @@ export async function headInfluence(model: OnnxModel, runner: ModelRunner, sampl
   const { check = () => {}, onSample = () => {} } = opts;
   if (!samples.length) throw new OnnxError('unsupported', 'head influence needs calibration samples', 'invalid_arguments');
   const g = model.graph;
-  const consumers = new Map<string, { input: string; width: number; k: number }>();
-  for (const u of units) for (const c of u.consumers) if (!consumers.has(c.node)) consumers.set(c.node, { input: c.input, width: c.width, k: consumers.size });
+  const names = new Names(g);
+  // per output projection: its input, width, and the graph inputs its gate and offset are fed through
+  const consumers = new Map<string, { input: string; width: number; k: number; gate: string; offset: string }>();
+  for (const u of units) {
+    for (const c of u.consumers) {
+      if (consumers.has(c.node)) continue;
+      const k = consumers.size;
+      consumers.set(c.node, { input: c.input, width: c.width, k, gate: names.fresh(`${c.node}/head_gate`), offset: names.fresh(`${c.node}/head_offset`) });
+    }
+  }
   const nodes = g.node as NodeProto[];
   const byName = new Map(nodes.map((n) => [n.name, n]));
   const saved = { node: nodes.slice(), input: g.input.length, inputs: new Map<NodeProto, string[]>() };
-  const added: NodeProto[] = [];
   let bytes: Uint8Array;
   try {
     for (const [name, c] of consumers) {
       const node = byName.get(name);
       const at = node ? node.input.indexOf(c.input) : -1;
       if (!node || at < 0) throw new OnnxError('unsupported', `head influence: ${name} does not read ${c.input}`, 'invalid_arguments');
-      const gated = `${c.input}${GATE}${c.k}_x`, out = `${c.input}${OFFSET}${c.k}_x`;
-      const mul = { name: `${name}${GATE}mul`, op_type: 'Mul', input: [c.input, `${GATE}${c.k}`], output: [gated], attribute: [] } as unknown as NodeProto;
-      const add = { name: `${name}${OFFSET}add`, op_type: 'Add', input: [gated, `${OFFSET}${c.k}`], output: [out], attribute: [] } as unknown as NodeProto;
+      const gated = names.fresh(`${c.input}_gated`), out = names.fresh(`${c.input}_ablated`);
+      const mul = { name: names.fresh(`${name}/head_gate_mul`), op_type: 'Mul', input: [c.input, c.gate], output: [gated], attribute: [] } as unknown as NodeProto;
+      const add = { name: names.fresh(`${name}/head_offset_add`), op_type: 'Add', input: [gated, c.offset], output: [out], attribute: [] } as unknown as NodeProto;
       saved.inputs.set(node, node.input.slice());
       node.input[at] = out;
-      const i = nodes.indexOf(node);
-      nodes.splice(i, 0, mul, add);
-      added.push(mul, add);
-      for (const p of [GATE, OFFSET]) g.input.push({ name: `${p}${c.k}`, type: { tensor_type: { elem_type: 1, shape: { dim: [{ dim_value: c.width }] } } } });
+      nodes.splice(nodes.indexOf(node), 0, mul, add);
+      for (const v of [c.gate, c.offset]) g.input.push({ name: v, type: { tensor_type: { elem_type: 1, shape: { dim: [{ dim_value: c.width }] } } } });
     }
     bytes = model.encode();
   } finally {
@@ -76,9 +82,9 @@ export async function headInfluence(model: OnnxModel, runner: ModelRunner, sampl
       offset[k] = Float32Array.from(offset[k]);
       for (const p of c.positions) { gate[k][p] = 0; offset[k][p] = c.mean[p]; }
     }
-    for (const [, c] of consumers) {
-      f[`${GATE}${c.k}`] = { type: 'float32', data: gate[c.k], dims: [c.width] };
-      f[`${OFFSET}${c.k}`] = { type: 'float32', data: offset[c.k], dims: [c.width] };
+    for (const c of consumers.values()) {
+      f[c.gate] = { type: 'float32', data: gate[c.k], dims: [c.width] };
+      f[c.offset] = { type: 'float32', data: offset[c.k], dims: [c.width] };
     }
     return f;
   };
