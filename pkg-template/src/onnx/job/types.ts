@@ -30,8 +30,10 @@ export type JobMode =
    * keeping a multiple of `roundTo` features (default 8; an attention head counts its width). `score`
    * (methods wanda / sparsegpt): how the calibrated removal ranks channels, 'activations' (the default
    * without attention heads), 'fluctuation' (what the consumers lose, FLAP's metric; the default
-   * where the groups hold attention heads), 'weights', or 'influence' (attention heads by their
-   * measured effect on the outputs, the other groups by fluctuation).
+   * in a language model), 'weights', or 'influence' (the default of other models with attention heads:
+   * each head's measured effect on the outputs, the heads of all layers ranked together, so that as
+   * many heads go as the per-group cut removes, where they matter least; the other groups by
+   * fluctuation).
    */
   | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' | 'influence' }
   /**
