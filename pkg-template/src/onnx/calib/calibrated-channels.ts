@@ -27,7 +27,7 @@ import type { CalibProgress } from './calibrate.js';
 import { asF32 } from './tensor.js';
 import { capture, Sweep } from './sweep.js';
 import { WeightRollback } from './rollback.js';
-import { CALIB_DEFAULTS } from './defaults.js';
+import { CALIB_DEFAULTS, CHANNEL_SCORES, channelScoresText, type ChannelScore } from './defaults.js';
 import { ShiftNodes } from './shift-nodes.js';
 import { headInfluence, type HeadUnit } from './head-influence.js';
 
@@ -50,7 +50,7 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
    * where the groups hold attention heads, else 'activations' (CALIB_DEFAULTS; a language model's
    * job passes 'fluctuation').
    */
-  score?: 'activations' | 'weights' | 'fluctuation' | 'influence';
+  score?: ChannelScore;
   /** 'remove' (default) or 'mask' (same function, shapes kept: what the tests compare against). */
   apply?: 'remove' | 'mask';
   percDamp?: number;
@@ -215,7 +215,7 @@ async function rankHeadsByInfluence(model: OnnxModel, plan: ChannelPlan, base: R
 export async function removeChannelsCalibrated(model: OnnxModel, opts: CalibratedChannelOptions) {
   const method = opts.method ?? 'wanda';
   const given = opts.score;
-  if (given !== undefined && given !== 'activations' && given !== 'weights' && given !== 'fluctuation' && given !== 'influence') throw new OnnxError('unsupported', `score must be activations, weights, fluctuation or influence (got "${String(given)}")`, 'invalid_arguments');
+  if (given !== undefined && !(CHANNEL_SCORES as readonly string[]).includes(given)) throw new OnnxError('unsupported', `score must be ${channelScoresText} (got "${String(given)}")`, 'invalid_arguments');
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
   if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
   const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });

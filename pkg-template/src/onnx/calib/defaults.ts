@@ -9,6 +9,12 @@
  */
 export const MIN_VECTORS_PER_INPUT = 4;
 
+/** The ways a calibrated channel removal ranks units (calibrated-channels.ts); the job checks against the same list. */
+export const CHANNEL_SCORES = ['activations', 'weights', 'fluctuation', 'influence'] as const;
+export type ChannelScore = typeof CHANNEL_SCORES[number];
+/** The list as an error message says it: "a, b, c or d". */
+export const channelScoresText = `${CHANNEL_SCORES.slice(0, -1).join(', ')} or ${CHANNEL_SCORES[CHANNEL_SCORES.length - 1]}`;
+
 export const CALIB_DEFAULTS = Object.freeze({
   /** The criterion of every layer. */
   criterion: 'sparsegpt' as const,

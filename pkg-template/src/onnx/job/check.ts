@@ -7,6 +7,7 @@ import { parseRecipe } from '../recipe/recipe.js';
 import type { JobMode, JobTraining, PruneJob } from './types.js';
 import { JOB_DEFAULTS } from './defaults.js';
 import { trainingInputsProblem } from '../recover/train-setup.js';
+import { CHANNEL_SCORES, channelScoresText } from '../calib/defaults.js';
 
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const isPosInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 1;
@@ -41,7 +42,7 @@ function checkMode(mode: JobMode, method: string): void {
       if (mode.fraction >= 1) throw new JobError('mode.fraction', 'must be below 1: removing every channel leaves no model', 'invalid_sparsity');
       if (mode.roundTo !== undefined && !isPosInt(mode.roundTo)) throw new JobError('mode.roundTo', `must be a positive integer (got ${String(mode.roundTo)})`);
       if (mode.scope !== undefined && !['layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be layer or global for channels (got ${String(mode.scope)})`);
-      if (mode.score !== undefined && !['activations', 'fluctuation', 'weights', 'influence'].includes(mode.score)) throw new JobError('mode.score', `must be activations, fluctuation, weights or influence (got ${String(mode.score)})`);
+      if (mode.score !== undefined && !(CHANNEL_SCORES as readonly string[]).includes(mode.score)) throw new JobError('mode.score', `must be ${channelScoresText} (got ${String(mode.score)})`);
       if (mode.score !== undefined && !calibrated) throw new JobError('mode.score', 'applies to methods wanda and sparsegpt (magnitude scores channels by their weights)');
       return;
     case 'layers':

@@ -6,6 +6,7 @@ import type { Scope } from '../prune.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { CutStore } from '../calib/cut-store.js';
+import type { ChannelScore } from '../calib/defaults.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { Recipe } from '../recipe/recipe.js';
 import type { Objective } from '../search/allocate.js';
@@ -35,7 +36,7 @@ export type JobMode =
    * many heads go as the per-group cut removes, where they matter least; the other groups by
    * fluctuation).
    */
-  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: 'activations' | 'fluctuation' | 'weights' | 'influence' }
+  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: ChannelScore }
   /**
    * Whole residual blocks (decoder layers), as ShortGPT removes them: the `count` blocks of lowest
    * influence (1 − cos(hidden in, hidden out), averaged over the calibration samples' tokens).
