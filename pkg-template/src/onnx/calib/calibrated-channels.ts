@@ -161,6 +161,8 @@ async function rankHeadsByInfluence(model: OnnxModel, plan: ChannelPlan, base: R
   progress: (p: CalibProgress) => void): Promise<Map<number, number[]>> {
   const units: HeadUnit[] = [];
   const measured: { id: number; first: number; width: number }[] = [];
+  const means = new Map<string, Float64Array>();
+  const meanOf = (l: CalibLayer) => means.get(l.name) ?? means.set(l.name, moments.get(l.name)!.mean()).get(l.name)!;
   for (const g of plan.headGroups(base)) {
     const chans = plan.channelsOf.get(g.id)!;
     if (!keep.has(g.id)) continue;
@@ -170,7 +172,7 @@ async function rankHeadsByInfluence(model: OnnxModel, plan: ChannelPlan, base: R
         const l = sl.fold && consumers.get(sl.fold.weight);
         // a float32 projection's input rows only (the gate and offset are float32)
         if (!l || l.stats !== 'rows' || l.weight.dtype !== DT.FLOAT || sl.axis !== (l.transposed ? 0 : 1)) continue;
-        const u = byNode.get(l.node) ?? byNode.set(l.node, { node: l.node, input: l.input, width: l.cols, positions: [], mean: moments.get(l.name)!.mean() }).get(l.node)!;
+        const u = byNode.get(l.node) ?? byNode.set(l.node, { node: l.node, input: l.input, width: l.cols, positions: [], mean: meanOf(l) }).get(l.node)!;
         for (let p = sl.pos; p < sl.pos + sl.rep; p++) u.positions.push(p);
       }
       return byNode.size ? { consumers: [...byNode.values()] } : undefined;

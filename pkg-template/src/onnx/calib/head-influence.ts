@@ -15,6 +15,7 @@ import { outputAsFloat } from './evaluate.js';
 import { turn } from './cancel.js';
 import { rowDistance } from './row-distance.js';
 import { Names } from '../names.js';
+import { insertBefore, node as makeNode } from '../quant/graph-edit.js';
 
 /**
  * One head: the input positions of each output projection (`node`: its name) that carry it. The
@@ -58,11 +59,12 @@ export async function headInfluence(model: OnnxModel, runner: ModelRunner, sampl
       const at = node ? node.input.indexOf(c.input) : -1;
       if (!node || at < 0) throw new OnnxError('unsupported', `head influence: ${name} does not read ${c.input}`, 'invalid_arguments');
       const gated = names.fresh(`${c.input}_gated`), out = names.fresh(`${c.input}_ablated`);
-      const mul = { name: names.fresh(`${name}/head_gate_mul`), op_type: 'Mul', input: [c.input, c.gate], output: [gated], attribute: [] } as unknown as NodeProto;
-      const add = { name: names.fresh(`${name}/head_offset_add`), op_type: 'Add', input: [gated, c.offset], output: [out], attribute: [] } as unknown as NodeProto;
       saved.inputs.set(node, node.input.slice());
       node.input[at] = out;
-      nodes.splice(nodes.indexOf(node), 0, mul, add);
+      insertBefore(g, node, [
+        makeNode('Mul', [c.input, c.gate], [gated], names.fresh(`${name}/head_gate_mul`)),
+        makeNode('Add', [gated, c.offset], [out], names.fresh(`${name}/head_offset_add`)),
+      ]);
       for (const v of [c.gate, c.offset]) g.input.push({ name: v, type: { tensor_type: { elem_type: 1, shape: { dim: [{ dim_value: c.width }] } } } });
     }
     bytes = model.encode();
