@@ -135,3 +135,14 @@ test('score influence removes the head the next LayerNorm erases, which fluctuat
   assert.ok(byFluctuation.every((hs) => hs.length === 1 && hs[0] !== 2), `fluctuation keeps it: removed ${JSON.stringify(byFluctuation)}`);
   await assert.rejects(O.removeChannelsCalibrated(O.OnnxModel.parse(bytes), { ort: runner, calibration: samples(2, 5), fraction: 0.25, score: 'influences' }), /score must be activations, weights, fluctuation or influence/);
 });
+
+test('influence is measured on the first samples, up to a count and, for token ids, up to a number of positions', () => {
+  const windows = (count, len) => Array.from({ length: count }, (_, k) => ({ source: `w${k}`, feeds: { input_ids: { type: 'int64', data: new BigInt64Array(len), dims: [1, len] } } }));
+  const names = (set) => set.map((s) => s.source);
+  assert.deepEqual(names(O.influenceSamples(windows(32, 256), 64, 2048)), ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7'], '8 windows of 256 tokens');
+  assert.equal(O.influenceSamples(windows(100, 32), 64, 2048).length, 64, '64 sentences of 32 tokens: the sample cap');
+  assert.deepEqual(names(O.influenceSamples(windows(3, 4096), 64, 2048)), ['w0'], 'a window longer than the budget: still one sample');
+  const images = Array.from({ length: 80 }, (_, k) => ({ source: `i${k}`, feeds: { pixel_values: { type: 'float32', data: new Float32Array(12), dims: [1, 3, 2, 2] } } }));
+  assert.equal(O.influenceSamples(images, 64, 2048).length, 64, 'no token ids: the sample cap alone');
+  assert.deepEqual(O.influenceSamples([], 64, 2048), []);
+});

@@ -42,7 +42,7 @@ export { fidelity, detectKind, OUTPUT_KINDS, lowerBound, wilsonLower } from './f
 export type { OutputKind, OutputFidelity, FidelityReport, FidelityOptions, DetectionOptions, DenseMapOptions, BoundedFidelity } from './fidelity/index.js';
 export { CancelledError, turn } from './calib/cancel.js';
 export { removeChannelsCalibrated } from './calib/calibrated-channels.js';
-export { headInfluence, type HeadUnit } from './calib/head-influence.js';
+export { headInfluence, influenceSamples, type HeadUnit } from './calib/head-influence.js';
 export { findResidualBlocks, removeResidualBlocks, type ResidualBlock } from './residual-blocks.js';
 export { blockInfluence, leastInfluential, type BlockInfluence } from './calib/block-influence.js';
 export type { CalibratedChannelOptions, ConsumerReport, HeadGroupReport } from './calib/calibrated-channels.js';

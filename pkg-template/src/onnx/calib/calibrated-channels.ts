@@ -29,7 +29,7 @@ import { capture, Sweep } from './sweep.js';
 import { WeightRollback } from './rollback.js';
 import { CALIB_DEFAULTS, CHANNEL_SCORES, channelScoresText, type ChannelScore } from './defaults.js';
 import { ShiftNodes } from './shift-nodes.js';
-import { headInfluence, type HeadUnit } from './head-influence.js';
+import { headInfluence, influenceSamples, type HeadUnit } from './head-influence.js';
 
 export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 'inputScale' | 'biasShift' | 'apply'> {
   ort: OrtLike | ModelRunner;
@@ -46,7 +46,8 @@ export interface CalibratedChannelOptions extends Omit<ChannelOptions, 'keep' | 
    * slice, relative to the consumer's whole output fluctuation (see `fluctuationScale`). Default:
    * 'influence': attention heads by their measured effect on the outputs, ranked over the model
    * (head-influence.ts, rankHeadsByInfluence; one onnxruntime run per head and sample, on at most
-   * `CALIB_DEFAULTS.influenceSamples` samples), the other groups by fluctuation. Default: 'influence'
+   * `CALIB_DEFAULTS.influenceSamples` samples and `influenceTokens` token positions), the other
+   * groups by fluctuation. Default: 'influence'
    * where the groups hold attention heads, else 'activations' (CALIB_DEFAULTS; a language model's
    * job passes 'fluctuation').
    */
@@ -184,7 +185,7 @@ async function rankHeadsByInfluence(model: OnnxModel, plan: ChannelPlan, base: R
   }
   const out = new Map<number, number[]>();
   if (!units.length) return out;
-  const influence = await headInfluence(model, runner, calibration.slice(0, CALIB_DEFAULTS.influenceSamples), units, {
+  const influence = await headInfluence(model, runner, influenceSamples(calibration, CALIB_DEFAULTS.influenceSamples, CALIB_DEFAULTS.influenceTokens), units, {
     check, onSample: (done, total) => progress({ done, total, phase: 'capture', layer: `influence of ${units.length} heads` }),
   });
   for (const width of new Set(measured.map((m) => m.width))) {

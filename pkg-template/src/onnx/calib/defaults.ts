@@ -52,8 +52,9 @@ export const CALIB_DEFAULTS = Object.freeze({
   /**
    * ... and of a language model (job/run.ts): FLAP's fluctuation, what the consumers lose once the
    * removed units' means are folded. Measured on SmolLM2-135M `--channels 0.2` (perplexity ×1.51
-   * against ×2.55 with 'activations'); its heads are not measured one by one (90 KV groups over
-   * windows of 256 tokens: one model run per head and sample).
+   * against ×2.55 with 'activations'; ×1.33 with the centred refit). Not 'influence' there: measured
+   * on 2 or on 8 windows, its choice of heads gave ×1.28 and ×1.45, at 1.4× and 3× the removal's
+   * time (bench/RESULTS.md, SmolLM2 section).
    */
   transformerChannelScore: 'fluctuation' as const,
   /**
@@ -64,8 +65,14 @@ export const CALIB_DEFAULTS = Object.freeze({
    * after 3 minutes of recovery (bench/RESULTS.md).
    */
   headChannelScore: 'influence' as const,
-  /** Calibration samples the 'influence' channel score runs each head's ablation on (head-influence.ts). */
+  /**
+   * Calibration the 'influence' channel score runs each head's ablation on (head-influence.ts): the
+   * first samples, at most this many, and of token inputs (`input_ids`) at most `influenceTokens`
+   * positions: one model run per head and sample, so 8 of a decoder's windows of 256 tokens are
+   * measured where 64 sentences of 32 are (all-MiniLM-L6-v2).
+   */
   influenceSamples: 64,
+  influenceTokens: 2048,
   /**
    * Conjugate-gradient steps of SparseGPT's mask-fixed refit (the core's sparseGpt `refit`): the kept
    * weights of each layer re-solved for the mask SparseGPT chose, which its column-by-column loop

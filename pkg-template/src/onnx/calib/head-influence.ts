@@ -30,6 +30,22 @@ function outputDistance(a: ArrayLike<number>, b: ArrayLike<number>, dims: number
 }
 
 /**
+ * The samples a head's influence is measured on: the first ones, at most `maxSamples` of them and,
+ * where they carry token ids, at most `maxTokens` positions (always at least one sample).
+ */
+export function influenceSamples(samples: InputSample[], maxSamples: number, maxTokens: number): InputSample[] {
+  let tokens = 0, n = 0;
+  for (const s of samples) {
+    if (n >= maxSamples) break;
+    const ids = s.feeds.input_ids;
+    tokens += ids ? ids.dims.reduce((a, d) => a * d, 1) : 0;
+    if (n > 0 && tokens > maxTokens) break;
+    n++;
+  }
+  return samples.slice(0, n);
+}
+
+/**
  * The measured influence of each head of `units` (its index in the array), on `samples`: the mean
  * over the model's float outputs of their mean row distance from the unablated outputs. The model is
  * not changed (its graph is copied into the bytes of one session, then put back).
