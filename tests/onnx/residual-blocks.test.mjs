@@ -89,3 +89,64 @@ test('layers: refusals name the option; the CLI --channels layers:K', async () =
   assert.match(bad.stderr, /--channels/);
   assert.match(cli('--channels', 'layers:1', '--round-to', '4').stderr, /--round-to does not apply to --channels layers:K/);
 });
+
+/** llamaBlocks with blocks `idle` the identity (their output projections zero). */
+function withIdleBlocks(idle, blocks) {
+  const m = O.OnnxModel.parse(llamaBlocks({ blocks }));
+  for (const b of idle) for (const w of [`b${b}.o`, `b${b}.down`]) m.writeFloat(m.weight(w), new Float32Array(m.weight(w).numel));
+  m.refresh();
+  return m;
+}
+
+test('the search over whole blocks: as many as the floor allows, least influential first, each count judged as written', async () => {
+  const FLOOR = 0.999999;
+  const src = withIdleBlocks([0, 2], 5);
+  const bytes = src.encode();
+  const held = samples(4, 21);
+  const job = { mode: { kind: 'search', target: 'layers', minFidelity: FLOOR }, calibration: { samples: samples(3) }, eval: { samples: held } };
+  const m = O.OnnxModel.parse(bytes);
+  const { model, report } = await O.runJob(m, job, { ort });
+  // the two identity blocks go and nothing else: a third block (the least influential real one) misses the floor
+  assert.deepEqual(report.layers.removed, [0, 2]);
+  const steps = report.layers.search.steps;
+  assert.deepEqual(steps.map((s) => [s.count, s.pass]), [[1, true], [2, true], [4, false], [3, false]], JSON.stringify(steps));
+  assert.equal(report.layers.search.minFidelity, FLOOR);
+  // the chosen model computes what the original does; three blocks removed, judged on their own, do not
+  const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+  const judged = await O.evaluate(bytes, model, held, { ort: runner });
+  assert.ok(judged.score >= FLOOR, `chosen: ${judged.score}`);
+  const three = O.OnnxModel.parse(bytes);
+  const infl = await O.blockInfluence(three, runner, samples(3));
+  O.removeResidualBlocks(three, O.leastInfluential(infl, 3));
+  const worse = await O.evaluate(bytes, three, held, { ort: runner });
+  assert.ok(worse.score < FLOOR, `three blocks: ${worse.score}`);
+  assert.ok(Math.abs(worse.score - steps.find((s) => s.count === 3).fidelity) < 1e-9, 'the step reports the fidelity of that very model');
+  // no block removable at the floor: refused, nothing written
+  const busy = O.OnnxModel.parse(llamaBlocks({ blocks: 3 }));
+  const before = busy.encode();
+  await assert.rejects(O.runJob(busy, { ...job, eval: { samples: held } }, { ort }), (e) => e instanceof O.FloorError && /even the least influential block misses the floor/.test(e.message));
+  assert.deepEqual(busy.encode(), before);
+  // what does not apply is refused by name
+  const cases = [
+    [{ ...job, mode: { ...job.mode, levels: [0.5] } }, 'mode.levels'],
+    [{ ...job, mode: { ...job.mode, objective: 'flops' } }, 'mode.objective'],
+    [{ ...job, method: 'wanda' }, 'method'],
+    [{ ...job, calibration: undefined }, 'calibration.samples'],
+    [{ ...job, eval: undefined }, 'eval.samples'],
+  ];
+  for (const [j, option] of cases) assert.throws(() => O.checkJob(j), (e) => e instanceof O.JobError && e.option === option, option);
+});
+
+test('the CLI: --min-fidelity F --channels layers:auto', () => {
+  const dir = G.tmpDir('sk-layers-auto-');
+  const input = path.join(dir, 'llama.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(input, withIdleBlocks([1], 4).encode());
+  const cli = (...a) => spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, ...a], { encoding: 'utf8' });
+  const r = cli('--channels', 'layers:auto', '--min-fidelity', '0.999999', '--calib-count', '4', '--eval', 'synthetic', '--eval-count', '4');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /1 blocks removed: fidelity 1\.0000 .* meets 0\.999999/);
+  assert.match(r.stdout, /2 blocks removed: fidelity .* below 0\.999999/);
+  assert.match(r.stdout, /layers: 1 of 4 residual blocks removed/);
+  assert.match(cli('--channels', 'layers:auto', '--min-fidelity', '0.9', '--eval', 'synthetic', '--round-to', '4').stderr, /--round-to does not apply to --channels layers:auto/);
+  assert.match(cli('--channels', 'layers:auto', '--calib-count', '4').stderr, /--channels/);
+});

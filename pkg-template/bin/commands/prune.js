@@ -40,6 +40,7 @@ Modes (exactly one):
   --recipe R.json                                   per-layer settings
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
                                                     searched per layer to a fidelity floor
+  --min-fidelity F --eval DIR --channels layers:auto  as many whole residual blocks as the floor allows
   --prox --sparsity S [--block RxC]                 block sparsity by sparse training
   --quantize int8|int4[,embeddings=E] alone         quantization without pruning (with a mode: both in one pass)
 Add --recover to distill the result towards IN afterwards (not with --prox, which recovers itself).`;
@@ -66,7 +67,12 @@ function modeOf(values) {
   }
   if (values['min-fidelity'] !== undefined) {
     if (values.prox) throw new UsageError('--prox does not combine with --min-fidelity');
-    if (given.length !== 1) throw new UsageError('--min-fidelity needs exactly one of --sparsity auto, --nm N:M, --channels auto');
+    if (given.length !== 1) throw new UsageError('--min-fidelity needs exactly one of --sparsity auto, --nm N:M, --channels auto, --channels layers:auto');
+    if (values.channels === 'layers:auto') {
+      // the most whole residual blocks the floor allows, least influential first
+      for (const f of ['levels', 'objective', 'table-samples', 'round-to', 'scope']) if (values[f] !== undefined) throw new UsageError(`--${f} does not apply to --channels layers:auto`);
+      return { kind: 'search', target: 'layers', minFidelity: num('min-fidelity', values['min-fidelity']), confidence: values.confidence === undefined ? undefined : num('confidence', values.confidence) };
+    }
     const target = given[0];
     if (target !== 'nm' && values[target] !== 'auto') throw new UsageError(`with --min-fidelity, --${target} takes "auto" (the search chooses per layer; --levels sets the candidates)`);
     return {
@@ -140,14 +146,15 @@ function readRecipe(file) {
  * @param {JobMode['kind']} kind
  * @param {JobMethod} method
  * @param {boolean} trains
+ * @param {boolean} blocks whole residual blocks go (--channels layers:K or layers:auto): --calib measures their influence
  */
-function checkApplies(values, kind, method, trains) {
+function checkApplies(values, kind, method, trains, blocks) {
   for (const [flag, modes] of Object.entries(ONLY)) {
     if (values[flag] !== undefined && !/** @type {readonly string[]} */ (modes).includes(kind)) throw new UsageError(`--${flag} does not apply to this mode (it applies to ${modes.map((m) => (m === 'search' ? '--min-fidelity' : `--${m}`)).join(', ')})`);
   }
   // --quantize reads --calib too: with samples its codes are compensated (GPTQ), without them rounded to nearest
   const calibrated = method !== 'magnitude' || values.quantize !== undefined;
-  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && kind !== 'layers') throw new UsageError('--calib is read by --method wanda|sparsegpt, --quantize, --scope owl, --channels layers:K, --prox and --recover');
+  if ((values.calib !== undefined || values['calib-count'] !== undefined) && !calibrated && !trains && values.scope !== 'owl' && !blocks) throw new UsageError('--calib is read by --method wanda|sparsegpt, --quantize, --scope owl, --channels layers:K|auto, --prox and --recover');
   for (const f of TRAINING_FLAGS) {
     if (values[f] !== undefined && !trains) throw new UsageError(`--${f} applies to --recover and --prox`);
   }
@@ -189,8 +196,9 @@ export async function main(argv) {
   // a recipe may name its method; --method overrides it
   const method = /** @type {JobMethod} */ (values.method ?? (mode.kind === 'recipe' ? /** @type {{ method?: string }} */ (mode.recipe).method : undefined) ?? 'magnitude');
   const trains = mode.kind === 'prox' || !!values.recover;
-  checkApplies(values, mode.kind, method, trains);
-  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains || values.scope === 'owl' || mode.kind === 'layers' ? 'synthetic' : undefined);
+  const blocks = mode.kind === 'layers' || (mode.kind === 'search' && mode.target === 'layers');
+  checkApplies(values, mode.kind, method, trains, blocks);
+  const calibSrc = /** @type {string | undefined} */ (values.calib) ?? (method !== 'magnitude' || trains || values.scope === 'owl' || blocks ? 'synthetic' : undefined);
   const evalSrc = /** @type {string | undefined} */ (values.eval) ?? (calibSrc === 'synthetic' && !trains && mode.kind !== 'search' ? 'synthetic' : undefined);
   if (mode.kind === 'search' && evalSrc === undefined) throw new UsageError('--min-fidelity needs --eval DIR (held-out samples): the floor is measured on them');
   checkSources(calibSrc, evalSrc);
@@ -321,6 +329,11 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
   if (ly) {
     console.log(table(ly.blocks.map((b, i) => [String(i), b.input, b.output, b.influence.toFixed(4), ly.removed.includes(i) ? 'removed' : '']),
       ['block', 'input', 'output', 'influence', '']));
+    // the search over the count: each count judged on the held-out samples, in the order judged
+    for (const s of ly.search?.steps ?? []) {
+      const held = s.bound === undefined ? '' : `, lower bound ${s.bound.toFixed(4)} at ${ly.search?.confidence}`;
+      console.log(`${s.count} blocks removed: fidelity ${s.fidelity.toFixed(4)} (${s.worst || '-'})${held} ${s.pass ? 'meets' : 'below'} ${ly.search?.minFidelity}`);
+    }
     console.log(`layers: ${ly.removed.length} of ${ly.blocks.length} residual blocks removed (least influence on ${calibSrc === 'synthetic' ? 'generated samples' : `samples from ${calibSrc}`}); nodes ${ly.nodesBefore} -> ${ly.nodesAfter}`);
   }
   const px = report.prox;

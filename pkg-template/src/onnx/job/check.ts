@@ -53,8 +53,15 @@ function checkMode(mode: JobMode, method: string): void {
       if (mode.recipe === null || mode.recipe === undefined) throw new JobError('mode.recipe', 'is required');
       return;
     case 'search':
-      if (!['sparsity', 'nm', 'channels'].includes(mode.target)) throw new JobError('mode.target', `must be sparsity, nm or channels (got ${String(mode.target)})`);
+      if (!['sparsity', 'nm', 'channels', 'layers'].includes(mode.target)) throw new JobError('mode.target', `must be sparsity, nm, channels or layers (got ${String(mode.target)})`);
       if (!isNum(mode.minFidelity) || !(mode.minFidelity > 0 && mode.minFidelity <= 1)) throw new JobError('mode.minFidelity', `must be in (0, 1] (got ${String(mode.minFidelity)})`);
+      if (mode.target === 'layers') {
+        // whole blocks go by their measured influence, judged as written: no levels, table or method
+        for (const k of ['nm', 'levels', 'objective', 'maxSteps', 'tableSamples', 'roundTo'] as const) {
+          if (mode[k] !== undefined) throw new JobError(`mode.${k}`, 'does not apply to target layers (whole blocks, least influential first, as many as the floor allows)');
+        }
+        if (calibrated) throw new JobError('method', 'applies to weight pruning: layers are chosen by their measured influence');
+      }
       if (mode.target === 'nm') checkNm('mode.nm', mode.nm);
       else if (mode.nm !== undefined) throw new JobError('mode.nm', `applies to target nm (got target ${mode.target})`);
       if (mode.levels !== undefined) {
@@ -133,8 +140,9 @@ export function checkJob(job: PruneJob): { method: 'magnitude' | 'wanda' | 'spar
     if (job.mode.kind !== 'sparsity' && job.mode.kind !== 'nm') throw new JobError('keepDense', `applies to the sparsity and nm modes (a ${job.mode.kind} plan says per layer)`);
   }
   const owl = job.mode.kind === 'sparsity' && job.mode.allocation === 'owl';
-  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || job.mode.kind === 'layers' || job.recover !== undefined || owl;
-  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : job.mode.kind === 'layers' ? 'layers (the blocks\' influence is measured on them)' : 'recover'}`);
+  const layers = job.mode.kind === 'layers' || (job.mode.kind === 'search' && job.mode.target === 'layers');
+  const needsCalibration = method !== 'magnitude' || job.mode.kind === 'prox' || layers || job.recover !== undefined || owl;
+  if (needsCalibration && !cal) throw new JobError('calibration.samples', `are needed by ${method !== 'magnitude' ? `method ${method}` : job.mode.kind === 'prox' ? 'prox' : owl ? 'allocation owl' : layers ? 'layers (the blocks\' influence is measured on them)' : 'recover'}`);
   if (job.eval !== undefined && (!Array.isArray(job.eval.samples) || !job.eval.samples.length)) throw new JobError('eval.samples', 'must hold at least one sample');
   if (job.tokenizer !== undefined && (job.tokenizer === null || typeof job.tokenizer !== 'object' || Array.isArray(job.tokenizer))) throw new JobError('tokenizer', `must be a parsed tokenizer.json or a loaded Tokenizer (got ${Array.isArray(job.tokenizer) ? 'an array' : typeof job.tokenizer})`);
   if (job.mode.kind === 'search' && !job.eval) throw new JobError('eval.samples', 'are needed by the search: its floor is measured on held-out samples');

@@ -12,6 +12,7 @@ import { heldOut, type EvaluateReport } from '../calib/evaluate.js';
 import { toRunner, type ModelRunner } from '../calib/ort-runner.js';
 import { applyRecipe, planRecipe, type RecipeReport } from '../recipe/apply.js';
 import { compress, type CompressResult } from '../search/compress.js';
+import { searchLayerCount, type LayerCountStep } from '../search/layer-count.js';
 import { fidelity as measure, wilsonLower } from '../fidelity/index.js';
 import { recover, proxPrune, type ProxReport, type RecoverReport } from '../recover/index.js';
 import type { ChannelReport } from '../channels/index.js';
@@ -56,7 +57,11 @@ export interface JobReport {
   prune?: JobPruneReport;
   search?: Omit<CompressResult, 'model' | 'report' | 'quantized'>;
   /** Layer removal: every residual block's measured influence, the blocks removed, the node counts. */
-  layers?: { blocks: { input: string; output: string; influence: number }[]; removed: number[]; nodesBefore: number; nodesAfter: number };
+  layers?: {
+    blocks: { input: string; output: string; influence: number }[]; removed: number[]; nodesBefore: number; nodesAfter: number;
+    /** The search over the count (mode search, target layers): each count judged, in the order judged. */
+    search?: { minFidelity: number; confidence?: number; steps: LayerCountStep[] };
+  };
   prox?: ProxReport;
   recover?: RecoverReport;
   /** Per-layer sparsities of `allocation: 'owl'`, with each layer's share of outlier weights. */
@@ -249,6 +254,20 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     }
     case 'search': {
       checkReachable(measure(held!.reference, held!.reference, { kinds: held!.kinds }), mode.minFidelity, mode.confidence);
+      if (mode.target === 'layers') {
+        const res = await searchLayerCount(model, {
+          runner: runner!, calibration: stats!, held: held!, minFidelity: mode.minFidelity, confidence: mode.confidence, signal: env.signal,
+          onProgress: (p) => emit({ phase: p.phase, done: p.done, total: p.total, label: p.label }),
+        });
+        const search = { minFidelity: mode.minFidelity, ...(mode.confidence === undefined ? {} : { confidence: mode.confidence }), steps: res.steps };
+        if (!res.model) {
+          const s = res.steps[0];
+          throw new FloorError(`removing even the least influential block misses the floor ${mode.minFidelity} (it scored ${(s.bound ?? s.fidelity).toFixed(4)}${mode.confidence === undefined ? '' : `, its lower bound at confidence ${mode.confidence}`}); nothing written`);
+        }
+        pruned = res.model;
+        report.layers = { blocks: res.influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...res.removed!, search };
+        break;
+      }
       const res = await compress(model, {
         ...sess, ort: runner!, eval: evalSamples!, calibration: stats, mode: mode.target, nm: mode.nm, levels: mode.levels,
         objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,

@@ -46,10 +46,12 @@ export type JobMode =
   | { kind: 'recipe'; recipe: Recipe | object | string }
   /**
    * The search: per-layer settings of `target` ('sparsity' | 'channels': levels chosen per unit;
-   * 'nm': which layers get `nm`) that keep the held-out fidelity >= `minFidelity`.
+   * 'nm': which layers get `nm`) that keep the held-out fidelity >= `minFidelity`; or, target
+   * 'layers', the most whole residual blocks that can go, least influential first (search/layer-count.ts;
+   * calibration samples measure the influence, `confidence` applies, the other options do not).
    */
   | {
-    kind: 'search'; target: 'sparsity' | 'nm' | 'channels'; minFidelity: number; nm?: [number, number]; levels?: number[];
+    kind: 'search'; target: 'sparsity' | 'nm' | 'channels' | 'layers'; minFidelity: number; nm?: [number, number]; levels?: number[];
     objective?: Objective; confidence?: number; maxSteps?: number; tableSamples?: number; roundTo?: number;
   }
   /** Block sparsity reached by proximal sparse training (distillation with the block soft threshold), then the exact cut. */
