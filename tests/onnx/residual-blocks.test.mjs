@@ -126,6 +126,14 @@ test('the search over whole blocks: as many as the floor allows, least influenti
   const before = busy.encode();
   await assert.rejects(O.runJob(busy, { ...job, eval: { samples: held } }, { ort }), (e) => e instanceof O.FloorError && /even the least influential block misses the floor/.test(e.message));
   assert.deepEqual(busy.encode(), before);
+  // a block that writes a graph output is never chosen, however little it does (here: the identity, last)
+  const tail = withIdleBlocks([0, 3], 4);
+  tail.graph.node = tail.graph.node.filter((n) => n.op_type !== 'Identity' || n.output[0] !== 'y');
+  tail.graph.output[0].name = 'b3.r2';
+  tail.refresh();
+  const t = await O.runJob(tail, job, { ort });
+  assert.deepEqual(t.report.layers.removed, [0]);
+  assert.equal(t.report.layers.blocks[3].influence, 0, 'its influence is reported as measured');
   // what does not apply is refused by name
   const cases = [
     [{ ...job, mode: { ...job.mode, levels: [0.5] } }, 'mode.levels'],

@@ -36,13 +36,19 @@ export async function searchLayerCount(model: OnnxModel, opts: {
   if (blocks.length < 2) throw new OnnxError('unsupported', `the search over whole blocks needs at least 2 residual blocks (this model has ${blocks.length})`, 'invalid_arguments');
   opts.onProgress?.({ phase: 'influence', done: 0, total: blocks.length, label: `${blocks.length} blocks` });
   const influence = await blockInfluence(model, runner, calibration, { blocks, signal });
+  // a block that writes a graph output cannot go (removeResidualBlocks refuses it): ranked last, never chosen
+  const outputs = new Set<string>(model.graph.output.map((o: { name: string }) => o.name));
+  const ranked = influence.map((b) => (outputs.has(b.block.output) ? { ...b, influence: Infinity } : b));
+  // the most removable: every block that may go, and one block stays
+  const most = Math.min(blocks.length - 1, ranked.filter((b) => b.influence !== Infinity).length);
+  if (most < 1) throw new OnnxError('unsupported', 'no residual block of this model can be removed (each writes a graph output)', 'invalid_arguments');
   const steps: LayerCountStep[] = [];
   // the largest count that met the floor so far (the only copy held)
   const best: { count: number; model: OnnxModel | null; removed: LayerCountResult['removed'] } = { count: 0, model: null, removed: null };
   const judge = async (count: number): Promise<boolean> => {
-    opts.onProgress?.({ phase: 'verify', done: steps.length, total: steps.length + 1, label: `${count} of ${blocks.length} blocks removed` });
+    opts.onProgress?.({ phase: 'verify', done: count, total: most, label: `${count} of ${blocks.length} blocks removed` });
     const m = model.copy();
-    const removed = removeResidualBlocks(m, leastInfluential(influence, count), findResidualBlocks(m));
+    const removed = removeResidualBlocks(m, leastInfluential(ranked, count), findResidualBlocks(m));
     const f = await held.judge(m, signal);
     const bound = confidence === undefined ? undefined : lowerBound(f, confidence).score;
     const pass = (bound ?? f.score) >= minFidelity;
@@ -50,8 +56,6 @@ export async function searchLayerCount(model: OnnxModel, opts: {
     if (pass && count > best.count) Object.assign(best, { count, model: m, removed });
     return pass;
   };
-  // the most removable: blocks.length − 1 (one block stays)
-  const most = blocks.length - 1;
   let good = 0, bad = most + 1;
   for (let k = 1; k <= most; k = Math.min(most, 2 * k)) {
     if (await judge(k)) good = k;
