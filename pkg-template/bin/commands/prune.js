@@ -109,6 +109,7 @@ function modeOf(values) {
   // --channels layers:K: whole residual blocks, the value form of the structured-removal flag.
   const layers = /^layers:(.*)$/.exec(str(values.channels));
   if (layers) {
+    if (layers[1] === 'auto') throw new UsageError('--channels layers:auto needs --min-fidelity F and --eval (the floor the count of blocks is searched to)');
     for (const f of ['scope', 'round-to']) if (values[f] !== undefined) throw new UsageError(`--${f} does not apply to --channels layers:K`);
     return { kind: 'layers', count: posInt('channels', layers[1]) };
   }
