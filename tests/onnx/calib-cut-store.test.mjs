@@ -74,3 +74,19 @@ test('a sweep that reuses its cut\'s buffers captures the values of one that kee
   assert.ok(plain.seen.length > 0);
   assert.deepEqual(reused.seen, plain.seen);
 });
+
+test('a job\'s held-out set of a language model waits in the cut store: the same report, every byte given back', async () => {
+  const bytes = fs.readFileSync(new URL('../data/models/smollm2-tiny-gqa.onnx', import.meta.url));
+  const base = O.OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(base, { count: 3, set: 'eval' });
+  const job = { mode: { kind: 'sparsity', sparsity: 0.5 }, eval: { samples, kinds: { [base.outputs[0].name]: 'language-model' } } };
+  const held = await O.runJob(O.OnnxModel.parse(bytes), job, { ort: runner });
+  const file = await O.fileCutStore();
+  let puts = 0;
+  const store = { put: (b) => { puts++; return file.put(b); }, read: (r, into) => file.read(r, into), free: (r, n) => file.free(r, n) };
+  const stored = await O.runJob(O.OnnxModel.parse(bytes), job, { ort: runner, cutStore: store });
+  assert.equal(puts, samples.length, 'one reference output per held-out sample');
+  assert.equal(file.size, 0, 'given back once the result is judged');
+  assert.equal(stored.report.fidelity.outputs[0].kind, 'language-model');
+  assert.deepEqual(stored.report.fidelity, held.report.fidelity);
+});
