@@ -38,6 +38,26 @@ test('blocks found: attention + MLP per layer, in the torch export and in a plai
   assert.deepEqual(plain.map((b) => [b.input, b.output]), [['x', 'b0.r2'], ['b0.r2', 'b1.r2'], ['b1.r2', 'b2.r2']]);
 });
 
+test('a post-norm encoder (BERT export): a block ends at the LayerNorm after its MLP; removed, the next block reads the previous norm', async () => {
+  const bytes = M.modelBytes('bert-torch');
+  const emb = '/bert/embeddings/LayerNorm/LayerNormalization_output_0', l0 = '/bert/encoder/layer.0/output/LayerNorm/LayerNormalization_output_0';
+  const blocks = O.findResidualBlocks(O.OnnxModel.parse(bytes));
+  assert.deepEqual(blocks.map((b) => [b.input, b.output]), [[emb, l0], [l0, 'last_hidden_state']]);
+  assert.deepEqual(blocks[0].adds, ['/bert/encoder/layer.0/attention/output/Add', '/bert/encoder/layer.0/output/Add']);
+  const m = O.OnnxModel.parse(bytes);
+  O.removeResidualBlocks(m, [0]);
+  assert.ok(!m.graph.node.some((n) => n.name.startsWith('/bert/encoder/layer.0/')), 'layer 0 and its norms are gone');
+  for (const p of ['query', 'key', 'value']) assert.equal(m.graph.node.find((n) => n.name === `/bert/encoder/layer.1/attention/self/${p}/MatMul`).input[0], emb);
+  assert.equal(m.graph.node.find((n) => n.name === '/bert/encoder/layer.1/attention/output/Add').input.filter((i) => i === emb).length, 1, 'the residual reads the embeddings\' norm');
+  const ids = BigInt64Array.from({ length: 7 }, (_, i) => BigInt(5 + 11 * i));
+  const feeds = { input_ids: new ort.Tensor('int64', ids, [1, 7]), attention_mask: new ort.Tensor('int64', new BigInt64Array(7).fill(1n), [1, 7]) };
+  const names = (await ort.InferenceSession.create(m.encode())).inputNames;
+  const out = await M.runModel(m.encode(), Object.fromEntries(names.map((n) => [n, feeds[n] ?? new ort.Tensor('int64', new BigInt64Array(7), [1, 7])])));
+  assert.ok(out.last_hidden_state.data.every(Number.isFinite));
+  // the last block writes the graph output: refused by name
+  assert.throws(() => O.removeResidualBlocks(O.OnnxModel.parse(bytes), [1]), /writes graph output "last_hidden_state"/);
+});
+
 test('influence: an identity block scores 0 and is the one removed; the outputs do not change', async () => {
   const m = withIdleBlock(2);
   const before = m.encode();

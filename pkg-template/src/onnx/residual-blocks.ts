@@ -1,7 +1,7 @@
 // Whole transformer blocks, as ShortGPT removes them. A residual unit is an Add(x, f(x)) of two computed
-// values where x is an ancestor of the other operand (the branch f: attention, or the MLP); the
-// residual stream is the chain of such units, each reading (through Cast / Identity) the previous
-// one's output. A block is an attention unit (its branch has a Softmax) with the unit after it, or a
+// values where x is an ancestor of the other operand (the branch f: attention, or the MLP), followed by
+// its LayerNormalization in a post-norm encoder; the residual stream is the chain of such units, each
+// reading (through Cast / Identity) the previous one's output. A block is an attention unit (its branch has a Softmax) with the unit after it, or a
 // unit alone when no branch has a Softmax. Removing a block gives its output's readers its input
 // instead (the block becomes the identity, which is what a block of low influence nearly is) and
 // drops the nodes and constants nothing reads any more.
@@ -12,7 +12,7 @@ export interface ResidualBlock {
   index: number;
   /** The stream value the block reads (its first unit's x). */
   input: string;
-  /** The stream value it writes (its last unit's Add output). */
+  /** The stream value it writes (its last unit's Add output; in a post-norm encoder, the norm's after it). */
   output: string;
   /** The residual Adds of its units, in order. */
   adds: string[];
@@ -62,23 +62,41 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
     }
     return v;
   };
-  // The longest chain (an Add of two related values outside the stream, in a mask's arithmetic, is a
-  // chain of its own).
-  const after = new Map<string, Unit>();
-  for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
-  const hasPrev = new Set<Unit>(units.filter((u) => units.some((p) => p.out === streamOf(u.x))));
-  let chain: Unit[] = [];
-  for (const start of units.filter((u) => !hasPrev.has(u))) {
-    const c = [start];
-    for (let u = after.get(start.out); u && c.length <= units.length; u = after.get(u.out)) c.push(u);
-    if (c.length > chain.length) chain = c;
-  }
+  // The longest chain when each unit ends at `end(u)` (an Add of two related values outside the
+  // stream, in a mask's arithmetic, is a chain of its own).
+  const chainOf = (end: (u: Unit) => string): Unit[] => {
+    const after = new Map<string, Unit>();
+    for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
+    const hasPrev = new Set<Unit>(units.filter((u) => units.some((p) => end(p) === streamOf(u.x))));
+    let chain: Unit[] = [];
+    for (const start of units.filter((u) => !hasPrev.has(u))) {
+      const c = [start];
+      for (let u = after.get(end(start)); u && c.length <= units.length; u = after.get(end(u))) c.push(u);
+      if (c.length > chain.length) chain = c;
+    }
+    return chain;
+  };
+  // Post-norm (BERT, MiniLM): each unit's Add is read by one LayerNormalization alone and the stream
+  // runs through it, so there a unit ends at its norm (its removal skips the Add and the norm). Taken
+  // only when that makes a longer chain of such units: a pre-norm decoder reads each Add twice (the
+  // next norm and the next Add), and its final norm after the last Add stays outside every block.
+  const readers = new Map<string, NodeProto[]>();
+  for (const n of g.node) for (const i of n.input) if (i) readers.set(i, [...(readers.get(i) ?? []), n]);
+  const normAfter = (u: Unit): string | undefined => {
+    const r = readers.get(u.out);
+    return r?.length === 1 && r[0].op_type === 'LayerNormalization' && !r[0].domain ? r[0].output[0] : undefined;
+  };
+  const plain = chainOf((u) => u.out);
+  const post = chainOf((u) => normAfter(u) ?? u.out);
+  const postNorm = post.length > plain.length && post.every((u) => normAfter(u) !== undefined);
+  const chain = postNorm ? post : plain;
+  const endOf = (u: Unit) => (postNorm ? normAfter(u)! : u.out);
   const pairs = chain.some((u) => u.softmax);
   const blocks: ResidualBlock[] = [];
   for (let k = 0; k < chain.length; k++) {
     const u = chain[k];
     const unit = pairs && u.softmax && k + 1 < chain.length && !chain[k + 1].softmax ? [u, chain[++k]] : [u];
-    blocks.push({ index: blocks.length, input: unit[0].x, output: unit[unit.length - 1].out, adds: unit.map((v) => v.add.name || v.out) });
+    blocks.push({ index: blocks.length, input: unit[0].x, output: endOf(unit[unit.length - 1]), adds: unit.map((v) => v.add.name || v.out) });
   }
   return blocks;
 }
