@@ -1,8 +1,8 @@
 // Whole transformer blocks, as ShortGPT removes them. A residual unit is an Add(x, f(x)) of two computed
 // values where x is an ancestor of the other operand (the branch f: attention, or the MLP), followed by
 // its LayerNormalization in a post-norm encoder; the residual stream is the chain of such units, each
-// reading (through Cast / Identity) the previous one's output. A block is an attention unit (its branch has a Softmax) with the unit after it, or a
-// unit alone when no branch has a Softmax. Removing a block gives its output's readers its input
+// reading (through Cast / Identity) the previous one's output. A block is an attention unit (its
+// branch has a Softmax) with the unit after it, or a unit alone when no branch has a Softmax. Removing a block gives its output's readers its input
 // instead (the block becomes the identity, which is what a block of low influence nearly is) and
 // drops the nodes and constants nothing reads any more.
 import type { NodeProto, OnnxModel } from './model.js';
