@@ -198,3 +198,91 @@ test('rules: a constant Expand shape that counts the heads is rewritten; one tha
   const [k] = attentionGroups(one.groups, (p) => p === 'matmul_1');
   assert.equal(k.prunable, false);
 });
+
+// heads 'query': the K/V heads stay whole and the unit is a query head, marked with its KV group;
+// every group keeps as many, so that n_rep shrinks (the Expand's copies, the merged count, torch's factor).
+
+/** Zeroes query head h's q columns and o rows of a gqaDecoder (head width D). */
+function zeroQueryHeads(m, hs, D = 4) {
+  for (const [w, axis] of [['q.w', 1], ['o.w', 0]]) {
+    const t = m.weight(w);
+    const [rows, cols] = t.dims.map(Number);
+    const data = m.readFloat(t).slice();
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if (hs.includes(Math.floor((axis === 1 ? c : r) / D))) data[r * cols + c] = 0;
+    m.writeFloat(t, data);
+  }
+}
+
+test('heads "query", plain-op block with a KV cache: each KV group drops its own weakest query head; n_rep 2 -> 1; the cache stays', async () => {
+  const bytes0 = gqaDecoder({ heads: 6, kvHeads: 3, past: 3 });
+  const zeroed = OnnxModel.parse(bytes0);
+  // Group 0 (heads 0, 1) loses head 1, group 1 (2, 3) head 2, group 2 (4, 5) head 5: not the same place in each.
+  zeroQueryHeads(zeroed, [1, 2, 5]);
+  const bytes = zeroed.encode();
+  const m = OnnxModel.parse(bytes);
+  const plan = findChannelGroups(m, 'query');
+  const [q] = attentionGroups(plan.groups, (p) => p === 'matmul_0');
+  assert.equal(q.prunable, true, q.reason);
+  assert.deepEqual([q.channels, q.runs], [6, 3]);
+  assert.deepEqual(plan.channelsOf.get(q.id).map((ch) => ch.run), [0, 0, 1, 1, 2, 2]);
+  assert.deepEqual(q.producers, ['matmul_0']);
+  for (const p of ['matmul_1', 'matmul_2']) {
+    const [kv] = attentionGroups(plan.groups, (x) => x === p);
+    assert.equal(kv.prunable, false);
+    assert.match(kv.reason, /K\/V heads stay whole/);
+  }
+  removeChannels(m, { fraction: 0.5, roundTo: 1, heads: 'query', filter: (x) => x.id === q.id });
+  assert.deepEqual(m.weight('q.w').dims, [16, 12]);
+  assert.deepEqual(m.weight('o.w').dims, [12, 16]);
+  assert.deepEqual(m.weight('k.w').dims, [16, 12]);
+  const ints = (n) => m.readInts(m.graph.initializer.find((t) => t.name === n));
+  assert.deepEqual(ints('shape.expand'), [1, 3, 1, 8, 4]);
+  assert.deepEqual(ints('shape.rep'), [1, 3, 8, 4]);
+  assert.deepEqual(ints('shape.q'), [1, 5, 3, 4]);
+  const declared = (list, name) => list.find((v) => v.name === name)?.type.tensor_type.shape.dim.map((d) => Number(d.dim_value));
+  assert.deepEqual(declared(m.graph.input, 'past_key'), [1, 3, 3, 4]);
+  const feeds = decoderFeeds({ past: 3, kvHeads: 3 });
+  const [orig, out] = [await M.runModel(bytes, feeds), await M.runModel(m.encode(), feeds)];
+  assert.ok(G.maxAbsDiff(out.y.data, orig.y.data) <= 1e-5, 'y unchanged: the removed heads were the zero ones');
+  for (const k of ['present_key', 'present_value']) assert.ok(G.maxAbsDiff(out[k].data, orig[k].data) <= 1e-6, k);
+});
+
+test('heads "query", torch export (computed shapes, n_rep as a factor): removed == masked; the K/V projections keep their columns', async () => {
+  const bytes = M.modelBytes('smollm2-tiny-gqa');
+  const removed = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const plan = findChannelGroups(removed, 'query');
+  const queryGroups = plan.groups.filter((g) => g.runs);
+  assert.equal(queryGroups.length, 2, 'one per layer');
+  for (const g of queryGroups) assert.deepEqual([g.prunable, g.channels, g.runs], [true, 4, 2], g.reason);
+  const opts = { fraction: 0.5, roundTo: 1, heads: 'query', filter: (g) => !!g.runs };
+  const r = removeChannels(removed, opts, plan);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  assert.deepEqual(r.groups.removed.map((g) => g.channelsAfter), [2, 2]);
+  const node = (name) => removed.graph.node.find((n) => n.name === name);
+  for (const layer of [0, 1]) {
+    const at = `/model/model/layers.${layer}/self_attn`;
+    assert.deepEqual(removed.weight(node(`${at}/q_proj/MatMul`).input[1]).dims.map(Number), [16, 8]);
+    assert.deepEqual(removed.weight(node(`${at}/k_proj/MatMul`).input[1]).dims.map(Number), [16, 8]);
+    assert.deepEqual(removed.weight(node(`${at}/o_proj/MatMul`).input[1]).dims.map(Number), [8, 16]);
+  }
+  const feeds = lmFeeds(9, 4);
+  const [a, b, dense] = [await M.runModel(removed.encode(), feeds), await M.runModel(masked.encode(), feeds), await M.runModel(bytes, feeds)];
+  const scale = Math.max(1e-3, ...Array.from(b.logits.data, Math.abs));
+  assert.ok(G.maxAbsDiff(a.logits.data, b.logits.data) <= 1e-4 * scale);
+  assert.ok(G.maxAbsDiff(a.logits.data, dense.logits.data) > 1e-3 * scale, 'heads did go');
+});
+
+test('heads "query": a decision must leave every KV group the same count; influence is refused; bad values are typed errors', async () => {
+  const m = OnnxModel.parse(gqaDecoder({ heads: 6, kvHeads: 3 }));
+  const plan = findChannelGroups(m, 'query');
+  const [q] = attentionGroups(plan.groups, (p) => p === 'matmul_0');
+  const uneven = new Map([[q.id, Uint8Array.from([1, 0, 1, 1, 1, 0])]]);
+  assert.throws(() => removeChannels(m, { fraction: 0.5, heads: 'query', keep: uneven, filter: (x) => x.id === q.id }, plan),
+    (e) => e.code === 'invalid_arguments' && /same number of query heads/.test(e.message));
+  const none = new Map([[q.id, Uint8Array.from([0, 0, 1, 1, 1, 1])]]);
+  assert.throws(() => removeChannels(m, { fraction: 0.5, heads: 'query', keep: none, filter: (x) => x.id === q.id }, plan), /at least one/);
+  assert.throws(() => removeChannels(m, { fraction: 0.5, heads: 'kv' }), (e) => e.code === 'invalid_arguments');
+  const { removeChannelsCalibrated } = await import('#onnx-internal');
+  await assert.rejects(removeChannelsCalibrated(OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa')), { fraction: 0.5, heads: 'query', score: 'influence', calibration: [lmFeeds()], ort }),
+    (e) => e.code === 'invalid_arguments' && /fluctuation/.test(e.message));
+});

@@ -221,7 +221,7 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   if (given !== undefined && !(CHANNEL_SCORES as readonly string[]).includes(given)) throw new OnnxError('unsupported', `score must be ${channelScoresText} (got "${String(given)}")`, 'invalid_arguments');
   if (method !== 'wanda' && method !== 'sparsegpt') throw new OnnxError('unsupported', `method must be wanda or sparsegpt (got "${String(method)}")`, 'invalid_arguments');
   if (opts.apply !== undefined && opts.apply !== 'remove' && opts.apply !== 'mask') throw new OnnxError('unsupported', `apply must be remove or mask (got "${String(opts.apply)}")`, 'invalid_arguments');
-  const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
+  const base = resolveChannelOptions({ fraction: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, heads: opts.heads, filter: opts.filter, fold: opts.fold, onProgress: opts.onProgress });
   if (!Array.isArray(opts.calibration) || !opts.calibration.length) throw new OnnxError('unsupported', 'calibration needs at least one sample', 'invalid_arguments');
   if (model.externalTensors().length) {
     throw new OnnxError('unsupported', 'calibration runs the model from memory in onnxruntime: models with external data are not supported yet', 'unsupported_environment');
@@ -234,8 +234,13 @@ export async function removeChannelsCalibrated(model: OnnxModel, opts: Calibrate
   const runner = toRunner(opts.ort, opts.sessionOptions);
   const check = () => { if (signal?.aborted) throw new CancelledError(); };
   // One plan from the analysis through the scores, the compensation and the removal.
-  const plan = ChannelPlan.analyze(model);
-  const score = given ?? (plan.hasHeads(base) ? CALIB_DEFAULTS.headChannelScore : CALIB_DEFAULTS.channelScore);
+  const plan = ChannelPlan.analyze(model, base.heads);
+  // Influence moves heads between layers; query heads in KV groups must leave every group alike.
+  const queryHeads = plan.live(base).some((g) => g.runs);
+  const score = given ?? (queryHeads ? CALIB_DEFAULTS.transformerChannelScore : plan.hasHeads(base) ? CALIB_DEFAULTS.headChannelScore : CALIB_DEFAULTS.channelScore);
+  if (score === 'influence' && queryHeads) {
+    throw new OnnxError('unsupported', 'score "influence" ranks heads across layers, which query heads within KV groups (heads "query") cannot follow: use "fluctuation"', 'invalid_arguments');
+  }
   // The consumers of the accepted groups' channels (where removed channels fold) that calibration sees.
   const layerOf = new Map(findLayers(model).map((l) => [l.name, l]));
   const consumers = new Map<string, CalibLayer>();

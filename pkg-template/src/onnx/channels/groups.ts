@@ -54,11 +54,14 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
     const seen = new Map<string, GroupMember>();
     for (const r of roots) for (const sl of sets.slices[r]) seen.set(`${sl.tensor}:${sl.axis}`, { tensor: sl.tensor, axis: sl.axis, kind: sl.kind });
     const id = groups.length;
+    const runs = runsOf(roots.map((r) => sets.run[r]));
+    const uneven = typeof runs === 'string' ? runs : undefined;
     groups.push({
       id, producers, channels: roots.length, members: [...seen.values()],
-      prunable: !reason && roots.length > 1, reason: reason ?? (roots.length > 1 ? undefined : 'a single channel'),
+      prunable: !reason && !uneven && roots.length > 1, reason: reason ?? uneven ?? (roots.length > 1 ? undefined : 'a single channel'),
+      ...(typeof runs === 'number' ? { runs } : {}),
     });
-    channelsOf.set(id, roots.map((r) => ({ root: r, slices: sets.slices[r] })));
+    channelsOf.set(id, roots.map((r) => ({ root: r, slices: sets.slices[r], ...(typeof runs === 'number' ? { run: sets.run[r] } : {}) })));
   }
   // A tensor position claimed by two groups (a weight shared by two spaces) cannot be cut safely.
   // Different positions of one axis (a Concat's consumer) are fine, and so are two uses of one
@@ -81,4 +84,19 @@ export function groupsOf(model: OnnxModel, walk: WalkResult): ChannelAnalysis {
     }
   }
   return { groups, channelsOf, depthwise: walk.depthwise };
+}
+
+/**
+ * The KV groups of a group's units (query heads, heads 'query'): their count when every unit has one
+ * and each has as many units; undefined when no unit has one; else why the units cannot go.
+ */
+function runsOf(run: (number | undefined)[]): number | string | undefined {
+  if (run.every((r) => r === undefined)) return undefined;
+  const size = new Map<number, number>();
+  for (const r of run) {
+    if (r === undefined) return 'query heads mixed with other channels';
+    size.set(r, (size.get(r) ?? 0) + 1);
+  }
+  const counts = [...size.values()];
+  return counts.every((c) => c === counts[0]) ? size.size : 'KV groups with different numbers of query heads';
 }

@@ -7,16 +7,19 @@
 // shrinks and the model runs faster. Anything not understood keeps its group whole (with the reason).
 import type { OnnxModel } from '../model.js';
 import { ChannelPlan } from './plan.js';
-import type { ChannelAnalysis, ChannelOptions } from './types.js';
+import type { ChannelAnalysis, ChannelOptions, HeadUnit } from './types.js';
 
-export type { Slice, Fold, GroupMember, ChannelGroup, GroupChannel, ChannelAnalysis, ChannelOptions } from './types.js';
+export type { HeadUnit, Slice, Fold, GroupMember, ChannelGroup, GroupChannel, ChannelAnalysis, ChannelOptions } from './types.js';
 export { ChannelPlan, type ConsumerCut } from './plan.js';
 export { resolveChannelOptions, type ResolvedChannelOptions } from './options.js';
 export { removeChannels, type ChannelReport } from './remove.js';
 
-/** Finds the dependency groups of a model (no change to it): a ChannelPlan, not yet decided. */
-export function findChannelGroups(model: OnnxModel): ChannelPlan {
-  return ChannelPlan.analyze(model);
+/**
+ * Finds the dependency groups of a model (no change to it): a ChannelPlan, not yet decided. `heads`:
+ * the unit of grouped-query attention (HeadUnit; default 'groups').
+ */
+export function findChannelGroups(model: OnnxModel, heads: HeadUnit = 'groups'): ChannelPlan {
+  return ChannelPlan.analyze(model, heads);
 }
 
 /**

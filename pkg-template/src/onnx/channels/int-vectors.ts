@@ -10,8 +10,11 @@ export type VectorEntry =
   /** `via`: the hops from the vector's producer down to the constant's reader (empty: the vector is the constant). */
   | { kind: 'const'; value: number; tensor: string; index: number; via: Hop[] }
   | { kind: 'dim'; of: string; axis: number }
-  /** A dimension of some value times a constant (grouped-query attention's Hkv · n_rep heads). */
-  | { kind: 'scaled'; of: string; axis: number; factor: number }
+  /**
+   * A dimension of some value times a constant (grouped-query attention's Hkv · n_rep heads), with
+   * where the constant factor is read (`via` as in 'const').
+   */
+  | { kind: 'scaled'; of: string; axis: number; factor: number; factorAt: { tensor: string; index: number; via: Hop[] } }
   | { kind: 'unknown' };
 
 export interface VectorSource {
@@ -38,7 +41,8 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
   // Entries of input k, their constants reached one hop further down.
   const sub = (k: number): VectorEntry[] | undefined => {
     const v = n.input[k] ? resolveVector(src, n.input[k], depth + 1) : undefined;
-    return v?.map((e) => (e.kind === 'const' ? { ...e, via: useOf(n, k, e.via) } : e));
+    return v?.map((e) => (e.kind === 'const' ? { ...e, via: useOf(n, k, e.via) }
+      : e.kind === 'scaled' ? { ...e, factorAt: { ...e.factorAt, via: useOf(n, k, e.factorAt.via) } } : e));
   };
   const constInts = (k: number) => (n.input[k] ? src.intConstant(n.input[k])?.values : undefined);
   switch (n.op_type) {
@@ -106,7 +110,8 @@ export function resolveVector(src: VectorSource, name: string, depth = 0): Vecto
       const a = sub(0), b = sub(1);
       if (!a || !b || a.length !== 1 || b.length !== 1) return undefined;
       const [d, k] = a[0].kind === 'dim' ? [a[0], b[0]] : [b[0], a[0]];
-      return d.kind === 'dim' && k.kind === 'const' && k.value > 0 ? [{ kind: 'scaled', of: d.of, axis: d.axis, factor: k.value }] : undefined;
+      return d.kind === 'dim' && k.kind === 'const' && k.value > 0
+        ? [{ kind: 'scaled', of: d.of, axis: d.axis, factor: k.value, factorAt: { tensor: k.tensor, index: k.index, via: k.via } }] : undefined;
     }
     default: return undefined;
   }

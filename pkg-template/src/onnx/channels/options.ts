@@ -2,7 +2,7 @@
 // all take ChannelOptions and resolve them here once (a resolved value passes through unchanged).
 import { OnnxError } from '../errors.js';
 import { checkSparsity } from '../prune.js';
-import type { ChannelOptions } from './types.js';
+import type { ChannelOptions, HeadUnit } from './types.js';
 
 const RESOLVED = Symbol('resolved channel options');
 
@@ -12,6 +12,7 @@ export interface ResolvedChannelOptions extends ChannelOptions {
   roundTo: number;
   apply: 'remove' | 'mask' | 'constant';
   scoreSlices: 'all' | 'consumers';
+  heads: HeadUnit;
   fold: boolean;
   readonly [RESOLVED]: true;
 }
@@ -29,8 +30,10 @@ export function resolveChannelOptions(opts: ChannelOptions): ResolvedChannelOpti
   if (apply !== 'remove' && apply !== 'mask' && apply !== 'constant') throw new OnnxError('unsupported', `apply must be remove, mask or constant (got "${String(apply)}")`, 'invalid_arguments');
   const scoreSlices = opts.scoreSlices ?? 'all';
   if (scoreSlices !== 'all' && scoreSlices !== 'consumers') throw new OnnxError('unsupported', `scoreSlices must be all or consumers (got "${String(scoreSlices)}")`, 'invalid_arguments');
+  const heads = opts.heads ?? 'groups';
+  if (heads !== 'groups' && heads !== 'query') throw new OnnxError('unsupported', `heads must be groups or query (got "${String(heads)}")`, 'invalid_arguments');
   if (opts.filter !== undefined && typeof opts.filter !== 'function') throw new OnnxError('unsupported', 'filter must be a function', 'invalid_arguments');
-  const out = { ...opts, fraction, scope, roundTo, apply, scoreSlices, fold: opts.fold !== false } as ResolvedChannelOptions;
+  const out = { ...opts, fraction, scope, roundTo, apply, scoreSlices, heads, fold: opts.fold !== false } as ResolvedChannelOptions;
   // Not enumerable: a copy with changed fields ({ ...resolved, keep }) is checked again.
   Object.defineProperty(out, RESOLVED, { value: true, enumerable: false });
   return out;

@@ -7,7 +7,7 @@ import { ConstantValues } from './values.js';
 import { allConstants } from './constants.js';
 import { resolveChannelOptions, type ResolvedChannelOptions } from './options.js';
 import { filterWidths, scoreChannels } from './score.js';
-import type { ChannelAnalysis, ChannelGroup, ChannelOptions, GroupChannel } from './types.js';
+import type { ChannelAnalysis, ChannelGroup, ChannelOptions, GroupChannel, HeadUnit } from './types.js';
 import type { NodeProto } from '../model.js';
 
 /** The positions along the sliced axis (input channels / rows) of a consumer weight that go. */
@@ -29,9 +29,9 @@ export class ChannelPlan implements ChannelAnalysis {
     this.values = values;
   }
 
-  /** Finds the dependency groups of a model (no change to it). */
-  static analyze(model: OnnxModel): ChannelPlan {
-    const walk = walkModel(model);
+  /** Finds the dependency groups of a model (no change to it), with `heads` as grouped-query attention's unit. */
+  static analyze(model: OnnxModel, heads: HeadUnit = 'groups'): ChannelPlan {
+    const walk = walkModel(model, heads);
     return new ChannelPlan(model, groupsOf(model, walk), walk.values);
   }
 

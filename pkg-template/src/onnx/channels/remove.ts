@@ -21,7 +21,7 @@ export interface ChannelReport extends PruneReport {
  */
 export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?: ChannelAnalysis): ChannelReport {
   const opts = resolveChannelOptions(options);
-  const p = plan ? ChannelPlan.of(model, plan) : ChannelPlan.analyze(model);
+  const p = plan ? ChannelPlan.of(model, plan) : ChannelPlan.analyze(model, opts.heads);
   // Weights may have changed since the analysis (a calibration's compensation): read them again.
   p.values.forget();
   const before = model.weights.reduce((a, w) => a + w.numel, 0);

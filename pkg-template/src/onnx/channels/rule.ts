@@ -3,7 +3,7 @@
 // is cut: which slices of its constants go with each channel, which channels must go together, and
 // which cannot go at all (with the reason). Rules are registered in one table (rules/index.ts).
 import type { GraphProto, NodeProto, TensorProto } from '../model.js';
-import type { Slice } from './types.js';
+import type { HeadUnit, Slice } from './types.js';
 import type { Track } from './track.js';
 import type { IntConstant, VectorEntry } from './int-vectors.js';
 
@@ -22,6 +22,8 @@ export interface RuleContext {
   readonly inputs: (Track | undefined)[];
   /** The default ONNX opset of the model. */
   readonly opset: number;
+  /** The unit of grouped-query attention (ChannelOptions.heads): a KV group, or one query head per group. */
+  readonly heads: HeadUnit;
 
   /** A constant input (through Cast / Identity, as float16 weights are cast to float), or undefined. */
   constant(name: string): ConstantRef | undefined;
@@ -51,6 +53,8 @@ export interface RuleContext {
   newChannels(count: number, why?: string): number[];
   /** Channels a.ids[c] and b.ids[c] go together (same layout checked by the caller). */
   tie(a: number[], b: number[]): void;
+  /** Channel ids[c] is a query head of KV group runs[c]: its group keeps as many as every other one. */
+  setRuns(ids: number[], runs: number[]): void;
   /**
    * Adds, for every channel c of t, the slice [at[c]·span, (at[c]+1)·span) of `axis` of `tensor`. A
    * 'shape' slice says in `extra` where the vector is read (`use`, see int-vectors' useOf).

@@ -26,7 +26,11 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
     const k = given.get(gr.id);
     if (!k) continue;
     if (k.length !== gr.channels) throw new OnnxError('unsupported', `keep of group ${gr.id} has ${k.length} entries for ${gr.channels} channels`, 'shape_mismatch');
-    keepOf.set(gr.id, Uint8Array.from(k, (v) => (v ? 1 : 0)));
+    const kept = Uint8Array.from(k, (v) => (v ? 1 : 0));
+    if (gr.runs && !evenRuns(kept, channelsOf.get(gr.id)!)) {
+      throw new OnnxError('unsupported', `keep of group ${gr.id} must keep the same number of query heads (at least one) in each of its ${gr.runs} KV groups`, 'invalid_arguments');
+    }
+    keepOf.set(gr.id, kept);
   }
   const live = allLive.filter((gr) => !keepOf.has(gr.id));
   const owned: { free(): void }[] = [];
@@ -92,10 +96,11 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
     };
     // Kept units of a group: rounded so that every producer keeps a multiple of roundTo features
     // (what the runtimes' SIMD blocking sees), at least one unit.
+    // Query heads in KV groups (gr.runs): a multiple of the group count, each group keeping as many.
     const rounded = (k: number, gr: ChannelGroup) => {
-      const step = unitStep(roundTo, channelsOf.get(gr.id)!);
+      const step = unitStep(roundTo, channelsOf.get(gr.id)!) * (gr.runs ?? 1);
       const n = gr.channels;
-      if (step <= 1 || n <= step) return Math.max(1, k);
+      if (!gr.runs && (step <= 1 || n <= step)) return Math.max(1, k);
       return Math.min(n, Math.max(step, Math.round(k / step) * step));
     };
     const counts = new Map<number, number>();
@@ -106,7 +111,9 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
     }
     live.forEach((gr, i) => {
       const nnz = rounded(counts.get(gr.id)!, gr);
-      keepOf.set(gr.id, keepFrom(scopes[i].getMasks({ nnz }), scopes[i]));
+      keepOf.set(gr.id, gr.runs
+        ? keepPerRun(scopes[i].blockNorms(), channelsOf.get(gr.id)!, nnz / gr.runs)
+        : keepFrom(scopes[i].getMasks({ nnz }), scopes[i]));
     });
   } finally {
     for (const o of owned) o.free();
@@ -114,6 +121,27 @@ export function scoreChannels({ analysis, live: allLive, options: opts, floats, 
   // Never empty a group; a whole-zero channel scores 0 and goes first, which is the intent.
   for (const k of keepOf.values()) if (!k.some((v) => v)) k[0] = 1;
   return keepOf;
+}
+
+/** Does every run keep the same number of units, at least one? */
+function evenRuns(keep: Uint8Array, units: GroupChannel[]): boolean {
+  const kept = new Map<number, number>();
+  units.forEach((u, c) => kept.set(u.run!, (kept.get(u.run!) ?? 0) + keep[c]));
+  const counts = [...kept.values()];
+  return counts[0] >= 1 && counts.every((n) => n === counts[0]);
+}
+
+/** The `per` strongest units of each run (a query head's KV group), ties to the first. */
+function keepPerRun(norms: Float32Array, units: GroupChannel[], per: number): Uint8Array {
+  if (norms.length !== units.length) throw new OnnxError('unsupported', `${norms.length} scores for ${units.length} query heads`, 'shape_mismatch');
+  const keep = new Uint8Array(units.length);
+  const byRun = new Map<number, number[]>();
+  units.forEach((u, c) => (byRun.get(u.run!) ?? byRun.set(u.run!, []).get(u.run!)!).push(c));
+  for (const members of byRun.values()) {
+    members.sort((a, b) => norms[b] - norms[a] || a - b);
+    for (const c of members.slice(0, per)) keep[c] = 1;
+  }
+  return keep;
 }
 
 interface GlobalUnit { energy: number; cost: number }

@@ -1,5 +1,6 @@
 // A Track: the channels a value carries along one of its axes. Rules read the tracks of a node's
 // inputs and set the tracks of its outputs.
+import type { Hop } from './types.js';
 
 export interface Track {
   /** Channel ids, one per carried channel (an id may appear twice: a value concatenated with itself). */
@@ -17,7 +18,19 @@ export interface Track {
   flat?: boolean;
   /** Channel c's (spatially constant) value when its producers' filters are zero. */
   value?: (c: number) => number | undefined;
+  /** K/V heads repeated for grouped-query attention: where the graph writes the repeat (rules/repeat.ts). */
+  repeat?: RepeatSite;
 }
+
+/** An entry of an integer vector, as one use reads it (rewritten through that use). */
+export interface ShapeEntry { tensor: string; index: number; use: Hop[] }
+
+/**
+ * Where a K/V repeat is written: entries that count the copies (n_rep: the Expand's shape entry,
+ * torch's factor in Shape(k)[1] · n_rep) and entries that count the merged heads (Hkv · n_rep: the
+ * Reshape's constant). When query heads go within their KV groups, these are the counts that shrink.
+ */
+export interface RepeatSite { copies: ShapeEntry[]; merged: ShapeEntry[] }
 
 /** A track whose channels fill the axis in order. */
 export function denseTrack(ids: number[], axis: number, rank: number | undefined, value?: Track['value']): Track {

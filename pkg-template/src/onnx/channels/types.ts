@@ -50,6 +50,13 @@ export interface Fold {
   value: () => number | undefined;
 }
 
+/**
+ * The unit of grouped-query attention, where each K/V head is read by n_rep query heads. 'groups':
+ * a KV head with its query heads (n_rep stays). 'query': one query head in every KV group of a layer
+ * (each group's weakest first), so that n_rep shrinks by one per unit and the K/V heads stay whole.
+ */
+export type HeadUnit = 'groups' | 'query';
+
 /** A member of a group as reported: tensor and axis. */
 export interface GroupMember {
   tensor: string;
@@ -67,12 +74,19 @@ export interface ChannelGroup {
   prunable: boolean;
   /** Why the group is kept whole (when not prunable). */
   reason?: string;
+  /**
+   * Query heads under grouped-query attention (heads 'query'): the units fall into this many KV
+   * groups of equal size (GroupChannel.run), and every KV group keeps the same count.
+   */
+  runs?: number;
 }
 
 /** One competing unit of a group (a channel, an FFN neuron, an attention head) and its slices. */
 export interface GroupChannel {
   root: number;
   slices: Slice[];
+  /** The KV group of a query head (ChannelGroup.runs). */
+  run?: number;
 }
 
 export interface ChannelAnalysis {
@@ -97,6 +111,8 @@ export interface ChannelOptions {
    * with, say, 33 channels falls off that fast path and can run slower than the unpruned model.
    */
   roundTo?: number;
+  /** The unit of grouped-query attention (default 'groups'; see HeadUnit). */
+  heads?: HeadUnit;
   /** Only groups this accepts are pruned (default: every prunable group). */
   filter?: (group: ChannelGroup) => boolean;
   /**

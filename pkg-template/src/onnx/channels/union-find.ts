@@ -11,6 +11,8 @@ export class ChannelSets {
   readonly slices: Slice[][] = [];
   /** Per channel root: why it cannot be removed (the first reason found). */
   readonly blocked: (string | undefined)[] = [];
+  /** Per channel root: the KV group of a query head, when query heads are the unit (setRun). */
+  readonly run: (number | undefined)[] = [];
   private readonly spaceOf: number[] = [];
   /** Per space root: the producers merged into it, for reports. */
   private readonly spaceNames: string[][] = [];
@@ -28,6 +30,7 @@ export class ChannelSets {
       this.parent.push(id);
       this.slices.push([]);
       this.blocked.push(why);
+      this.run.push(undefined);
       this.spaceOf.push(space);
       ids.push(id);
     }
@@ -53,6 +56,8 @@ export class ChannelSets {
       for (const s of this.slices[rb]) this.slices[ra].push(s);
       this.slices[rb] = [];
       this.blocked[ra] ??= this.blocked[rb];
+      if (this.run[rb] !== undefined && this.run[ra] !== undefined && this.run[rb] !== this.run[ra]) this.blocked[ra] ??= 'query heads of two KV groups are tied';
+      this.run[ra] ??= this.run[rb];
     }
     const sa = this.findSpace(this.spaceOf[a]), sb = this.findSpace(this.spaceOf[b]);
     if (sa !== sb) {
@@ -62,6 +67,13 @@ export class ChannelSets {
   }
 
   block(id: number, why: string): void { this.blocked[this.find(id)] ??= why; }
+
+  /** Channel `id` is a query head of KV group `run` (a second, different group blocks it). */
+  setRun(id: number, run: number): void {
+    const r = this.find(id);
+    if (this.run[r] !== undefined && this.run[r] !== run) this.blocked[r] ??= 'a query head read by two KV groups';
+    this.run[r] ??= run;
+  }
 
   addSlice(id: number, slice: Slice): void { this.slices[this.find(id)].push(slice); }
 

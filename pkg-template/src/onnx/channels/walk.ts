@@ -10,7 +10,7 @@ import { inferShapes } from './infer-shapes.js';
 import { resolveVector, type IntConstant, type VectorEntry } from './int-vectors.js';
 import type { Track } from './track.js';
 import type { ConstantRef, RuleContext } from './rule.js';
-import type { Hop, Slice } from './types.js';
+import type { HeadUnit, Hop, Slice } from './types.js';
 import { RULES } from './rules/index.js';
 
 export const displayName = (n: NodeProto): string => n.name || `${n.op_type}(${n.output[0]})`;
@@ -33,7 +33,7 @@ export interface WalkResult {
   depthwise: { node: NodeProto; weight: string }[];
 }
 
-export function walkModel(model: OnnxModel): WalkResult {
+export function walkModel(model: OnnxModel, heads: HeadUnit = 'groups'): WalkResult {
   const constants = allConstants(model);
   const values = new ConstantValues(model, constants);
   const sets = new ChannelSets();
@@ -101,7 +101,7 @@ export function walkModel(model: OnnxModel): WalkResult {
       const inputs = node.input.map((i: string) => (i ? tracks.get(i) : undefined));
       const unhandled = `${op} ${name} is not handled`;
       const ctx: RuleContext = {
-        node, name, op, inputs, opset,
+        node, name, op, inputs, opset, heads,
         constant, intConstant,
         floats: (n) => values.floats(n),
         vector: (n): VectorEntry[] | undefined => resolveVector(vectorSource, n),
@@ -120,6 +120,7 @@ export function walkModel(model: OnnxModel): WalkResult {
           return sets.newSpace(count, name, why);
         },
         tie: (a, b) => a.forEach((id, c) => sets.union(id, b[c])),
+        setRuns: (ids, runs) => ids.forEach((id, c) => sets.setRun(id, runs[c])),
         addSlices: (t, tensor, axis, kind = 'weight', span = t.span, extra) => {
           t.ids.forEach((id, c) => sets.addSlice(id, { tensor, axis, pos: t.at[c] * span, rep: span, kind, ...extra?.(c) } as Slice));
           (memberUses.get(tensor) ?? memberUses.set(tensor, new Set()).get(tensor)!).add(node);
