@@ -5,7 +5,7 @@
 // One JSON line per run is appended to --log; the pruned model is written to --out for
 // bench/text/lm-latency.mjs (speed, interleaved with the dense model).
 //   node bench/channels/gqa-prune.mjs [--model bench/out/smollm2] [--fraction 0.2] [--method sparsegpt]
-//        [--scope layer|global] [--score activations|fluctuation|weights] [--round-to 8]
+//        [--scope layer|global] [--score activations|fluctuation|weights] [--round-to 8] [--heads groups|query]
 //        [--calib FILE] [--calib-count 32] [--eval FILE] [--eval-count 16] [--seq-len 256] [--damp P]
 //        [--threads 2] [--out bench/out/gqa2/model.onnx] [--log bench/out/gqa-prune.jsonl] [--refit K] [--centre false]
 // --refit, --centre: the job's calibration.refit and calibration.centre (defaults: the package's; the row
@@ -23,7 +23,7 @@ const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] :
 const LIC = '/usr/share/common-licenses';
 const folder = opt('--model', 'bench/out/smollm2');
 const fraction = Number(opt('--fraction', 0.2)), method = opt('--method', 'sparsegpt'), scope = opt('--scope', 'layer');
-const score = opt('--score'), roundTo = opt('--round-to') === undefined ? undefined : Number(opt('--round-to'));
+const heads = opt('--heads'), score = opt('--score'), roundTo = opt('--round-to') === undefined ? undefined : Number(opt('--round-to'));
 const seqLen = Number(opt('--seq-len', 256)), calibCount = Number(opt('--calib-count', 32)), evalCount = Number(opt('--eval-count', 16));
 const damp = opt('--damp') === undefined ? undefined : Number(opt('--damp'));
 const threads = Number(opt('--threads', 2));
@@ -45,7 +45,7 @@ if (calib.samples.length < calibCount) throw new Error(`the calibration text giv
 console.log(`${path.basename(folder)}: ${calib.samples.length} calibration windows, ${held.samples.length} held-out windows of ${seqLen} tokens; load ${os.loadavg()[0].toFixed(1)}`);
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 3 });
-const mode = { kind: 'channels', fraction, scope, ...(roundTo === undefined ? {} : { roundTo }), ...(score ? { score } : {}) };
+const mode = { kind: 'channels', fraction, scope, ...(roundTo === undefined ? {} : { roundTo }), ...(score ? { score } : {}), ...(heads ? { heads } : {}) };
 const t0 = performance.now(), cpu0 = process.cpuUsage();
 let last = 0;
 const { model: pruned, report } = await runJob(model, {
@@ -65,7 +65,10 @@ for (const g of report.prune.groups.removed) {
   const layer = Number(/layers\.(\d+)\//.exec(g.producers.join(' '))?.[1] ?? -1);
   const kind = g.producers.some((p) => /q_proj|k_proj|v_proj/.test(p)) ? 'heads' : g.producers.some((p) => /gate_proj|up_proj/.test(p)) ? 'neurons' : 'other';
   const e = perLayer.get(layer) ?? perLayer.set(layer, {}).get(layer);
-  e[kind] = kind === 'heads' ? `${g.channelsAfter}/${g.channelsBefore} KV (${g.channelsAfter * qPerKv} q heads)` : `${g.channelsAfter}/${g.channelsBefore}`;
+  // heads 'query': the group's units are query heads (K/V heads kept); else KV groups with their query heads.
+  const query = g.producers.every((p) => /q_proj/.test(p));
+  e[kind] = kind !== 'heads' ? `${g.channelsAfter}/${g.channelsBefore}`
+    : query ? `${g.channelsAfter}/${g.channelsBefore} q heads (all KV kept)` : `${g.channelsAfter}/${g.channelsBefore} KV (${g.channelsAfter * qPerKv} q heads)`;
 }
 const layers = [...perLayer.entries()].sort((a, b) => a[0] - b[0]).map(([l, e]) => ({ layer: l, ...e }));
 const m = report.fidelity.outputs[0].metrics;

@@ -9,7 +9,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import ort from 'onnxruntime-node';
-import { build } from './build.mjs';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { build, CLI } from './build.mjs';
 
 build();
 const { OnnxModel, findChannelGroups, removeChannels } = await import('#onnx-internal');
@@ -285,4 +288,25 @@ test('heads "query": a decision must leave every KV group the same count; influe
   const { removeChannelsCalibrated } = await import('#onnx-internal');
   await assert.rejects(removeChannelsCalibrated(OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa')), { fraction: 0.5, heads: 'query', score: 'influence', calibration: [lmFeeds()], ort }),
     (e) => e.code === 'invalid_arguments' && /fluctuation/.test(e.message));
+});
+
+test('heads "query" through the job and the CLI (--channels query:F): the same removal; refusals by name', async () => {
+  const bytes = M.modelBytes('smollm2-tiny-gqa');
+  const { runJob, checkJob, JobError } = await import('#onnx-internal');
+  const mode = { kind: 'channels', fraction: 0.5, roundTo: 1, heads: 'query' };
+  const res = await runJob(OnnxModel.parse(bytes), { mode });
+  const direct = OnnxModel.parse(bytes);
+  removeChannels(direct, { fraction: 0.5, roundTo: 1, heads: 'query' });
+  const dims = (m) => m.weights.map((w) => `${w.name}:${w.dims}`).join(' ');
+  assert.equal(dims(res.model), dims(direct));
+  assert.ok(res.model.weights.some((w) => String(w.dims) === '16,8'), 'query heads went');
+  for (const [bad, option] of [[{ ...mode, heads: 'kv' }, 'mode.heads'], [{ ...mode, score: 'influence' }, 'mode.score']]) {
+    assert.throws(() => checkJob({ mode: bad, method: 'sparsegpt' }), (e) => e instanceof JobError && e.option === option, JSON.stringify(bad));
+  }
+  const dir = G.tmpDir('sk-query-');
+  const input = path.join(dir, 'in.onnx'), out = path.join(dir, 'out.onnx');
+  fs.writeFileSync(input, bytes);
+  const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, '--channels', 'query:0.5', '--round-to', '1', '-q'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(dims(await (await import('#onnx-internal')).loadOnnx(out)), dims(direct));
 });

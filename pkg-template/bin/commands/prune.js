@@ -36,6 +36,7 @@ const USAGE = `Usage: ${PROG} prune IN.onnx -o OUT.onnx MODE [options]
 
 Modes (exactly one):
   --sparsity S | --nm N:M | --channels F            one-shot, every layer
+  --channels query:F                                as F, grouped-query attention losing query heads within each KV group
   --channels layers:K --calib SRC                   the K least influential residual blocks removed
   --recipe R.json                                   per-layer settings
   --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
@@ -113,9 +114,12 @@ function modeOf(values) {
     for (const f of ['scope', 'round-to']) if (values[f] !== undefined) throw new UsageError(`--${f} does not apply to --channels layers:K`);
     return { kind: 'layers', count: posInt('channels', layers[1]) };
   }
+  // --channels query:F: query heads within their KV groups (grouped-query attention), K/V heads kept.
+  const query = /^query:(.*)$/.exec(str(values.channels));
   return {
-    kind: 'channels', fraction: num('channels', values.channels), scope: /** @type {'layer' | 'global' | undefined} */ (values.scope),
+    kind: 'channels', fraction: num('channels', query ? query[1] : values.channels), scope: /** @type {'layer' | 'global' | undefined} */ (values.scope),
     roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
+    ...(query ? { heads: /** @type {const} */ ('query') } : {}),
   };
 }
 

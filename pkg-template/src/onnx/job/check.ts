@@ -44,6 +44,8 @@ function checkMode(mode: JobMode, method: string): void {
       if (mode.scope !== undefined && !['layer', 'global'].includes(mode.scope)) throw new JobError('mode.scope', `must be layer or global for channels (got ${String(mode.scope)})`);
       if (mode.score !== undefined && !(CHANNEL_SCORES as readonly string[]).includes(mode.score)) throw new JobError('mode.score', `must be ${channelScoresText} (got ${String(mode.score)})`);
       if (mode.score !== undefined && !calibrated) throw new JobError('mode.score', 'applies to methods wanda and sparsegpt (magnitude scores channels by their weights)');
+      if (mode.heads !== undefined && mode.heads !== 'groups' && mode.heads !== 'query') throw new JobError('mode.heads', `must be groups or query (got ${String(mode.heads)})`);
+      if (mode.heads === 'query' && mode.score === 'influence') throw new JobError('mode.score', 'influence ranks heads across layers, which query heads within KV groups cannot follow: use fluctuation');
       return;
     case 'layers':
       if (!isPosInt(mode.count)) throw new JobError('mode.count', `must be a positive integer (got ${String(mode.count)})`);

@@ -235,9 +235,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       const roundTo = mode.roundTo ?? JOB_DEFAULTS.roundTo;
       const scope = mode.scope ?? JOB_DEFAULTS.scope;
       report.prune = method === 'magnitude'
-        ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, onProgress: step('channels') })
+        ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, heads: mode.heads, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.transformerChannelScore : undefined),
+          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, heads: mode.heads, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.transformerChannelScore : undefined),
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;

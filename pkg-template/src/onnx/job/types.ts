@@ -7,6 +7,7 @@ import type { InputSample } from '../calib/inputs.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { CutStore } from '../calib/cut-store.js';
 import type { ChannelScore } from '../calib/defaults.js';
+import type { HeadUnit } from '../channels/types.js';
 import type { OutputKind } from '../fidelity/types.js';
 import type { Recipe } from '../recipe/recipe.js';
 import type { Objective } from '../search/allocate.js';
@@ -34,9 +35,11 @@ export type JobMode =
    * in a language model), 'weights', or 'influence' (the default of other models with attention heads:
    * each head's measured effect on the outputs, the heads of all layers ranked together, so that as
    * many heads go as the per-group cut removes, where they matter least; the other groups by
-   * fluctuation).
+   * fluctuation). `heads` (grouped-query attention): 'groups' (the default) removes a KV head with its
+   * query heads; 'query' removes query heads within their KV groups, the same count from each (so
+   * n_rep shrinks) and keeps the K/V heads (and a KV cache) whole.
    */
-  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: ChannelScore }
+  | { kind: 'channels'; fraction: number; roundTo?: number; scope?: 'layer' | 'global'; score?: ChannelScore; heads?: HeadUnit }
   /**
    * Whole residual blocks (decoder layers), as ShortGPT removes them: the `count` blocks of lowest
    * influence (1 − cos(hidden in, hidden out), averaged over the calibration samples' tokens).
