@@ -62,11 +62,12 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
     }
     return v;
   };
+  // The unit that reads each stream value (the first, in graph order): the same whichever way units end.
+  const after = new Map<string, Unit>();
+  for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
   // The longest chain when each unit ends at `end(u)` (an Add of two related values outside the
   // stream, in a mask's arithmetic, is a chain of its own).
   const chainOf = (end: (u: Unit) => string): Unit[] => {
-    const after = new Map<string, Unit>();
-    for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
     const hasPrev = new Set<Unit>(units.filter((u) => units.some((p) => end(p) === streamOf(u.x))));
     let chain: Unit[] = [];
     for (const start of units.filter((u) => !hasPrev.has(u))) {
@@ -81,7 +82,14 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
   // only when that makes a longer chain of such units: a pre-norm decoder reads each Add twice (the
   // next norm and the next Add), and its final norm after the last Add stays outside every block.
   const readers = new Map<string, NodeProto[]>();
-  for (const n of g.node) for (const i of n.input) if (i) readers.set(i, [...(readers.get(i) ?? []), n]);
+  for (const n of g.node) {
+    for (const i of n.input) {
+      if (!i) continue;
+      const r = readers.get(i);
+      if (r) r.push(n);
+      else readers.set(i, [n]);
+    }
+  }
   const normAfter = (u: Unit): string | undefined => {
     const r = readers.get(u.out);
     return r?.length === 1 && r[0].op_type === 'LayerNormalization' && !r[0].domain ? r[0].output[0] : undefined;
