@@ -16,6 +16,12 @@ export interface ResidualBlock {
   output: string;
   /** The residual Adds of its units, in order. */
   adds: string[];
+  /**
+   * False when the block cannot go (then `why` says why): its output is a graph output, which its
+   * removal would take away. The choice of blocks skips it; removeResidualBlocks refuses it by name.
+   */
+  removable: boolean;
+  why?: string;
 }
 
 interface Unit { add: NodeProto; x: string; out: string; softmax: boolean }
@@ -100,11 +106,14 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
   const chain = postNorm ? post : plain;
   const endOf = (u: Unit) => (postNorm ? normAfter(u)! : u.out);
   const pairs = chain.some((u) => u.softmax);
+  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   const blocks: ResidualBlock[] = [];
   for (let k = 0; k < chain.length; k++) {
     const u = chain[k];
     const unit = pairs && u.softmax && k + 1 < chain.length && !chain[k + 1].softmax ? [u, chain[++k]] : [u];
-    blocks.push({ index: blocks.length, input: unit[0].x, output: endOf(unit[unit.length - 1]), adds: unit.map((v) => v.add.name || v.out) });
+    const output = endOf(unit[unit.length - 1]);
+    const fixed = outputs.has(output) ? { removable: false, why: `writes graph output "${output}"` } : { removable: true };
+    blocks.push({ index: blocks.length, input: unit[0].x, output, adds: unit.map((v) => v.add.name || v.out), ...fixed });
   }
   return blocks;
 }
@@ -118,18 +127,18 @@ export function removeResidualBlocks(model: OnnxModel, indices: number[], blocks
   for (const i of indices) {
     if (!Number.isInteger(i) || !blocks[i]) throw new OnnxError('unsupported', `block ${i} is not one of the model's ${blocks.length} residual blocks`, 'invalid_arguments');
   }
-  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   // A removed block's input may be an earlier removed block's output: the renames chain.
   const rename = new Map<string, string>();
   const resolve = (v: string) => { while (rename.has(v)) v = rename.get(v)!; return v; };
   for (const i of [...new Set(indices)].sort((a, b) => a - b)) {
     const b = blocks[i];
-    if (outputs.has(b.output)) throw new OnnxError('unsupported', `block ${i} writes graph output "${b.output}": it cannot be removed`, 'invalid_arguments');
+    if (!b.removable) throw new OnnxError('unsupported', `block ${i} ${b.why ?? 'is marked not removable'}: it cannot be removed`, 'invalid_arguments');
     rename.set(b.output, b.input);
   }
   for (const n of g.node) n.input = n.input.map((v: string) => (v ? resolve(v) : v));
   const nodesBefore = g.node.length;
   // Dead nodes: nothing reads their outputs and they write no graph output (subgraph reads count).
+  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   for (;;) {
     const read = new Set<string>(outputs);
     const visit = (nodes: NodeProto[]) => {

@@ -20,7 +20,7 @@ import type { ChannelReport } from '../channels/index.js';
 import type { ConsumerReport, HeadGroupReport } from '../calib/calibrated-channels.js';
 import { checkJob, jobTrains } from './check.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
-import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
+import { blockInfluence, checkRemovalCount, leastInfluential } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
@@ -244,6 +244,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     }
     case 'layers': {
       const blocks = findResidualBlocks(model);
+      // a count more than the blocks that may go is refused before their influence is measured
+      checkRemovalCount(blocks, mode.count);
       emit({ phase: 'influence', done: 0, total: blocks.length });
       const influence = await blockInfluence(model, runner!, stats!, { blocks, signal: env.signal });
       const removed = removeResidualBlocks(model, leastInfluential(influence, mode.count), blocks);
