@@ -20,7 +20,7 @@ import type { ChannelReport } from '../channels/index.js';
 import type { ConsumerReport, HeadGroupReport } from '../calib/calibrated-channels.js';
 import { checkJob, jobTrains } from './check.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
-import { blockInfluence, checkRemovalCount, leastInfluential } from '../calib/block-influence.js';
+import { blockInfluence, checkRemovalCount, leastInfluential, type BlockInfluence } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
@@ -98,6 +98,10 @@ const fewestDecisions = (f: { outputs: { decisions?: number }[] }) => {
   const d = f.outputs.map((o) => o.decisions).filter((x): x is number => x !== undefined);
   return d.length ? Math.min(...d) : undefined;
 };
+
+/** The report's row of each block: where it reads and writes the stream, and its measured influence. */
+const blockRows = (influence: BlockInfluence[]): NonNullable<JobReport['layers']>['blocks'] =>
+  influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence }));
 
 function needRunner(env: JobEnv, why: string): ModelRunner {
   if (!env.ort) throw new JobError('ort', `is needed by ${why} (onnxruntime-node or -web, or a runner)`);
@@ -249,7 +253,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       emit({ phase: 'influence', done: 0, total: blocks.length });
       const influence = await blockInfluence(model, runner!, stats!, { blocks, signal: env.signal });
       const removed = removeResidualBlocks(model, leastInfluential(influence, mode.count), blocks);
-      report.layers = { blocks: influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...removed };
+      report.layers = { blocks: blockRows(influence), ...removed };
       break;
     }
     case 'recipe': {
@@ -272,7 +276,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           throw new FloorError(`removing even the least influential block misses the floor ${mode.minFidelity} (it scored ${(s.bound ?? s.fidelity).toFixed(4)}${mode.confidence === undefined ? '' : `, its lower bound at confidence ${mode.confidence}`}); nothing written`);
         }
         pruned = res.model;
-        report.layers = { blocks: res.influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...res.removed!, search };
+        report.layers = { blocks: blockRows(res.influence), ...res.removed!, search };
         break;
       }
       const res = await compress(model, {
