@@ -90,3 +90,22 @@ test('a job\'s held-out set of a language model waits in the cut store: the same
   assert.equal(stored.report.fidelity.outputs[0].kind, 'language-model');
   assert.deepEqual(stored.report.fidelity, held.report.fidelity);
 });
+
+test('a job\'s scratch file opens only for a language model\'s held-out set: another --eval job creates none', async () => {
+  const { llamaBlocks } = await import('../../kit/shared-graphs.mjs');
+  const made = [];
+  const mkdtemp = fs.mkdtempSync;
+  fs.mkdtempSync = (...a) => { made.push(String(a[0])); return mkdtemp.apply(fs, a); };
+  const scratch = () => made.filter((p) => p.includes('sparsekit-cut-')).length;
+  try {
+    const plain = O.OnnxModel.parse(llamaBlocks({ blocks: 2 }));
+    const job = (samples, kinds) => ({ mode: { kind: 'sparsity', sparsity: 0.5 }, eval: { samples, ...(kinds ? { kinds } : {}) } });
+    await O.runJob(plain, job(O.makeInputSet(plain, { count: 2, set: 'eval' })), { ort: runner, cutStore: 'file' });
+    assert.equal(scratch(), 0, 'no scratch file for a held-out set that is not a language model\'s');
+    // the same spy sees the file a language model's held-out set opens
+    const bytes = fs.readFileSync(new URL('../data/models/smollm2-tiny-gqa.onnx', import.meta.url));
+    const lm = O.OnnxModel.parse(bytes);
+    await O.runJob(lm, job(O.makeInputSet(lm, { count: 1, set: 'eval' }), { [lm.outputs[0].name]: 'language-model' }), { ort: runner, cutStore: 'file' });
+    assert.equal(scratch(), 1);
+  } finally { fs.mkdtempSync = mkdtemp; }
+});

@@ -54,8 +54,9 @@ test('a post-norm encoder (BERT export): a block ends at the LayerNorm after its
   const names = (await ort.InferenceSession.create(m.encode())).inputNames;
   const out = await M.runModel(m.encode(), Object.fromEntries(names.map((n) => [n, feeds[n] ?? new ort.Tensor('int64', new BigInt64Array(7), [1, 7])])));
   assert.ok(out.last_hidden_state.data.every(Number.isFinite));
-  // the last block writes the graph output: refused by name
-  assert.throws(() => O.removeResidualBlocks(O.OnnxModel.parse(bytes), [1]), /writes graph output "last_hidden_state"/);
+  // the last block writes the graph output: found as one that cannot go, and refused by name when named
+  assert.deepEqual(blocks.map((b) => [b.removable, b.why]), [[true, undefined], [false, 'writes graph output "last_hidden_state"']]);
+  assert.throws(() => O.removeResidualBlocks(O.OnnxModel.parse(bytes), [1]), (e) => e instanceof O.OnnxError && /block 1 writes graph output "last_hidden_state"/.test(e.message));
 });
 
 test('influence: an identity block scores 0 and is the one removed; the outputs do not change', async () => {
@@ -118,6 +119,33 @@ function withIdleBlocks(idle, blocks) {
   return m;
 }
 
+/** withIdleBlocks whose last block writes the graph output itself (no Identity after it), and blocks `more` write graph outputs too. */
+function withOutputBlock(idle, blocks, more = []) {
+  const m = withIdleBlocks(idle, blocks);
+  m.graph.node = m.graph.node.filter((n) => n.op_type !== 'Identity' || n.output[0] !== 'y');
+  m.graph.output[0].name = `b${blocks - 1}.r2`;
+  for (const b of more) m.graph.output.push({ name: `b${b}.r2`, type: { tensor_type: { elem_type: 1 } } });
+  m.refresh();
+  return m;
+}
+
+test('layers:K skips a block that writes a graph output, however little it does; fewer removable blocks than K is refused by count', async () => {
+  // blocks 0 and 3 are the identity; block 3 writes the graph output, so the next least influential goes
+  const m = withOutputBlock([0, 3], 4);
+  assert.deepEqual(O.findResidualBlocks(m).map((b) => b.removable), [true, true, true, false]);
+  const job = { mode: { kind: 'layers', count: 1 }, calibration: { samples: samples(3) } };
+  const { report } = await O.runJob(m, job, { ort });
+  assert.deepEqual(report.layers.removed, [0]);
+  assert.equal(report.layers.blocks[3].influence, 0, 'its influence is reported as measured');
+  // two blocks write graph outputs: 2 of 4 may go, and 3 is refused naming both, before any change
+  const two = withOutputBlock([0, 3], 4, [2]);
+  const before = two.encode();
+  await assert.rejects(O.runJob(two, { ...job, mode: { kind: 'layers', count: 3 } }, { ort }),
+    (e) => e instanceof O.OnnxError && e.code === 'invalid_value' && /cannot remove 3 of 4 blocks \(at least 1, at most 2; 2 cannot be removed: block 2 writes graph output "b2\.r2", block 3 writes graph output "b3\.r2"\)/.test(e.message), 'refused');
+  assert.deepEqual(two.encode(), before);
+  assert.deepEqual((await O.runJob(two, { ...job, mode: { kind: 'layers', count: 2 } }, { ort })).report.layers.removed, [0, 1]);
+});
+
 test('the search over whole blocks: as many as the floor allows, least influential first, each count judged as written', async () => {
   const FLOOR = 0.999999;
   const src = withIdleBlocks([0, 2], 5);
@@ -147,11 +175,7 @@ test('the search over whole blocks: as many as the floor allows, least influenti
   await assert.rejects(O.runJob(busy, { ...job, eval: { samples: held } }, { ort }), (e) => e instanceof O.FloorError && /even the least influential block misses the floor/.test(e.message));
   assert.deepEqual(busy.encode(), before);
   // a block that writes a graph output is never chosen, however little it does (here: the identity, last)
-  const tail = withIdleBlocks([0, 3], 4);
-  tail.graph.node = tail.graph.node.filter((n) => n.op_type !== 'Identity' || n.output[0] !== 'y');
-  tail.graph.output[0].name = 'b3.r2';
-  tail.refresh();
-  const t = await O.runJob(tail, job, { ort });
+  const t = await O.runJob(withOutputBlock([0, 3], 4), job, { ort });
   assert.deepEqual(t.report.layers.removed, [0]);
   assert.equal(t.report.layers.blocks[3].influence, 0, 'its influence is reported as measured');
   // what does not apply is refused by name

@@ -16,6 +16,12 @@ export interface ResidualBlock {
   output: string;
   /** The residual Adds of its units, in order. */
   adds: string[];
+  /**
+   * False when the block cannot go (then `why` says why): its output is a graph output, which its
+   * removal would take away. The choice of blocks skips it; removeResidualBlocks refuses it by name.
+   */
+  removable: boolean;
+  why?: string;
 }
 
 interface Unit { add: NodeProto; x: string; out: string; softmax: boolean }
@@ -62,11 +68,12 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
     }
     return v;
   };
+  // The unit that reads each stream value (the first, in graph order): the same whichever way units end.
+  const after = new Map<string, Unit>();
+  for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
   // The longest chain when each unit ends at `end(u)` (an Add of two related values outside the
   // stream, in a mask's arithmetic, is a chain of its own).
   const chainOf = (end: (u: Unit) => string): Unit[] => {
-    const after = new Map<string, Unit>();
-    for (const u of units) if (!after.has(streamOf(u.x))) after.set(streamOf(u.x), u);
     const hasPrev = new Set<Unit>(units.filter((u) => units.some((p) => end(p) === streamOf(u.x))));
     let chain: Unit[] = [];
     for (const start of units.filter((u) => !hasPrev.has(u))) {
@@ -81,7 +88,14 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
   // only when that makes a longer chain of such units: a pre-norm decoder reads each Add twice (the
   // next norm and the next Add), and its final norm after the last Add stays outside every block.
   const readers = new Map<string, NodeProto[]>();
-  for (const n of g.node) for (const i of n.input) if (i) readers.set(i, [...(readers.get(i) ?? []), n]);
+  for (const n of g.node) {
+    for (const i of n.input) {
+      if (!i) continue;
+      const r = readers.get(i);
+      if (r) r.push(n);
+      else readers.set(i, [n]);
+    }
+  }
   const normAfter = (u: Unit): string | undefined => {
     const r = readers.get(u.out);
     return r?.length === 1 && r[0].op_type === 'LayerNormalization' && !r[0].domain ? r[0].output[0] : undefined;
@@ -92,11 +106,14 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
   const chain = postNorm ? post : plain;
   const endOf = (u: Unit) => (postNorm ? normAfter(u)! : u.out);
   const pairs = chain.some((u) => u.softmax);
+  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   const blocks: ResidualBlock[] = [];
   for (let k = 0; k < chain.length; k++) {
     const u = chain[k];
     const unit = pairs && u.softmax && k + 1 < chain.length && !chain[k + 1].softmax ? [u, chain[++k]] : [u];
-    blocks.push({ index: blocks.length, input: unit[0].x, output: endOf(unit[unit.length - 1]), adds: unit.map((v) => v.add.name || v.out) });
+    const output = endOf(unit[unit.length - 1]);
+    const fixed = outputs.has(output) ? { removable: false, why: `writes graph output "${output}"` } : { removable: true };
+    blocks.push({ index: blocks.length, input: unit[0].x, output, adds: unit.map((v) => v.add.name || v.out), ...fixed });
   }
   return blocks;
 }
@@ -110,18 +127,18 @@ export function removeResidualBlocks(model: OnnxModel, indices: number[], blocks
   for (const i of indices) {
     if (!Number.isInteger(i) || !blocks[i]) throw new OnnxError('unsupported', `block ${i} is not one of the model's ${blocks.length} residual blocks`, 'invalid_arguments');
   }
-  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   // A removed block's input may be an earlier removed block's output: the renames chain.
   const rename = new Map<string, string>();
   const resolve = (v: string) => { while (rename.has(v)) v = rename.get(v)!; return v; };
   for (const i of [...new Set(indices)].sort((a, b) => a - b)) {
     const b = blocks[i];
-    if (outputs.has(b.output)) throw new OnnxError('unsupported', `block ${i} writes graph output "${b.output}": it cannot be removed`, 'invalid_arguments');
+    if (!b.removable) throw new OnnxError('unsupported', `block ${i} ${b.why ?? 'is marked not removable'}: it cannot be removed`, 'invalid_arguments');
     rename.set(b.output, b.input);
   }
   for (const n of g.node) n.input = n.input.map((v: string) => (v ? resolve(v) : v));
   const nodesBefore = g.node.length;
   // Dead nodes: nothing reads their outputs and they write no graph output (subgraph reads count).
+  const outputs = new Set<string>(g.output.map((o: { name: string }) => o.name));
   for (;;) {
     const read = new Set<string>(outputs);
     const visit = (nodes: NodeProto[]) => {

@@ -44,11 +44,23 @@ export async function blockInfluence(model: OnnxModel, runner: ModelRunner, samp
   return blocks.map((block, k) => ({ block, influence: sums[k][1] ? sums[k][0] / sums[k][1] : 0, tokens: sums[k][1] }));
 }
 
-/** The `count` blocks of lowest influence (ties to the later block), in block order. */
+/** How many of `blocks` may go at once: the removable ones (residual-blocks.ts), and one block stays. */
+export function mostRemovable(blocks: ResidualBlock[]): number {
+  return Math.min(blocks.length - 1, blocks.filter((b) => b.removable).length);
+}
+
+/** Refuses a count of blocks to remove that is not between 1 and mostRemovable, naming the blocks that cannot go. */
+export function checkRemovalCount(blocks: ResidualBlock[], count: number): void {
+  const most = mostRemovable(blocks);
+  if (Number.isInteger(count) && count >= 1 && count <= most) return;
+  const fixed = blocks.filter((b) => !b.removable);
+  const why = fixed.length ? `; ${fixed.length} cannot be removed: ${fixed.map((b) => `block ${b.index} ${b.why}`).join(', ')}` : '';
+  throw new OnnxError('unsupported', `cannot remove ${count} of ${blocks.length} blocks (at least 1, at most ${most}${why})`, 'invalid_value');
+}
+
+/** The `count` removable blocks of lowest influence (ties to the later block), in block order. */
 export function leastInfluential(influence: BlockInfluence[], count: number): number[] {
-  if (!Number.isInteger(count) || count < 1 || count >= influence.length) {
-    throw new OnnxError('unsupported', `cannot remove ${count} of ${influence.length} blocks (at least 1, at most ${influence.length - 1})`, 'invalid_value');
-  }
-  const order = influence.map((b, k) => k).sort((p, q) => influence[p].influence - influence[q].influence || q - p);
+  checkRemovalCount(influence.map((b) => b.block), count);
+  const order = influence.map((b, k) => k).filter((k) => influence[k].block.removable).sort((p, q) => influence[p].influence - influence[q].influence || q - p);
   return order.slice(0, count).sort((a, b) => a - b);
 }

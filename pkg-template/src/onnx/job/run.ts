@@ -20,7 +20,7 @@ import type { ChannelReport } from '../channels/index.js';
 import type { ConsumerReport, HeadGroupReport } from '../calib/calibrated-channels.js';
 import { checkJob, jobTrains } from './check.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
-import { blockInfluence, leastInfluential } from '../calib/block-influence.js';
+import { blockInfluence, checkRemovalCount, leastInfluential, type BlockInfluence } from '../calib/block-influence.js';
 import { JobError } from '../errors.js';
 import { FloorError } from './floor-error.js';
 import { JOB_DEFAULTS } from './defaults.js';
@@ -99,6 +99,10 @@ const fewestDecisions = (f: { outputs: { decisions?: number }[] }) => {
   return d.length ? Math.min(...d) : undefined;
 };
 
+/** The report's row of each block: where it reads and writes the stream, and its measured influence. */
+const blockRows = (influence: BlockInfluence[]): NonNullable<JobReport['layers']>['blocks'] =>
+  influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence }));
+
 function needRunner(env: JobEnv, why: string): ModelRunner {
   if (!env.ort) throw new JobError('ort', `is needed by ${why} (onnxruntime-node or -web, or a runner)`);
   return toRunner(env.ort, env.sessionOptions);
@@ -150,7 +154,9 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   // a language model's reference outputs wait in the caller's cut store (Node: a scratch file), not in
-  // memory: samples × tokens × vocabulary floats, 0.8 GB for 16 windows of 256 tokens of SmolLM2
+  // memory: samples × tokens × vocabulary floats, 0.8 GB for 16 windows of 256 tokens of SmolLM2. The
+  // file opens at its first put (cut-file.ts), and only a language model's held-out set puts, so
+  // another job's store creates no file.
   const heldStore = evalSamples && runner ? (env.cutStore === 'file' ? await fileCutStore() : env.cutStore) : undefined;
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal, store: heldStore }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
@@ -244,10 +250,12 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     }
     case 'layers': {
       const blocks = findResidualBlocks(model);
+      // a count more than the blocks that may go is refused before their influence is measured
+      checkRemovalCount(blocks, mode.count);
       emit({ phase: 'influence', done: 0, total: blocks.length });
       const influence = await blockInfluence(model, runner!, stats!, { blocks, signal: env.signal });
       const removed = removeResidualBlocks(model, leastInfluential(influence, mode.count), blocks);
-      report.layers = { blocks: influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...removed };
+      report.layers = { blocks: blockRows(influence), ...removed };
       break;
     }
     case 'recipe': {
@@ -270,7 +278,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
           throw new FloorError(`removing even the least influential block misses the floor ${mode.minFidelity} (it scored ${(s.bound ?? s.fidelity).toFixed(4)}${mode.confidence === undefined ? '' : `, its lower bound at confidence ${mode.confidence}`}); nothing written`);
         }
         pruned = res.model;
-        report.layers = { blocks: res.influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence })), ...res.removed!, search };
+        report.layers = { blocks: blockRows(res.influence), ...res.removed!, search };
         break;
       }
       const res = await compress(model, {

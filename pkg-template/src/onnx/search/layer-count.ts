@@ -10,7 +10,7 @@ import type { OnnxModel } from '../model.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import type { HeldOut } from '../calib/evaluate.js';
-import { blockInfluence, leastInfluential, type BlockInfluence } from '../calib/block-influence.js';
+import { blockInfluence, leastInfluential, mostRemovable, type BlockInfluence } from '../calib/block-influence.js';
 import { findResidualBlocks, removeResidualBlocks } from '../residual-blocks.js';
 import { lowerBound } from './fidelity-link.js';
 import { OnnxError } from '../errors.js';
@@ -34,21 +34,18 @@ export async function searchLayerCount(model: OnnxModel, opts: {
   const { runner, calibration, held, minFidelity, confidence, signal } = opts;
   const blocks = findResidualBlocks(model);
   if (blocks.length < 2) throw new OnnxError('unsupported', `the search over whole blocks needs at least 2 residual blocks (this model has ${blocks.length})`, 'invalid_arguments');
+  // a block that cannot go (it writes a graph output) is never chosen: leastInfluential skips it
+  const most = mostRemovable(blocks);
+  if (most < 1) throw new OnnxError('unsupported', `no residual block of this model can be removed (${blocks.map((b) => `block ${b.index} ${b.why}`).join(', ')})`, 'invalid_arguments');
   opts.onProgress?.({ phase: 'influence', done: 0, total: blocks.length, label: `${blocks.length} blocks` });
   const influence = await blockInfluence(model, runner, calibration, { blocks, signal });
-  // a block that writes a graph output cannot go (removeResidualBlocks refuses it): ranked last, never chosen
-  const outputs = new Set<string>(model.graph.output.map((o: { name: string }) => o.name));
-  const ranked = influence.map((b) => (outputs.has(b.block.output) ? { ...b, influence: Infinity } : b));
-  // the most removable: every block that may go, and one block stays
-  const most = Math.min(blocks.length - 1, ranked.filter((b) => b.influence !== Infinity).length);
-  if (most < 1) throw new OnnxError('unsupported', 'no residual block of this model can be removed (each writes a graph output)', 'invalid_arguments');
   const steps: LayerCountStep[] = [];
   // the largest count that met the floor so far (the only copy held)
   const best: { count: number; model: OnnxModel | null; removed: LayerCountResult['removed'] } = { count: 0, model: null, removed: null };
   const judge = async (count: number): Promise<boolean> => {
     opts.onProgress?.({ phase: 'verify', done: count, total: most, label: `${count} of ${blocks.length} blocks removed` });
     const m = model.copy();
-    const removed = removeResidualBlocks(m, leastInfluential(ranked, count), findResidualBlocks(m));
+    const removed = removeResidualBlocks(m, leastInfluential(influence, count), findResidualBlocks(m));
     const f = await held.judge(m, signal);
     const bound = confidence === undefined ? undefined : lowerBound(f, confidence).score;
     const pass = (bound ?? f.score) >= minFidelity;
