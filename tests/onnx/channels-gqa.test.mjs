@@ -275,6 +275,25 @@ test('heads "query", torch export (computed shapes, n_rep as a factor): removed 
   assert.ok(G.maxAbsDiff(a.logits.data, dense.logits.data) > 1e-3 * scale, 'heads did go');
 });
 
+test('heads "query", torch export with interleaved RoPE and a KV cache: removed == masked, the cache as it was', async () => {
+  const bytes = M.modelBytes('gqa-interleaved-cache');
+  const m = OnnxModel.parse(bytes), masked = OnnxModel.parse(bytes);
+  const plan = findChannelGroups(m, 'query');
+  const [q] = plan.groups.filter((g) => g.runs);
+  assert.ok(q?.prunable, q?.reason);
+  assert.deepEqual([q.channels, q.runs], [4, 2]);
+  assert.ok(!q.members.some((x) => x.kind === 'io'), 'the cache is not a member');
+  const opts = { fraction: 0.5, roundTo: 1, heads: 'query', filter: (x) => x.id === q.id };
+  removeChannels(m, opts, plan);
+  removeChannels(masked, { ...opts, apply: 'mask' });
+  const r4 = G.rng(8);
+  const t = (dims) => new ort.Tensor('float32', Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => r4()), dims);
+  const feeds = { h: t([1, 6, 32]), cos: t([1, 1, 6, 8]), sin: t([1, 1, 6, 8]), past_key: t([1, 2, 4, 8]), past_value: t([1, 2, 4, 8]) };
+  const [cut, full] = [await M.runModel(m.encode(), feeds), await M.runModel(masked.encode(), feeds)];
+  assert.ok(G.maxAbsDiff(cut.y.data, full.y.data) <= 1e-5, 'y as the masked model computes it');
+  for (const k of ['present_key', 'present_value']) assert.deepEqual(cut[k].dims, [1, 2, 10, 8]);
+});
+
 test('heads "query": a decision must leave every KV group the same count; influence is refused; bad values are typed errors', async () => {
   const m = OnnxModel.parse(gqaDecoder({ heads: 6, kvHeads: 3 }));
   const plan = findChannelGroups(m, 'query');
