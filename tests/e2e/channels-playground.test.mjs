@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OnnxModel, loadOnnx, findChannelGroups } from 'sparsekit-wasm/onnx';
-import { CLS, tmpDir, runModelOutputs, startPlayground, importWww, openPerLayer } from './helpers.mjs';
+import { CLS, ROOT, tmpDir, runModelOutputs, startPlayground, importWww, openPerLayer } from './helpers.mjs';
 
 const { compareOutputs } = await importWww('model-input.ts');
 
@@ -69,6 +69,43 @@ test('remove channels on cls: fewer parameters, a smaller file, an export that r
   const cos = compareOutputs(a.data, b.data).cosine;
   assert.ok(Math.abs(cos - pageCos) < 1e-3, `Node cosine ${cos} matches the page's ${pageCos}`);
   t.diagnostic(`params ${pBefore} -> ${pAfter}; file ${fs.statSync(CLS).size} -> ${fs.statSync(file).size} B; latency ${await page.getByTestId('channels-latency').textContent()}; cosine page ${pageCos}, node ${cos.toFixed(5)}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('remove channels on a grouped-query decoder, query heads within KV groups: the K/V projections kept, the export runs', async () => {
+  const GQA = path.join(ROOT, 'tests/data/models/smollm2-tiny-gqa.onnx');
+  const { context, page, problems } = await playground.openPage('?model=none');
+  await openPerLayer(page);
+  await page.getByTestId('model-file').setInputFiles(GQA);
+  await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
+  const orig = await loadOnnx(fs.readFileSync(GQA));
+  const expected = findChannelGroups(orig, 'query').groups;
+  await page.getByTestId('channels-heads').selectOption('query');
+  const rows = page.locator('#channels-groups tbody tr');
+  await page.waitForFunction((n) => document.querySelectorAll('#channels-groups tbody tr').length === n, expected.length, { timeout: 60_000 });
+  for (const g of expected.filter((x) => x.runs)) {
+    assert.match(await page.locator(`#channels-groups tbody tr[data-group="${g.id}"]`).textContent(), /query heads of 2 KV groups/);
+  }
+  assert.equal(await rows.count(), expected.length);
+  await page.getByTestId('channels-fraction').fill('50');
+  await page.getByTestId('channels-round').fill('1');
+  await page.getByTestId('channels-runs').fill('1');
+  await page.getByTestId('channels-run').click();
+  await page.getByTestId('channels-cosine').waitFor({ timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  const file = path.join(tmpDir('sk-channels-'), 'gqa.channels.onnx');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);
+  await dl.saveAs(file);
+  const out = await loadOnnx(fs.readFileSync(file));
+  const dims = (m, p) => m.weight(m.graph.node.find((n) => n.name === p).input[1]).dims.map(Number);
+  for (const layer of [0, 1]) {
+    const at = `/model/model/layers.${layer}/self_attn`;
+    assert.deepEqual(dims(out, `${at}/q_proj/MatMul`), [16, 8], 'half of the query heads went');
+    assert.deepEqual(dims(out, `${at}/k_proj/MatMul`), dims(orig, `${at}/k_proj/MatMul`), 'the K heads stayed');
+  }
+  const a = await run(GQA), b = await run(file);
+  assert.deepEqual(b.dims, a.dims, 'same output names and shapes');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -7,7 +7,7 @@ import { fmtBytes, fmtNum } from '../format.js';
 import { compareOutputs } from '../model-input.js';
 import { benchFidelity, fidelityList, fidelitySub } from '../fidelity-view.js';
 import { interleavedRun } from '../test-input.js';
-import type { ChannelsReport, GroupSummary } from '../workers/api.js';
+import type { ChannelsReport, GroupSummary, HeadUnit } from '../workers/api.js';
 import { channelsClient } from '../workers.js';
 
 let bytes: Uint8Array | null = null, fileName = '', groups: GroupSummary[] = [], reduced: Uint8Array | null = null;
@@ -23,11 +23,14 @@ function renderGroups(report: ChannelsReport | null): void {
     tr.title = g.members.map((m) => `${m.tensor} (axis ${m.axis}${m.kind === 'weight' ? '' : `, ${m.kind}`})`).join('\n');
     const r = after.get(g.id);
     const cells = [String(g.id), g.producers.join(', '), String(g.channels), String(g.members.length),
-      r ? String(r.channelsAfter) : (report ? String(g.channels) : ''), g.prunable ? '' : (g.reason ?? 'kept whole')];
+      r ? String(r.channelsAfter) : (report ? String(g.channels) : ''),
+      g.prunable ? (g.runs ? `query heads of ${g.runs} KV groups, each keeping as many` : '') : (g.reason ?? 'kept whole')];
     for (const c of cells) { const td = document.createElement('td'); td.textContent = c; tr.append(td); }
     tbody.append(tr);
   }
 }
+
+const headUnit = (): HeadUnit => (select('channels-heads').value === 'query' ? 'query' : 'groups');
 
 function readSettings(): { fraction: number; roundTo: number; runs: number } | null {
   const fraction = Number(input('channels-fraction').value) / 100;
@@ -52,7 +55,7 @@ async function run(): Promise<void> {
   $('channels-status').textContent = 'removing channels…';
   try {
     const scope = select('channels-scope').value === 'global' ? 'global' : 'layer';
-    const res = await channelsClient.request('remove', { bytes: original.slice(), fraction, scope, roundTo });
+    const res = await channelsClient.request('remove', { bytes: original.slice(), fraction, scope, roundTo, heads: headUnit() });
     if (my !== gen) return;
     reduced = res.bytes;
     renderGroups(res.report);
@@ -90,6 +93,8 @@ async function run(): Promise<void> {
 
 export function initChannelsPanel(): void {
   button('channels-run').addEventListener('click', run);
+  // The head unit changes what the groups are: list them again.
+  select('channels-heads').addEventListener('change', () => { if (bytes && !busy) void listGroups(); });
   button('channels-export').addEventListener('click', () => { if (reduced) download(fileName.replace(/\.onnx$/i, '') + '.channels.onnx', reduced); });
 }
 
@@ -105,10 +110,18 @@ export async function setChannelsModel(b: Uint8Array | null, name: string, hasEx
   $('channels-status').textContent = '';
   button('channels-run').disabled = true;
   renderGroups(null);
+  if (bytes) await listGroups();
+}
+
+/** The loaded model's channel groups under the chosen head unit. */
+async function listGroups(): Promise<void> {
   if (!bytes) return;
-  const my = gen;
+  const my = ++gen;
+  reduced = null;
+  $('channels-export').hidden = true;
+  $('channels-summary').replaceChildren();
   try {
-    const res = await channelsClient.request('groups', { bytes: bytes.slice() });
+    const res = await channelsClient.request('groups', { bytes: bytes.slice(), heads: headUnit() });
     if (my !== gen) return;
     groups = res.groups;
     renderGroups(null);

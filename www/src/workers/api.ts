@@ -70,8 +70,13 @@ export interface GroupSummary {
   channels: number;
   prunable: boolean;
   reason?: string;
+  /** Query heads within KV groups (heads 'query'): how many KV groups share the units. */
+  runs?: number;
   members: { tensor: string; axis: number; kind: string }[];
 }
+
+/** Grouped-query attention's unit: whole KV groups, or query heads within them (the package's HeadUnit). */
+export type HeadUnit = 'groups' | 'query';
 
 /** What the card reads of removeChannels' report (a JSON copy of it). */
 export interface ChannelsReport {
@@ -81,9 +86,9 @@ export interface ChannelsReport {
 }
 
 export type ChannelsApi = {
-  groups: { req: { bytes: Uint8Array }; res: { groups: GroupSummary[] } };
+  groups: { req: { bytes: Uint8Array; heads: HeadUnit }; res: { groups: GroupSummary[] } };
   remove: {
-    req: { bytes: Uint8Array; fraction: number; scope: 'layer' | 'global'; roundTo: number };
+    req: { bytes: Uint8Array; fraction: number; scope: 'layer' | 'global'; roundTo: number; heads: HeadUnit };
     res: { groups: GroupSummary[]; report: ChannelsReport; bytes: Uint8Array; ms: number };
   };
 };

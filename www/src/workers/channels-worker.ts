@@ -9,21 +9,21 @@ import type { ChannelsApi, ChannelsReport, GroupSummary } from './api.js';
 let ready: Promise<void> | null = null;
 
 const summarize = (groups: ChannelGroup[]): GroupSummary[] => groups.map((g) => ({
-  id: g.id, producers: g.producers, channels: g.channels, prunable: g.prunable, reason: g.reason,
+  id: g.id, producers: g.producers, channels: g.channels, prunable: g.prunable, reason: g.reason, runs: g.runs,
   members: g.members.map((m) => ({ tensor: m.tensor, axis: m.axis, kind: m.kind })),
 }));
 
 serve<ChannelsApi>({
-  async groups({ bytes }) {
+  async groups({ bytes, heads }) {
     await (ready ??= init({ threads: false }));
-    return { groups: summarize(findChannelGroups(await loadOnnx(bytes)).groups) };
+    return { groups: summarize(findChannelGroups(await loadOnnx(bytes), heads).groups) };
   },
-  async remove({ bytes, fraction, scope, roundTo }, ctx) {
+  async remove({ bytes, fraction, scope, roundTo, heads }, ctx) {
     await (ready ??= init({ threads: false }));
     const model = await loadOnnx(bytes);
-    const groups = summarize(findChannelGroups(model).groups);
+    const groups = summarize(findChannelGroups(model, heads).groups);
     const t0 = performance.now();
-    const { model: pruned, report: job } = await runJob(model, { mode: { kind: 'channels', fraction, scope, roundTo } });
+    const { model: pruned, report: job } = await runJob(model, { mode: { kind: 'channels', fraction, scope, roundTo, heads } });
     const report = job.prune!; // a channels job reports its removal
     const out = pruned.encode();
     const ms = performance.now() - t0;
