@@ -329,3 +329,23 @@ test('heads "query" through the job and the CLI (--channels query:F): the same r
   assert.equal(r.status, 0, r.stderr);
   assert.equal(dims(await (await import('#onnx-internal')).loadOnnx(out)), dims(direct));
 });
+
+test('heads "query" in the search and its recipe: query heads chosen per layer to the floor, K/V kept; the recipe replays it', async () => {
+  const O = await import('#onnx-internal');
+  const bytes = M.modelBytes('smollm2-tiny-gqa');
+  const base = OnnxModel.parse(bytes);
+  const samples = O.makeInputSet(base, { count: 3, set: 'eval' });
+  const mode = { kind: 'search', target: 'channels', minFidelity: 0.2, heads: 'query', levels: [0.5], roundTo: 1 };
+  const res = await O.runJob(OnnxModel.parse(bytes), { mode, eval: { samples } }, { ort: O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 }) });
+  const recipe = res.report.search.recipe;
+  assert.equal(recipe.heads, 'query');
+  const q = (m, layer) => m.weight(m.graph.node.find((n) => n.name === `/model/model/layers.${layer}/self_attn/q_proj/MatMul`).input[1]).dims.map(Number);
+  const k = (m, layer) => m.weight(m.graph.node.find((n) => n.name === `/model/model/layers.${layer}/self_attn/k_proj/MatMul`).input[1]).dims.map(Number);
+  const cut = [0, 1].filter((l) => q(res.model, l)[1] < 16);
+  assert.ok(cut.length > 0, `some layer lost query heads: ${JSON.stringify(recipe.layers)}`);
+  for (const l of [0, 1]) assert.deepEqual(k(res.model, l), k(base, l), 'K heads kept');
+  const replay = await O.runJob(OnnxModel.parse(bytes), { mode: { kind: 'recipe', recipe } });
+  assert.equal(replay.model.weights.map((w) => `${w.name}:${w.dims}`).join(' '), res.model.weights.map((w) => `${w.name}:${w.dims}`).join(' '));
+  assert.throws(() => O.checkJob({ mode: { ...mode, target: 'sparsity', levels: undefined, roundTo: undefined } }), (e) => e.option === 'mode.heads');
+  assert.throws(() => O.parseRecipe({ default: { sparsity: 0.5 }, heads: 'query' }), /"heads" applies to channels recipes/);
+});

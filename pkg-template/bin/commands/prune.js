@@ -39,7 +39,7 @@ Modes (exactly one):
   --channels query:F                                as F, grouped-query attention losing query heads within each KV group
   --channels layers:K --calib SRC                   the K least influential residual blocks removed
   --recipe R.json                                   per-layer settings
-  --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto)
+  --min-fidelity F --eval DIR (--sparsity auto | --nm N:M | --channels auto | --channels query:auto)
                                                     searched per layer to a fidelity floor
   --min-fidelity F --eval DIR --channels layers:auto  as many whole residual blocks as the floor allows
   --prox --sparsity S [--block RxC]                 block sparsity by sparse training
@@ -75,7 +75,9 @@ function modeOf(values) {
       return { kind: 'search', target: 'layers', minFidelity: num('min-fidelity', values['min-fidelity']), confidence: values.confidence === undefined ? undefined : num('confidence', values.confidence) };
     }
     const target = given[0];
-    if (target !== 'nm' && values[target] !== 'auto') throw new UsageError(`with --min-fidelity, --${target} takes "auto" (the search chooses per layer; --levels sets the candidates)`);
+    // --channels query:auto: the search over query heads within KV groups
+    const query = target === 'channels' && values.channels === 'query:auto';
+    if (target !== 'nm' && values[target] !== 'auto' && !query) throw new UsageError(`with --min-fidelity, --${target} takes "auto" (the search chooses per layer; --levels sets the candidates)${target === 'channels' ? ', or "query:auto"' : ''}`);
     return {
       kind: 'search', target, minFidelity: num('min-fidelity', values['min-fidelity']), nm: target === 'nm' ? parseNm(str(values.nm), '--nm') : undefined,
       levels: values.levels === undefined ? undefined : numList('levels', values.levels),
@@ -83,6 +85,7 @@ function modeOf(values) {
       confidence: values.confidence === undefined ? undefined : num('confidence', values.confidence),
       tableSamples: values['table-samples'] === undefined ? undefined : posInt('table-samples', values['table-samples']),
       roundTo: values['round-to'] === undefined ? undefined : posInt('round-to', values['round-to']),
+      ...(query ? { heads: /** @type {const} */ ('query') } : {}),
     };
   }
   if (values.prox) {

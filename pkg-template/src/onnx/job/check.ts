@@ -64,6 +64,8 @@ function checkMode(mode: JobMode, method: string): void {
         }
         if (calibrated) throw new JobError('method', 'applies to weight pruning: layers are chosen by their measured influence');
       }
+      if (mode.heads !== undefined && mode.target !== 'channels') throw new JobError('mode.heads', `applies to target channels (got target ${mode.target})`);
+      if (mode.heads !== undefined && mode.heads !== 'groups' && mode.heads !== 'query') throw new JobError('mode.heads', `must be groups or query (got ${String(mode.heads)})`);
       if (mode.target === 'nm') checkNm('mode.nm', mode.nm);
       else if (mode.nm !== undefined) throw new JobError('mode.nm', `applies to target nm (got target ${mode.target})`);
       if (mode.levels !== undefined) {

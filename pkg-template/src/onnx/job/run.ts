@@ -284,7 +284,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       const res = await compress(model, {
         ...sess, ort: runner!, eval: evalSamples!, calibration: stats, mode: mode.target, nm: mode.nm, levels: mode.levels,
         objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,
-        roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
+        roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, heads: mode.heads, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
         tableSamples: mode.tableSamples, fidelityOptions: { kinds: held!.kinds },
         // the mixed search: quantization chosen per layer, the plan verified as written (below)
         ...(mixed ? { quantize: { options: quantOpts!, gptq: gptqOpts } } : {}),

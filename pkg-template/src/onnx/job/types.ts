@@ -56,6 +56,8 @@ export type JobMode =
   | {
     kind: 'search'; target: 'sparsity' | 'nm' | 'channels' | 'layers'; minFidelity: number; nm?: [number, number]; levels?: number[];
     objective?: Objective; confidence?: number; maxSteps?: number; tableSamples?: number; roundTo?: number;
+    /** Target 'channels': grouped-query attention's unit, as in mode 'channels'. */
+    heads?: HeadUnit;
   }
   /** Block sparsity reached by proximal sparse training (distillation with the block soft threshold), then the exact cut. */
   | {

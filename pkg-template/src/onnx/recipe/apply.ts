@@ -56,7 +56,7 @@ function sparsityCalls(set: Map<string, Setting>): { key: string; block: [number
 /** Resolves the recipe against the model without changing it (throws on a pattern that matches nothing). */
 export function planRecipe(model: OnnxModel, recipe: Recipe | string | object): { recipe: Recipe; resolved: Resolved } {
   const r = isRecipe(recipe) ? recipe : parseRecipe(recipe as string | object);
-  const units = r.mode === 'channels' ? groupUnits(model) : layerUnits(model);
+  const units = r.mode === 'channels' ? groupUnits(model, findChannelGroups(model, r.heads).groups) : layerUnits(model);
   return { recipe: r, resolved: resolveRecipe(r, units) };
 }
 
@@ -144,10 +144,10 @@ async function applyChannels(model: OnnxModel, r: Recipe, resolved: Resolved, me
     const filter = (g: { producers: string[] }) => names.has(g.producers[0]);
     opts.onProgress?.(i, fractions.length, `channels ${f}`);
     const rep = method === 'magnitude'
-      ? removeChannels(model, { fraction: f, scope: 'layer', roundTo: r.roundTo, filter })
+      ? removeChannels(model, { fraction: f, scope: 'layer', roundTo: r.roundTo, heads: r.heads, filter })
       : await removeChannelsCalibrated(model, {
         ort: opts.ort!, sessionOptions: opts.sessionOptions, calibration: opts.calibration!, method: method as 'wanda' | 'sparsegpt',
-        fraction: f, scope: 'layer', roundTo: r.roundTo, filter, percDamp: opts.percDamp, signal: opts.signal, onCalibProgress: opts.onCalibProgress,
+        fraction: f, scope: 'layer', roundTo: r.roundTo, heads: r.heads, filter, percDamp: opts.percDamp, signal: opts.signal, onCalibProgress: opts.onCalibProgress,
       });
     removed.push(...rep.groups.removed);
   }
@@ -155,9 +155,9 @@ async function applyChannels(model: OnnxModel, r: Recipe, resolved: Resolved, me
   const layers = model.prunable().map((w) => layerReport(model, w, shapes.get(w.name) ?? w.dims.slice()));
   const prunableAfter = layers.reduce((a, l) => a + l.params, 0);
   const zeros = layers.reduce((a, l) => a + l.zeros, 0);
-  const kept = findChannelGroups(model).groups.filter((g) => !g.prunable).map((g) => ({ id: g.id, producers: g.producers, channels: g.channels, reason: g.reason }));
+  const kept = findChannelGroups(model, r.heads).groups.filter((g) => !g.prunable).map((g) => ({ id: g.id, producers: g.producers, channels: g.channels, reason: g.reason }));
   return {
-    mode: 'channels', options: { recipe: true, roundTo: r.roundTo ?? 8 },
+    mode: 'channels', options: { recipe: true, roundTo: r.roundTo ?? 8, ...(r.heads ? { heads: r.heads } : {}) },
     params: { before, after: model.weights.reduce((a, w) => a + w.numel, 0), prunableBefore, prunableAfter },
     zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0, layers, passes: method === 'magnitude' ? 0 : null,
     groups: { removed, kept },

@@ -12,9 +12,12 @@
 //   "layers": {"<name | glob | /regex/>": <setting>, …},                               optional
 //   "ignore": ["<name | glob | /regex/>", …],                                            optional
 //   "roundTo": 8,                             channels only: kept count rounded to a multiple of this
+//   "heads": "groups" | "query",              channels only: grouped-query attention's unit (whole KV
+//                                             groups, the default, or query heads within them)
 //   "meta": { … }                             free-form (the search writes its figures there)
 // }
 import { OnnxError } from '../errors.js';
+import type { HeadUnit } from '../channels/types.js';
 
 /**
  * Where a sparsity setting's blocks compete: each layer (the default), each output row of the layer,
@@ -51,10 +54,12 @@ export interface Recipe {
   rules: RecipeRule[];
   ignore: Pattern[];
   roundTo?: number;
+  /** Channels only: grouped-query attention's unit (HeadUnit); the groups the names refer to follow it. */
+  heads?: HeadUnit;
   meta?: Record<string, unknown>;
 }
 
-const KEYS = new Set(['sparsekit', 'method', 'default', 'layers', 'ignore', 'roundTo', 'meta']);
+const KEYS = new Set(['sparsekit', 'method', 'default', 'layers', 'ignore', 'roundTo', 'heads', 'meta']);
 
 export const recipeError = (msg: string, code = 'invalid_recipe') => new OnnxError('unsupported', `recipe: ${msg}`, code);
 
@@ -179,11 +184,13 @@ export function parseRecipe(src: string | object): Recipe {
   if (r.roundTo !== undefined && !(Number.isInteger(r.roundTo) && (r.roundTo as number) >= 1)) {
     throw recipeError(`"roundTo" must be a positive integer (got ${JSON.stringify(r.roundTo)})`);
   }
+  if (r.heads !== undefined && r.heads !== 'groups' && r.heads !== 'query') throw recipeError(`"heads" must be "groups" or "query" (got ${JSON.stringify(r.heads)})`);
+  if (r.heads !== undefined && !kinds.has('channels')) throw recipeError('"heads" applies to channels recipes');
   if (r.meta !== undefined && (!r.meta || typeof r.meta !== 'object' || Array.isArray(r.meta))) throw recipeError('"meta" must be an object');
   return {
     mode: kinds.has('channels') ? 'channels' : 'weights',
     method: r.method as Recipe['method'], default: dflt, rules, ignore,
-    roundTo: r.roundTo as number | undefined, meta: r.meta as Record<string, unknown> | undefined,
+    roundTo: r.roundTo as number | undefined, ...(r.heads !== undefined ? { heads: r.heads as HeadUnit } : {}), meta: r.meta as Record<string, unknown> | undefined,
   };
 }
 
@@ -212,7 +219,7 @@ export function settingLabel(s: Setting): string {
 /** A recipe of exact per-layer settings (what the search writes). */
 export function recipeJson(p: {
   default?: Setting; layers: Map<string, Setting> | [string, Setting][]; ignore?: string[];
-  method?: Recipe['method']; roundTo?: number; meta?: Record<string, unknown>;
+  method?: Recipe['method']; roundTo?: number; heads?: HeadUnit; meta?: Record<string, unknown>;
 }): Record<string, unknown> {
   const out: Record<string, unknown> = { sparsekit: 'recipe/1' };
   if (p.method) out.method = p.method;
@@ -222,6 +229,7 @@ export function recipeJson(p: {
   out.layers = Object.fromEntries([...p.layers].map(([n, s]) => [key(n), settingJson(s)]));
   if (p.ignore?.length) out.ignore = p.ignore.map(key);
   if (p.roundTo !== undefined) out.roundTo = p.roundTo;
+  if (p.heads === 'query') out.heads = p.heads;
   if (p.meta) out.meta = p.meta;
   return out;
 }

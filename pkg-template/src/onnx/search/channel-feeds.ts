@@ -9,7 +9,7 @@
 import type { OnnxModel } from '../model.js';
 import { OnnxModel as Model } from '../model.js';
 import { removeChannels } from '../channels.js';
-import type { ChannelGroup } from '../channels.js';
+import type { ChannelGroup, HeadUnit } from '../channels.js';
 import type { FeedTensor } from '../calib/inputs.js';
 import { weightFeed } from './model-runs.js';
 
@@ -22,9 +22,9 @@ const sameDims = (a: number[], b: number[]) => a.length === b.length && a.every(
  * The feeds of one channel cell: `group` masked at `level` in a copy parsed from `bytes`, each float
  * tensor compared with the model's; the ones that differ are returned (values as the session expects).
  */
-export function maskFeeds(model: OnnxModel, bytes: Uint8Array, group: ChannelGroup, level: number, roundTo: number | undefined): MaskFeeds {
+export function maskFeeds(model: OnnxModel, bytes: Uint8Array, group: ChannelGroup, level: number, roundTo: number | undefined, heads?: HeadUnit): MaskFeeds {
   const m = Model.parse(bytes);
-  removeChannels(m, { fraction: level, scope: 'layer', roundTo, apply: 'mask', filter: (x) => x.producers[0] === group.producers[0] });
+  removeChannels(m, { fraction: level, scope: 'layer', roundTo, heads, apply: 'mask', filter: (x) => x.producers[0] === group.producers[0] });
   if (m.graph.node.length !== model.graph.node.length || m.weights.length !== model.weights.length) return null;
   const before = new Map(model.weights.map((w) => [w.name, w]));
   const feeds: Record<string, FeedTensor> = {};

@@ -12,6 +12,7 @@ import type { Outputs } from '../calib/evaluate.js';
 import { CancelledError } from '../calib/cancel.js';
 import { applyRecipe, type RecipeReport } from '../recipe/apply.js';
 import { recipeJson, type Setting } from '../recipe/recipe.js';
+import type { HeadUnit } from '../channels.js';
 import { countZeros } from '../prune.js';
 import { fidelity, lowerBound, type BoundedFidelity, type FidelityReport, type FidelityOptions } from './fidelity-link.js';
 import { newCounter, runBytes } from './model-runs.js';
@@ -34,6 +35,8 @@ export interface CompressOptions {
   levels?: number[];
   nm?: [number, number];
   roundTo?: number;
+  /** Channels: grouped-query attention's unit (HeadUnit; default 'groups'), written into the recipe. */
+  heads?: HeadUnit;
   percDamp?: number;
   /** A table computed before (the same model, mode, levels and eval samples): skips the sensitivity step. */
   table?: SensitivityResult;
@@ -133,7 +136,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const ts = performance.now();
   const table = opts.table ?? await sensitivity(model, {
     ort: runner, eval: opts.eval.slice(0, nt), calibration: opts.calibration, mode: opts.mode, levels: opts.levels, nm: opts.nm,
-    method, roundTo: opts.roundTo, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
+    method, roundTo: opts.roundTo, heads: opts.heads, percDamp: opts.percDamp, fidelityOptions: opts.fidelityOptions, signal: opts.signal,
     measureLatency: objective === 'latency', quantize: mixed?.options, measureBytes: objective === 'bytes' ? await byteSizer() : undefined, stopBelow: opts.stopBelow ?? Math.max(0, 2 * F - 1 - 0.05),
     onProgress: (p) => opts.onProgress?.({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
   });
@@ -148,7 +151,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
   const fidOpts = { ...opts.fidelityOptions, inputs: opts.eval };
   const meta = (extra: object) => ({ objective, minFidelity: F, ...(conf !== undefined ? { confidence: conf } : {}), mode: opts.mode, method, samples: opts.eval.length, ...extra });
   // mixed: the units the plan leaves alone stay float (the default), whatever the job's scheme
-  const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(mixed ? { default: { kind: 'dense', quantize: 'float' } as Setting } : {}), ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8 } : {}), meta: meta(extra) });
+  const recipeFor = (plan: Map<string, Setting>, extra: object) => recipeJson({ layers: plan, method, ...(mixed ? { default: { kind: 'dense', quantize: 'float' } as Setting } : {}), ...(opts.mode === 'channels' ? { roundTo: opts.roundTo ?? 8, heads: opts.heads } : {}), meta: meta(extra) });
 
   const zeros0 = model.prunable().reduce((a, w) => a + countZeros(model.readFloat(w)), 0);
   let applyMs = 0;

@@ -7,7 +7,7 @@ import type { OnnxModel, OnnxWeight } from '../model.js';
 import { OnnxModel as Model } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { countZeros, pruneNm, pruneSparsity } from '../prune.js';
-import { findChannelGroups, removeChannels } from '../channels.js';
+import { findChannelGroups, removeChannels, type HeadUnit } from '../channels.js';
 import { findLayers } from '../calib/layers.js';
 import { pruneLayer } from '../calib/layer-prune.js';
 import { CALIB_DEFAULTS } from '../calib/defaults.js';
@@ -45,6 +45,8 @@ export interface SensitivityOptions {
   method?: Method;
   /** Channels: kept count rounded to a multiple of this (default 8). */
   roundTo?: number;
+  /** Channels: grouped-query attention's unit (HeadUnit; default 'groups'). */
+  heads?: HeadUnit;
   percDamp?: number;
   /** Channels: also time each cell against the unpruned model (interleaved runs of one sample, after warm-up). */
   measureLatency?: boolean;
@@ -268,7 +270,7 @@ async function weightCells(model: OnnxModel, runner: ModelRunner, levels: (numbe
 async function channelCells(model: OnnxModel, runner: ModelRunner, levels: number[], opts: SensitivityOptions,
   count: RunCounter, score: Score, positions: Map<string, number>, check: () => void) {
   const bytes = model.encode();
-  const groups = findChannelGroups(model).groups.filter((g) => g.prunable && g.producers.length);
+  const groups = findChannelGroups(model, opts.heads).groups.filter((g) => g.prunable && g.producers.length);
   const numel = (m: OnnxModel) => new Map(m.weights.map((w) => [w.name, w.numel]));
   const before = numel(model);
   // compressed bytes per element of each tensor, as stored: what deleting an element saves
@@ -284,7 +286,7 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
     return v;
   };
   // Every cell's feeds first (see channel-feeds.ts), so that one session takes all the tensors they change.
-  const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo))));
+  const feeds = groups.map((g) => levels.map((level) => (opts.maskCells === false ? null : maskFeeds(model, bytes, g, level, opts.roundTo, opts.heads))));
   const swapped = [...new Set(feeds.flat().flatMap((f) => (f ? Object.keys(f) : [])))];
   let swap: SwapSession | null = null, timer: LatencyProbe | null = null;
   const units: SensitivityUnit[] = [];
@@ -303,7 +305,7 @@ async function channelCells(model: OnnxModel, runner: ModelRunner, levels: numbe
         check();
         opts.onProgress?.({ done, total, unit: g.producers[0], level });
         const m = Model.parse(bytes);
-        removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, filter: (x) => x.producers[0] === g.producers[0] });
+        removeChannels(m, { fraction: level, scope: 'layer', roundTo: opts.roundTo, heads: opts.heads, filter: (x) => x.producers[0] === g.producers[0] });
         const after = numel(m);
         let removed = 0, flops = 0, saved = 0;
         for (const [name, n] of before) {
