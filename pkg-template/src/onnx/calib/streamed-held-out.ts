@@ -11,7 +11,8 @@ import { OnnxError } from '../errors.js';
 import type { InputSample } from './inputs.js';
 import type { ModelRunner } from './ort-runner.js';
 import type { CutStore } from './cut-store.js';
-import { cosine, eachOutput, type EvaluateReport, type HeldOut, type Outputs } from './evaluate.js';
+import type { EvaluateReport, HeldOut, Outputs } from './evaluate.js';
+import { cosine, eachOutput } from './set-outputs.js';
 import { dimsOf, fidelity, LanguageModelTally, tokenRows, type FidelityOptions, type OutputFidelity, type OutputKind } from '../fidelity/index.js';
 
 const bad = (msg: string) => new OnnxError('bad_calibration', msg, 'shape_mismatch');

@@ -29,6 +29,13 @@ export interface IntConstant { name: string; values: number[]; via: Hop[] }
 /** The use of an integer vector read as input `input` of `node`, down to the constant of `via`. */
 export const useOf = (node: NodeProto, input: number, via: Hop[]): Hop[] => [{ node, input }, ...via];
 
+/**
+ * A Reshape entry that keeps input axis i as it is: 0 (copy), a dimension read at the same index, 1,
+ * or -1 where the caller allows the inferred entry.
+ */
+export const copiesAxis = (e: VectorEntry, i: number, allowInfer: boolean): boolean =>
+  (e.kind === 'const' && (e.value === 0 || e.value === 1 || (allowInfer && e.value === -1))) || (e.kind === 'dim' && e.axis === i);
+
 /** Longest vector followed (a shape has a handful of entries; anything longer is not a shape). */
 const MAX_ENTRIES = 64;
 

@@ -17,7 +17,7 @@ import { OnnxError } from '../errors.js';
 import { trainGraph } from '../train/graph.js';
 import { capture } from '../calib/sweep.js';
 import { asF32 } from '../calib/tensor.js';
-import { eachOutput } from '../calib/evaluate.js';
+import { eachOutput } from '../calib/set-outputs.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
 import { samplesBytes, type InputSample } from '../calib/inputs.js';
 import { TRAINING_DEFAULTS } from './defaults.js';

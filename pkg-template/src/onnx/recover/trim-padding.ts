@@ -15,7 +15,7 @@ import type { OutputLoss } from 'sparsekit-wasm';
 import type { OnnxModel } from '../model.js';
 import type { FeedTensor, InputSample } from '../calib/inputs.js';
 import type { ModelRunner } from '../calib/ort-runner.js';
-import { runSet } from '../calib/evaluate.js';
+import { runSet } from '../calib/set-outputs.js';
 import { MASK, type TokenMask } from './token-mask.js';
 import type { TrainBatch } from './batches.js';
 import type { TrainSetup } from './train-setup.js';

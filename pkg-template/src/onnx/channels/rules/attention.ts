@@ -3,14 +3,10 @@
 // heads then travel on a batch axis through Transpose, the score product Q·Kᵀ (which ties the heads
 // of Q and K), Softmax over the keys, the product with V (tying V's heads), and a Reshape that merges
 // (…, H, D) back into one axis, where a head is D consecutive rows of the output projection.
-import { useOf, type VectorEntry } from '../int-vectors.js';
+import { copiesAxis, useOf, type VectorEntry } from '../int-vectors.js';
 import { positiveAxis, negativeAxis, type Track } from '../track.js';
 import type { RuleContext } from '../rule.js';
 import { tieRepeatedHeads } from './repeat.js';
-
-/** An entry that keeps input axis i as it is: 0 (copy), a dimension read at the same index, or 1. */
-export const copiesAxis = (e: VectorEntry, i: number, allowInfer: boolean): boolean =>
-  (e.kind === 'const' && (e.value === 0 || e.value === 1 || (allowInfer && e.value === -1))) || (e.kind === 'dim' && e.axis === i);
 
 const isDense = (t: Track) => t.size === t.ids.length && t.at.every((p, c) => p === c);
 

@@ -3,10 +3,10 @@
 // the op leaves them alone (Pad elsewhere, Resize, Shape). A Reshape reading a constant channel
 // count, directly or through Shape -> Gather -> Concat, gets that constant rewritten with the removal.
 import { attrInt, attrInts } from '../../model.js';
-import { positiveAxis, negativeAxis, normalizeAxis, type Track } from '../track.js';
+import { positiveAxis, negativeAxis, normalizeAxis } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
-import { copiesAxis, splitIntoHeads } from './attention.js';
-import { useOf } from '../int-vectors.js';
+import { splitIntoHeads } from './attention.js';
+import { copiesAxis, useOf } from '../int-vectors.js';
 import { mergeRepeat } from './repeat.js';
 
 function transpose(ctx: RuleContext) {

@@ -8,10 +8,9 @@
 // and each query head is a unit of its own, marked with its KV group: the scoring then takes the same
 // count from every group of the layer (scoreChannels), so that n_rep shrinks by that count and the
 // entries that write it (the Expand's copies, the Reshape's merged count, torch's factor) lose it.
-import { useOf, type VectorEntry } from '../int-vectors.js';
+import { copiesAxis, useOf, type VectorEntry } from '../int-vectors.js';
 import { positiveAxis, type RepeatSite, type ShapeEntry, type Track } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
-import { copiesAxis } from './attention.js';
 
 const isDense = (t: Track) => t.size === t.ids.length && t.at.every((p, c) => p === c);
 const sameIds = (a: Track, b: Track) => a.ids.length === b.ids.length && a.ids.every((id, c) => id === b.ids[c] && a.at[c] === b.at[c]);
