@@ -70,6 +70,10 @@ test('inspect lists prunable weights, views and channel groups (text and JSON)',
   const fc = j.weights.find((w) => w.name === 'fc.w');
   assert.deepEqual([fc.view, fc.transposed], [[5, 96], true]);
   assert.ok(j.channelGroups.some((g) => g.prunable && g.channels === 6));
+  assert.deepEqual(j.queryHeads, [], 'no grouped-query attention');
+  const gqa = cli('inspect', fileURLToPath(new URL('../data/models/smollm2-tiny-gqa.onnx', import.meta.url)));
+  assert.equal(gqa.code, 0, gqa.err);
+  assert.match(gqa.out, /grouped-query attention in 2 layers \(4 query heads over 2 KV groups\).*--channels query:F/);
 });
 
 for (const [label, args] of [

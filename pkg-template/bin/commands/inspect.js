@@ -32,6 +32,9 @@ export async function main(argv) {
       transposed: w.view.transposed, group: w.group, dtype: w.dtypeName, storage: w.storage, source: w.source,
     })),
     channelGroups: groups.groups.map((g) => ({ id: g.id, channels: g.channels, members: g.members.map((m) => `${m.tensor}:${m.axis}`), prunable: g.prunable, reason: g.reason })),
+    // Grouped-query attention seen with query heads as the unit (--channels query:F): per layer, its query heads and KV groups.
+    queryHeads: findChannelGroups(model, 'query').groups.filter((g) => g.runs && g.prunable)
+      .map((g) => ({ producer: g.producers[0], queryHeads: g.channels, kvGroups: g.runs })),
   };
   if (values.report === '-') return void console.log(JSON.stringify(info, null, 2));
   if (typeof values.report === 'string') writeJson(values.report, info);
@@ -47,6 +50,12 @@ export async function main(argv) {
   console.log(`\n${info.channelGroups.length} channel groups: ${pr.length} prunable (${pr.reduce((a, g) => a + g.channels, 0)} channels), ${kept.length} kept whole`);
   for (const g of info.channelGroups) {
     console.log(`  #${g.id} ${g.channels} ch ${g.prunable ? 'prunable' : `kept whole: ${g.reason}`}: ${g.members.slice(0, 6).join(' ')}${g.members.length > 6 ? ` (+${g.members.length - 6})` : ''}`);
+  }
+  const q = info.queryHeads;
+  if (q.length) {
+    const shapes = [...new Set(q.map((l) => `${l.queryHeads} query heads over ${l.kvGroups} KV groups`))].join(', ');
+    console.log(`
+grouped-query attention in ${q.length} layers (${shapes}): --channels F removes whole KV groups with their query heads; --channels query:F removes query heads within each KV group, the same count from each, the K/V heads kept`);
   }
   if (typeof values.report === 'string') console.log(`wrote ${values.report}`);
 }
