@@ -304,6 +304,7 @@ test('heads "query": a decision must leave every KV group the same count; influe
   const none = new Map([[q.id, Uint8Array.from([0, 0, 1, 1, 1, 1])]]);
   assert.throws(() => removeChannels(m, { fraction: 0.5, heads: 'query', keep: none, filter: (x) => x.id === q.id }, plan), /at least one/);
   assert.throws(() => removeChannels(m, { fraction: 0.5, heads: 'kv' }), (e) => e.code === 'invalid_arguments');
+  assert.throws(() => removeChannels(m, { fraction: 0.5 }, plan), /made with heads "query"/, 'a plan of the other unit is refused');
   const { removeChannelsCalibrated } = await import('#onnx-internal');
   await assert.rejects(removeChannelsCalibrated(OnnxModel.parse(M.modelBytes('smollm2-tiny-gqa')), { fraction: 0.5, heads: 'query', score: 'influence', calibration: [lmFeeds()], ort }),
     (e) => e.code === 'invalid_arguments' && /fluctuation/.test(e.message));

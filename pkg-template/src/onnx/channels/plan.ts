@@ -22,6 +22,9 @@ export class ChannelPlan implements ChannelAnalysis {
   /** The decision once made: kept units (1) per group id. */
   keep?: Map<number, Uint8Array>;
 
+  /** Grouped-query attention's unit the analysis was made with (undefined: a caller's plain analysis). */
+  heads?: HeadUnit;
+
   private constructor(readonly model: OnnxModel, analysis: ChannelAnalysis, values: ConstantValues) {
     this.groups = analysis.groups;
     this.channelsOf = analysis.channelsOf;
@@ -32,7 +35,9 @@ export class ChannelPlan implements ChannelAnalysis {
   /** Finds the dependency groups of a model (no change to it), with `heads` as grouped-query attention's unit. */
   static analyze(model: OnnxModel, heads: HeadUnit = 'groups'): ChannelPlan {
     const walk = walkModel(model, heads);
-    return new ChannelPlan(model, groupsOf(model, walk), walk.values);
+    const plan = new ChannelPlan(model, groupsOf(model, walk), walk.values);
+    plan.heads = heads;
+    return plan;
   }
 
   /** A plan over an analysis given by a caller (a plain ChannelAnalysis of this model). */

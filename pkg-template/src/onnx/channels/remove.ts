@@ -1,5 +1,6 @@
 // removeChannels: the plan's decision applied to the model (fold, then cut or zero), with the report.
 import type { OnnxModel } from '../model.js';
+import { OnnxError } from '../errors.js';
 import { layerReport, type LayerReport, type PruneReport } from '../prune.js';
 import { ChannelPlan } from './plan.js';
 import { resolveChannelOptions } from './options.js';
@@ -22,6 +23,10 @@ export interface ChannelReport extends PruneReport {
 export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?: ChannelAnalysis): ChannelReport {
   const opts = resolveChannelOptions(options);
   const p = plan ? ChannelPlan.of(model, plan) : ChannelPlan.analyze(model, opts.heads);
+  // The groups are the analysis's: a plan made with the other head unit would cut other units.
+  if (p.heads !== undefined && p.heads !== opts.heads) {
+    throw new OnnxError('unsupported', `the plan was made with heads "${p.heads}" and the options ask for "${opts.heads}" (analyze with the same head unit)`, 'invalid_arguments');
+  }
   // Weights may have changed since the analysis (a calibration's compensation): read them again.
   p.values.forget();
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
