@@ -5,9 +5,11 @@
 // One JSON line per run is appended to --log; the pruned model is written to --out for
 // bench/text/lm-latency.mjs (speed, interleaved with the dense model).
 //   node bench/channels/gqa-prune.mjs [--model bench/out/smollm2] [--fraction 0.2] [--method sparsegpt]
-//        [--scope layer|global] [--score activations|fluctuation|weights] [--round-to 8] [--heads groups|query]
+//        [--scope layer|global] [--score activations|fluctuation|weights] [--round-to 8] [--heads groups|query] [--recipe R.json]
 //        [--calib FILE] [--calib-count 32] [--eval FILE] [--eval-count 16] [--seq-len 256] [--damp P]
 //        [--threads 2] [--out bench/out/gqa2/model.onnx] [--log bench/out/gqa-prune.jsonl] [--refit K] [--centre false]
+// --recipe: a channels recipe instead of --fraction (e.g. attention heads only: {"layers": {"/q_proj/": {"channels": 0.67}}},
+// with "heads": "query" for query heads within their KV groups).
 // --refit, --centre: the job's calibration.refit and calibration.centre (defaults: the package's; the row
 // records what ran, from the report's options).
 // --calib default: the machine's license texts other than the GPL family, as bench/text/lm-table.mjs
@@ -45,7 +47,8 @@ if (calib.samples.length < calibCount) throw new Error(`the calibration text giv
 console.log(`${path.basename(folder)}: ${calib.samples.length} calibration windows, ${held.samples.length} held-out windows of ${seqLen} tokens; load ${os.loadavg()[0].toFixed(1)}`);
 
 const runner = makeOrtRunner(ort, { intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 3 });
-const mode = { kind: 'channels', fraction, scope, ...(roundTo === undefined ? {} : { roundTo }), ...(score ? { score } : {}), ...(heads ? { heads } : {}) };
+const mode = opt('--recipe') ? { kind: 'recipe', recipe: JSON.parse(fs.readFileSync(opt('--recipe'), 'utf8')) }
+  : { kind: 'channels', fraction, scope, ...(roundTo === undefined ? {} : { roundTo }), ...(score ? { score } : {}), ...(heads ? { heads } : {}) };
 const t0 = performance.now(), cpu0 = process.cpuUsage();
 let last = 0;
 const { model: pruned, report } = await runJob(model, {

@@ -350,3 +350,20 @@ test('heads "query" in the search and its recipe: query heads chosen per layer t
   assert.throws(() => O.checkJob({ mode: { ...mode, target: 'sparsity', levels: undefined, roundTo: undefined } }), (e) => e.option === 'mode.heads');
   assert.throws(() => O.parseRecipe({ default: { sparsity: 0.5 }, heads: 'query' }), /"heads" applies to channels recipes/);
 });
+
+test('a channels recipe and the channels mode make the same calibrated removal on a language model (the same score and refit)', async () => {
+  const O = await import('#onnx-internal');
+  const bytes = M.modelBytes('smollm2-tiny-gqa');
+  const samples = O.makeInputSet(OnnxModel.parse(bytes), { count: 4 });
+  const runner = O.makeOrtRunner(ort, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+  for (const heads of ['groups', 'query']) {
+    const job = (mode) => O.runJob(OnnxModel.parse(bytes), { mode, method: 'sparsegpt', calibration: { samples } }, { ort: runner });
+    const a = await job({ kind: 'channels', fraction: 0.5, roundTo: 1, heads });
+    const b = await job({ kind: 'recipe', recipe: { default: { channels: 0.5 }, roundTo: 1, heads } });
+    assert.equal(a.report.prune.options.score, 'fluctuation');
+    assert.equal(b.report.prune.options.score, 'fluctuation', 'a language model\'s channel score, as the channels mode uses');
+    for (const w of a.model.weights) {
+      assert.deepEqual(b.model.readFloat(b.model.weight(w.name)), a.model.readFloat(w), `${heads}: ${w.name}`);
+    }
+  }
+});

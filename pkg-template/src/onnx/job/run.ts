@@ -166,6 +166,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   // A language model (keep-dense.ts finds its head) gets the language-model defaults.
   const languageModel = lmHeads(model).length > 0;
   const percDamp = job.calibration?.percDamp ?? (languageModel ? JOB_DEFAULTS.lmPercDamp : JOB_DEFAULTS.percDamp);
+  // The calibrated channel removal's settings, the same whichever mode removes channels (one-shot, recipe, search).
+  const channelCalib = { refit: job.calibration?.refit, centre: job.calibration?.centre, score: languageModel ? JOB_DEFAULTS.transformerChannelScore : undefined };
   // The layers the sparsity / N:M modes leave dense (the job's list, or the defaults: a language
   // model's head, a fixed projection such as YOLOv8's DFL);
   // the quantizer can write them at 8 bits (quantize.keptDense).
@@ -243,7 +245,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       report.prune = method === 'magnitude'
         ? removeChannels(model, { fraction: mode.fraction, scope, roundTo, heads: mode.heads, onProgress: step('channels') })
         : await removeChannelsCalibrated(model, {
-          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, heads: mode.heads, percDamp, refit: job.calibration?.refit, centre: job.calibration?.centre, score: mode.score ?? (languageModel ? JOB_DEFAULTS.transformerChannelScore : undefined),
+          ...sess, ort: runner!, calibration: stats!, method, fraction: mode.fraction, scope, roundTo, heads: mode.heads, percDamp, ...channelCalib, score: mode.score ?? channelCalib.score,
           onProgress: step('channels'), onCalibProgress: calibProgress,
         });
       break;
@@ -260,7 +262,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
     }
     case 'recipe': {
       report.prune = await applyRecipe(model, mode.recipe, {
-        ...sess, method, calibration: stats, percDamp, onProgress: step('recipe'), onCalibProgress: calibProgress,
+        ...sess, method, calibration: stats, percDamp, channels: channelCalib, onProgress: step('recipe'), onCalibProgress: calibProgress,
       });
       break;
     }
@@ -284,7 +286,7 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
       const res = await compress(model, {
         ...sess, ort: runner!, eval: evalSamples!, calibration: stats, mode: mode.target, nm: mode.nm, levels: mode.levels,
         objective: mode.objective ?? JOB_DEFAULTS.objective, method, minFidelity: mode.minFidelity, confidence: mode.confidence,
-        roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, heads: mode.heads, percDamp, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
+        roundTo: mode.roundTo ?? JOB_DEFAULTS.roundTo, heads: mode.heads, percDamp, channels: channelCalib, maxSteps: mode.maxSteps ?? JOB_DEFAULTS.maxSteps,
         tableSamples: mode.tableSamples, fidelityOptions: { kinds: held!.kinds },
         // the mixed search: quantization chosen per layer, the plan verified as written (below)
         ...(mixed ? { quantize: { options: quantOpts!, gptq: gptqOpts } } : {}),

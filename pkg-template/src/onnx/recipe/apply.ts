@@ -6,7 +6,7 @@ import type { OnnxModel } from '../model.js';
 import { layerReport, pruneNm, pruneSparsity, type LayerReport, type PruneReport } from '../prune.js';
 import { findChannelGroups, removeChannels } from '../channels.js';
 import { calibratePrune, type CalibProgress } from '../calib/calibrate.js';
-import { removeChannelsCalibrated } from '../calib/calibrated-channels.js';
+import { removeChannelsCalibrated, type CalibratedChannelOptions } from '../calib/calibrated-channels.js';
 import type { ModelRunner, OrtLike } from '../calib/ort-runner.js';
 import type { InputSample } from '../calib/inputs.js';
 import { groupUnits, layerUnits, resolveRecipe, type Resolved } from './match.js';
@@ -20,6 +20,8 @@ export interface ApplyRecipeOptions {
   sessionOptions?: object;
   calibration?: InputSample[];
   percDamp?: number;
+  /** Channels with wanda / sparsegpt: how the calibrated removal scores and refits (as the channels job mode sets them). */
+  channels?: Pick<CalibratedChannelOptions, 'score' | 'refit' | 'centre'>;
   /** Sequential calibration (default true), as calibratePrune. */
   sequential?: boolean;
   signal?: AbortSignal;
@@ -138,6 +140,7 @@ async function applyChannels(model: OnnxModel, r: Recipe, resolved: Resolved, me
   const before = model.weights.reduce((a, w) => a + w.numel, 0);
   const prunableBefore = model.prunable().reduce((a, w) => a + w.numel, 0);
   const removed: object[] = [];
+  let score: string | undefined;
   const fractions = [...byFraction.keys()].sort((a, b) => a - b);
   for (const [i, f] of fractions.entries()) {
     const names = byFraction.get(f)!;
@@ -147,9 +150,10 @@ async function applyChannels(model: OnnxModel, r: Recipe, resolved: Resolved, me
       ? removeChannels(model, { fraction: f, scope: 'layer', roundTo: r.roundTo, heads: r.heads, filter })
       : await removeChannelsCalibrated(model, {
         ort: opts.ort!, sessionOptions: opts.sessionOptions, calibration: opts.calibration!, method: method as 'wanda' | 'sparsegpt',
-        fraction: f, scope: 'layer', roundTo: r.roundTo, heads: r.heads, filter, percDamp: opts.percDamp, signal: opts.signal, onCalibProgress: opts.onCalibProgress,
+        ...opts.channels, fraction: f, scope: 'layer', roundTo: r.roundTo, heads: r.heads, filter, percDamp: opts.percDamp, signal: opts.signal, onCalibProgress: opts.onCalibProgress,
       });
     removed.push(...rep.groups.removed);
+    score ??= (rep.options as { score?: string }).score;
   }
   opts.onProgress?.(fractions.length, fractions.length, 'channels');
   const layers = model.prunable().map((w) => layerReport(model, w, shapes.get(w.name) ?? w.dims.slice()));
@@ -157,7 +161,7 @@ async function applyChannels(model: OnnxModel, r: Recipe, resolved: Resolved, me
   const zeros = layers.reduce((a, l) => a + l.zeros, 0);
   const kept = findChannelGroups(model, r.heads).groups.filter((g) => !g.prunable).map((g) => ({ id: g.id, producers: g.producers, channels: g.channels, reason: g.reason }));
   return {
-    mode: 'channels', options: { recipe: true, roundTo: r.roundTo ?? 8, ...(r.heads ? { heads: r.heads } : {}) },
+    mode: 'channels', options: { recipe: true, roundTo: r.roundTo ?? 8, ...(r.heads ? { heads: r.heads } : {}), ...(score ? { score } : {}) },
     params: { before, after: model.weights.reduce((a, w) => a + w.numel, 0), prunableBefore, prunableAfter },
     zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0, layers, passes: method === 'magnitude' ? 0 : null,
     groups: { removed, kept },

@@ -10,7 +10,7 @@ import { toRunner, type ModelRunner, type OrtLike } from '../calib/ort-runner.js
 import type { InputSample } from '../calib/inputs.js';
 import type { Outputs } from '../calib/evaluate.js';
 import { CancelledError } from '../calib/cancel.js';
-import { applyRecipe, type RecipeReport } from '../recipe/apply.js';
+import { applyRecipe, type ApplyRecipeOptions, type RecipeReport } from '../recipe/apply.js';
 import { recipeJson, type Setting } from '../recipe/recipe.js';
 import type { HeadUnit } from '../channels.js';
 import { countZeros } from '../prune.js';
@@ -38,6 +38,8 @@ export interface CompressOptions {
   /** Channels: grouped-query attention's unit (HeadUnit; default 'groups'), written into the recipe. */
   heads?: HeadUnit;
   percDamp?: number;
+  /** Channels with wanda / sparsegpt: the calibrated removal's score and refit when the plan is written (ApplyRecipeOptions). */
+  channels?: ApplyRecipeOptions['channels'];
   /** A table computed before (the same model, mode, levels and eval samples): skips the sensitivity step. */
   table?: SensitivityResult;
   /** Sensitivity: levels of a unit below this fidelity are not run (default 2F - 1 - 0.05; see SensitivityOptions.stopBelow). */
@@ -171,7 +173,7 @@ export async function compress(model: OnnxModel, opts: CompressOptions): Promise
     const recipe = recipeFor(plan, { budget });
     const m = OnnxModel.parse(bytes);
     const tr = performance.now();
-    const report = await applyRecipe(m, recipe, { method, ort: runner, calibration: opts.calibration, percDamp: opts.percDamp, signal: opts.signal });
+    const report = await applyRecipe(m, recipe, { method, ort: runner, calibration: opts.calibration, percDamp: opts.percDamp, channels: opts.channels, signal: opts.signal });
     let quantized: QuantizePassResult | undefined;
     if (mixed) {
       const bits = (w: { name: string }): LayerBits => { const s = plan.get(w.name); return (s && s.kind !== 'channels' ? s.quantize : undefined) ?? 'float'; };
