@@ -137,6 +137,8 @@ test('layers:K skips a block that writes a graph output, however little it does;
   const { report } = await O.runJob(m, job, { ort });
   assert.deepEqual(report.layers.removed, [0]);
   assert.equal(report.layers.blocks[3].influence, 0, 'its influence is reported as measured');
+  assert.match(report.layers.blocks[3].kept, /writes graph output/, 'and why it stayed');
+  assert.equal(report.layers.blocks[0].kept, undefined);
   // two blocks write graph outputs: 2 of 4 may go, and 3 is refused naming both, before any change
   const two = withOutputBlock([0, 3], 4, [2]);
   const before = two.encode();

@@ -335,7 +335,7 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
   }
   const ly = report.layers;
   if (ly) {
-    console.log(table(ly.blocks.map((b, i) => [String(i), b.input, b.output, b.influence.toFixed(4), ly.removed.includes(i) ? 'removed' : '']),
+    console.log(table(ly.blocks.map((b, i) => [String(i), b.input, b.output, b.influence.toFixed(4), ly.removed.includes(i) ? 'removed' : b.kept ? `kept: ${b.kept}` : '']),
       ['block', 'input', 'output', 'influence', '']));
     // the search over the count: each count judged on the held-out samples, in the order judged
     for (const s of ly.search?.steps ?? []) {

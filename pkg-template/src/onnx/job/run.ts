@@ -59,7 +59,8 @@ export interface JobReport {
   search?: Omit<CompressResult, 'model' | 'report' | 'quantized'>;
   /** Layer removal: every residual block's measured influence, the blocks removed, the node counts. */
   layers?: {
-    blocks: { input: string; output: string; influence: number }[]; removed: number[]; nodesBefore: number; nodesAfter: number;
+    /** Every block found, with its influence; `kept` says why one cannot go (it writes a graph output). */
+    blocks: { input: string; output: string; influence: number; kept?: string }[]; removed: number[]; nodesBefore: number; nodesAfter: number;
     /** The search over the count (mode search, target layers): each count judged, in the order judged. */
     search?: { minFidelity: number; confidence?: number; steps: LayerCountStep[] };
   };
@@ -101,7 +102,7 @@ const fewestDecisions = (f: { outputs: { decisions?: number }[] }) => {
 
 /** The report's row of each block: where it reads and writes the stream, and its measured influence. */
 const blockRows = (influence: BlockInfluence[]): NonNullable<JobReport['layers']>['blocks'] =>
-  influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence }));
+  influence.map((b) => ({ input: b.block.input, output: b.block.output, influence: b.influence, ...(b.block.removable ? {} : { kept: b.block.why ?? 'not removable' }) }));
 
 function needRunner(env: JobEnv, why: string): ModelRunner {
   if (!env.ort) throw new JobError('ort', `is needed by ${why} (onnxruntime-node or -web, or a runner)`);
