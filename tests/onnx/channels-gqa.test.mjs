@@ -367,3 +367,27 @@ test('a channels recipe and the channels mode make the same calibrated removal o
     }
   }
 });
+
+test('CLI sensitivity --channels query:L: the query heads are the units (no K/V in them)', async () => {
+  const { writeNpy } = await import('./npy.mjs');
+  const dir = G.tmpDir('sk-query-sens-');
+  const input = path.join(dir, 'in.onnx');
+  fs.writeFileSync(input, M.modelBytes('smollm2-tiny-gqa'));
+  const evalDir = path.join(dir, 'eval');
+  for (let k = 0; k < 3; k++) {
+    const s = path.join(evalDir, `s${k}`);
+    fs.mkdirSync(s, { recursive: true });
+    const f = lmFeeds(7, 10 + k);
+    for (const [name, t] of Object.entries(f)) writeNpy(path.join(s, `${name}.npy`), t.data, t.dims);
+  }
+  const table = (channels) => {
+    const json = path.join(dir, `${channels.replace(/\W/g, '_')}.json`);
+    const r = spawnSync(process.execPath, [CLI, 'sensitivity', input, '--eval', evalDir, '--channels', channels, '--round-to', '1', '--report', json, '-q'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(fs.readFileSync(json, 'utf8')).units;
+  };
+  const q = table('query:0.5'), g = table('0.5');
+  const unit = (units) => units.find((u) => u.name === '/model/model/layers.0/self_attn/q_proj/MatMul');
+  assert.ok(unit(q) && unit(g));
+  assert.ok(unit(q).params < unit(g).params, `query heads (q, o: ${unit(q).params}) against a KV group (q, k, v, o: ${unit(g).params})`);
+});

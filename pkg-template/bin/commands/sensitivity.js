@@ -13,7 +13,7 @@ import { progress, writeJson } from '../cli/print.js';
 
 export const SUMMARY = 'sensitivity IN.onnx --eval DIR …       fidelity of each layer / channel group pruned alone, per level';
 
-const USAGE = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels L1,L2,…) [options]
+const USAGE = `Usage: ${PROG} sensitivity IN.onnx --eval DIR (--sparsity L1,L2,… | --nm N:M | --channels [query:]L1,L2,…) [options]
 
   Prunes each layer (--sparsity, --nm) or channel group (--channels) alone at each level and measures
   the model's fidelity against the original on held-out samples (1 = same outputs). wanda / sparsegpt
@@ -58,9 +58,11 @@ export async function main(argv) {
   const calibSrc = method === 'magnitude' ? undefined : /** @type {string | undefined} */ (values.calib) ?? 'synthetic';
   checkSources(calibSrc, evalSrc);
   let nm, levels;
+  // --channels query:L1,L2,…: grouped-query attention's query heads within their KV groups as the units
+  const query = mode === 'channels' && /^query:/.test(String(values.channels));
   try {
     if (mode === 'nm') nm = parseNm(/** @type {string} */ (values.nm), '--nm');
-    else levels = numList(mode, values[mode]);
+    else levels = numList(mode, query ? String(values.channels).slice('query:'.length) : values[mode]);
   } catch (e) { if (e instanceof OnnxError) throw new UsageError(e.message); throw e; }
   const model = await loadOnnx(file);
   const ort = await loadOrt();
@@ -74,6 +76,7 @@ export async function main(argv) {
     res = await sensitivity(model, {
       ort, sessionOptions: { logSeverityLevel: 3 }, eval: evalSet, calibration, mode, levels, nm, method,
       roundTo: values['round-to'] === undefined ? JOB_DEFAULTS.roundTo : posInt('round-to', values['round-to']),
+      ...(query ? { heads: /** @type {const} */ ('query') } : {}),
       onProgress: (p) => bar({ phase: 'sensitivity', done: p.done, total: p.total, label: `${p.unit} ${p.level}` }),
     });
   } catch (e) {
