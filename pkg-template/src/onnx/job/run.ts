@@ -155,9 +155,8 @@ export async function runJob(model: OnnxModel, job: PruneJob, env: JobEnv = {}):
   const runner = evalSamples || method !== 'magnitude' || (mode.kind === 'sparsity' && mode.allocation === 'owl') || mode.kind === 'search' || mode.kind === 'prox' || mode.kind === 'layers' || job.recover !== undefined || gptq ? needRunner(env, 'this job') : undefined;
   // the reference is the model as given (quantized or not); what follows works on float weights
   // a language model's reference outputs wait in the caller's cut store (Node: a scratch file), not in
-  // memory: samples × tokens × vocabulary floats, 0.8 GB for 16 windows of 256 tokens of SmolLM2. The
-  // file opens at its first put (cut-file.ts), and only a language model's held-out set puts, so
-  // another job's store creates no file.
+  // memory (samples × tokens × vocabulary floats). The file opens at its first put (cut-file.ts), and
+  // only a language model's held-out set puts, so another job's store creates no file.
   const heldStore = evalSamples && runner ? (env.cutStore === 'file' ? await fileCutStore() : env.cutStore) : undefined;
   const held = evalSamples && runner ? await heldOut(runner, model, evalSamples, { kinds, signal: env.signal, store: heldStore }) : undefined;
   const record: QuantRecord | undefined = detected.sites.length ? dequantizeModel(model) : undefined;
