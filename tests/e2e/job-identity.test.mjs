@@ -37,6 +37,21 @@ const JOBS = [
     module: () => ({ mode: { kind: 'nm', nm: [2, 4] }, quantize: { scheme: 'int8' } }),
   },
   {
+    // whole residual blocks ranked by influence on the generated calibration samples (the card's default count of them)
+    name: 'one residual block (layers:1)', page: { goal: 'layers', floor: null, amount: '1' }, cli: ['--channels', 'layers:1', '--calib', 'synthetic', '--calib-count', '16'],
+    module: (m) => ({ mode: { kind: 'layers', count: 1 }, calibration: { samples: makeInputSet(m, { count: 16, set: 'calibration' }) } }),
+    check: async (page) => assert.match(await page.getByTestId('goal-blocks').textContent(), /^1 of 2$/),
+  },
+  {
+    name: 'residual blocks to floor 0.5 (layers:auto)', page: { goal: 'layers', floor: '0.5' },
+    cli: ['--channels', 'layers:auto', '--min-fidelity', '0.5', '--calib', 'synthetic', '--calib-count', '16', '--eval', 'synthetic', '--eval-count', String(HELD_OUT)],
+    module: (m) => ({
+      mode: { kind: 'search', target: 'layers', minFidelity: 0.5 },
+      calibration: { samples: makeInputSet(m, { count: 16, set: 'calibration' }) }, eval: { samples: makeInputSet(m, { count: HELD_OUT, set: 'heldOut' }) },
+    }),
+    check: async (page) => assert.match(await page.getByTestId('goal-blocks').textContent(), /^[12] of 2$/),
+  },
+  {
     name: 'searched plan (channels to floor 0.9)', page: { goal: 'smaller', floor: '0.9', levels: '0.25, 0.5' },
     cli: ['--channels', 'auto', '--min-fidelity', '0.9', '--levels', '0.25,0.5', '--eval', 'synthetic', '--eval-count', String(HELD_OUT)],
     module: (m) => ({ mode: { kind: 'search', target: 'channels', minFidelity: 0.9, levels: [0.25, 0.5] }, eval: { samples: makeInputSet(m, { count: HELD_OUT, set: 'heldOut' }) } }),
@@ -69,7 +84,7 @@ async function viaPage(job, dir) {
   await page.getByTestId('goal-use-floor').setChecked(job.page.floor !== null);
   if (job.page.floor !== null) {
     await page.getByTestId('goal-floor').fill(job.page.floor);
-    await page.getByTestId('goal-levels').fill(job.page.levels);
+    if (job.page.levels !== undefined) await page.getByTestId('goal-levels').fill(job.page.levels);
   }
   if (job.page.amount !== undefined) await page.getByTestId('goal-amount').fill(job.page.amount);
   if (job.page.nm !== undefined) await page.getByTestId('goal-nm').fill(job.page.nm);
@@ -82,6 +97,7 @@ async function viaPage(job, dir) {
   }, null, { timeout: 600_000 });
   assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
   assert.equal(await page.getByTestId('goal-status').textContent(), 'done');
+  await job.check?.(page);
   const file = await download(page, 'goal-export', path.join(dir, 'page.onnx'));
   // the weights view shows the job's model: one bar per prunable weight
   assert.equal(await page.locator('#results-card').isVisible(), true, 'the weights of the result are shown');

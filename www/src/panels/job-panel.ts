@@ -57,12 +57,14 @@ async function readRequest(b: Uint8Array): Promise<JobRequest> {
   const recipe = goal === 'recipe' ? tableRecipe() : null;
   const floor = input('goal-use-floor').checked && !recipe ? num('goal-floor') : null;
   if (floor !== null && !(floor > 0 && floor <= 1)) fail('Fidelity floor', 'in (0, 1]');
-  const amount = num('goal-amount') / 100;
-  if (floor === null && goal !== 'nm' && !recipe && !(amount >= 0 && amount < 1)) fail(goal === 'sparsity' ? 'Sparsity' : 'Channels removed', 'a percentage in [0, 100)');
+  // goal layers counts blocks; the others take a percentage
+  const amount = goal === 'layers' ? num('goal-amount') : num('goal-amount') / 100;
+  if (floor === null && goal === 'layers' && !(Number.isInteger(amount) && amount >= 1)) fail('Blocks removed', 'a whole number, at least 1');
+  if (floor === null && goal !== 'nm' && goal !== 'layers' && !recipe && !(amount >= 0 && amount < 1)) fail(goal === 'sparsity' ? 'Sparsity' : 'Channels removed', 'a percentage in [0, 100)');
   const maxSteps = Math.floor(num('goal-steps'));
   if (!(maxSteps >= 1)) fail('Plans verified', 'at least one');
   const levels = input('goal-levels').value.split(/[\s,]+/).filter(Boolean).map(Number);
-  if (floor !== null && goal !== 'nm' && (!levels.length || levels.some((l) => !(l > 0 && l < 1)))) fail('Levels', 'fractions in (0, 1), e.g. 0.25, 0.5');
+  if (floor !== null && goal !== 'nm' && goal !== 'layers' && (!levels.length || levels.some((l) => !(l > 0 && l < 1)))) fail('Levels', 'fractions in (0, 1), e.g. 0.25, 0.5');
   const scheme = select('job-quantize').value;
   const group = Math.floor(num('job-group'));
   const tables = select('job-tables').value;
@@ -75,18 +77,30 @@ async function readRequest(b: Uint8Array): Promise<JobRequest> {
   };
 }
 
+/** The amount field's other value (a percentage while it counts blocks, and the reverse). */
+let otherAmount = '1', amountIsCount = false;
+
 /** Which fields the goal uses: the amount without a floor, the levels with one (not for N:M). */
 function syncFields(): void {
   const goal = select('goal-kind').value, table = goal === 'recipe', floor = input('goal-use-floor').checked && !table;
   input('goal-use-floor').disabled = table;
   input('goal-floor').disabled = !floor;
   input('goal-steps').disabled = !floor;
-  input('goal-levels').disabled = !floor || goal === 'nm';
+  input('goal-levels').disabled = !floor || goal === 'nm' || goal === 'layers';
   input('goal-amount').disabled = floor || goal === 'nm' || table;
   input('goal-nm').disabled = goal !== 'nm';
   input('job-group').disabled = select('job-quantize').value !== 'int4';
   select('job-tables').disabled = select('job-quantize').value === 'none';
-  $('goal-amount-label').firstChild!.textContent = goal === 'sparsity' ? 'sparsity ' : 'channels removed ';
+  $('goal-amount-label').firstChild!.textContent = goal === 'sparsity' ? 'sparsity ' : goal === 'layers' ? 'blocks removed ' : 'channels removed ';
+  // a count of blocks, not a percentage: the field's steps and unit follow, each kind keeping its own value
+  const amount = input('goal-amount'), blocks = goal === 'layers';
+  if (blocks !== amountIsCount) {
+    [amount.value, otherAmount] = [otherAmount, amount.value];
+    amount.max = blocks ? '' : '95';
+    amount.step = blocks ? '1' : '5';
+    amountIsCount = blocks;
+  }
+  $('goal-amount-unit').hidden = blocks;
   $('recover-fields').hidden = !input('recover-enabled').checked;
 }
 

@@ -68,6 +68,8 @@ export async function renderJobResult(r: JobResultMsg, req: JobRequest): Promise
       statTile('worst output', f.worst, 'goal-worst'),
     );
   }
+  const ly = r.report.layers;
+  if (ly) totals.append(statTile('residual blocks removed', `${ly.removed.length} of ${ly.blocks.length}`, 'goal-blocks', `least influence on the calibration samples: ${ly.removed.map((i) => `block ${i} (${ly.blocks[i].influence.toFixed(3)})`).join(', ')}`));
   if (r.report.quantize) totals.append(statTile('quantized', r.report.quantize.scheme, 'goal-quantized', `${r.report.quantize.layers.length} weights`));
   const u = r.report.unreachableTokens;
   if (u?.tables.length) totals.append(statTile('token rows zeroed', fmtInt(u.tables.reduce((a, t) => a + t.rows, 0)), 'goal-token-rows', `${fmtInt(u.tokens)} of the tokenizer's ${fmtInt(u.vocabSize)} ids no text produces`));

@@ -101,9 +101,10 @@ export interface JobRequest {
   bytes: Uint8Array;
   /**
    * smaller / faster: remove channels (faster: the search minimises measured latency); nm: N:M;
-   * sparsity: unstructured; recipe: the per-layer table's settings (`recipe`).
+   * sparsity: unstructured; recipe: the per-layer table's settings (`recipe`); layers: whole residual
+   * blocks, least influential on the calibration samples first (ShortGPT).
    */
-  goal: 'smaller' | 'faster' | 'nm' | 'sparsity' | 'recipe';
+  goal: 'smaller' | 'faster' | 'nm' | 'sparsity' | 'recipe' | 'layers';
   /** goal recipe: the recipe JSON the layer table wrote (layer-recipe.ts), as `prune --recipe` reads it. */
   recipe?: object | null;
   /** The model's external data files (a model saved with them), by the location the model names. */
@@ -112,7 +113,7 @@ export interface JobRequest {
   dataName?: string;
   /** A fidelity floor: the job searches per-layer settings down to it; null: the fixed amount below everywhere. */
   floor: number | null;
-  /** Fixed amount (no floor): the channel fraction (smaller / faster) or the sparsity, in [0, 1). */
+  /** Fixed amount (no floor): the channel fraction (smaller / faster) or the sparsity, in [0, 1); goal layers: the count of blocks. */
   amount: number;
   /** The N:M pattern (goal nm), as the text the user typed ("2:4"): the package's parseNm reads it. */
   nm: string;

@@ -8,6 +8,7 @@ import type { JobRequest } from './api.js';
 /** What the goal asks for: the mode of the job (a search when a floor is given). */
 export function jobMode(req: JobRequest): JobMode {
   if (req.goal === 'recipe') return { kind: 'recipe', recipe: req.recipe ?? {} };
+  if (req.goal === 'layers') return req.floor !== null ? { kind: 'search', target: 'layers', minFidelity: req.floor } : { kind: 'layers', count: req.amount };
   const channels = req.goal === 'smaller' || req.goal === 'faster';
   if (req.floor !== null) {
     const target = channels ? 'channels' as const : req.goal === 'nm' ? 'nm' as const : 'sparsity' as const;
@@ -24,12 +25,15 @@ export function jobMode(req: JobRequest): JobMode {
   return { kind: 'channels', fraction: req.amount };
 }
 
+/** Whether the job reads calibration samples: a calibrated method, recovery, or blocks ranked by their influence. */
+export const needsCalibration = (req: JobRequest): boolean => req.method !== 'magnitude' || !!req.recover || req.goal === 'layers';
+
 /** The whole job on these samples (calibration: only what the method or recovery reads). */
 export function buildJob(req: JobRequest, calibration: InputSample[], heldOut: InputSample[], tokenizer?: Record<string, unknown>): PruneJob {
   const job: PruneJob = { mode: jobMode(req) };
   if (tokenizer) job.tokenizer = tokenizer;
   if (req.method !== 'magnitude') job.method = req.method;
-  if (req.method !== 'magnitude' || req.recover) job.calibration = { samples: calibration };
+  if (needsCalibration(req)) job.calibration = { samples: calibration };
   if (heldOut.length) job.eval = { samples: heldOut };
   if (req.quantize) {
     job.quantize = { scheme: req.quantize.scheme, group: req.quantize.scheme === 'int4' ? req.quantize.group : undefined };

@@ -8,7 +8,7 @@ import init, { variant } from 'sparsekit-wasm';
 import { OnnxModel, dequantizeModel, makeOrtRunner, parseNm, planRecipe, runJob, FloorError, type OrtLike, type CompressResult, type JobReport } from 'sparsekit-wasm/onnx';
 import { serve, PlaygroundError } from '../protocol.js';
 import type { JobApi } from './api.js';
-import { buildJob } from './job-build.js';
+import { buildJob, needsCalibration } from './job-build.js';
 import { jobLayers } from './job-layers.js';
 import { jobSamples } from './job-samples.js';
 
@@ -59,9 +59,9 @@ serve<JobApi>({
     const t0 = performance.now();
     const model = OnnxModel.parse(req.bytes, { externalFiles: externalFiles(req.external) });
     const before = figures(model);
-    const needCalibration = req.method !== 'magnitude' || req.recover !== null;
+    const needCalibration = needsCalibration(req);
     const samples = await jobSamples(model, req.samples, needCalibration);
-    if (needCalibration && !samples.calibration.length) throw new PlaygroundError('invalid_arguments', `${req.recover ? 'recovery' : req.method} needs calibration samples: ask for at least one`);
+    if (needCalibration && !samples.calibration.length) throw new PlaygroundError('invalid_arguments', `${req.recover ? 'recovery' : req.goal === 'layers' ? 'ranking the blocks by influence' : req.method} needs calibration samples: ask for at least one`);
     if ((req.floor !== null || req.recover) && !samples.heldOut.length) throw new PlaygroundError('invalid_arguments', `${req.floor !== null ? 'the fidelity floor' : 'recovery'} is measured on held-out samples: ask for at least one (generated, or your images)`);
     const job = buildJob(req, samples.calibration, samples.heldOut, samples.tokenizer);
     let out: { model: OnnxModel; report: JobReport } | null = null;
