@@ -85,7 +85,7 @@ function syncFields(): void {
   const goal = select('goal-kind').value, table = goal === 'recipe', floor = input('goal-use-floor').checked && !table;
   input('goal-use-floor').disabled = table;
   input('goal-floor').disabled = !floor;
-  input('goal-steps').disabled = !floor;
+  input('goal-steps').disabled = !floor || goal === 'layers'; // the blocks' search judges each count it tries, as many as it needs
   input('goal-levels').disabled = !floor || goal === 'nm' || goal === 'layers';
   input('goal-amount').disabled = floor || goal === 'nm' || table;
   input('goal-nm').disabled = goal !== 'nm';
