@@ -2,9 +2,10 @@
 // values where x is an ancestor of the other operand (the branch f: attention, or the MLP), followed by
 // its LayerNormalization in a post-norm encoder; the residual stream is the chain of such units, each
 // reading (through Cast / Identity) the previous one's output. A block is an attention unit (its
-// branch has a Softmax) with the unit after it, or a unit alone when no branch has a Softmax. Removing a block gives its output's readers its input
-// instead (the block becomes the identity, which is what a block of low influence nearly is) and
-// drops the nodes and constants nothing reads any more.
+// branch has a Softmax) with the unit after it, or a unit alone when no branch has a Softmax.
+// Removing a block gives its output's readers its input instead (the block becomes the identity,
+// which is what a block of low influence nearly is) and drops the nodes and constants nothing reads
+// any more.
 import type { NodeProto, OnnxModel } from './model.js';
 import { OnnxError } from './errors.js';
 
@@ -74,9 +75,9 @@ export function findResidualBlocks(model: OnnxModel): ResidualBlock[] {
   // The longest chain when each unit ends at `end(u)` (an Add of two related values outside the
   // stream, in a mask's arithmetic, is a chain of its own).
   const chainOf = (end: (u: Unit) => string): Unit[] => {
-    const hasPrev = new Set<Unit>(units.filter((u) => units.some((p) => end(p) === streamOf(u.x))));
+    const ends = new Set(units.map(end));
     let chain: Unit[] = [];
-    for (const start of units.filter((u) => !hasPrev.has(u))) {
+    for (const start of units.filter((u) => !ends.has(streamOf(u.x)))) {
       const c = [start];
       for (let u = after.get(end(start)); u && c.length <= units.length; u = after.get(end(u))) c.push(u);
       if (c.length > chain.length) chain = c;

@@ -9,7 +9,7 @@
 // count from every group of the layer (scoreChannels), so that n_rep shrinks by that count and the
 // entries that write it (the Expand's copies, the Reshape's merged count, torch's factor) lose it.
 import { copiesAxis, useOf, type VectorEntry } from '../int-vectors.js';
-import { positiveAxis, type RepeatSite, type ShapeEntry, type Track } from '../track.js';
+import { positiveAxis, sliceTrack, type RepeatSite, type ShapeEntry, type Track } from '../track.js';
 import type { RuleContext, RuleTable } from '../rule.js';
 
 const isDense = (t: Track) => t.size === t.ids.length && t.at.every((p, c) => p === c);
@@ -111,8 +111,7 @@ export function tieRepeatedHeads(ctx: RuleContext, a: Track, b: Track): Track | 
   ctx.setRuns(q.ids, q.ids.map((_, h) => Math.floor(h / n)));
   const add = (t: Track, e: ShapeEntry) => ctx.addSlices(t, e.tensor, e.index, 'shape', 1, () => ({ use: e.use }));
   for (const e of site.merged) add(q, e);
-  const first: Track = { ...q, ids: q.ids.slice(0, n), at: q.at.slice(0, n) };
-  for (const e of site.copies) add(first, e);
+  for (const e of site.copies) add(sliceTrack(q, 0, n), e);
   return q;
 }
 
