@@ -25,11 +25,35 @@ after(async () => {
 /** Outputs and their shapes on the page's deterministic input. */
 const run = (file) => runModelOutputs(file, OnnxModel.parse(fs.readFileSync(file)));
 
+/** A fresh page with `file` loaded, its channel groups listed. */
+async function openWith(file) {
+  const opened = await playground.openPage('?model=none');
+  await openPerLayer(opened.page);
+  await opened.page.getByTestId('model-file').setInputFiles(file);
+  await opened.page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
+  return opened;
+}
+
+/** The card's removal with these fields filled (testid suffix -> value), run to its measured result without an error. */
+async function removeOnPage(page, fields) {
+  for (const [k, v] of Object.entries(fields)) {
+    const el = page.getByTestId(`channels-${k}`);
+    if (k === 'scope') await el.selectOption(v); else await el.fill(v);
+  }
+  await page.getByTestId('channels-run').click();
+  await page.getByTestId('channels-cosine').waitFor({ timeout: 600_000 });
+  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+}
+
+/** The card's export, saved as `file`. */
+async function exportTo(page, file) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);
+  await dl.saveAs(file);
+  return file;
+}
+
 test('remove channels on cls: fewer parameters, a smaller file, an export that runs with the original output shapes', async (t) => {
-  const { context, page, problems } = await playground.openPage('?model=none');
-  await openPerLayer(page);
-  await page.getByTestId('model-file').setInputFiles(CLS);
-  await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
+  const { context, page, problems } = await openWith(CLS);
 
   const orig = await loadOnnx(fs.readFileSync(CLS));
   const expected = findChannelGroups(orig).groups;
@@ -39,12 +63,7 @@ test('remove channels on cls: fewer parameters, a smaller file, an export that r
   const hover = await page.locator(`#channels-groups tbody tr[data-group="${prunable.id}"]`).getAttribute('title');
   for (const m of prunable.members) assert.ok(hover.includes(m.tensor), `hover lists member ${m.tensor}`);
 
-  await page.getByTestId('channels-fraction').fill('30');
-  await page.getByTestId('channels-scope').selectOption('layer');
-  await page.getByTestId('channels-runs').fill('3');
-  await page.getByTestId('channels-run').click();
-  await page.getByTestId('channels-cosine').waitFor({ timeout: 600_000 });
-  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
+  await removeOnPage(page, { fraction: '30', scope: 'layer', runs: '3' });
   const summary = page.getByTestId('channels-summary');
   const pBefore = Number(await summary.getAttribute('data-params-before'));
   const pAfter = Number(await summary.getAttribute('data-params-after'));
@@ -56,9 +75,7 @@ test('remove channels on cls: fewer parameters, a smaller file, an export that r
   assert.ok(pageFid >= 0 && pageFid <= 1, `page fidelity ${pageFid}`);
   assert.ok((await summary.locator('.fidelity-outputs li').count()) >= 1, 'every output listed with its kind and score');
 
-  const file = path.join(tmpDir('sk-channels-'), 'cls.channels.onnx');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);
-  await dl.saveAs(file);
+  const file = await exportTo(page, path.join(tmpDir('sk-channels-'), 'cls.channels.onnx'));
   assert.ok(fs.statSync(file).size < fs.statSync(CLS).size * 0.9, 'the exported file is smaller');
   const out = await loadOnnx(fs.readFileSync(file));
   assert.equal(out.weights.reduce((a, w) => a + w.numel, 0), pAfter, 'the export holds the reported parameter count');
@@ -75,10 +92,7 @@ test('remove channels on cls: fewer parameters, a smaller file, an export that r
 
 test('remove channels on a grouped-query decoder, query heads within KV groups: the K/V projections kept, the export runs', async () => {
   const GQA = path.join(ROOT, 'tests/data/models/smollm2-tiny-gqa.onnx');
-  const { context, page, problems } = await playground.openPage('?model=none');
-  await openPerLayer(page);
-  await page.getByTestId('model-file').setInputFiles(GQA);
-  await page.waitForFunction(() => /channel groups/.test(document.getElementById('channels-status').textContent), null, { timeout: 120_000 });
+  const { context, page, problems } = await openWith(GQA);
   const orig = await loadOnnx(fs.readFileSync(GQA));
   const expected = findChannelGroups(orig, 'query').groups;
   await page.getByTestId('channels-heads').selectOption('query');
@@ -88,15 +102,8 @@ test('remove channels on a grouped-query decoder, query heads within KV groups: 
     assert.match(await page.locator(`#channels-groups tbody tr[data-group="${g.id}"]`).textContent(), /query heads of 2 KV groups/);
   }
   assert.equal(await rows.count(), expected.length);
-  await page.getByTestId('channels-fraction').fill('50');
-  await page.getByTestId('channels-round').fill('1');
-  await page.getByTestId('channels-runs').fill('1');
-  await page.getByTestId('channels-run').click();
-  await page.getByTestId('channels-cosine').waitFor({ timeout: 600_000 });
-  assert.equal(await page.getByTestId('error').count(), 0, await page.locator('#error-slot').textContent());
-  const file = path.join(tmpDir('sk-channels-'), 'gqa.channels.onnx');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('channels-export').click()]);
-  await dl.saveAs(file);
+  await removeOnPage(page, { fraction: '50', round: '1', runs: '1' });
+  const file = await exportTo(page, path.join(tmpDir('sk-channels-'), 'gqa.channels.onnx'));
   const out = await loadOnnx(fs.readFileSync(file));
   const dims = (m, p) => m.weight(m.graph.node.find((n) => n.name === p).input[1]).dims.map(Number);
   for (const layer of [0, 1]) {
