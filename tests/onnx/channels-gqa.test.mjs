@@ -320,6 +320,7 @@ test('heads "query" through the job and the CLI (--channels query:F): the same r
   const dims = (m) => m.weights.map((w) => `${w.name}:${w.dims}`).join(' ');
   assert.equal(dims(res.model), dims(direct));
   assert.ok(res.model.weights.some((w) => String(w.dims) === '16,8'), 'query heads went');
+  assert.equal(res.report.prune.queryGroups, 2, 'both layers\' query heads are units within KV groups');
   for (const [bad, option] of [[{ ...mode, heads: 'kv' }, 'mode.heads'], [{ ...mode, score: 'influence' }, 'mode.score']]) {
     assert.throws(() => checkJob({ mode: bad, method: 'sparsegpt' }), (e) => e instanceof JobError && e.option === option, JSON.stringify(bad));
   }
@@ -329,6 +330,16 @@ test('heads "query" through the job and the CLI (--channels query:F): the same r
   const r = spawnSync(process.execPath, [CLI, 'prune', input, '-o', out, '--channels', 'query:0.5', '--round-to', '1', '-q'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(dims(await (await import('#onnx-internal')).loadOnnx(out)), dims(direct));
+  // On multi-head attention without a KV repeat the unit is the head: the command says so.
+  const mha = path.join(dir, 'mha.onnx');
+  fs.writeFileSync(mha, M.modelBytes('bert-style'));
+  const says = (args) => spawnSync(process.execPath, [CLI, 'prune', ...args, '-o', path.join(dir, 'o.onnx'), '--round-to', '1'], { encoding: 'utf8' });
+  const plain = says([mha, '--channels', 'query:0.5']);
+  assert.equal(plain.status, 0, plain.stderr);
+  assert.match(plain.stdout, /no grouped-query attention in this model.*removed whole heads, as --channels F does/);
+  const gqa = says([input, '--channels', 'query:0.5']);
+  assert.equal(gqa.status, 0, gqa.stderr);
+  assert.doesNotMatch(gqa.stdout, /no grouped-query attention/);
 });
 
 test('heads "query" in the search and its recipe: query heads chosen per layer to the floor, K/V kept; the recipe replays it', async () => {

@@ -405,6 +405,8 @@ function print(report, mode, { evalSrc, calibSrc, calibCount, files, out, model 
   if (sub) console.log(sub);
   if (r?.folded?.biases) console.log(`removed channels' constant outputs folded into ${r.folded.biases} consumer biases (${r.folded.created} created)${r.folded.unknown ? `; ${r.folded.unknown} channel inputs read zero (constant not known, e.g. after a padded depthwise conv)` : ''}`);
   if (r?.groups?.kept?.length) console.log(`${r.groups.kept.length} channel groups kept whole (see --report or inspect for why)`);
+  // query:F on a model without grouped-query attention: every head is its own KV group, so it acted as F.
+  if (r?.queryGroups === 0) console.log('no grouped-query attention in this model (every head has its own K/V): --channels query:F removed whole heads, as --channels F does');
   const dropin = report.output;
   if (dropin && 'dir' in out) {
     console.log(`wrote ${out.dir}${path.sep}: a transformers.js folder (${dropin.file}${dropin.data ? ` + ${dropin.data}` : ''}, dtype ${dropin.dtype}; config.json names it, so pipeline(task, folder) loads it, as does { dtype: '${dropin.dtype}' })`);

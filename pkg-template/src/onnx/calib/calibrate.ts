@@ -4,7 +4,6 @@
 // errors of the ones before it. The captures run the calibration set through the graph once, segment
 // by segment (sweep.ts): each group's inputs are computed from the previous cut with the layers
 // before it already pruned, not by re-running the model.
-import * as sk from 'sparsekit-wasm';
 import type { OnnxModel, TensorProto } from '../model.js';
 import { OnnxError } from '../errors.js';
 import { checkSparsity, layerReport, type LayerReport, type PruneReport } from '../prune.js';

@@ -11,6 +11,11 @@ import type { ChannelAnalysis, ChannelOptions } from './types.js';
 
 export interface ChannelReport extends PruneReport {
   groups: { removed: object[]; kept: object[] };
+  /**
+   * With heads 'query': the removable groups of query heads within KV groups. 0 says the model has no
+   * grouped-query attention, so the unit was the head, as with heads 'groups'.
+   */
+  queryGroups?: number;
   folded: FoldReport;
 }
 
@@ -69,7 +74,8 @@ export function removeChannels(model: OnnxModel, options: ChannelOptions, plan?:
   const zeros = layers.reduce((a, l) => a + l.zeros, 0);
   return {
     mode: 'channels',
-    options: { channels: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, apply: opts.apply },
+    options: { channels: opts.fraction, scope: opts.scope, roundTo: opts.roundTo, apply: opts.apply, heads: opts.heads },
+    ...(opts.heads === 'query' ? { queryGroups: live.filter((gr) => gr.runs).length } : {}),
     folded,
     params: { before, after, prunableBefore, prunableAfter },
     zeros, sparsity: prunableAfter ? zeros / prunableAfter : 0,

@@ -38,7 +38,7 @@ import { zeroUnreachableRows, type UnreachableRowsReport } from '../text/unreach
 
 /** The report of whichever pruning ran: every one-shot path gives a PruneReport, the calibrated and channel paths add their figures. */
 export type JobPruneReport = PruneReport & { calibration?: CalibReport['calibration'] | null; sequential?: boolean | null; passes?: number | null; sweep?: CalibReport['sweep']; time?: CalibReport['time'] } & {
-  compensation?: ConsumerReport[]; groups?: ChannelReport['groups']; folded?: ChannelReport['folded'];
+  compensation?: ConsumerReport[]; groups?: ChannelReport['groups']; folded?: ChannelReport['folded']; queryGroups?: number;
   /** The attention heads' measured influence and kept counts (channels with the 'influence' score). */
   heads?: HeadGroupReport[];
   recipe?: RecipeReport['recipe'];
