@@ -1,4 +1,4 @@
-//! The element kernels (block reductions, scaling, conditioned sums, the 2:4 mask, the training core's Adam update): SIMD128 against the scalar oracle, bit for bit (NaN: any NaN on both sides). The Adam soft threshold's kernels are in `wasm_prox_kernels.rs`, the GEMMs in `wasm_gemm.rs`.
+//! The element kernels (block reductions, scaling, conditioned sums, the 2:4 mask, the training core's Adam update, its exp, sigmoid and erf): SIMD128 against the scalar oracle, bit for bit (NaN: any NaN on both sides). The Adam soft threshold's kernels are in `wasm_prox_kernels.rs`, the GEMMs in `wasm_gemm.rs`.
 //! Only meaningful on wasm32 with simd128:
 //! `RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C target-feature=+simd128" CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 //!   wasm-pack test --headless --chrome --mode no-install -- --test wasm_kernels`
@@ -129,6 +129,38 @@ fn adam_update_bit_exact() {
             simd::adam_update(&c, &mut w2, &mut m2, &mut v2, &g, k);
             for (name, p, q) in [("w", &w1, &w2), ("m", &m1, &m2), ("v", &v1, &v2)] {
                 assert!(p.iter().zip(q).all(|(a, b)| same(*a, *b)), "{name}, len {len}, keep {}", k.is_some());
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn exp_sigmoid_erf_bit_exact() {
+    // lengths around the 4-lane step; the inputs' NaN, infinities and signed zeros, then a sweep
+    // over the range where the results pass from 0 through the subnormals to infinity
+    let mut sweep: Vec<f32> = (0..4001).map(|i| -110.0 + 0.05 * i as f32).collect();
+    sweep.extend([88.72, 88.7228, 88.7229, -87.33, -103.97, 1.0, -1.0, 0.999_999_94, 4.0, f32::MIN_POSITIVE, -f32::MIN_POSITIVE]);
+    for x in [inputs(7, 3), inputs(1001, 4), sweep] {
+        for len in [0usize, 1, 3, 4, 5, 8, x.len()] {
+            let len = len.min(x.len());
+            for shift in [0.0f32, 2.5, f32::NEG_INFINITY] {
+                let (mut a, mut b) = (x[..len].to_vec(), x[..len].to_vec());
+                scalar::exp_in_place(&mut a, shift);
+                simd::exp_in_place(&mut b, shift);
+                for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                    assert!(same(*p, *q), "exp shift {shift} [{i}] of {}: scalar {p:?} simd {q:?}", x[i]);
+                }
+            }
+            type Op = fn(&mut [f32]);
+            let ops: [(&str, Op, Op); 2] =
+                [("sigmoid", scalar::sigmoid_in_place, simd::sigmoid_in_place), ("erf", scalar::erf_in_place, simd::erf_in_place)];
+            for (name, on_scalar, on_simd) in ops {
+                let (mut a, mut b) = (x[..len].to_vec(), x[..len].to_vec());
+                on_scalar(&mut a);
+                on_simd(&mut b);
+                for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                    assert!(same(*p, *q), "{name} [{i}] of {}: scalar {p:?} simd {q:?}", x[i]);
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! Everything the core does to weight elements goes through these functions: per-chunk
 //! reductions of a row (block norms, min/max), per-chunk scaling (masks, multipliers), the 2:4
-//! mask, the training core's Adam update, and the Adam-conditioned soft threshold's kernels (the bisection's sums and steps, the
+//! mask, the training core's Adam update and its activations' `exp`, sigmoid and `erf`, and the Adam-conditioned soft threshold's kernels (the bisection's sums and steps, the
 //! Newton search's sums, steps and start, the fused pass over a run of blocks). [`scalar`] is the
 //! portable implementation and the test oracle; [`simd`] is the `wasm32` SIMD128 implementation
 //! (selected at compile time with `+simd128`). Natively the scalar code is what runs (LLVM
@@ -60,9 +60,9 @@ backend!(all(target_arch = "wasm32", target_feature = "simd128"));
 
 pub use block_run::{BlockRun, QuadSearch, QUADS_MAX};
 pub use imp::{
-    adam_run, adam_update, cond_sumsq, cond_sumsq_hx, nm24_mask, nm24_mask_uninit, prox_pack4, prox_root4, prox_stats4, prox_step4,
-    prox_write, reduce_chunk, reduce_chunks, root_start4, root_sums_hx, scale_chunks,
+    adam_run, adam_update, cond_sumsq, cond_sumsq_hx, erf_in_place, exp_in_place, nm24_mask, nm24_mask_uninit, prox_pack4, prox_root4,
+    prox_stats4, prox_step4, prox_write, reduce_chunk, reduce_chunks, root_start4, root_sums_hx, scale_chunks, sigmoid_in_place,
 };
 pub use lanes::{ProxLanes, ProxStop, RootLanes, RootStart};
 pub use reduction::{nan_max, nan_min, Reduction};
-pub use scalar::AdamCoefs;
+pub use scalar::{erf_f32, exp_f32, sigmoid_f32, AdamCoefs};

@@ -7,7 +7,7 @@
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::kernels::par;
+use crate::kernels::{self, par};
 use crate::train::tensor::{norm_axis, Tensor, Value};
 
 /// Elements per task at least in a row-wise pass (a row costs ~10 operations an element).
@@ -224,12 +224,16 @@ impl Kernel for Softmax {
                 for b in 0..inner {
                     let at = |i: usize| i * inner + b;
                     let mx = (0..d).map(|i| yb[at(i)]).fold(f32::NEG_INFINITY, f32::max);
-                    let mut sum = 0.0f64;
-                    for i in 0..d {
-                        let e = ((yb[at(i)] - mx) as f64).exp();
-                        yb[at(i)] = e as f32;
-                        sum += e;
+                    // The terms in f32 (the kernels' exp, four lanes at a time along a contiguous
+                    // axis), summed and divided in f64.
+                    if inner == 1 {
+                        kernels::exp_in_place(yb, mx);
+                    } else {
+                        for i in 0..d {
+                            yb[at(i)] = kernels::exp_f32(yb[at(i)] - mx);
+                        }
                     }
+                    let sum: f64 = (0..d).map(|i| yb[at(i)] as f64).sum();
                     for i in 0..d {
                         yb[at(i)] = (yb[at(i)] as f64 / sum) as f32;
                     }

@@ -158,13 +158,13 @@ impl Rnn {
     }
 }
 
+/// The unary Sigmoid's function, so that a cell's gates have its bits.
 pub fn sigmoid(x: f32) -> f32 {
-    // the unary Sigmoid's formula, so that a cell's gates have its bits
-    (1.0 / (1.0 + (-(x as f64)).exp())) as f32
+    crate::kernels::sigmoid_f32(x)
 }
 
 /// Tanh in f64, rounded: the same bits whichever libm the build links (glibc natively, Rust's
-/// libm in wasm), as Exp and Log are computed.
+/// libm in wasm), as Log is computed.
 pub fn tanh(x: f32) -> f32 {
     (x as f64).tanh() as f32
 }

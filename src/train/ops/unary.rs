@@ -2,12 +2,12 @@
 
 use super::{fin, fin_opt, gout0, unsupported, Attrs, Kernel};
 use crate::core::error::Result;
-use crate::kernels::par;
+use crate::kernels::{self, par};
 use crate::train::tensor::{Tensor, Value};
 
-/// Elements per parallel task at least (each value on its own: the bits whatever the split): an
-/// erf or an exp costs ~10-15 ns in wasm, so a run of 2^15 is ~0.4 ms against a few microseconds
-/// to hand it out; cheap ops split less often than they would gain from, never more.
+/// Elements per parallel task at least (each value on its own: the bits whatever the split): a run
+/// of 2^15 outweighs the few microseconds of handing it out many times over, even for the kernels'
+/// four-lane exp and erf; cheap ops split less often than they would gain from, never more.
 const TASK: usize = 1 << 15;
 
 #[derive(Debug, Clone, Copy)]
@@ -40,14 +40,9 @@ pub struct Unary {
 }
 
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
-const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
-
-/// erf in f64 (libm's port of musl's: rational approximations and one `exp`, within an ulp of f64), so
-/// that the f32 it is rounded to is nearly always the correctly rounded one. The Taylor series it replaced
-/// (~1e-9, up to 60 terms near |x| = 4) cost a GELU encoder's training step about a sixth of its time.
-pub fn erf(x: f64) -> f64 {
-    libm::erf(x)
-}
+const TWO_OVER_SQRT_PI: f32 = std::f32::consts::FRAC_2_SQRT_PI;
+/// 1 / sqrt(2 pi): the standard normal density's factor (GELU's derivative).
+const INV_SQRT_2PI: f32 = 0.398_942_3;
 
 impl Unary {
     pub fn new(a: &Attrs) -> Result<Unary> {
@@ -99,12 +94,12 @@ impl Unary {
                 }
             }
             Kind::Clip(..) => x.max(lo).min(hi),
-            Kind::Sigmoid => (1.0 / (1.0 + (-(x as f64)).exp())) as f32,
+            Kind::Sigmoid => kernels::sigmoid_f32(x),
             Kind::HardSigmoid(a, b) => (a * x + b).clamp(0.0, 1.0),
             Kind::HardSwish => x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
             Kind::Tanh => x.tanh(),
-            Kind::Erf => erf(x as f64) as f32,
-            Kind::Gelu { tanh: false } => (0.5 * x as f64 * (1.0 + erf(x as f64 / std::f64::consts::SQRT_2))) as f32,
+            Kind::Erf => kernels::erf_f32(x),
+            Kind::Gelu { tanh: false } => 0.5 * x * (1.0 + kernels::erf_f32(x * std::f32::consts::FRAC_1_SQRT_2)),
             Kind::Gelu { tanh: true } => {
                 let x = x as f64;
                 (0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())) as f32
@@ -112,9 +107,7 @@ impl Unary {
             Kind::Identity => x,
             Kind::Sqrt => x.sqrt(),
             Kind::Neg => -x,
-            // in f64, then rounded: the f32 result is (nearly always) the correctly rounded one,
-            // whichever libm the build links
-            Kind::Exp => (x as f64).exp() as f32,
+            Kind::Exp => kernels::exp_f32(x),
             Kind::Log => (x as f64).ln() as f32,
             Kind::Reciprocal => 1.0 / x,
             Kind::Cos => (x as f64).cos() as f32,
@@ -153,11 +146,10 @@ impl Unary {
                 }
             }
             Kind::Tanh => 1.0 - y * y,
-            Kind::Erf => (TWO_OVER_SQRT_PI * (-(x as f64) * x as f64).exp()) as f32,
+            Kind::Erf => TWO_OVER_SQRT_PI * kernels::exp_f32(-(x * x)),
             Kind::Gelu { tanh: false } => {
-                let x = x as f64;
-                let cdf = 0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2));
-                (cdf + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()) as f32
+                let cdf = 0.5 * (1.0 + kernels::erf_f32(x * std::f32::consts::FRAC_1_SQRT_2));
+                cdf + x * kernels::exp_f32(-0.5 * x * x) * INV_SQRT_2PI
             }
             Kind::Gelu { tanh: true } => {
                 let x = x as f64;
@@ -185,8 +177,26 @@ impl Kernel for Unary {
         let mut data = vec![0.0f32; x.len()];
         let run = par::run_len(data.len(), TASK);
         par::map_chunks_mut(&mut data, run, |t, ys| {
-            for (y, &v) in ys.iter_mut().zip(&x.data[t * run..]) {
-                *y = self.f(v, lo, hi);
+            let xs = &x.data[t * run..][..ys.len()];
+            // exp, sigmoid and erf four lanes at a time (the kernels' bits: `f` computes the same per element).
+            match self.kind {
+                Kind::Exp => {
+                    ys.copy_from_slice(xs);
+                    kernels::exp_in_place(ys, 0.0);
+                }
+                Kind::Sigmoid => {
+                    ys.copy_from_slice(xs);
+                    kernels::sigmoid_in_place(ys);
+                }
+                Kind::Erf => {
+                    ys.copy_from_slice(xs);
+                    kernels::erf_in_place(ys);
+                }
+                _ => {
+                    for (y, &v) in ys.iter_mut().zip(xs) {
+                        *y = self.f(v, lo, hi);
+                    }
+                }
             }
         });
         Ok(vec![Value::F(Tensor { shape: x.shape.clone(), data })])
