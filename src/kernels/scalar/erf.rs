@@ -7,7 +7,7 @@
 //! fixed order and the kernels' own [`super::exp_f32`]: the SIMD128 lanes give these bits, where
 //! the f64 `erf` this replaced went through libm an element at a time.
 
-use super::exp::exp_f32;
+use super::exp::{exp_f32, horner};
 
 /// `P(t)`, `t = x^2`, highest degree first (the fit's last is `erf'(0)`, 2 / sqrt(pi), in f32).
 pub(crate) const SMALL: [f32; 7] =
@@ -31,15 +31,6 @@ pub(crate) const CENTRE: f32 = 0.625;
 /// The pieces' meeting point, and where the result has become 1.
 pub(crate) const SPLIT: f32 = 1.0;
 pub(crate) const ONE_FROM: f32 = 4.0;
-
-#[inline(always)]
-fn horner(c: &[f32], v: f32) -> f32 {
-    let mut q = c[0];
-    for k in &c[1..] {
-        q = q * v + k;
-    }
-    q
-}
 
 /// `erf(x)` (NaN stays the same NaN; signed zeros and the signs of the infinities kept).
 #[inline]

@@ -18,6 +18,16 @@ pub(crate) const X_MAX: f32 = 89.0;
 /// last, 5.0000001e-1, is 0.5 in f32).
 pub(crate) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
 
+/// The polynomial with coefficients `c` (highest degree first) at `v`, by Horner's rule.
+#[inline(always)]
+pub(crate) fn horner(c: &[f32], v: f32) -> f32 {
+    let mut q = c[0];
+    for k in &c[1..] {
+        q = q * v + k;
+    }
+    q
+}
+
 /// `2^n` for `-126 <= n <= 127`, from its exponent bits.
 #[inline(always)]
 fn pow2(n: i32) -> f32 {
@@ -35,12 +45,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let x = if X_MAX < x { X_MAX } else { x };
     let n = (x * LOG2E).round_ties_even();
     let r = (x - n * LN2_HI) - n * LN2_LO;
-    let z = r * r;
-    let mut q = P[0];
-    for c in &P[1..] {
-        q = q * r + c;
-    }
-    let p = (q * z + r) + 1.0;
+    let p = (horner(&P, r) * (r * r) + r) + 1.0;
     // 2^n in two factors, each a normal float: the product rounds once, into the subnormals too.
     let ni = n as i32;
     let n1 = ni >> 1;

@@ -5,17 +5,8 @@ use core::arch::wasm32::*;
 
 use super::super::scalar::erf::{CENTRE, LARGE, ONE_FROM, SMALL, SPLIT};
 use super::super::scalar::erf_in_place as erf_scalar;
-use super::exp::exp4;
+use super::exp::{exp4, horner};
 use super::vec::load;
-
-#[inline(always)]
-fn horner(c: &[f32], v: v128) -> v128 {
-    let mut q = f32x4_splat(c[0]);
-    for &k in &c[1..] {
-        q = f32x4_add(f32x4_mul(q, v), f32x4_splat(k));
-    }
-    q
-}
 
 /// `erf` of four lanes.
 #[inline(always)]

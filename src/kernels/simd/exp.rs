@@ -7,6 +7,16 @@ use super::super::scalar::exp::{LN2_HI, LN2_LO, P, X_MAX, X_MIN};
 use super::super::scalar::{exp_in_place as exp_scalar, sigmoid_in_place as sigmoid_scalar};
 use super::vec::load;
 
+/// The scalar `horner` on four lanes.
+#[inline(always)]
+pub(super) fn horner(c: &[f32], v: v128) -> v128 {
+    let mut q = f32x4_splat(c[0]);
+    for &k in &c[1..] {
+        q = f32x4_add(f32x4_mul(q, v), f32x4_splat(k));
+    }
+    q
+}
+
 /// `e^x` of four lanes.
 #[inline(always)]
 pub(super) fn exp4(x: v128) -> v128 {
@@ -16,12 +26,7 @@ pub(super) fn exp4(x: v128) -> v128 {
     let xc = f32x4_pmin(f32x4_pmax(x, s(X_MIN)), s(X_MAX));
     let n = f32x4_nearest(f32x4_mul(xc, s(std::f32::consts::LOG2_E)));
     let r = f32x4_sub(f32x4_sub(xc, f32x4_mul(n, s(LN2_HI))), f32x4_mul(n, s(LN2_LO)));
-    let z = f32x4_mul(r, r);
-    let mut q = s(P[0]);
-    for &c in &P[1..] {
-        q = f32x4_add(f32x4_mul(q, r), s(c));
-    }
-    let p = f32x4_add(f32x4_add(f32x4_mul(q, z), r), s(1.0));
+    let p = f32x4_add(f32x4_add(f32x4_mul(horner(&P, r), f32x4_mul(r, r)), r), s(1.0));
     let ni = i32x4_trunc_sat_f32x4(n);
     let n1 = i32x4_shr(ni, 1);
     let pow2 = |k: v128| i32x4_shl(i32x4_add(k, i32x4_splat(127)), 23);
