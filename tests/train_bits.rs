@@ -1,6 +1,7 @@
 //! The data-path ops of issue 38 give the same bits in every build. One graph holds Tile, Einsum
 //! (both directions of attention), GRU (bidirectional, linear_before_reset), LSTM, Expand, Where,
-//! Gather, ReduceMax / ReduceMin, Max, Exp and Neg; its outputs, and the Adam second moments of
+//! Gather, ReduceMax / ReduceMin, Max, Exp and Neg, then Erf, Gelu, Sigmoid and Softmax (the kernels'
+//! exp and erf, four lanes at a time in the SIMD build); its outputs, and the Adam second moments of
 //! every parameter after one backward + update (each a function of the gradient's bits), are
 //! hashed (FNV-1a over the f32 bits) and compared with `tests/data/train-bits.json`, which holds
 //! the graph, its initializers and the hashes of the native scalar build:
@@ -69,8 +70,13 @@ fn graph() -> (GraphSpec, Vec<InitSpec>) {
         node("Max", &["wg", "yc2", "y2"], &["out"], &[]),
         node("ReduceMin", &["out", "ax"], &["mn"], &[("keepdims", Attr::Int(0))]),
         node("Neg", &["mn"], &["out2"], &[]),
+        // the activations on the kernels' exp and erf (four lanes in the SIMD build)
+        node("Erf", &["wg"], &["er"], &[]),
+        node("Gelu", &["er"], &["ge"], &[]),
+        node("Sigmoid", &["ge"], &["sg"], &[]),
+        node("Softmax", &["sg"], &["out3"], &[("axis", Attr::Int(-1))]),
     ];
-    let spec = GraphSpec { nodes, inputs: vec![], outputs: vec!["out".into(), "out2".into(), "yh1".into()], frozen: vec![] };
+    let spec = GraphSpec { nodes, inputs: vec![], outputs: vec!["out".into(), "out2".into(), "yh1".into(), "out3".into()], frozen: vec![] };
     (spec, inits)
 }
 

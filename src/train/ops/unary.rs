@@ -94,12 +94,9 @@ impl Unary {
                 }
             }
             Kind::Clip(..) => x.max(lo).min(hi),
-            Kind::Sigmoid => kernels::sigmoid_f32(x),
             Kind::HardSigmoid(a, b) => (a * x + b).clamp(0.0, 1.0),
             Kind::HardSwish => x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
             Kind::Tanh => x.tanh(),
-            Kind::Erf => kernels::erf_f32(x),
-            Kind::Gelu { tanh: false } => 0.5 * x * (1.0 + kernels::erf_f32(x * std::f32::consts::FRAC_1_SQRT_2)),
             Kind::Gelu { tanh: true } => {
                 let x = x as f64;
                 (0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())) as f32
@@ -107,7 +104,8 @@ impl Unary {
             Kind::Identity => x,
             Kind::Sqrt => x.sqrt(),
             Kind::Neg => -x,
-            Kind::Exp => kernels::exp_f32(x),
+            // forward's lanes compute these (the kernels' exp, sigmoid and erf on runs of elements)
+            Kind::Exp | Kind::Sigmoid | Kind::Erf | Kind::Gelu { tanh: false } => unreachable!("computed in lanes"),
             Kind::Log => (x as f64).ln() as f32,
             Kind::Reciprocal => 1.0 / x,
             Kind::Cos => (x as f64).cos() as f32,
@@ -146,11 +144,8 @@ impl Unary {
                 }
             }
             Kind::Tanh => 1.0 - y * y,
-            Kind::Erf => TWO_OVER_SQRT_PI * kernels::exp_f32(-(x * x)),
-            Kind::Gelu { tanh: false } => {
-                let cdf = 0.5 * (1.0 + kernels::erf_f32(x * std::f32::consts::FRAC_1_SQRT_2));
-                cdf + x * kernels::exp_f32(-0.5 * x * x) * INV_SQRT_2PI
-            }
+            // backward's lanes compute these
+            Kind::Erf | Kind::Gelu { tanh: false } => unreachable!("computed in lanes"),
             Kind::Gelu { tanh: true } => {
                 let x = x as f64;
                 let u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
@@ -192,6 +187,15 @@ impl Kernel for Unary {
                     ys.copy_from_slice(xs);
                     kernels::erf_in_place(ys);
                 }
+                Kind::Gelu { tanh: false } => {
+                    for (y, &v) in ys.iter_mut().zip(xs) {
+                        *y = v * std::f32::consts::FRAC_1_SQRT_2;
+                    }
+                    kernels::erf_in_place(ys);
+                    for (y, &v) in ys.iter_mut().zip(xs) {
+                        *y = 0.5 * v * (1.0 + *y);
+                    }
+                }
                 _ => {
                     for (y, &v) in ys.iter_mut().zip(xs) {
                         *y = self.f(v, lo, hi);
@@ -210,14 +214,28 @@ impl Kernel for Unary {
         let run = par::run_len(g.len(), TASK);
         par::map_chunks_mut(&mut g.data, run, |t, gs| {
             let (xs, ys) = (&x.data[t * run..], &y.data[t * run..]);
-            if let Kind::Erf = self.kind {
-                // df's exponentials four lanes at a time, then its products in its order: df's bits
-                let mut e: Vec<f32> = xs[..gs.len()].iter().map(|&v| -(v * v)).collect();
-                kernels::exp_in_place(&mut e, 0.0);
-                for (gv, ev) in gs.iter_mut().zip(&e) {
-                    *gv *= TWO_OVER_SQRT_PI * ev;
+            // df's exponentials and erf four lanes at a time, then its products in its order: df's bits
+            let xs = &xs[..gs.len()];
+            match self.kind {
+                Kind::Erf => {
+                    let mut e: Vec<f32> = xs.iter().map(|&v| -(v * v)).collect();
+                    kernels::exp_in_place(&mut e, 0.0);
+                    for (gv, ev) in gs.iter_mut().zip(&e) {
+                        *gv *= TWO_OVER_SQRT_PI * ev;
+                    }
+                    return;
                 }
-                return;
+                Kind::Gelu { tanh: false } => {
+                    let mut e: Vec<f32> = xs.iter().map(|&v| -0.5 * v * v).collect();
+                    kernels::exp_in_place(&mut e, 0.0);
+                    let mut cdf: Vec<f32> = xs.iter().map(|&v| v * std::f32::consts::FRAC_1_SQRT_2).collect();
+                    kernels::erf_in_place(&mut cdf);
+                    for (i, gv) in gs.iter_mut().enumerate() {
+                        *gv *= 0.5 * (1.0 + cdf[i]) + xs[i] * e[i] * INV_SQRT_2PI;
+                    }
+                    return;
+                }
+                _ => {}
             }
             for (i, gv) in gs.iter_mut().enumerate() {
                 *gv *= self.df(xs[i], ys[i], lo, hi);
