@@ -1,11 +1,11 @@
 //! `erf` in f32, as the training core's Erf and Gelu compute it (the GELU of BERT-style encoders).
-//! Two pieces, fitted here by weighted least squares on Chebyshev nodes (relative error ~2e-9 in f64):
-//! below 1, `erf(x) = x P(x^2)`; from 1, `erf(x) = 1 - e^(-x^2) Q(1/x - 0.625)`, the second factor
-//! being `erfc(x) e^(x^2)`, smooth in `1/x` (the form of Sun's fdlibm `erf`, with other
-//! polynomials); from 4 on the result rounds to 1. Within 2 ulp of the exact value
-//! (tests/exp_kernel.rs, against f64 on every 97th float). Separate f32 multiplies and adds in a
-//! fixed order and the kernels' own [`super::exp_f32`]: the SIMD128 lanes give these bits, where
-//! the f64 `erf` this replaced went through libm an element at a time.
+//! Two pieces, fitted by weighted least squares on Chebyshev nodes (bench/train/erf-fit.py): below
+//! 1, `erf(x) = x P(x^2)`; from 1, `erf(x) = 1 - e^(-x^2) Q(1/x - 0.625)`, the second factor being
+//! `erfc(x) e^(x^2)`, smooth in `1/x` (the form of Sun's fdlibm `erf`, with other polynomials); from
+//! 4 on the result rounds to 1. Within 2 ulp of the exact value (tests/activation_kernels.rs,
+//! against f64 on every 97th float). Separate f32 multiplies and adds in a fixed order and the
+//! kernels' own [`super::exp_f32`]: the SIMD128 lanes give these bits, where the f64 `erf` this
+//! replaced went through libm an element at a time.
 
 use super::exp::{exp_f32, horner};
 

@@ -1,14 +1,14 @@
 //! `exp` and the logistic sigmoid in f32, as the training core's Softmax, Sigmoid (SiLU) and Exp
 //! compute them: Cody-Waite reduction by `ln 2` and Cephes' degree-6 polynomial (S. L. Moshier,
 //! `expf.c`), within an ulp of the exact value over the whole range, the sigmoid within 2
-//! (tests/exp_kernel.rs checks both against f64 on every 97th float). Separate f32 multiplies and
+//! (tests/activation_kernels.rs checks both against f64 on every 97th float). Separate f32 multiplies and
 //! adds in a fixed order and no library call: the SIMD128 lanes ([`super::super::simd`]) give these
 //! bits, four at a time, where the f64 `exp` this replaced went through libm an element at a time,
 //! and no build's libm can change them.
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
-/// `ln 2` split in two: the high part, 0.693359375, has 9 significant bits, so `n * LN2_HI` is exact for the
-/// `|n| <= 150` the clamp allows, and the reduction loses nothing there.
+/// `ln 2` split in two: the high part, 0.693359375, has 9 significant bits, so `n * LN2_HI` is
+/// exact for the `|n| <= 150` the clamp allows, and the reduction loses nothing there.
 pub(crate) const LN2_HI: f32 = 0.693_359_4;
 pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 /// Below, the result rounds to 0; above, to infinity (the clamp keeps the scale's exponent in range).
