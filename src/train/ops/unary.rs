@@ -173,7 +173,7 @@ impl Kernel for Unary {
         let run = par::run_len(data.len(), TASK);
         par::map_chunks_mut(&mut data, run, |t, ys| {
             let xs = &x.data[t * run..][..ys.len()];
-            // exp, sigmoid and erf four lanes at a time (the kernels' bits: `f` computes the same per element).
+            // exp, sigmoid and erf four lanes at a time (the kernels' bits); `f` holds every other kind.
             match self.kind {
                 Kind::Exp => {
                     ys.copy_from_slice(xs);
